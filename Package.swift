@@ -1,0 +1,50 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "swift-h264",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "H264", targets: ["H264"]),
+        .library(name: "H264Encoder", targets: ["H264Encoder"]),
+        .executable(name: "h264", targets: ["h264"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CX264",
+            pkgConfig: "x264",
+            providers: [.apt(["libx264-dev"]), .brew(["x264"])]
+        ),
+        .target(name: "H264", swiftSettings: strictSwift),
+        .target(
+            name: "H264Encoder",
+            dependencies: [
+                "H264", "CX264",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "h264",
+            dependencies: [
+                "H264", "H264Encoder",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(name: "H264TestSupport", path: "Tests/H264TestSupport", swiftSettings: strictSwift),
+        .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264CLITests", dependencies: ["H264", "h264", "H264TestSupport"], swiftSettings: strictSwift),
+    ]
+)

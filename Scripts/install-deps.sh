@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages swift-h264 needs: libx264 (the encoder), libyuv (BGRA input),
+# pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests).
+# Usage: Scripts/install-deps.sh [--runtime]   (--runtime: only what building and encoding need)
+set -euo pipefail
+packages=(libx264-dev libyuv-dev pkg-config)
+if [ "${1:-}" != "--runtime" ]; then
+  packages+=(ffmpeg x264 valgrind)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

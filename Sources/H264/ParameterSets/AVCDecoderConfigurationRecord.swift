@@ -1,0 +1,172 @@
+/// An `AVCDecoderConfigurationRecord` — the `avcC` box payload of ISO/IEC 14496-15 clause 5.3.3.
+///
+/// It carries the parameter sets and the size of the NAL unit length prefix for AVCC
+/// (length-prefixed) streams, as MP4 files and VideoToolbox's format descriptions do.
+public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
+    /// The High-profile extension: present when `AVCProfileIndication` is 100, 110, 122 or 144.
+    public struct HighProfileExtension: Hashable, Sendable {
+        /// `chroma_format` (= the SPS's `chroma_format_idc`), 0…3.
+        public var chromaFormat: UInt8
+        /// `bit_depth_luma_minus8`, 0…7.
+        public var bitDepthLumaMinus8: UInt8
+        /// `bit_depth_chroma_minus8`, 0…7.
+        public var bitDepthChromaMinus8: UInt8
+        /// Sequence parameter set extension NAL units (type 13).
+        public var sequenceParameterSetExtensions: [[UInt8]]
+
+        /// Creates an extension.
+        public init(chromaFormat: UInt8 = 1, bitDepthLumaMinus8: UInt8 = 0, bitDepthChromaMinus8: UInt8 = 0,
+                    sequenceParameterSetExtensions: [[UInt8]] = []) {
+            self.chromaFormat = chromaFormat
+            self.bitDepthLumaMinus8 = bitDepthLumaMinus8
+            self.bitDepthChromaMinus8 = bitDepthChromaMinus8
+            self.sequenceParameterSetExtensions = sequenceParameterSetExtensions
+        }
+    }
+
+    /// `configurationVersion`: always 1.
+    public var configurationVersion: UInt8 = 1
+    /// `AVCProfileIndication`: the `profile_idc` of the SPS.
+    public var avcProfileIndication: UInt8
+    /// `profile_compatibility`: the byte of constraint flags following `profile_idc` in the SPS.
+    public var profileCompatibility: UInt8
+    /// `AVCLevelIndication`: the `level_idc` of the SPS.
+    public var avcLevelIndication: UInt8
+    /// `lengthSizeMinusOne`: 0, 1 or 3 (length prefixes of 1, 2 or 4 bytes).
+    public var lengthSizeMinusOne: UInt8
+    /// The sequence parameter set NAL units, each with its header byte.
+    public var sequenceParameterSets: [[UInt8]]
+    /// The picture parameter set NAL units, each with its header byte.
+    public var pictureParameterSets: [[UInt8]]
+    /// The High-profile extension, when present.
+    public var highProfileExtension: HighProfileExtension?
+
+    /// The size of each NAL unit length prefix in bytes: `lengthSizeMinusOne + 1`.
+    public var nalUnitLengthSize: Int { Int(lengthSizeMinusOne) + 1 }
+
+    /// True for the profiles whose record carries the High-profile extension (100, 110, 122, 144).
+    public static func profileHasExtension(_ profileIdc: UInt8) -> Bool {
+        profileIdc == 100 || profileIdc == 110 || profileIdc == 122 || profileIdc == 144
+    }
+
+    /// Creates a record from its fields.
+    public init(avcProfileIndication: UInt8, profileCompatibility: UInt8, avcLevelIndication: UInt8,
+                nalUnitLengthSize: Int = 4, sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]],
+                highProfileExtension: HighProfileExtension? = nil) throws(H264Error) {
+        guard nalUnitLengthSize == 1 || nalUnitLengthSize == 2 || nalUnitLengthSize == 4 else {
+            throw H264Error(.invalidLengthSize, field: "lengthSizeMinusOne", "NAL unit length size \(nalUnitLengthSize) is not 1, 2 or 4")
+        }
+        self.avcProfileIndication = avcProfileIndication
+        self.profileCompatibility = profileCompatibility
+        self.avcLevelIndication = avcLevelIndication
+        self.lengthSizeMinusOne = UInt8(nalUnitLengthSize - 1)
+        self.sequenceParameterSets = sequenceParameterSets
+        self.pictureParameterSets = pictureParameterSets
+        self.highProfileExtension = highProfileExtension
+    }
+
+    /// Parses a record.
+    ///
+    /// Parsing is as lenient as FFmpeg's where real files differ from the standard: reserved bits
+    /// are not checked, and a High-profile record that ends after its PPS simply has no extension.
+    ///
+    /// - Throws: ``H264Error/Code/invalidConfigurationRecord`` for a version other than 1 or a
+    ///   length size of 3 (``H264Error/Code/invalidLengthSize``), ``H264Error/Code/truncated``
+    ///   when a count or length runs past the end, ``H264Error/Code/emptyNALUnit`` for a
+    ///   zero-length parameter set.
+    public init<Bytes: Collection<UInt8>>(parsing data: Bytes) throws(H264Error) {
+        let bytes = Array(data)
+        var position = 0
+        func byte(_ field: String) throws(H264Error) -> UInt8 {
+            guard position < bytes.count else {
+                throw H264Error(.truncated, field: field, byteOffset: position, "avcC ends before \(field)")
+            }
+            defer { position += 1 }
+            return bytes[position]
+        }
+        func nalUnits(count: Int, _ field: String) throws(H264Error) -> [[UInt8]] {
+            var units: [[UInt8]] = []
+            units.reserveCapacity(count)
+            for index in 0..<count {
+                let lengthAt = position
+                let length = Int(try byte("\(field)Length[\(index)]")) << 8 | Int(try byte("\(field)Length[\(index)]"))
+                guard length > 0 else {
+                    throw H264Error(.emptyNALUnit, field: "\(field)Length[\(index)]", byteOffset: lengthAt, "zero-length parameter set")
+                }
+                guard length <= bytes.count - position else {
+                    throw H264Error(.truncated, field: "\(field)NALUnit[\(index)]", byteOffset: lengthAt,
+                                    "length \(length) runs past the end of the avcC (\(bytes.count - position) bytes left)")
+                }
+                units.append(Array(bytes[position..<position + length]))
+                position += length
+            }
+            return units
+        }
+
+        let version = try byte("configurationVersion")
+        guard version == 1 else {
+            throw H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0, "configurationVersion is \(version), not 1")
+        }
+        avcProfileIndication = try byte("AVCProfileIndication")
+        profileCompatibility = try byte("profile_compatibility")
+        avcLevelIndication = try byte("AVCLevelIndication")
+        lengthSizeMinusOne = try byte("lengthSizeMinusOne") & 0x03
+        guard lengthSizeMinusOne != 2 else {
+            throw H264Error(.invalidLengthSize, field: "lengthSizeMinusOne", byteOffset: 4, "NAL unit length size 3 is not allowed")
+        }
+        let spsCount = Int(try byte("numOfSequenceParameterSets") & 0x1F)
+        sequenceParameterSets = try nalUnits(count: spsCount, "sequenceParameterSet")
+        let ppsCount = Int(try byte("numOfPictureParameterSets"))
+        pictureParameterSets = try nalUnits(count: ppsCount, "pictureParameterSet")
+        if Self.profileHasExtension(avcProfileIndication) && bytes.count - position >= 4 {
+            let chroma = try byte("chroma_format") & 0x03
+            let luma = try byte("bit_depth_luma_minus8") & 0x07
+            let chromaDepth = try byte("bit_depth_chroma_minus8") & 0x07
+            let extCount = Int(try byte("numOfSequenceParameterSetExt"))
+            let exts = try nalUnits(count: extCount, "sequenceParameterSetExt")
+            highProfileExtension = HighProfileExtension(chromaFormat: chroma, bitDepthLumaMinus8: luma,
+                                                        bitDepthChromaMinus8: chromaDepth, sequenceParameterSetExtensions: exts)
+        } else {
+            highProfileExtension = nil
+        }
+    }
+
+    /// The record serialised as `avcC` box payload bytes.
+    ///
+    /// - Throws: ``H264Error/Code/valueOutOfRange`` when there are more than 31 SPS, more than
+    ///   255 PPS or SPS extensions, or a parameter set longer than 65,535 bytes.
+    public func serialized() throws(H264Error) -> [UInt8] {
+        guard sequenceParameterSets.count <= 31 else {
+            throw H264Error(.valueOutOfRange, field: "numOfSequenceParameterSets", "\(sequenceParameterSets.count) SPS; at most 31 fit")
+        }
+        guard pictureParameterSets.count <= 255 else {
+            throw H264Error(.valueOutOfRange, field: "numOfPictureParameterSets", "\(pictureParameterSets.count) PPS; at most 255 fit")
+        }
+        var out: [UInt8] = [configurationVersion, avcProfileIndication, profileCompatibility, avcLevelIndication,
+                            0xFC | (lengthSizeMinusOne & 3), 0xE0 | UInt8(sequenceParameterSets.count)]
+        func append(_ units: [[UInt8]], _ field: String) throws(H264Error) {
+            for unit in units {
+                guard unit.count <= 0xFFFF else {
+                    throw H264Error(.valueOutOfRange, field: field, "a parameter set of \(unit.count) bytes does not fit a 16-bit length")
+                }
+                out.append(UInt8(unit.count >> 8))
+                out.append(UInt8(unit.count & 0xFF))
+                out.append(contentsOf: unit)
+            }
+        }
+        try append(sequenceParameterSets, "sequenceParameterSetLength")
+        out.append(UInt8(pictureParameterSets.count))
+        try append(pictureParameterSets, "pictureParameterSetLength")
+        if let ext = highProfileExtension {
+            guard ext.sequenceParameterSetExtensions.count <= 255 else {
+                throw H264Error(.valueOutOfRange, field: "numOfSequenceParameterSetExt", "too many SPS extensions")
+            }
+            out.append(0xFC | (ext.chromaFormat & 3))
+            out.append(0xF8 | (ext.bitDepthLumaMinus8 & 7))
+            out.append(0xF8 | (ext.bitDepthChromaMinus8 & 7))
+            out.append(UInt8(ext.sequenceParameterSetExtensions.count))
+            try append(ext.sequenceParameterSetExtensions, "sequenceParameterSetExtLength")
+        }
+        return out
+    }
+}

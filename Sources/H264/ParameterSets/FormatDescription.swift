@@ -1,0 +1,64 @@
+/// The format of an H.264 stream: its parameter sets and NAL unit length size — what
+/// VideoToolbox calls a `CMVideoFormatDescription`.
+///
+/// Two frames belong to the same format exactly when their format descriptions are equal.
+public struct FormatDescription: Hashable, Sendable {
+    /// The configuration record (parameter sets, profile, level, length size).
+    public let configurationRecord: AVCDecoderConfigurationRecord
+
+    /// Creates a description from a configuration record.
+    public init(configurationRecord: AVCDecoderConfigurationRecord) {
+        self.configurationRecord = configurationRecord
+    }
+
+    /// Creates a description from parameter set NAL units (each with its header byte).
+    ///
+    /// Profile, compatibility and level come from the first SPS.
+    ///
+    /// - Throws: ``H264Error/Code/missingParameterSet`` when there is no SPS or no PPS;
+    ///   ``H264Error/Code/truncated`` when the first SPS is shorter than 4 bytes.
+    public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(H264Error) {
+        self.configurationRecord = try AVCDecoderConfigurationRecord(
+            sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
+            nalUnitLengthSize: nalUnitLengthSize)
+    }
+
+    /// The sequence parameter set NAL units.
+    public var sequenceParameterSets: [[UInt8]] { configurationRecord.sequenceParameterSets }
+    /// The picture parameter set NAL units.
+    public var pictureParameterSets: [[UInt8]] { configurationRecord.pictureParameterSets }
+    /// The length of each NAL unit length prefix in AVCC data of this format.
+    public var nalUnitLengthSize: Int { configurationRecord.nalUnitLengthSize }
+
+    /// The `avcC` payload bytes.
+    public var avcC: [UInt8] {
+        // A record built by this type's initialisers always serialises (counts are checked there).
+        (try? configurationRecord.serialized()) ?? []
+    }
+}
+
+extension AVCDecoderConfigurationRecord {
+    /// Creates a record from parameter set NAL units, taking profile, compatibility and level from
+    /// the first SPS and, for High profiles, the extension's chroma format and bit depths from the
+    /// parsed SPS.
+    ///
+    /// - Throws: ``H264Error/Code/missingParameterSet`` without an SPS or PPS,
+    ///   ``H264Error/Code/truncated`` for an SPS shorter than 4 bytes.
+    public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(H264Error) {
+        guard let sps = sequenceParameterSets.first else {
+            throw H264Error(.missingParameterSet, field: "sequenceParameterSets", "no SPS")
+        }
+        guard !pictureParameterSets.isEmpty else {
+            throw H264Error(.missingParameterSet, field: "pictureParameterSets", "no PPS")
+        }
+        guard sps.count >= 4 else {
+            throw H264Error(.truncated, field: "sequenceParameterSet", "SPS of \(sps.count) bytes has no profile and level")
+        }
+        let profile = sps[1]
+        // TODO(syntax): derive chroma format and bit depths from the parsed SPS.
+        let ext: HighProfileExtension? = Self.profileHasExtension(profile) ? HighProfileExtension() : nil
+        try self.init(avcProfileIndication: profile, profileCompatibility: sps[2], avcLevelIndication: sps[3],
+                      nalUnitLengthSize: nalUnitLengthSize, sequenceParameterSets: sequenceParameterSets,
+                      pictureParameterSets: pictureParameterSets, highProfileExtension: ext)
+    }
+}

@@ -1,0 +1,163 @@
+/// Reads bits and Exp-Golomb codes from an RBSP (clause 7.2 and 9.1), most significant bit first.
+///
+/// Every read names the syntax element it reads, so that a failure says which element, at which
+/// bit. When ``recordsElements`` is true, every named read is also appended to ``elements`` in
+/// bitstream order — the form `h264 inspect --json` prints, which matches FFmpeg's
+/// `trace_headers` names.
+public struct BitReader: Sendable {
+    /// The RBSP bytes being read.
+    public let bytes: [UInt8]
+    /// The position of the next bit to read, counted from the first bit of ``bytes``.
+    public private(set) var bitOffset: Int = 0
+    /// Whether named reads are appended to ``elements``.
+    public var recordsElements: Bool
+    /// The syntax elements read so far (name and value), when ``recordsElements`` is true.
+    public var elements: [(name: String, value: Int)] = []
+
+    /// Creates a reader over RBSP bytes (emulation prevention already removed; see ``RBSP``).
+    public init(_ bytes: [UInt8], recordsElements: Bool = false) {
+        self.bytes = bytes
+        self.recordsElements = recordsElements
+    }
+
+    /// Bits left to read.
+    public var bitsRemaining: Int { bytes.count * 8 - bitOffset }
+
+    /// True when the reader stands on a byte boundary.
+    public var isByteAligned: Bool { bitOffset & 7 == 0 }
+
+    /// Appends an element to ``elements`` without reading (for values that are implied or derived).
+    public mutating func record(_ name: @autoclosure () -> String, _ value: Int) {
+        if recordsElements { elements.append((name(), value)) }
+    }
+
+    private func error(_ code: H264Error.Code, _ name: () -> String, at bit: Int, _ message: String) -> H264Error {
+        H264Error(code, field: name(), bitOffset: bit, message)
+    }
+
+    private mutating func rawBits(_ count: Int, _ name: () -> String) throws(H264Error) -> UInt64 {
+        precondition(count >= 0 && count <= 64)
+        guard count <= bitsRemaining else {
+            throw error(.truncated, name, at: bitOffset, "needs \(count) bits, \(bitsRemaining) left")
+        }
+        var value: UInt64 = 0
+        var remaining = count
+        var offset = bitOffset
+        while remaining > 0 {
+            let byte = bytes[offset >> 3]
+            let bitInByte = offset & 7
+            let available = 8 - bitInByte
+            let take = Swift.min(available, remaining)
+            let shifted = (UInt64(byte) << UInt64(bitInByte)) & 0xFF
+            let chunk = shifted >> UInt64(8 - take)
+            value = (value << UInt64(take)) | chunk
+            remaining -= take
+            offset += take
+        }
+        bitOffset = offset
+        return value
+    }
+
+    /// Reads `count` bits (0…32) as an unsigned value: `u(n)`.
+    public mutating func readBits(_ count: Int, _ name: @autoclosure () -> String) throws(H264Error) -> Int {
+        let value = Int(try rawBits(count, name))
+        if recordsElements { elements.append((name(), value)) }
+        return value
+    }
+
+    /// Reads one bit as a flag: `u(1)`.
+    public mutating func readFlag(_ name: @autoclosure () -> String) throws(H264Error) -> Bool {
+        try readBits(1, name()) == 1
+    }
+
+    /// Reads an unsigned Exp-Golomb code, `ue(v)`, and checks it against `range`.
+    ///
+    /// - Throws: ``H264Error/Code/expGolombOverflow`` for 32 or more leading zeros,
+    ///   ``H264Error/Code/valueOutOfRange`` when the value is outside `range`,
+    ///   ``H264Error/Code/truncated`` when the data ends.
+    public mutating func readUE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = 0...Int(UInt32.max - 1)) throws(H264Error) -> Int {
+        let start = bitOffset
+        let value = try rawUE(name)
+        guard range.contains(value) else {
+            throw error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        if recordsElements { elements.append((name(), value)) }
+        return value
+    }
+
+    /// Reads an unsigned Exp-Golomb code no larger than `max`.
+    public mutating func readUE(_ name: @autoclosure () -> String, max: Int) throws(H264Error) -> Int {
+        try readUE(name(), range: 0...max)
+    }
+
+    /// Reads a signed Exp-Golomb code, `se(v)`, and checks it against `range`.
+    public mutating func readSE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = Int(Int32.min) + 1...Int(Int32.max)) throws(H264Error) -> Int {
+        let start = bitOffset
+        let codeNum = try rawUE(name)
+        let value = codeNum & 1 == 1 ? (codeNum + 1) / 2 : -(codeNum / 2)
+        guard range.contains(value) else {
+            throw error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        if recordsElements { elements.append((name(), value)) }
+        return value
+    }
+
+    private mutating func rawUE(_ name: () -> String) throws(H264Error) -> Int {
+        let start = bitOffset
+        var leadingZeros = 0
+        while true {
+            guard bitOffset < bytes.count * 8 else {
+                throw error(.truncated, name, at: start, "Exp-Golomb code runs past the end")
+            }
+            let bit = (bytes[bitOffset >> 3] >> UInt8(7 - (bitOffset & 7))) & 1
+            bitOffset += 1
+            if bit == 1 { break }
+            leadingZeros += 1
+            if leadingZeros >= 32 {
+                bitOffset = start
+                throw error(.expGolombOverflow, name, at: start, "Exp-Golomb code with 32 or more leading zero bits")
+            }
+        }
+        if leadingZeros == 0 { return 0 }
+        let suffix = try rawBits(leadingZeros, name)
+        return (1 << leadingZeros) - 1 + Int(suffix)
+    }
+
+    /// Skips `count` bits.
+    public mutating func skipBits(_ count: Int, _ name: @autoclosure () -> String = "skipped bits") throws(H264Error) {
+        guard count >= 0, count <= bitsRemaining else {
+            throw error(.truncated, name, at: bitOffset, "cannot skip \(count) bits, \(bitsRemaining) left")
+        }
+        bitOffset += count
+    }
+
+    /// `more_rbsp_data()` (clause 7.2): true when data remains before the `rbsp_stop_one_bit`.
+    ///
+    /// The stop bit is the last 1 bit of the RBSP; trailing zero bytes (e.g. `cabac_zero_word`s
+    /// or stray `trailing_zero_8bits`) are ignored.
+    public func moreRBSPData() -> Bool {
+        var last = bytes.count - 1
+        while last >= 0 && bytes[last] == 0 { last -= 1 }
+        guard last >= 0 else { return false }
+        let byte = bytes[last]
+        let stopBitIndex = last * 8 + (7 - byte.trailingZeroBitCount)
+        return bitOffset < stopBitIndex
+    }
+
+    /// Reads `rbsp_trailing_bits()`: a 1 bit, then 0 bits to the byte boundary.
+    ///
+    /// - Throws: ``H264Error/Code/invalidTrailingBits`` when the stop bit is 0 or alignment bits are 1.
+    public mutating func readTrailingBits() throws(H264Error) {
+        let start = bitOffset
+        let stop = try readBits(1, "rbsp_stop_one_bit")
+        guard stop == 1 else {
+            throw H264Error(.invalidTrailingBits, field: "rbsp_stop_one_bit", bitOffset: start, "rbsp_stop_one_bit is 0")
+        }
+        while !isByteAligned {
+            let at = bitOffset
+            if try readBits(1, "rbsp_alignment_zero_bit") != 0 {
+                throw H264Error(.invalidTrailingBits, field: "rbsp_alignment_zero_bit", bitOffset: at, "rbsp_alignment_zero_bit is 1")
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+/// Raw byte sequence payloads: emulation prevention removed and inserted (clause 7.4.1).
+///
+/// Inside a NAL unit, every `0x00 0x00` followed by a byte ≤ `0x03` is written as
+/// `0x00 0x00 0x03 xx`; the `0x03` is an `emulation_prevention_three_byte`.
+public enum RBSP {
+    /// Removes emulation prevention bytes.
+    ///
+    /// - Parameters:
+    ///   - bytes: NAL unit bytes (header included or not).
+    ///   - limit: stop after producing this many RBSP bytes (`nil`: all). Parsers that need only
+    ///     a header (slice headers) decode a prefix.
+    /// - Returns: the RBSP bytes.
+    public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, limit: Int? = nil) -> [UInt8] {
+        let cap = limit.map { Swift.min($0, bytes.count) } ?? bytes.count
+        var out: [UInt8] = []
+        out.reserveCapacity(cap)
+        var zeros = 0
+        for byte in bytes {
+            if out.count >= cap { break }
+            if zeros >= 2 && byte == 0x03 {
+                zeros = 0
+                continue
+            }
+            out.append(byte)
+            zeros = byte == 0 ? zeros + 1 : 0
+        }
+        return out
+    }
+
+    /// Inserts emulation prevention bytes so that the result contains no start code prefix.
+    ///
+    /// A final `0x03` is appended when the payload ends in `0x00` (clause 7.4.1: the last byte
+    /// of a NAL unit shall not be `0x00`); callers writing RBSP trailing bits never hit that.
+    public static func encode<Bytes: Collection<UInt8>>(_ rbsp: Bytes) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(rbsp.count + rbsp.count / 64 + 1)
+        var zeros = 0
+        for byte in rbsp {
+            if zeros >= 2 && byte <= 0x03 {
+                out.append(0x03)
+                zeros = 0
+            }
+            out.append(byte)
+            zeros = byte == 0 ? zeros + 1 : 0
+        }
+        if zeros > 0 { out.append(0x03) }
+        return out
+    }
+}

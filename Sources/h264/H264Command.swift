@@ -1,0 +1,9 @@
+import ArgumentParser
+
+@main
+struct H264Command: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "h264",
+        abstract: "Encode, inspect and convert H.264 streams."
+    )
+}
