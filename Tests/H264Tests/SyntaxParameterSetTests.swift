@@ -37,7 +37,7 @@ private struct X264Fixture {
 
 @Suite struct SyntaxX264FixtureTests {
     /// Our element dump of each distinct SPS/PPS equals FFmpeg's trace_headers reading.
-    @Test(arguments: x264Fixtures)
+    @Test(arguments: x264Fixtures + ["baseline_slicegroups_80x44"])
     func dumpMatchesFFmpeg(name: String) throws {
         let fixture = try X264Fixture(name)
         let expected = try ExpectedParameterSets(jsonData: Data(TestFixtures.localData("x264/\(name).json")))
@@ -123,6 +123,30 @@ private struct X264Fixture {
         let ramp = (0..<64).map { 8 + $0 / 8 + $0 % 8 }
         #expect(matrix.lists8x8[0].values.sorted() == ramp.sorted())
         #expect(matrix.lists8x8[1].values == Array(repeating: 24, count: 64))
+    }
+
+    /// Hand-assembled slice-group PPSs (see the script) after x264's 80x48 Baseline SPS.
+    @Test func sliceGroupsAreKeptAsValues() throws {
+        let units = splitAnnexB(try TestFixtures.localData("x264/baseline_slicegroups_80x44.264"))
+        let sps = try SequenceParameterSet(nalUnit: try #require(units.first))
+        let sets = try units.filter { $0.first! & 0x1F == 8 }.map {
+            try PictureParameterSet(nalUnit: $0, sequenceParameterSets: [sps.seqParameterSetId: sps])
+        }
+        try #require(sets.count == 5)
+        #expect(sets.allSatisfy { $0.usesSliceGroups })
+        #expect(sets[0].sliceGroupMapType == 0 && sets[0].runLengthMinus1 == [4, 2, 7])
+        #expect(sets[1].topLeft == [0, 5] && sets[1].bottomRight == [6, 14])
+        #expect(sets[2].sliceGroupChangeDirectionFlag && sets[2].sliceGroupChangeRateMinus1 == 3)
+        #expect(sets[3].picSizeInMapUnitsMinus1 == 14 && sets[3].sliceGroupId == (0..<15).map { $0 % 5 })
+        #expect(sets[4].sliceGroupMapType == 1 && sets[4].numSliceGroups == 2)
+        // With the SPS, pic_size_in_map_units_minus1 must be PicSizeInMapUnits − 1 (clause 7.4.2.2).
+        var w = BitWriter()
+        w.u(8, 0x68); w.ue(9); w.ue(sps.seqParameterSetId); w.u(1, 0); w.u(1, 0)
+        w.ue(1); w.ue(6); w.ue(13)     // two slice groups, map type 6, 14 map units instead of 15
+        for _ in 0..<14 { w.u(1, 0) }
+        expectError(.valueOutOfRange, field: "pic_size_in_map_units_minus1") { () throws(H264Error) in
+            _ = try PictureParameterSet(nalUnit: w.nalUnit(), sequenceParameterSets: [sps.seqParameterSetId: sps])
+        }
     }
 
     /// --profile baseline --level 1b: level_idc 11 with constraint_set3_flag (clause A.3.1).
