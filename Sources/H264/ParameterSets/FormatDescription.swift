@@ -30,6 +30,18 @@ public struct FormatDescription: Hashable, Sendable {
     /// The length of each NAL unit length prefix in AVCC data of this format.
     public var nalUnitLengthSize: Int { configurationRecord.nalUnitLengthSize }
 
+    /// The first sequence parameter set, parsed; nil when there is none or it does not parse.
+    public var sequenceParameterSet: SequenceParameterSet? {
+        sequenceParameterSets.first.flatMap { try? SequenceParameterSet(nalUnit: $0) }
+    }
+
+    /// The display size in luma samples (coded size less cropping, clause 7.4.2.1.1) of the first
+    /// SPS; `(0, 0)` when it cannot be parsed.
+    public var dimensions: (width: Int, height: Int) {
+        guard let sps = sequenceParameterSet else { return (0, 0) }
+        return (sps.displayWidth, sps.displayHeight)
+    }
+
     /// The `avcC` payload bytes.
     public var avcC: [UInt8] {
         // A record built by this type's initialisers always serialises (counts are checked there).
@@ -55,8 +67,14 @@ extension AVCDecoderConfigurationRecord {
             throw H264Error(.truncated, field: "sequenceParameterSet", "SPS of \(sps.count) bytes has no profile and level")
         }
         let profile = sps[1]
-        // TODO(syntax): derive chroma format and bit depths from the parsed SPS.
-        let ext: HighProfileExtension? = Self.profileHasExtension(profile) ? HighProfileExtension() : nil
+        var ext: HighProfileExtension?
+        if Self.profileHasExtension(profile) {
+            // An SPS that does not parse keeps the 4:2:0 8-bit defaults.
+            let parsed = try? SequenceParameterSet(nalUnit: sps)
+            ext = HighProfileExtension(chromaFormat: UInt8(parsed?.chromaFormatIdc ?? 1),
+                                       bitDepthLumaMinus8: UInt8(parsed?.bitDepthLumaMinus8 ?? 0),
+                                       bitDepthChromaMinus8: UInt8(parsed?.bitDepthChromaMinus8 ?? 0))
+        }
         try self.init(avcProfileIndication: profile, profileCompatibility: sps[2], avcLevelIndication: sps[3],
                       nalUnitLengthSize: nalUnitLengthSize, sequenceParameterSets: sequenceParameterSets,
                       pictureParameterSets: pictureParameterSets, highProfileExtension: ext)
