@@ -51,3 +51,60 @@ public enum TestFixtures {
         [UInt8](try Data(contentsOf: local.appendingPathComponent(relativePath)))
     }
 }
+
+/// FFmpeg's reading of a conformance stream (`expected/NAME.json`).
+public struct ExpectedStream: Sendable {
+    /// One access unit as FFmpeg's parser cut it.
+    public struct AccessUnit: Sendable, Equatable {
+        /// Bytes the access unit covers.
+        public var bytes: Int
+        /// NAL unit types inside.
+        public var nalTypes: [Int]
+    }
+    /// Access units in order.
+    public var accessUnits: [AccessUnit]
+    /// Each distinct SPS's syntax elements, trailing rbsp bits removed.
+    public var sps: [[SyntaxPair]]
+    /// Each distinct PPS's syntax elements, trailing rbsp bits removed.
+    public var pps: [[SyntaxPair]]
+    /// The `ffprobe` object.
+    public var ffprobe: [String: any Sendable]
+
+    /// A syntax element name and value.
+    public struct SyntaxPair: Sendable, Equatable, CustomStringConvertible {
+        public var name: String
+        public var value: Int
+        public init(name: String, value: Int) { self.name = name; self.value = value }
+        public var description: String { "\(name)=\(value)" }
+    }
+
+    /// Loads `expected/NAME.json` from the shared fixtures.
+    public static func load(_ stream: String) throws -> ExpectedStream {
+        let data = try Data(contentsOf: TestFixtures.shared.appendingPathComponent("expected/\(stream).json"))
+        return try parse(data)
+    }
+
+    /// Parses an expected-stream JSON document (also the output of `h264 inspect --json`).
+    public static func parse(_ data: Data) throws -> ExpectedStream {
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw CocoaError(.coderReadCorrupt)
+        }
+        let units = (object["access_units"] as? [[String: Any]] ?? []).map {
+            AccessUnit(bytes: ($0["bytes"] as? Int) ?? -1, nalTypes: ($0["nal_types"] as? [Int]) ?? [])
+        }
+        func sets(_ key: String) -> [[SyntaxPair]] {
+            (object[key] as? [[[Any]]] ?? []).map { set in
+                set.compactMap { pair -> SyntaxPair? in
+                    guard pair.count == 2, let name = pair[0] as? String, let value = pair[1] as? Int else { return nil }
+                    if name == "rbsp_stop_one_bit" || name == "rbsp_alignment_zero_bit" { return nil }
+                    return SyntaxPair(name: name, value: value)
+                }
+            }
+        }
+        var probe: [String: any Sendable] = [:]
+        for (key, value) in object["ffprobe"] as? [String: Any] ?? [:] {
+            if let v = value as? Int { probe[key] = v } else if let v = value as? String { probe[key] = v }
+        }
+        return ExpectedStream(accessUnits: units, sps: sets("sps"), pps: sets("pps"), ffprobe: probe)
+    }
+}

@@ -3,7 +3,11 @@
 /// It carries the parameter sets and the size of the NAL unit length prefix for AVCC
 /// (length-prefixed) streams, as MP4 files and VideoToolbox's format descriptions do.
 public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
-    /// The High-profile extension: present when `AVCProfileIndication` is 100, 110, 122 or 144.
+    /// The High-profile extension (chroma format, bit depths, SPS extensions).
+    ///
+    /// ISO/IEC 14496-15 names profiles 100, 110, 122 and 144; like FFmpeg, this type writes and
+    /// reads it for every profile other than Baseline (66), Main (77) and Extended (88), so that
+    /// High 4:4:4 (244) and the other high profiles keep their chroma format and bit depths.
     public struct HighProfileExtension: Hashable, Sendable {
         /// `chroma_format` (= the SPS's `chroma_format_idc`), 0…3.
         public var chromaFormat: UInt8
@@ -44,9 +48,10 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
     /// The size of each NAL unit length prefix in bytes: `lengthSizeMinusOne + 1`.
     public var nalUnitLengthSize: Int { Int(lengthSizeMinusOne) + 1 }
 
-    /// True for the profiles whose record carries the High-profile extension (100, 110, 122, 144).
+    /// True for the profiles whose record carries the High-profile extension: every profile but
+    /// Baseline (66), Main (77) and Extended (88), as FFmpeg writes and reads it.
     public static func profileHasExtension(_ profileIdc: UInt8) -> Bool {
-        profileIdc == 100 || profileIdc == 110 || profileIdc == 122 || profileIdc == 144
+        profileIdc != 66 && profileIdc != 77 && profileIdc != 88
     }
 
     /// Creates a record from its fields.

@@ -1,0 +1,175 @@
+/// Groups NAL units into access units (clauses 7.4.1.2.3 and 7.4.1.2.4).
+///
+/// A new access unit begins, once the current one holds a coded picture, with an access unit
+/// delimiter, SPS, PPS, SEI or NAL unit types 14…18, or with the first VCL NAL unit of a new
+/// primary coded picture — a slice whose header differs from the previous slice's in `frame_num`,
+/// `pic_parameter_set_id`, field flags, `nal_ref_idc` being zero, picture order count, IDR-ness
+/// or `idr_pic_id` (clause 7.4.1.2.4). Two further rules keep real, not-quite-conforming
+/// streams apart: a second primary slice starting at macroblock 0 begins a new picture (encoders
+/// that repeat `idr_pic_id`), and a slice whose parameter sets are unknown falls back to
+/// FFmpeg's rule (`first_mb_in_slice` not increasing). End of sequence and end of stream stay with
+/// the access unit before them; the next NAL unit begins a new one. Redundant coded pictures
+/// (`redundant_pic_cnt` > 0) stay with their primary picture.
+///
+/// Parameter sets are taken from the stream as they pass (and may be seeded from a
+/// configuration record). Problems — a slice naming an unknown PPS, a malformed parameter set —
+/// never stop assembly: they are counted and the most recent are kept in ``recentErrors``.
+///
+/// Feed NAL units in order with ``append(nalUnit:streamOffset:)``; each call returns the access
+/// unit the NAL unit completed, if any. Call ``finish(streamLength:)`` at the end of the stream.
+public struct AccessUnitAssembler: Sendable {
+    /// The parameter sets seen so far.
+    public private(set) var parameterSets: ParameterSetCache
+    /// How many problems were met (malformed parameter sets, slices with unknown parameter sets).
+    public private(set) var errorCount = 0
+    /// The most recent problems, oldest first (at most ``recentErrorLimit``).
+    public private(set) var recentErrors: [H264Error] = []
+    /// How many problems ``recentErrors`` keeps.
+    public static let recentErrorLimit = 16
+
+    private var data: [UInt8] = []
+    private var types: [NALUnitType] = []
+    private var startOffset = 0
+    private var hasVCL = false
+    private var lastSlice: SliceHeader?
+    private var lastFirstMb: Int = -1
+    private var sawPrimaryMbZero = false
+    private var closed = false
+    private var firstPPSId: Int?
+    private var lastFormat: FormatDescription?
+    private var cachedFormat: (ppsId: Int, format: FormatDescription)?
+
+    /// Creates an assembler, optionally knowing parameter sets already (e.g. from an avcC).
+    public init(parameterSets: ParameterSetCache = ParameterSetCache()) {
+        self.parameterSets = parameterSets
+    }
+
+    private mutating func report(_ error: H264Error) {
+        errorCount += 1
+        if recentErrors.count == Self.recentErrorLimit { recentErrors.removeFirst() }
+        recentErrors.append(error)
+    }
+
+    /// Adds the next NAL unit of the stream.
+    ///
+    /// - Parameters:
+    ///   - nalUnit: the NAL unit, header byte first, without start code or length prefix.
+    ///   - streamOffset: where the NAL unit's start code (with its leading zero byte, if any)
+    ///     begins in the byte stream; used to cut the stream into access units exactly.
+    /// - Returns: the access unit this NAL unit completed, if it begins a new one.
+    public mutating func append<Bytes: Collection<UInt8>>(nalUnit: Bytes, streamOffset: Int) -> AccessUnit? {
+        guard let first = nalUnit.first else { return nil }
+        let header = NALUnitHeader(byte: first)
+        let type = header.nalUnitType
+        var startsNew = closed && !types.isEmpty
+        var slice: SliceHeader?
+        var firstMb: Int?
+
+        switch type.rawValue {
+        case 6, 7, 8, 9, 14, 15, 16, 17, 18:
+            if hasVCL { startsNew = true }
+        case 1, 2, 5:
+            do {
+                slice = try SliceHeader(nalUnit: nalUnit, pictureParameterSets: parameterSets.pictureParameterSets,
+                                        sequenceParameterSets: parameterSets.sequenceParameterSets)
+            } catch {
+                report(error.offset(by: streamOffset))
+            }
+            firstMb = slice?.firstMbInSlice ?? SliceHeader.firstMbInSlice(ofNALUnit: nalUnit)
+            if hasVCL {
+                if let slice, let lastSlice {
+                    if slice.startsNewPicture(after: lastSlice) { startsNew = true }
+                    if slice.redundantPicCnt == 0 && slice.firstMbInSlice == 0 && sawPrimaryMbZero { startsNew = true }
+                } else if let firstMb, firstMb <= lastFirstMb {
+                    startsNew = true
+                }
+            }
+        default:
+            break
+        }
+
+        var completed: AccessUnit?
+        if startsNew {
+            completed = close(at: streamOffset)
+        }
+
+        // Append the NAL unit in AVCC form.
+        let count = nalUnit.count
+        data.append(UInt8(truncatingIfNeeded: count >> 24))
+        data.append(UInt8(truncatingIfNeeded: count >> 16))
+        data.append(UInt8(truncatingIfNeeded: count >> 8))
+        data.append(UInt8(truncatingIfNeeded: count))
+        data.append(contentsOf: nalUnit)
+        types.append(type)
+
+        switch type.rawValue {
+        case 1, 2, 5:
+            hasVCL = true
+            if let slice {
+                if slice.redundantPicCnt == 0 {
+                    lastSlice = slice
+                    if slice.firstMbInSlice == 0 { sawPrimaryMbZero = true }
+                }
+                if firstPPSId == nil { firstPPSId = slice.picParameterSetId }
+            } else {
+                lastSlice = nil
+            }
+            if let firstMb { lastFirstMb = firstMb }
+        case 3, 4:
+            hasVCL = true
+        case 7, 8:
+            do {
+                let change = try parameterSets.store(nalUnit)
+                if change == .replaced { cachedFormat = nil }
+            } catch {
+                report(error.offset(by: streamOffset))
+            }
+        case 10, 11:
+            closed = true
+        default:
+            break
+        }
+        return completed
+    }
+
+    /// Ends the stream: returns the last access unit, if any NAL units are pending.
+    ///
+    /// - Parameter streamLength: the total length of the byte stream, so that the last access
+    ///   unit's ``AccessUnit/byteCount`` reaches its end; `nil` ends it after its last NAL unit's
+    ///   bytes as counted in AVCC form.
+    public mutating func finish(streamLength: Int? = nil) -> AccessUnit? {
+        guard !types.isEmpty else { return nil }
+        return close(at: streamLength ?? (startOffset + data.count))
+    }
+
+    private mutating func format(forPPS id: Int) -> FormatDescription? {
+        if let cachedFormat, cachedFormat.ppsId == id { return cachedFormat.format }
+        guard let format = parameterSets.formatDescription(pictureParameterSetId: id) else { return nil }
+        cachedFormat = (id, format)
+        return format
+    }
+
+    private mutating func close(at offset: Int) -> AccessUnit {
+        var format: FormatDescription?
+        var changed = false
+        if let id = firstPPSId, let current = self.format(forPPS: id) {
+            format = current
+            changed = lastFormat != nil && lastFormat != current
+            lastFormat = current
+        }
+        let unit = AccessUnit(data: data, nalUnitTypes: types, streamOffset: startOffset,
+                              byteCount: Swift.max(0, offset - startOffset),
+                              formatDescription: format, formatChanged: changed)
+        data = []
+        data.reserveCapacity(unit.data.count)
+        types = []
+        startOffset = offset
+        hasVCL = false
+        lastSlice = nil
+        lastFirstMb = -1
+        sawPrimaryMbZero = false
+        closed = false
+        firstPPSId = nil
+        return unit
+    }
+}

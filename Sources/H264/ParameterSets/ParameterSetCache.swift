@@ -1,0 +1,123 @@
+/// The sequence and picture parameter sets of a stream, by id, as they arrive in-band or from a
+/// configuration record.
+///
+/// A parameter set that arrives again with identical bytes changes nothing; one whose bytes differ
+/// replaces the stored one and is reported as a change — a changed SPS, or a changed PPS, is a
+/// format change for the pictures that use it. A PPS is parsed against the SPS it names, so an SPS
+/// must arrive before the PPS that refers to it: a PPS naming an unknown SPS is an error. When an
+/// SPS is replaced, the PPS that name it are parsed again (their scaling lists depend on the SPS);
+/// those that no longer parse are dropped.
+public struct ParameterSetCache: Sendable {
+    /// What storing a parameter set did.
+    public enum Change: Hashable, Sendable {
+        /// The id was new.
+        case added
+        /// The same bytes were already stored under this id.
+        case unchanged
+        /// Different bytes were stored under this id and were replaced.
+        case replaced
+    }
+
+    private var spsBytes: [Int: [UInt8]] = [:]
+    private var ppsBytes: [Int: [UInt8]] = [:]
+
+    /// The parsed sequence parameter sets by `seq_parameter_set_id`.
+    public private(set) var sequenceParameterSets: [Int: SequenceParameterSet] = [:]
+
+    /// The parsed picture parameter sets by `pic_parameter_set_id`.
+    public private(set) var pictureParameterSets: [Int: PictureParameterSet] = [:]
+
+    /// Creates an empty cache.
+    public init() {}
+
+    /// Creates a cache holding the parameter sets of a configuration record.
+    ///
+    /// - Throws: the parse errors of the record's parameter sets.
+    public init(configurationRecord: AVCDecoderConfigurationRecord) throws(H264Error) {
+        for sps in configurationRecord.sequenceParameterSets { try store(sps) }
+        for pps in configurationRecord.pictureParameterSets { try store(pps) }
+    }
+
+    /// The NAL unit bytes of the SPS with the given id, if stored.
+    public func sequenceParameterSetBytes(id: Int) -> [UInt8]? { spsBytes[id] }
+
+    /// The NAL unit bytes of the PPS with the given id, if stored.
+    public func pictureParameterSetBytes(id: Int) -> [UInt8]? { ppsBytes[id] }
+
+    /// Stores an SPS or PPS NAL unit (header byte first).
+    ///
+    /// - Returns: whether the id was new, unchanged or replaced.
+    /// - Throws: ``H264Error/Code/unexpectedNALUnitType`` for other NAL unit types, the parse
+    ///   errors of the parameter set, and ``H264Error/Code/missingParameterSet`` for a PPS
+    ///   naming an SPS that is not stored.
+    @discardableResult
+    public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes) throws(H264Error) -> Change {
+        let header = try NALUnitHeader(validating: nalUnit)
+        switch header.nalUnitType {
+        case .sequenceParameterSet:
+            let bytes = Array(nalUnit)
+            let sps = try SequenceParameterSet(nalUnit: bytes)
+            let id = sps.seqParameterSetId
+            let previous = spsBytes[id]
+            if previous == bytes { return .unchanged }
+            spsBytes[id] = bytes
+            sequenceParameterSets[id] = sps
+            guard previous != nil else { return .added }
+            reparsePictureParameterSets(naming: id)
+            return .replaced
+        case .pictureParameterSet:
+            let bytes = Array(nalUnit)
+            let pps = try PictureParameterSet(nalUnit: bytes, sequenceParameterSets: sequenceParameterSets)
+            guard sequenceParameterSets[pps.seqParameterSetId] != nil else {
+                throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
+                                "PPS \(pps.picParameterSetId) names SPS \(pps.seqParameterSetId), which has not been seen")
+            }
+            let id = pps.picParameterSetId
+            let previous = ppsBytes[id]
+            if previous == bytes { return .unchanged }
+            ppsBytes[id] = bytes
+            pictureParameterSets[id] = pps
+            return previous == nil ? .added : .replaced
+        default:
+            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
+                            "NAL unit type \(header.nalUnitType.rawValue) is not a parameter set")
+        }
+    }
+
+    private mutating func reparsePictureParameterSets(naming spsId: Int) {
+        for (id, pps) in pictureParameterSets where pps.seqParameterSetId == spsId {
+            if let bytes = ppsBytes[id],
+               let reparsed = try? PictureParameterSet(nalUnit: bytes, sequenceParameterSets: sequenceParameterSets) {
+                pictureParameterSets[id] = reparsed
+            } else {
+                pictureParameterSets[id] = nil
+                ppsBytes[id] = nil
+            }
+        }
+    }
+
+    /// Removes every stored parameter set.
+    public mutating func removeAll() {
+        spsBytes.removeAll()
+        ppsBytes.removeAll()
+        sequenceParameterSets.removeAll()
+        pictureParameterSets.removeAll()
+    }
+
+    /// The parameter sets a picture using PPS `pictureParameterSetId` activates: the PPS and the
+    /// SPS it names, parsed, or `nil` when either is missing.
+    public func activeParameterSets(pictureParameterSetId: Int) -> (sps: SequenceParameterSet, pps: PictureParameterSet)? {
+        guard let pps = pictureParameterSets[pictureParameterSetId],
+              let sps = sequenceParameterSets[pps.seqParameterSetId] else { return nil }
+        return (sps, pps)
+    }
+
+    /// The format description of pictures using PPS `pictureParameterSetId`: that PPS and the SPS
+    /// it names, or `nil` when either is missing.
+    public func formatDescription(pictureParameterSetId: Int, nalUnitLengthSize: Int = 4) -> FormatDescription? {
+        guard let pps = pictureParameterSets[pictureParameterSetId],
+              let sps = spsBytes[pps.seqParameterSetId], let ppsData = ppsBytes[pictureParameterSetId] else { return nil }
+        return try? FormatDescription(sequenceParameterSets: [sps], pictureParameterSets: [ppsData],
+                                      nalUnitLengthSize: nalUnitLengthSize)
+    }
+}

@@ -1,0 +1,151 @@
+/// The leading part of a slice header (clause 7.3.3): the elements that identify the picture a
+/// slice belongs to, as far as access-unit detection (clause 7.4.1.2.4) needs them.
+///
+/// Elements after `redundant_pic_cnt` (reference list modification, weights, decoded reference
+/// picture marking, QP, deblocking) are not read.
+public struct SliceHeader: Hashable, Sendable {
+    /// `nal_unit_type` of the slice's NAL unit (1, 2 or 5).
+    public var nalUnitType: NALUnitType
+    /// `nal_ref_idc` of the slice's NAL unit.
+    public var nalRefIdc: UInt8
+    /// `first_mb_in_slice`.
+    public var firstMbInSlice: Int
+    /// `slice_type`, 0…9 (values 5…9 say every slice of the picture has the same type).
+    public var sliceType: Int
+    /// `pic_parameter_set_id`, 0…255.
+    public var picParameterSetId: Int
+    /// `colour_plane_id`, present when the SPS has `separate_colour_plane_flag`.
+    public var colourPlaneId: Int
+    /// `frame_num`.
+    public var frameNum: Int
+    /// `field_pic_flag`.
+    public var fieldPicFlag: Bool
+    /// `bottom_field_flag`.
+    public var bottomFieldFlag: Bool
+    /// `idr_pic_id`, present in IDR slices.
+    public var idrPicId: Int
+    /// `pic_order_cnt_lsb` (POC type 0).
+    public var picOrderCntLsb: Int
+    /// `delta_pic_order_cnt_bottom` (POC type 0, frame pictures, when the PPS says so).
+    public var deltaPicOrderCntBottom: Int
+    /// `delta_pic_order_cnt[0]` and `[1]` (POC type 1).
+    public var deltaPicOrderCnt: [Int]
+    /// `redundant_pic_cnt`: 0 for primary coded pictures.
+    public var redundantPicCnt: Int
+
+    /// The kind of slice, from `slice_type` modulo 5 (Table 7-6).
+    public enum Kind: Int, Hashable, Sendable {
+        /// P slice.
+        case p = 0
+        /// B slice.
+        case b = 1
+        /// I slice.
+        case i = 2
+        /// SP slice.
+        case sp = 3
+        /// SI slice.
+        case si = 4
+    }
+
+    /// The slice's kind (`slice_type % 5`).
+    public var kind: Kind { Kind(rawValue: sliceType % 5) ?? .p }
+
+    /// `IdrPicFlag`: true for slices of IDR pictures.
+    public var isIDR: Bool { nalUnitType == .idrSlice }
+
+    /// How many leading bytes of a slice NAL unit are enough to hold every element this type reads
+    /// (13 elements, each at most 65 bits as Exp-Golomb codes are capped at 32 leading zeros).
+    public static let maximumEncodedSize = 128
+
+    /// Parses the leading elements of a slice header.
+    ///
+    /// - Parameters:
+    ///   - nalUnit: the slice NAL unit, header byte first (emulation prevention still present);
+    ///     only its first ``maximumEncodedSize`` bytes are read.
+    ///   - pictureParameterSets: the PPS by id; the slice's PPS names its SPS.
+    ///   - sequenceParameterSets: the SPS by id.
+    /// - Throws: ``H264Error/Code/unexpectedNALUnitType`` for NAL units that do not start with a
+    ///   slice header, ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown,
+    ///   and the bit reader's errors.
+    public init<Bytes: Collection<UInt8>>(nalUnit: Bytes,
+                                          pictureParameterSets: [Int: PictureParameterSet],
+                                          sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+        let header = try NALUnitHeader(validating: nalUnit)
+        let type = header.nalUnitType
+        guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
+            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
+                            "NAL unit type \(type.rawValue) has no slice header")
+        }
+        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: Self.maximumEncodedSize))
+        nalUnitType = type
+        nalRefIdc = header.nalRefIdc
+        firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
+        sliceType = try reader.readUE("slice_type", max: 9)
+        picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)
+        guard let pps = pictureParameterSets[picParameterSetId] else {
+            throw H264Error(.missingParameterSet, field: "pic_parameter_set_id",
+                            "slice refers to PPS \(picParameterSetId), which has not been seen")
+        }
+        guard let sps = sequenceParameterSets[pps.seqParameterSetId] else {
+            throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
+                            "PPS \(picParameterSetId) refers to SPS \(pps.seqParameterSetId), which has not been seen")
+        }
+        colourPlaneId = sps.separateColourPlaneFlag ? try reader.readBits(2, "colour_plane_id") : 0
+        frameNum = try reader.readBits(sps.log2MaxFrameNumMinus4 + 4, "frame_num")
+        fieldPicFlag = false
+        bottomFieldFlag = false
+        if !sps.frameMbsOnlyFlag {
+            fieldPicFlag = try reader.readFlag("field_pic_flag")
+            if fieldPicFlag { bottomFieldFlag = try reader.readFlag("bottom_field_flag") }
+        }
+        idrPicId = type == .idrSlice ? try reader.readUE("idr_pic_id", max: 65_535) : 0
+        picOrderCntLsb = 0
+        deltaPicOrderCntBottom = 0
+        deltaPicOrderCnt = []
+        if sps.picOrderCntType == 0 {
+            picOrderCntLsb = try reader.readBits(sps.log2MaxPicOrderCntLsbMinus4 + 4, "pic_order_cnt_lsb")
+            if pps.bottomFieldPicOrderInFramePresentFlag && !fieldPicFlag {
+                deltaPicOrderCntBottom = try reader.readSE("delta_pic_order_cnt_bottom")
+            }
+        }
+        if sps.picOrderCntType == 1 && !sps.deltaPicOrderAlwaysZeroFlag {
+            deltaPicOrderCnt.append(try reader.readSE("delta_pic_order_cnt[0]"))
+            if pps.bottomFieldPicOrderInFramePresentFlag && !fieldPicFlag {
+                deltaPicOrderCnt.append(try reader.readSE("delta_pic_order_cnt[1]"))
+            }
+        }
+        redundantPicCnt = pps.redundantPicCntPresentFlag ? try reader.readUE("redundant_pic_cnt", max: 127) : 0
+    }
+
+    /// True when a slice with this header, following `previous` (a VCL NAL unit of the current
+    /// primary coded picture), must be the first VCL NAL unit of a new primary coded picture
+    /// (clause 7.4.1.2.4).
+    public func startsNewPicture(after previous: SliceHeader) -> Bool {
+        if redundantPicCnt > 0 { return false }
+        if frameNum != previous.frameNum { return true }
+        if picParameterSetId != previous.picParameterSetId { return true }
+        if fieldPicFlag != previous.fieldPicFlag { return true }
+        if fieldPicFlag && bottomFieldFlag != previous.bottomFieldFlag { return true }
+        if (nalRefIdc == 0) != (previous.nalRefIdc == 0) { return true }
+        if picOrderCntLsb != previous.picOrderCntLsb || deltaPicOrderCntBottom != previous.deltaPicOrderCntBottom { return true }
+        if deltaPicOrderCnt != previous.deltaPicOrderCnt { return true }
+        if isIDR != previous.isIDR { return true }
+        if isIDR && previous.isIDR && idrPicId != previous.idrPicId { return true }
+        return false
+    }
+}
+
+extension SliceHeader {
+    /// Parses the leading elements of a slice header, taking the PPS and SPS from a cache.
+    public init<Bytes: Collection<UInt8>>(nalUnit: Bytes, parameterSets: ParameterSetCache) throws(H264Error) {
+        try self.init(nalUnit: nalUnit, pictureParameterSets: parameterSets.pictureParameterSets,
+                      sequenceParameterSets: parameterSets.sequenceParameterSets)
+    }
+
+    /// Reads only `first_mb_in_slice` of a slice NAL unit (no parameter sets needed), or `nil`
+    /// when it cannot be read.
+    public static func firstMbInSlice<Bytes: Collection<UInt8>>(ofNALUnit nalUnit: Bytes) -> Int? {
+        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: 8))
+        return try? reader.readUE("first_mb_in_slice")
+    }
+}
