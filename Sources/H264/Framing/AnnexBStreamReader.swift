@@ -64,6 +64,10 @@ public struct AnnexBStreamReader: Sendable {
     /// The number of bytes received so far.
     public var streamLength: Int { bufferStreamOffset + buffer.count }
 
+    /// The number of bytes held: the unit being read, plus bytes appended since the last
+    /// ``next()``. Bounded by the largest NAL unit and chunk, with their start codes.
+    public var bufferedByteCount: Int { buffer.count - consumed }
+
     /// Adds the next bytes of the stream.
     public mutating func append(_ chunk: some Collection<UInt8>) {
         compact()
@@ -115,6 +119,7 @@ public struct AnnexBStreamReader: Sendable {
 
     /// Ends the stream: returns every remaining NAL unit, the last one ending at the end of the
     /// data, and resets the reader for a new stream (offsets start again at 0).
+    /// ``skippedByteCount`` keeps the finished stream's count until the next ``finish()``.
     public mutating func finish() -> [StreamNALUnit] {
         var units = nalUnits()
         if let unit = current, let last = makeUnit(unit, end: buffer.count) { units.append(last) }
