@@ -72,14 +72,21 @@ import H264TestSupport
         }
     }
 
-    @Test func inPlaceLeavesBufferUntouchedOnError() {
+    @Test func inPlaceStopsAtTheBadLength() {
         var bytes: [UInt8] = [0, 0, 0, 2, 0x09, 0xF0, 0, 0, 0, 9, 0x41]
-        let original = bytes
         do { try AnnexB.convertAVCCInPlace(&bytes); Issue.record("no error") } catch {
             #expect(error.code == .lengthPastEnd)
             #expect(error.byteOffset == 6)
         }
-        #expect(bytes == original)
+        // The unit before the bad length is converted (2 → start code), the rest untouched.
+        #expect(bytes == [0, 0, 0, 1, 0x09, 0xF0, 0, 0, 0, 9, 0x41])
+        var empty: [UInt8] = []
+        try? AnnexB.convertAVCCInPlace(&empty)
+        #expect(empty.isEmpty)
+        var zero: [UInt8] = [0, 0, 0, 0]
+        do { try AnnexB.convertAVCCInPlace(&zero); Issue.record("no error") } catch {
+            #expect(error.code == .emptyNALUnit)
+        }
     }
 
     @Test func annexBToAVCCRejectsUnitsTooLongForTheLengthSize() throws {

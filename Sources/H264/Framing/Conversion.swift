@@ -61,36 +61,42 @@ extension AnnexB {
     /// Rewrites AVCC data with 4-byte lengths to Annex-B in place: each length becomes
     /// `00 00 00 01`.
     ///
-    /// Costs a few operations per NAL unit and touches no payload byte. Nothing is inserted (the
-    /// buffer cannot grow): parameter sets must already be in-band. The whole buffer is
-    /// validated before the first byte is changed, so on error it is left untouched. Data that
+    /// One pass that costs a few operations per NAL unit and touches no payload byte. Nothing
+    /// is inserted (the buffer cannot grow): parameter sets must already be in-band. Data that
     /// begins with a start code and does not parse as AVCC is left as it is (already Annex-B).
+    ///
+    /// On error the NAL units before the bad length field have already been rewritten (the
+    /// error's `byteOffset` says where the conversion stopped); validating first would cost a
+    /// second walk over the buffer's length fields.
     ///
     /// - Throws: ``H264Error/Code/truncated``, ``H264Error/Code/lengthPastEnd`` or
     ///   ``H264Error/Code/emptyNALUnit``, with the byte offset of the length field.
     public static func convertAVCCInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(H264Error) {
         let readOnly = UnsafeRawBufferPointer(buffer)
-        do throws(H264Error) {
-            var position = 0
-            while position < readOnly.count {
-                let length = try AVCC.readLength(in: readOnly, at: position, lengthSize: 4)
-                guard length > 0 else {
-                    throw H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
-                }
-                position += 4 + length
-            }
-        } catch {
-            if beginsWithStartCode(readOnly) { return }
-            throw error
-        }
         guard let base = buffer.baseAddress else { return }
+        // Annex-B already, or AVCC whose first length reads 00 00 00 01 / 00 00 01 xx? Only a
+        // full parse (without writing) can tell.
+        if beginsWithStartCode(readOnly) && !isValidFourByteAVCC(readOnly) { return }
         let startCode = UInt32(1).bigEndian
         var position = 0
         while position < buffer.count {
-            let length = Int(UInt32(bigEndian: base.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+            let length = try AVCC.readLength(in: readOnly, at: position, lengthSize: 4)
+            guard length > 0 else {
+                throw H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
+            }
             base.storeBytes(of: startCode, toByteOffset: position, as: UInt32.self)
             position += 4 + length
         }
+    }
+
+    /// True when the whole buffer splits into non-empty NAL units with 4-byte lengths.
+    private static func isValidFourByteAVCC(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        var position = 0
+        while position < buffer.count {
+            guard let length = try? AVCC.readLength(in: buffer, at: position, lengthSize: 4), length > 0 else { return false }
+            position += 4 + length
+        }
+        return true
     }
 
     /// Rewrites AVCC data with 4-byte lengths to Annex-B in place (see
