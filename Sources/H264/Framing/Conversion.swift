@@ -1,0 +1,360 @@
+// Conversion between AVCC (ISO/IEC 14496-15 length prefixes) and Annex-B (ITU-T H.264 Annex B
+// start codes), in both directions.
+
+// MARK: - AVCC → Annex-B
+
+extension AnnexB {
+    /// Which start code precedes each NAL unit written by the AVCC → Annex-B conversions.
+    public enum StartCodeStyle: Hashable, Sendable {
+        /// `00 00 00 01` before parameter sets (SPS, PPS, SPS extension) and before the first NAL
+        /// unit of each access unit, where clause B.1.2 requires the `zero_byte`; `00 00 01`
+        /// elsewhere. This is what FFmpeg's `h264_mp4toannexb` writes.
+        case minimal
+        /// `00 00 00 01` before every NAL unit, as the in-place conversion
+        /// (``convertAVCCInPlace(_:)-([UInt8])``) produces.
+        case fourByte
+    }
+
+    /// Converts one AVCC sample (one access unit) to Annex-B.
+    ///
+    /// Does what FFmpeg's `h264_mp4toannexb` does: when the sample holds an IDR slice and
+    /// `parameterSets` is given, the record's SPS (and SPS extensions) and PPS are inserted right
+    /// before the first IDR slice unless the sample already carries them in-band before it (each
+    /// kind is checked on its own: a sample with an in-band SPS but no PPS gets only the PPS).
+    ///
+    /// A sample that begins with a start code (`00 00 01` or `00 00 00 01`) and does not parse
+    /// as AVCC is taken to be Annex-B already and returned unchanged, as FFmpeg passes such
+    /// samples through. A genuine AVCC sample whose first length happens to read `00 00 01 xx`
+    /// or `00 00 00 01` still parses as AVCC and is converted.
+    ///
+    /// - Parameters:
+    ///   - sample: Length-prefixed NAL units of one access unit.
+    ///   - lengthSize: The length prefix size: 1, 2 or 4.
+    ///   - parameterSets: The stream's configuration record, to insert SPS/PPS before IDR
+    ///     pictures; `nil` to insert nothing.
+    ///   - startCodes: Which start codes to write (``StartCodeStyle/minimal`` by default).
+    /// - Returns: The Annex-B bytes, built in one allocation.
+    /// - Throws: the errors of ``AVCC/nalUnits(in:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)``.
+    public static func fromAVCC(_ sample: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord? = nil,
+                                startCodes: StartCodeStyle = .minimal) throws(H264Error) -> [UInt8] {
+        try convertFromAVCC(sample, lengthSize: lengthSize, parameterSets: parameterSets, startCodes: startCodes, wholeStream: false)
+    }
+
+    /// Converts a raw AVCC stream — many samples back to back, without container, as in a
+    /// `.264` file written with length prefixes — to Annex-B.
+    ///
+    /// Sample boundaries are not marked in such a stream, so access units are found as clause
+    /// 7.4.1.2.3 describes: a new one begins with an access unit delimiter, with an SEI, SPS,
+    /// PPS or NAL unit of type 14…18 that follows a slice, with the NAL unit after an end of
+    /// sequence or end of stream, or with a slice (types 1, 2, 5) whose `first_mb_in_slice` is
+    /// 0 that follows a slice. (Arbitrary slice order can make the last rule start an access
+    /// unit early; that only changes a start code's length or where parameter sets are
+    /// inserted.) Each access unit is then treated as ``fromAVCC(_:lengthSize:parameterSets:startCodes:)``
+    /// treats a sample.
+    ///
+    /// - Throws: the errors of ``AVCC/nalUnits(in:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)``.
+    public static func fromAVCCStream(_ stream: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord? = nil,
+                                      startCodes: StartCodeStyle = .minimal) throws(H264Error) -> [UInt8] {
+        try convertFromAVCC(stream, lengthSize: lengthSize, parameterSets: parameterSets, startCodes: startCodes, wholeStream: true)
+    }
+
+    /// Rewrites AVCC data with 4-byte lengths to Annex-B in place: each length becomes
+    /// `00 00 00 01`.
+    ///
+    /// One pass that costs a few operations per NAL unit and touches no payload byte. Nothing
+    /// is inserted (the buffer cannot grow): parameter sets must already be in-band. Data that
+    /// begins with a start code and does not parse as AVCC is left as it is (already Annex-B).
+    ///
+    /// On error the NAL units before the bad length field have already been rewritten (the
+    /// error's `byteOffset` says where the conversion stopped); validating first would cost a
+    /// second walk over the buffer's length fields.
+    ///
+    /// - Throws: ``H264Error/Code/truncated``, ``H264Error/Code/lengthPastEnd`` or
+    ///   ``H264Error/Code/emptyNALUnit``, with the byte offset of the length field.
+    public static func convertAVCCInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(H264Error) {
+        let readOnly = UnsafeRawBufferPointer(buffer)
+        guard let base = buffer.baseAddress else { return }
+        // Annex-B already, or AVCC whose first length reads 00 00 00 01 / 00 00 01 xx? Only a
+        // full parse (without writing) can tell.
+        if beginsWithStartCode(readOnly) && !isValidFourByteAVCC(readOnly) { return }
+        let startCode = UInt32(1).bigEndian
+        var position = 0
+        while position < buffer.count {
+            let length = try AVCC.readLength(in: readOnly, at: position, lengthSize: 4)
+            guard length > 0 else {
+                throw H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
+            }
+            base.storeBytes(of: startCode, toByteOffset: position, as: UInt32.self)
+            position += 4 + length
+        }
+    }
+
+    /// True when the whole buffer splits into non-empty NAL units with 4-byte lengths.
+    private static func isValidFourByteAVCC(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        var position = 0
+        while position < buffer.count {
+            guard let length = try? AVCC.readLength(in: buffer, at: position, lengthSize: 4), length > 0 else { return false }
+            position += 4 + length
+        }
+        return true
+    }
+
+    /// Rewrites AVCC data with 4-byte lengths to Annex-B in place (see
+    /// ``convertAVCCInPlace(_:)-(UnsafeMutableRawBufferPointer)``).
+    public static func convertAVCCInPlace(_ bytes: inout [UInt8]) throws(H264Error) {
+        let result = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(H264Error) in try convertAVCCInPlace(buffer) }
+        }
+        try result.get()
+    }
+
+    // MARK: Internals
+
+    /// A piece of Annex-B output: a NAL unit from the input, or a parameter set from the record.
+    private enum Piece {
+        case input(Range<Int>)
+        case parameterSet([UInt8])
+    }
+
+    private static func convertFromAVCC(_ bytes: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord?,
+                                        startCodes: StartCodeStyle, wholeStream: Bool) throws(H264Error) -> [UInt8] {
+        let units: [Range<Int>]
+        do throws(H264Error) {
+            units = try AVCC.nalUnits(in: bytes, lengthSize: lengthSize)
+        } catch {
+            let annexB = bytes.withUnsafeBytes { beginsWithStartCode($0) }
+            if annexB && error.code != .invalidLengthSize { return bytes }
+            throw error
+        }
+        return bytes.withUnsafeBytes { buffer in
+            var total = 0
+            plan(buffer, units: units, parameterSets: parameterSets, startCodes: startCodes, wholeStream: wholeStream) { startCode, piece in
+                switch piece {
+                case .input(let range): total += startCode + range.count
+                case .parameterSet(let unit): total += startCode + unit.count
+                }
+            }
+            var output: [UInt8] = []
+            output.reserveCapacity(total)
+            plan(buffer, units: units, parameterSets: parameterSets, startCodes: startCodes, wholeStream: wholeStream) { startCode, piece in
+                if startCode == 4 { output.append(0) }
+                output.append(0)
+                output.append(0)
+                output.append(1)
+                switch piece {
+                case .input(let range): output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[range]))
+                case .parameterSet(let unit): output.append(contentsOf: unit)
+                }
+            }
+            return output
+        }
+    }
+
+    /// Calls `visit` with each piece of output and its start code length, in order.
+    private static func plan(_ buffer: UnsafeRawBufferPointer, units: [Range<Int>], parameterSets: AVCDecoderConfigurationRecord?,
+                             startCodes: StartCodeStyle, wholeStream: Bool, _ visit: (Int, Piece) -> Void) {
+        var boundaries = AccessUnitBoundaryDetector()
+        var sawSPS = false
+        var sawPPS = false
+        var handledIDR = false
+        for (index, range) in units.enumerated() {
+            let type = buffer[range.lowerBound] & 0x1F
+            let payload: UInt8? = range.count > 1 ? buffer[range.lowerBound + 1] : nil
+            let startsAccessUnit = boundaries.startsAccessUnit(type: type, firstPayloadByte: payload)
+            let first = wholeStream ? startsAccessUnit : index == 0
+            if first {
+                sawSPS = false
+                sawPPS = false
+                handledIDR = false
+            }
+            if type == NALUnitType.idrSlice.rawValue && !handledIDR, let parameterSets {
+                handledIDR = true
+                if !sawSPS {
+                    for sps in parameterSets.sequenceParameterSets { visit(4, .parameterSet(sps)) }
+                    for ext in parameterSets.highProfileExtension?.sequenceParameterSetExtensions ?? [] {
+                        visit(4, .parameterSet(ext))
+                    }
+                }
+                if !sawPPS {
+                    for pps in parameterSets.pictureParameterSets { visit(4, .parameterSet(pps)) }
+                }
+            }
+            if type == NALUnitType.sequenceParameterSet.rawValue { sawSPS = true }
+            if type == NALUnitType.pictureParameterSet.rawValue { sawPPS = true }
+            let isParameterSet = type == 7 || type == 8 || type == 13
+            visit(first || isParameterSet || startCodes == .fourByte ? 4 : 3, .input(range))
+        }
+    }
+}
+
+/// Finds the first NAL unit of each access unit in a sequence of NAL units (clause 7.4.1.2.3),
+/// looking only at NAL unit types and the first bit of `first_mb_in_slice`.
+struct AccessUnitBoundaryDetector {
+    private var started = false
+    private var sawSlice = false
+    private var endedSequence = false
+
+    /// Whether the NAL unit of `type`, whose first byte after the header is `firstPayloadByte`,
+    /// begins a new access unit. Call once per NAL unit, in order.
+    mutating func startsAccessUnit(type: UInt8, firstPayloadByte: UInt8?) -> Bool {
+        let isNew: Bool
+        if !started || endedSequence || type == 9 {
+            isNew = true
+        } else if sawSlice {
+            switch type {
+            case 6, 7, 8, 14...18: isNew = true
+            // first_mb_in_slice is ue(v): its first bit is 1 exactly when it is 0.
+            case 1, 2, 5: isNew = (firstPayloadByte ?? 0) & 0x80 != 0
+            default: isNew = false
+            }
+        } else {
+            isNew = false
+        }
+        started = true
+        if isNew { sawSlice = false }
+        if (1...5).contains(type) { sawSlice = true }
+        endedSequence = type == 10 || type == 11
+        return isNew
+    }
+}
+
+// MARK: - Annex-B → AVCC
+
+extension AVCC {
+    /// Where the Annex-B → AVCC conversion puts parameter sets.
+    public enum ParameterSetPlacement: Hashable, Sendable {
+        /// Keep every NAL unit in the data, parameter sets included.
+        case inBand
+        /// Move SPS, PPS and SPS extension NAL units out of the data, for an `avcC` record.
+        case configuration
+    }
+
+    /// The result of ``fromAnnexB(_:lengthSize:parameterSets:)``.
+    public struct ConversionResult: Hashable, Sendable {
+        /// The length-prefixed NAL units.
+        public var data: [UInt8]
+        /// The size of each length prefix in `data`.
+        public var lengthSize: Int
+        /// Every distinct SPS NAL unit of the input, in order of first appearance.
+        public var sequenceParameterSets: [[UInt8]]
+        /// Every distinct PPS NAL unit of the input, in order of first appearance.
+        public var pictureParameterSets: [[UInt8]]
+        /// Every distinct SPS extension NAL unit (type 13) of the input, in order of first appearance.
+        public var sequenceParameterSetExtensions: [[UInt8]]
+
+        /// Creates a result.
+        public init(data: [UInt8], lengthSize: Int, sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]],
+                    sequenceParameterSetExtensions: [[UInt8]]) {
+            self.data = data
+            self.lengthSize = lengthSize
+            self.sequenceParameterSets = sequenceParameterSets
+            self.pictureParameterSets = pictureParameterSets
+            self.sequenceParameterSetExtensions = sequenceParameterSetExtensions
+        }
+
+        /// A configuration record holding the parameter sets found, with this length size.
+        ///
+        /// - Throws: ``H264Error/Code/missingParameterSet`` without an SPS or a PPS.
+        public func configurationRecord() throws(H264Error) -> AVCDecoderConfigurationRecord {
+            var record = try AVCDecoderConfigurationRecord(sequenceParameterSets: sequenceParameterSets,
+                                                           pictureParameterSets: pictureParameterSets,
+                                                           nalUnitLengthSize: lengthSize)
+            if !sequenceParameterSetExtensions.isEmpty {
+                var ext = record.highProfileExtension ?? .init()
+                ext.sequenceParameterSetExtensions = sequenceParameterSetExtensions
+                record.highProfileExtension = ext
+            }
+            return record
+        }
+    }
+
+    /// Converts Annex-B data to AVCC.
+    ///
+    /// The output is built in one allocation (its size is computed first).
+    ///
+    /// - Parameters:
+    ///   - bytes: Annex-B data (one access unit or a whole stream). Zero bytes before the first
+    ///     start code are allowed; NAL units are split as ``AnnexB`` describes.
+    ///   - lengthSize: The length prefix size to write: 1, 2 or 4.
+    ///   - parameterSets: ``ParameterSetPlacement/inBand`` keeps every NAL unit;
+    ///     ``ParameterSetPlacement/configuration`` leaves SPS, PPS and SPS extensions out of
+    ///     `data`. Either way the distinct parameter sets are reported in the result.
+    /// - Throws: ``H264Error/Code/invalidLengthSize``; ``H264Error/Code/missingStartCode`` when
+    ///   a non-zero byte precedes the first start code; ``H264Error/Code/valueOutOfRange`` (with
+    ///   the NAL unit's offset) when a NAL unit is too long for the length size.
+    public static func fromAnnexB(_ bytes: [UInt8], lengthSize: Int = 4,
+                                  parameterSets: ParameterSetPlacement = .inBand) throws(H264Error) -> ConversionResult {
+        try validate(lengthSize: lengthSize)
+        let units = try AnnexB.nalUnits(validating: bytes)
+        let maximum = maximumLength(lengthSize: lengthSize)
+        var sps: [[UInt8]] = []
+        var pps: [[UInt8]] = []
+        var exts: [[UInt8]] = []
+        func collect(_ range: Range<Int>, into list: inout [[UInt8]]) {
+            let unit = bytes[range]
+            if !list.contains(where: { $0.elementsEqual(unit) }) { list.append(Array(unit)) }
+        }
+        var total = 0
+        for unit in units {
+            let range = unit.range
+            guard range.count <= maximum else {
+                throw H264Error(.valueOutOfRange, field: "NALUnitLength", byteOffset: range.lowerBound,
+                                "a NAL unit of \(range.count) bytes does not fit a \(lengthSize)-byte length")
+            }
+            let type = bytes[range.lowerBound] & 0x1F
+            switch type {
+            case 7: collect(range, into: &sps)
+            case 8: collect(range, into: &pps)
+            case 13: collect(range, into: &exts)
+            default: break
+            }
+            if parameterSets == .configuration && (type == 7 || type == 8 || type == 13) { continue }
+            total += lengthSize + range.count
+        }
+        var data: [UInt8] = []
+        data.reserveCapacity(total)
+        for unit in units {
+            let range = unit.range
+            if parameterSets == .configuration {
+                let type = bytes[range.lowerBound] & 0x1F
+                if type == 7 || type == 8 || type == 13 { continue }
+            }
+            appendLength(range.count, lengthSize: lengthSize, to: &data)
+            data.append(contentsOf: bytes[range])
+        }
+        return ConversionResult(data: data, lengthSize: lengthSize, sequenceParameterSets: sps,
+                                pictureParameterSets: pps, sequenceParameterSetExtensions: exts)
+    }
+}
+
+// MARK: - Extradata
+
+extension AVCDecoderConfigurationRecord {
+    /// Reads codec extradata in either form found in the wild: an `avcC` record (first byte 1,
+    /// the `configurationVersion`), or Annex-B parameter sets (anything else), as FFmpeg's
+    /// `ff_h264_decode_extradata` decides.
+    ///
+    /// From Annex-B extradata the SPS, PPS and SPS extension NAL units are taken (other NAL
+    /// units are ignored) and a record is built from them with a 4-byte length size; profile,
+    /// compatibility and level come from the first SPS.
+    ///
+    /// - Throws: the errors of ``init(parsing:)`` for an `avcC`; for Annex-B,
+    ///   ``H264Error/Code/missingStartCode`` when it does not begin with a start code and
+    ///   ``H264Error/Code/missingParameterSet`` without an SPS or PPS; ``H264Error/Code/truncated``
+    ///   for empty extradata.
+    public init(extradata: [UInt8]) throws(H264Error) {
+        guard let first = extradata.first else {
+            throw H264Error(.truncated, field: "extradata", byteOffset: 0, "empty extradata")
+        }
+        if first == 1 {
+            try self.init(parsing: extradata)
+            return
+        }
+        let units = try AnnexB.nalUnits(validating: extradata)
+        guard !units.isEmpty else {
+            throw H264Error(.missingStartCode, field: "extradata", byteOffset: 0, "extradata is neither avcC nor Annex-B")
+        }
+        let converted = try AVCC.fromAnnexB(extradata, lengthSize: 4, parameterSets: .configuration)
+        self = try converted.configurationRecord()
+    }
+}
