@@ -67,6 +67,8 @@ public struct ExpectedStream: Sendable {
     public var sps: [[SyntaxPair]]
     /// Each distinct PPS's syntax elements, trailing rbsp bits removed.
     public var pps: [[SyntaxPair]]
+    /// The NAL unit types of all access units, concatenated.
+    public var nalTypes: [Int] { accessUnits.flatMap(\.nalTypes) }
     /// The `ffprobe` object.
     public var ffprobe: [String: any Sendable]
 

@@ -73,8 +73,9 @@ import H264TestSupport
         let eob: [UInt8] = [0x0B]
         let filler: [UInt8] = [0x0C, 0xFF, 0x80]
         let units = Self.cut([sps, pps, SyntheticStream.slice(idr: true), filler, eos,
-                              SyntheticStream.slice(idr: true, idrPicId: 1), eob])
-        #expect(units == [[7, 8, 5, 12, 10], [5, 11]])
+                              SyntheticStream.slice(idr: true, idrPicId: 1), eob, eob,
+                              SyntheticStream.slice(idr: true, idrPicId: 0), eos, eob])
+        #expect(units == [[7, 8, 5, 12, 10], [5, 11], [11], [5, 10, 11]])
     }
 
     @Test func redundantPictureStaysWithPrimary() {

@@ -120,23 +120,23 @@ import H264TestSupport
         let bytes = try TestFixtures.sharedData("conformance/\(name)")
         let expected = try ExpectedStream.load(name)
         let units = AnnexB.nalUnits(in: bytes)
-        #expect(units.count == expected.access_units.reduce(0) { $0 + $1.nal_types.count })
+        #expect(units.count == expected.accessUnits.reduce(0) { $0 + $1.nalTypes.count })
         #expect(units.map { Int(bytes[$0.range.lowerBound] & 0x1F) } == expected.nalTypes)
         #expect(units == ReferenceAnnexB.nalUnits(bytes))
         #expect(try AnnexB.nalUnits(validating: bytes) == units)
         // FFmpeg's access units partition the file, each starting at its first start code.
         var auStarts: [Int] = []
         var offset = 0
-        for au in expected.access_units {
+        for au in expected.accessUnits {
             auStarts.append(offset)
             offset += au.bytes
         }
         #expect(offset == bytes.count)
         var unitIndex = 0
-        for (au, start) in zip(expected.access_units, auStarts) {
+        for (au, start) in zip(expected.accessUnits, auStarts) {
             guard unitIndex < units.count else { break }
             #expect(units[unitIndex].startCodeOffset == start, "access unit at \(start)")
-            unitIndex += au.nal_types.count
+            unitIndex += au.nalTypes.count
         }
     }
 }

@@ -42,33 +42,6 @@ enum ReferenceAnnexB {
     }
 }
 
-/// `expected/NAME.json`, the parts these tests use (read off FFmpeg 5.1).
-struct ExpectedStream: Decodable {
-    struct AccessUnit: Decodable {
-        var bytes: Int
-        var nal_types: [Int]
-    }
-    var access_units: [AccessUnit]
-    var sps: [[[JSONScalar]]]
-    var pps: [[[JSONScalar]]]
-
-    /// A name or a number in the `[name, value]` pairs.
-    enum JSONScalar: Decodable {
-        case string(String), number(Double)
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let text = try? container.decode(String.self) { self = .string(text) } else { self = .number(try container.decode(Double.self)) }
-        }
-    }
-
-    static func load(_ name: String) throws -> ExpectedStream {
-        let url = TestFixtures.shared.appendingPathComponent("expected/\(name).json")
-        return try JSONDecoder().decode(ExpectedStream.self, from: Data(contentsOf: url))
-    }
-
-    var nalTypes: [Int] { access_units.flatMap(\.nal_types) }
-}
-
 /// The NAL units of whole-buffer parsing, as bytes.
 func nalUnitBytes(_ bytes: [UInt8]) -> [[UInt8]] {
     AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }

@@ -8,7 +8,8 @@
 /// streams apart: a second primary slice starting at macroblock 0 begins a new picture (encoders
 /// that repeat `idr_pic_id`), and a slice whose parameter sets are unknown falls back to
 /// FFmpeg's rule (`first_mb_in_slice` not increasing). End of sequence and end of stream stay with
-/// the access unit before them; the next NAL unit begins a new one. Redundant coded pictures
+/// the access unit before them (an end of stream may follow an end of sequence); the next NAL unit
+/// begins a new one. Redundant coded pictures
 /// (`redundant_pic_cnt` > 0) stay with their primary picture.
 ///
 /// Parameter sets are taken from the stream as they pass (and may be seeded from a
@@ -34,7 +35,8 @@ public struct AccessUnitAssembler: Sendable {
     private var lastSlice: SliceHeader?
     private var lastFirstMb: Int = -1
     private var sawPrimaryMbZero = false
-    private var closed = false
+    private var closedByEndOfSequence = false
+    private var closedByEndOfStream = false
     private var firstPPSId: Int?
     private var lastFormat: FormatDescription?
     private var cachedFormat: (ppsId: Int, format: FormatDescription)?
@@ -61,7 +63,8 @@ public struct AccessUnitAssembler: Sendable {
         guard let first = nalUnit.first else { return nil }
         let header = NALUnitHeader(byte: first)
         let type = header.nalUnitType
-        var startsNew = closed && !types.isEmpty
+        // After end of sequence only an end of stream may follow in the same access unit.
+        var startsNew = !types.isEmpty && (closedByEndOfStream || (closedByEndOfSequence && type != .endOfStream))
         var slice: SliceHeader?
         var firstMb: Int?
 
@@ -124,8 +127,10 @@ public struct AccessUnitAssembler: Sendable {
             } catch {
                 report(error.offset(by: streamOffset))
             }
-        case 10, 11:
-            closed = true
+        case 10:
+            closedByEndOfSequence = true
+        case 11:
+            closedByEndOfStream = true
         default:
             break
         }
@@ -168,7 +173,8 @@ public struct AccessUnitAssembler: Sendable {
         lastSlice = nil
         lastFirstMb = -1
         sawPrimaryMbZero = false
-        closed = false
+        closedByEndOfSequence = false
+        closedByEndOfStream = false
         firstPPSId = nil
         return unit
     }

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import H264
+
+/// A failure the CLI reports as one line on standard error, exiting with status 1.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+
+    /// `FILE: byte N: what` for bitstream errors.
+    init(file: String, _ error: H264Error) {
+        var text = "\(file)"
+        if let offset = error.byteOffset { text += ": byte \(offset)" }
+        var what = error
+        what.byteOffset = nil
+        text += ": \(what)"
+        description = text
+    }
+
+    init(_ description: String) { self.description = description }
+}
+
+enum CLIIO {
+    /// Reads a whole file, or standard input for `-`.
+    static func read(_ path: String) throws -> [UInt8] {
+        if path == "-" {
+            return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CLIError("\(path): no such file")
+        }
+        do {
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe))
+        } catch {
+            throw CLIError("\(path): cannot read: \(error.localizedDescription)")
+        }
+    }
+
+    /// Writes bytes to a file, or standard output for `-`.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        if path == "-" {
+            FileHandle.standardOutput.write(Data(bytes))
+            return
+        }
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw CLIError("\(path): cannot write: \(error.localizedDescription)")
+        }
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data(("h264: " + message + "\n").utf8))
+    }
+}
+
+/// Runs a command body, turning failures into one line on standard error and exit status 1.
+func runReportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as CLIError {
+        CLIIO.printError(error.description)
+        throw ExitCode(1)
+    } catch let error as H264Error {
+        CLIIO.printError(error.description)
+        throw ExitCode(1)
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import H264
+
+struct InspectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "List the NAL units, access units and parameter sets of an H.264 stream.",
+        discussion: """
+        FILE is an Annex-B byte stream, or AVCC (length-prefixed NAL units without container) when \
+        --config or --length-size is given. '-' reads standard input.
+        With --json, prints one object: {"access_units":[{"offset":…,"bytes":…,"nal_types":[…]},…],\
+        "sps":[[["name",value],…],…],"pps":[…]} — each distinct SPS and PPS once, in order of first \
+        appearance, its syntax elements in bitstream order with the spec's names.
+        """
+    )
+
+    @Argument(help: "The stream to read ('-' for standard input).")
+    var file: String
+
+    @Flag(help: "Print one JSON object instead of tables.")
+    var json = false
+
+    @Option(help: "An avcC (AVCDecoderConfigurationRecord) file: FILE is AVCC with its length size and parameter sets.")
+    var config: String?
+
+    @Option(help: "FILE is AVCC with NAL unit lengths of this many bytes (1, 2 or 4).")
+    var lengthSize: Int?
+
+    func run() throws {
+        try runReportingErrors {
+            let bytes = try CLIIO.read(file)
+            let name = file == "-" ? "<stdin>" : file
+            var record: AVCDecoderConfigurationRecord?
+            if let config {
+                let configBytes = try CLIIO.read(config)
+                do throws(H264Error) {
+                    record = try AVCDecoderConfigurationRecord(extradata: configBytes)
+                } catch {
+                    throw CLIError(file: config, error)
+                }
+            }
+            let inspection: StreamInspection
+            do throws(H264Error) {
+                inspection = try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize ?? record?.nalUnitLengthSize)
+            } catch {
+                throw CLIError(file: name, error)
+            }
+            if json {
+                print(inspection.json())
+            } else {
+                print(inspection.table())
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import H264
+
+/// What `h264 inspect` reads off a stream: its NAL units, access units and distinct parameter sets.
+struct StreamInspection {
+    struct NALUnitRow {
+        var offset: Int
+        var size: Int
+        var header: NALUnitHeader
+    }
+
+    struct ParameterSetDump {
+        var nalUnit: [UInt8]
+        var elements: [SyntaxElement]
+        var offset: Int
+    }
+
+    var nalUnits: [NALUnitRow] = []
+    var accessUnits: [AccessUnit] = []
+    var sequenceParameterSets: [ParameterSetDump] = []
+    var pictureParameterSets: [ParameterSetDump] = []
+    var problems: [H264Error] = []
+
+    /// Reads a stream: Annex-B when `lengthSize` is nil, AVCC otherwise.
+    init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(H264Error) {
+        var units: [(offset: Int, range: Range<Int>)] = []
+        if let lengthSize {
+            for range in try AVCC.nalUnits(in: bytes, lengthSize: lengthSize) {
+                units.append((range.lowerBound - lengthSize, range))
+            }
+        } else {
+            let locations = AnnexB.nalUnits(in: bytes)
+            if let first = locations.first {
+                let leading = bytes[0..<first.startCodeOffset]
+                if leading.contains(where: { $0 != 0 }) {
+                    throw H264Error(.missingStartCode, byteOffset: 0,
+                                    "\(first.startCodeOffset) bytes before the first start code (AVCC input needs --length-size or --config)")
+                }
+            } else if !bytes.isEmpty {
+                throw H264Error(.missingStartCode, byteOffset: 0, "no start code found (AVCC input needs --length-size or --config)")
+            }
+            units = locations.map { ($0.startCodeOffset, $0.range) }
+        }
+
+        var cache = ParameterSetCache()
+        var assembler = AccessUnitAssembler()
+        if let configurationRecord {
+            for sps in configurationRecord.sequenceParameterSets { try dump(sps, offset: 0, cache: &cache) }
+            for pps in configurationRecord.pictureParameterSets { try dump(pps, offset: 0, cache: &cache) }
+            assembler = AccessUnitAssembler(parameterSets: cache)
+        }
+        for unit in units {
+            let nal = bytes[unit.range]
+            let header: NALUnitHeader
+            do {
+                header = try NALUnitHeader(validating: nal)
+            } catch {
+                throw error.offset(by: unit.range.lowerBound)
+            }
+            nalUnits.append(NALUnitRow(offset: unit.offset, size: unit.range.count, header: header))
+            if header.nalUnitType.isParameterSet {
+                try dump(Array(nal), offset: unit.range.lowerBound, cache: &cache)
+            }
+            if let completed = assembler.append(nalUnit: nal, streamOffset: unit.offset) {
+                accessUnits.append(completed)
+            }
+        }
+        if let last = assembler.finish(streamLength: bytes.count) {
+            accessUnits.append(last)
+        }
+        problems = assembler.recentErrors
+    }
+
+    private mutating func dump(_ nalUnit: [UInt8], offset: Int, cache: inout ParameterSetCache) throws(H264Error) {
+        do {
+            let header = try NALUnitHeader(validating: nalUnit)
+            if header.nalUnitType == .sequenceParameterSet {
+                let elements = try SequenceParameterSet.syntaxElements(nalUnit: nalUnit)
+                if !sequenceParameterSets.contains(where: { $0.elements == elements }) {
+                    sequenceParameterSets.append(ParameterSetDump(nalUnit: nalUnit, elements: elements, offset: offset))
+                }
+            } else {
+                let elements = try PictureParameterSet.syntaxElements(nalUnit: nalUnit, sequenceParameterSets: cache.sequenceParameterSets)
+                if !pictureParameterSets.contains(where: { $0.elements == elements }) {
+                    pictureParameterSets.append(ParameterSetDump(nalUnit: nalUnit, elements: elements, offset: offset))
+                }
+            }
+            try cache.store(nalUnit)
+        } catch {
+            throw error.offset(by: offset)
+        }
+    }
+
+    // MARK: Output
+
+    func json() -> String {
+        var out = "{\"access_units\":["
+        for (index, unit) in accessUnits.enumerated() {
+            if index > 0 { out += "," }
+            out += "{\"offset\":\(unit.streamOffset),\"bytes\":\(unit.byteCount),\"nal_types\":["
+            out += unit.nalUnitTypes.map { String($0.rawValue) }.joined(separator: ",")
+            out += "]}"
+        }
+        out += "],\"sps\":["
+        out += sequenceParameterSets.map { Self.jsonElements($0.elements) }.joined(separator: ",")
+        out += "],\"pps\":["
+        out += pictureParameterSets.map { Self.jsonElements($0.elements) }.joined(separator: ",")
+        out += "]}"
+        return out
+    }
+
+    private static func jsonElements(_ elements: [SyntaxElement]) -> String {
+        "[" + elements.map { "[\(jsonString($0.name)),\($0.value)]" }.joined(separator: ",") + "]"
+    }
+
+    private static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    func table() -> String {
+        var lines: [String] = []
+        lines.append(pad("offset", 10) + pad("size", 9) + pad("type", 6) + pad("ref", 5) + "name")
+        for row in nalUnits {
+            lines.append(pad(String(row.offset), 10) + pad(String(row.size), 9) + pad(String(row.header.nalUnitType.rawValue), 6)
+                         + pad(String(row.header.nalRefIdc), 5) + row.header.nalUnitType.name)
+        }
+        let pictures = accessUnits.filter(\.hasPicture).count
+        let idr = accessUnits.filter(\.isIDR).count
+        lines.append("")
+        lines.append("\(nalUnits.count) NAL units, \(accessUnits.count) access units (\(pictures) with a picture, \(idr) IDR)")
+        for dump in sequenceParameterSets {
+            guard let sps = try? SequenceParameterSet(nalUnit: dump.nalUnit) else { continue }
+            var line = "SPS \(sps.seqParameterSetId): \(sps.profileName), level \(sps.level), "
+            line += "coded \(sps.codedWidth)x\(sps.codedHeight), display \(sps.displayWidth)x\(sps.displayHeight), "
+            if let rate = sps.frameRate {
+                line += "\(formatRate(rate)) fps, "
+            } else {
+                line += "frame rate not signalled, "
+            }
+            line += "chroma \(chromaName(sps.chromaFormatIdc)), \(sps.bitDepthLuma)-bit"
+            line += sps.frameMbsOnlyFlag ? ", progressive" : (sps.mbAdaptiveFrameFieldFlag ? ", MBAFF" : ", field/frame")
+            lines.append(line)
+        }
+        var spsById: [Int: SequenceParameterSet] = [:]
+        for dump in sequenceParameterSets {
+            if let sps = try? SequenceParameterSet(nalUnit: dump.nalUnit) { spsById[sps.seqParameterSetId] = sps }
+        }
+        for dump in pictureParameterSets {
+            guard let pps = try? PictureParameterSet(nalUnit: dump.nalUnit, sequenceParameterSets: spsById) else { continue }
+            var line = "PPS \(pps.picParameterSetId) → SPS \(pps.seqParameterSetId): "
+            line += pps.entropyCodingModeFlag ? "CABAC" : "CAVLC"
+            if pps.transform8x8ModeFlag { line += ", 8x8 transform" }
+            if pps.numSliceGroupsMinus1 > 0 { line += ", \(pps.numSliceGroupsMinus1 + 1) slice groups" }
+            if pps.weightedPredFlag || pps.weightedBipredIdc != 0 { line += ", weighted prediction" }
+            line += ", pic_init_qp \(26 + pps.picInitQpMinus26)"
+            lines.append(line)
+        }
+        for problem in problems {
+            lines.append("warning: \(problem)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+
+    private func formatRate(_ rate: Double) -> String {
+        let rounded = (rate * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    }
+
+    private func chromaName(_ idc: Int) -> String {
+        switch idc {
+        case 0: return "4:0:0"
+        case 1: return "4:2:0"
+        case 2: return "4:2:2"
+        default: return "4:4:4"
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+import H264
+import H264TestSupport
+
+/// Access-unit cuts against FFmpeg's parser on every shared conformance stream.
+@Suite struct AccessUnitConformanceTests {
+    static func assemble(_ bytes: [UInt8]) -> [AccessUnit] {
+        var assembler = AccessUnitAssembler()
+        var units: [AccessUnit] = []
+        for location in AnnexB.nalUnits(in: bytes) {
+            if let unit = assembler.append(nalUnit: bytes[location.range], streamOffset: location.startCodeOffset) {
+                units.append(unit)
+            }
+        }
+        if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
+        return units
+    }
+
+    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: TestFixtures.conformanceStreams)
+    func accessUnitsMatchFFmpeg(stream: String) throws {
+        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
+        let expected = try ExpectedStream.load(stream)
+        let units = Self.assemble(bytes)
+        #expect(units.count == expected.accessUnits.count)
+        var offset = 0
+        for (index, (unit, want)) in zip(units, expected.accessUnits).enumerated() {
+            #expect(unit.streamOffset == offset, "access unit \(index)")
+            #expect(unit.byteCount == want.bytes, "access unit \(index) of \(stream)")
+            #expect(unit.nalUnitTypes.map { Int($0.rawValue) } == want.nalTypes, "access unit \(index) of \(stream)")
+            offset += unit.byteCount
+            if unit.byteCount != want.bytes { break }
+        }
+        #expect(units.reduce(0) { $0 + $1.byteCount } == bytes.count)
+    }
+
+    @Test func conformanceStreamsArePresentInCI() {
+        if TestFixtures.runSharedTests {
+            #expect(TestFixtures.conformanceStreams.count == 63)
+        }
+    }
+
+    /// The committed copy (Fixtures/) works without the shared folder.
+    @Test func committedFixtureCutsMatch() throws {
+        let bytes = try TestFixtures.localData("conformance/CABA2_SVA_B.264")
+        let expected = try ExpectedStream.parse(Data(try TestFixtures.localData("conformance/CABA2_SVA_B.264.json")))
+        let units = Self.assemble(bytes)
+        #expect(units.map(\.byteCount) == expected.accessUnits.map(\.bytes))
+    }
+}
