@@ -92,8 +92,9 @@ public struct EncoderConfiguration: Hashable, Sendable {
     public var constantRateFactor: Double? = nil
     /// Hard limits on the data rate (VideoToolbox's `DataRateLimits`). The tightest rate becomes
     /// x264's VBV maximum rate, and its window the VBV buffer. Empty (default): with a bit rate,
-    /// the session uses a VBV of 1.5 × the average rate over 2 seconds so the rate can change
-    /// live; with ``constantRateFactor``, no VBV.
+    /// the session uses a VBV at the average rate with one second of buffer (x264 changes rates
+    /// live only with a VBV, and follows a change promptly only when the VBV rate is close to the
+    /// average); with ``constantRateFactor``, no VBV.
     public var dataRateLimits: [DataRateLimit] = []
     /// The most frames from one keyframe (IDR) to the next (VideoToolbox's
     /// `MaxKeyFrameInterval`); `nil` for x264's default of 250.

@@ -78,12 +78,12 @@ public final class EncoderSession: Sendable {
     ///   - width: the frame width in pixels, even and 2…16384.
     ///   - height: the frame height in pixels, even and 2…16384.
     ///   - configuration: the encoder properties (validated here).
-    ///   - logger: where x264's log lines go (level set by the logger's `logLevel`).
+    ///   - logger: where x264's log lines go (x264's level follows the logger's `logLevel`).
     ///   - outputHandler: called with every encoded frame on the encoding queue.
     /// - Throws: ``H264/H264Error/Code/invalidFrame`` for a bad size,
     ///   ``H264/H264Error/Code/invalidConfiguration`` naming the first invalid property.
     public init(width: Int, height: Int, configuration: EncoderConfiguration = EncoderConfiguration(),
-                logger: Logger = Logger(label: "H264Encoder"), outputHandler: OutputHandler? = nil) throws(H264Error) {
+                logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
         try Self.validateSize(width: width, height: height)
         try configuration.validate()
         shared = Mutex(Shared(configuration: configuration, width: width, height: height))
@@ -97,6 +97,14 @@ public final class EncoderSession: Sendable {
 
     deinit {
         invalidate()
+    }
+
+    /// The logger sessions use unless given one: label `H264Encoder`, level `warning` (x264's
+    /// warnings and errors; its per-session statistics are `info`).
+    public static var defaultLogger: Logger {
+        var logger = Logger(label: "H264Encoder")
+        logger.logLevel = .warning
+        return logger
     }
 
     static func validateSize(width: Int, height: Int) throws(H264Error) {

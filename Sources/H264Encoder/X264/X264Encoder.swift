@@ -164,8 +164,11 @@ final class X264Encoder {
             param.rc.i_vbv_max_bitrate = Int32(max(1, tightest.bitsPerSecond / 1000))
             param.rc.i_vbv_buffer_size = Int32(max(1, Double(tightest.bytes) * 8 / 1000))
         } else {
-            param.rc.i_vbv_max_bitrate = Int32(max(1, kbps * 1.5))
-            param.rc.i_vbv_buffer_size = Int32(max(1, kbps * 2))
+            // A maximum rate at the average makes x264's ABR forget old rates within seconds
+            // (its complexity sums decay when the VBV rate is under 1.5 × the bit rate), so a
+            // live change is followed promptly; one second of buffer absorbs keyframes.
+            param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
+            param.rc.i_vbv_buffer_size = Int32(max(1, kbps))
         }
     }
 
