@@ -381,6 +381,19 @@ public final class EncoderSession: Sendable {
         }
     }
 
+    /// Blocks until every frame accepted so far has been handed to x264 (without flushing
+    /// x264's own delay): back-pressure for producers that read faster than x264 encodes, such
+    /// as a file transcoder, so queued frames do not pile up in memory. Capture code should not
+    /// call it.
+    ///
+    /// - Throws: ``H264/H264Error/Code/invalidState`` from inside the output handler.
+    public func waitForQueuedFrames() throws(H264Error) {
+        guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
+            throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
+        }
+        queue.sync {}
+    }
+
     /// Waits until every queued job has run (tests).
     func waitForQueue() {
         queue.sync {}

@@ -4,6 +4,7 @@ import ArgumentParser
 struct H264Command: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "h264",
-        abstract: "Encode, inspect and convert H.264 streams."
+        abstract: "Encode, inspect and convert H.264 streams.",
+        subcommands: [EncodeCommand.self]
     )
 }
