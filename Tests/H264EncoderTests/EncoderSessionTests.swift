@@ -315,3 +315,37 @@ struct EncoderLifecycleTests {
         box.withLock { $0 = nil }
     }
 }
+
+/// The README's library example, on a synthetic moving gradient (no fixtures needed).
+@Test func readmeExample() throws {
+    let writer = AnnexBWriter()
+    let stream = Mutex<[UInt8]>([])
+    let session = try EncoderSession(width: 64, height: 48, configuration: .liveCapture) { frame in
+        stream.withLock { try? writer.append(frame, to: &$0) }
+    }
+    let format = try session.prepare()
+    #expect(format.sequenceParameterSets.count == 1 && format.pictureParameterSets.count == 1)
+    for i in 0..<10 {
+        var pixels = [UInt8](repeating: 128, count: 64 * 48 * 3 / 2)
+        for y in 0..<48 { for x in 0..<64 { pixels[y * 64 + x] = UInt8(truncatingIfNeeded: x * 3 + y + i * 4) } }
+        let frame = try VideoFrame(pixelFormat: .i420, width: 64, height: 48, contiguous: pixels)
+        try session.encode(frame, presentationTimeStamp: .milliseconds(i * 100) / 3, duration: .milliseconds(100) / 3,
+                           forceKeyframe: i == 5)
+    }
+    try session.setAverageBitRate(200_000)
+    try session.prewarm(width: 32, height: 32)
+    try session.switchToPrewarmedSession()
+    try session.encode(VideoFrame(pixelFormat: .i420, width: 32, height: 32, contiguous: [UInt8](repeating: 90, count: 1536)),
+                       presentationTimeStamp: .milliseconds(1000) / 3)
+    try session.completeFrames()
+    session.invalidate()
+    let bytes = stream.withLock { $0 }
+    // Three IDRs (frame 0, the forced frame 5, the switched frame), each after SPS and PPS.
+    var idr = 0, sps = 0
+    for i in 0..<(bytes.count - 4) where bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 0 && bytes[i + 3] == 1 {
+        if bytes[i + 4] & 0x1F == 5 { idr += 1 }
+        if bytes[i + 4] & 0x1F == 7 { sps += 1 }
+    }
+    #expect(idr == 3)
+    #expect(sps == 3)
+}
