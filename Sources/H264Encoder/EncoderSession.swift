@@ -1,7 +1,6 @@
 public import H264
 public import Logging
 import Dispatch
-import Synchronization
 
 /// A VideoToolbox-style H.264 compression session over libx264 — the counterpart of
 /// `VTCompressionSession`.
@@ -53,7 +52,7 @@ public final class EncoderSession: Sendable {
     /// Receives every encoded access unit, in decode order, on the session's encoding queue.
     public typealias OutputHandler = @Sendable (EncodedFrame) -> Void
 
-    private struct Shared: ~Copyable {
+    private struct Shared {
         var state: State = .created
         var configuration: EncoderConfiguration
         var width: Int
@@ -64,7 +63,7 @@ public final class EncoderSession: Sendable {
         var stream: AsyncStream<EncodedFrame>?
     }
 
-    private let shared: Mutex<Shared>
+    private let shared: Locked<Shared>
     private let output: OutputSink
     private let context: OutputContext
     private let queue: DispatchQueue
@@ -86,7 +85,7 @@ public final class EncoderSession: Sendable {
                 logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
         try Self.validateSize(width: width, height: height)
         try configuration.validate()
-        shared = Mutex(Shared(configuration: configuration, width: width, height: height))
+        shared = Locked(Shared(configuration: configuration, width: width, height: height))
         output = OutputSink(handler: outputHandler)
         queue = DispatchQueue(label: "H264Encoder.EncoderSession")
         self.logger = logger
@@ -422,7 +421,7 @@ final class OutputSink: Sendable {
         var continuation: AsyncStream<EncodedFrame>.Continuation?
     }
     private let handler: EncoderSession.OutputHandler?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(handler: EncoderSession.OutputHandler?) { self.handler = handler }
 
@@ -467,28 +466,27 @@ final class OutputSink: Sendable {
 final class Lane: Sendable {
     let width: Int
     let height: Int
-    private let configuration: Mutex<EncoderConfiguration>
+    private let configuration: Locked<EncoderConfiguration>
     private let logger: Logger
-    private struct Slot: ~Copyable {
+    private struct Slot {
         var encoder: X264Encoder?
         var closed = false
     }
-    // X264Encoder is used only inside this mutex.
-    nonisolated(unsafe) private var slot = Slot()
-    private let lock = Mutex(())
-    private let cachedFormat = Mutex<FormatDescription?>(nil)
+    /// The x264 encoder, used only inside this lock.
+    private let lock = Locked(Slot())
+    private let cachedFormat = Locked<FormatDescription?>(nil)
 
     init(width: Int, height: Int, configuration: EncoderConfiguration, logger: Logger) {
         self.width = width
         self.height = height
-        self.configuration = Mutex(configuration)
+        self.configuration = Locked(configuration)
         self.logger = logger
     }
 
     var openFormatDescription: FormatDescription? { cachedFormat.withLock { $0 } }
 
     private func withEncoder<R>(_ body: (X264Encoder) throws(H264Error) -> R) throws(H264Error) -> R {
-        try lock.withLock { (_) throws(H264Error) -> R in
+        try lock.withLock { (slot) throws(H264Error) -> R in
             if slot.encoder == nil {
                 guard !slot.closed else { throw H264Error(.invalidState, "the encoder was closed") }
                 let encoder = try X264Encoder(width: width, height: height,
@@ -513,7 +511,7 @@ final class Lane: Sendable {
 
     /// Drains x264 and closes it; a later frame reopens a fresh encoder.
     func flush() throws(H264Error) -> [EncodedFrame] {
-        try lock.withLock { (_) throws(H264Error) -> [EncodedFrame] in
+        try lock.withLock { (slot) throws(H264Error) -> [EncodedFrame] in
             guard let encoder = slot.encoder else { return [] }
             slot.encoder = nil
             return try encoder.flushAndClose()
@@ -522,14 +520,14 @@ final class Lane: Sendable {
 
     func reconfigure(_ c: EncoderConfiguration) throws(H264Error) {
         configuration.withLock { $0 = c }
-        try lock.withLock { (_) throws(H264Error) in
+        try lock.withLock { (slot) throws(H264Error) in
             try slot.encoder?.reconfigure(c)
         }
     }
 
     /// Closes x264 for good (idempotent).
     func close() {
-        lock.withLock { _ in
+        lock.withLock { slot in
             slot.closed = true
             slot.encoder?.close()
             slot.encoder = nil
