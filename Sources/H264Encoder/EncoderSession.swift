@@ -24,7 +24,9 @@ import Dispatch
 /// retained by the queued frame); x264 reads them in place when the queue reaches the frame.
 /// The queue is the only place x264 runs for frames, so outputs arrive in decode order from one
 /// serial context, and the x264 handle needs only one uncontended mutex (shared with
-/// ``prepare()``, which may open it on the caller's thread).
+/// ``prepare()`` and ``prewarm(width:height:)``, which may open it on the caller's thread).
+/// ``completeFrames()`` and ``waitForQueuedFrames()`` wait for the queue; ``invalidate()`` never
+/// waits (x264 is closed by a job on the queue).
 ///
 /// The queue is not bounded: a producer that encodes faster than x264 for a long time grows
 /// it; real-time presets keep x264 fast enough for capture.
