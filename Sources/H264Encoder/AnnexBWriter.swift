@@ -1,0 +1,177 @@
+public import H264
+
+/// Turns ``EncodedFrame``s into an Annex-B byte stream (clause B.1) as `.h264` files, TCP
+/// viewers and ffplay/VLC expect: every NAL unit after a 4-byte start code `00 00 00 01`, with
+/// the format's SPS and PPS written before every IDR picture so a decoder can start at any
+/// keyframe, and optionally an access unit delimiter (clause 7.3.2.4) opening every picture.
+///
+/// The writer has two ways to write:
+/// - ``append(_:to:)`` is stateless: parameter sets before every IDR, nothing else. Any number
+///   of threads may share one writer this way.
+/// - ``write(_:to:)`` remembers what it sent: besides before every IDR, it sends the parameter
+///   sets again before the first frame after ``init(accessUnitDelimiters:)`` or ``reset()``
+///   (a new connection, a session invalidated and replaced) and before any frame whose
+///   ``EncodedFrame/formatDescription`` differs from the last one sent (a format change), so
+///   the receiver always has the parameter sets of the picture it is given.
+///
+/// Output is appended to a caller's buffer whose capacity is reserved once per frame: no
+/// allocation per NAL unit; AVCC lengths are rewritten into start codes in place.
+public struct AnnexBWriter: Sendable {
+    /// True when every picture is opened by an access unit delimiter (`nal_unit_type` 9) whose
+    /// `primary_pic_type` follows the frame type (clause 7.4.2.4, Table 7-5).
+    public var accessUnitDelimiters: Bool
+
+    /// The format whose parameter sets ``write(_:to:)`` sent last; `nil` before the first
+    /// frame and after ``reset()``.
+    public private(set) var lastSentFormat: FormatDescription?
+
+    /// How many frames ``write(_:to:)`` preceded with parameter sets.
+    public private(set) var parameterSetWriteCount = 0
+
+    /// Creates a writer.
+    ///
+    /// - Parameter accessUnitDelimiters: open every picture with an access unit delimiter
+    ///   (some demuxers and hardware decoders want one; FFmpeg does not need it).
+    public init(accessUnitDelimiters: Bool = false) {
+        self.accessUnitDelimiters = accessUnitDelimiters
+    }
+
+    /// Forgets what was sent: the next ``write(_:to:)`` starts with SPS and PPS whatever the
+    /// frame. Call it for a new receiver (reconnect) or after the encoder session was
+    /// invalidated and replaced.
+    public mutating func reset() {
+        lastSentFormat = nil
+    }
+
+    /// True when ``write(_:to:)`` would send parameter sets before `frame`: an IDR, the first
+    /// frame after creation or ``reset()``, or a frame of another format than the last sent.
+    public func needsParameterSets(before frame: EncodedFrame) -> Bool {
+        frame.isKeyframe || lastSentFormat != frame.formatDescription
+    }
+
+    /// Appends the Annex-B bytes of `frame` to `output`, sending parameter sets whenever the
+    /// receiver might lack them (see ``needsParameterSets(before:)``).
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``;
+    ///   `output` is then as it was.
+    public mutating func write(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
+        let withParameterSets = needsParameterSets(before: frame)
+        try Self.append(frame, parameterSets: withParameterSets, delimiter: accessUnitDelimiters, to: &output)
+        if withParameterSets {
+            lastSentFormat = frame.formatDescription
+            parameterSetWriteCount += 1
+        }
+    }
+
+    /// The Annex-B bytes of `frame`: an access unit delimiter when enabled, SPS and PPS before
+    /// an IDR, then the frame's NAL units.
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``.
+    public func annexB(_ frame: EncodedFrame) throws(H264Error) -> [UInt8] {
+        var out: [UInt8] = []
+        try append(frame, to: &out)
+        return out
+    }
+
+    /// Appends the Annex-B bytes of `frame` to `output`: an access unit delimiter when enabled,
+    /// SPS and PPS before an IDR, then the frame's NAL units. Stateless (see ``write(_:to:)``).
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``;
+    ///   `output` is then as it was.
+    public func append(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
+        try Self.append(frame, parameterSets: frame.isKeyframe, delimiter: accessUnitDelimiters, to: &output)
+    }
+
+    /// The number of bytes ``append(_:to:)`` writes for `frame` with or without parameter sets.
+    public func annexBByteCount(of frame: EncodedFrame, parameterSets: Bool) -> Int {
+        Self.byteCount(of: frame, parameterSets: parameterSets, delimiter: accessUnitDelimiters)
+    }
+
+    private static func byteCount(of frame: EncodedFrame, parameterSets: Bool, delimiter: Bool) -> Int {
+        var count = frame.data.count + (delimiter ? 6 : 0)
+        if parameterSets {
+            for ps in frame.formatDescription.sequenceParameterSets { count += 4 + ps.count }
+            for ps in frame.formatDescription.pictureParameterSets { count += 4 + ps.count }
+        }
+        return count
+    }
+
+    /// The access unit delimiter RBSP byte: `primary_pic_type` (3 bits, Table 7-5) then the
+    /// stop bit. I and IDR pictures: 0 (I slices only); P: 1 (I, P); B: 2 (I, P, B).
+    static func delimiterPayload(for type: EncodedFrame.FrameType) -> UInt8 {
+        let primaryPicType: UInt8
+        switch type {
+        case .idr, .i: primaryPicType = 0
+        case .p: primaryPicType = 1
+        case .b, .bReference: primaryPicType = 2
+        }
+        return primaryPicType << 5 | 0x10
+    }
+
+    private static func append(_ frame: EncodedFrame, parameterSets: Bool, delimiter: Bool,
+                               to output: inout [UInt8]) throws(H264Error) {
+        let start = output.count
+        let needed = start + byteCount(of: frame, parameterSets: parameterSets, delimiter: delimiter)
+        if output.capacity < needed {
+            // Grow geometrically: a caller appending a whole stream to one buffer stays linear.
+            output.reserveCapacity(Swift.max(needed, output.capacity * 2))
+        }
+        if delimiter {
+            appendStartCode(to: &output)
+            output.append(0x09) // forbidden_zero_bit 0, nal_ref_idc 0, nal_unit_type 9
+            output.append(delimiterPayload(for: frame.frameType))
+        }
+        if parameterSets {
+            for ps in frame.formatDescription.sequenceParameterSets {
+                appendStartCode(to: &output)
+                output.append(contentsOf: ps)
+            }
+            for ps in frame.formatDescription.pictureParameterSets {
+                appendStartCode(to: &output)
+                output.append(contentsOf: ps)
+            }
+        }
+        let dataStart = output.count
+        output.append(contentsOf: frame.data)
+        do {
+            try output.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in
+                try convertLengthsToStartCodes(UnsafeMutableBufferPointer(rebasing: buffer[dataStart...]))
+            }
+        } catch {
+            output.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    @inline(__always)
+    private static func appendStartCode(to output: inout [UInt8]) {
+        output.append(0); output.append(0); output.append(0); output.append(1)
+    }
+
+    /// Rewrites AVCC data with 4-byte lengths into Annex-B in place: each 4-byte length becomes
+    /// the start code `00 00 00 01` (the cost is per NAL unit, not per byte).
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` when a length runs past the end; the
+    ///   buffer is then partly converted.
+    public static func convertLengthsToStartCodes(_ data: inout [UInt8]) throws(H264Error) {
+        try data.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in
+            try convertLengthsToStartCodes(buffer)
+        }
+    }
+
+    static func convertLengthsToStartCodes(_ buffer: UnsafeMutableBufferPointer<UInt8>) throws(H264Error) {
+        var i = 0
+        let count = buffer.count
+        while i < count {
+            guard count - i >= 4 else {
+                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "\(count - i) bytes left for a 4-byte length")
+            }
+            let length = Int(buffer[i]) << 24 | Int(buffer[i + 1]) << 16 | Int(buffer[i + 2]) << 8 | Int(buffer[i + 3])
+            guard length <= count - i - 4 else {
+                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "length \(length) with \(count - i - 4) bytes left")
+            }
+            buffer[i] = 0; buffer[i + 1] = 0; buffer[i + 2] = 0; buffer[i + 3] = 1
+            i += 4 + length
+        }
+    }
+}
