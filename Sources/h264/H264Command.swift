@@ -1,10 +1,10 @@
 import ArgumentParser
 
 @main
-struct H264Command: ParsableCommand {
+struct H264Command: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "h264",
-        abstract: "Encode, inspect and convert H.264 streams.",
-        subcommands: [EncodeCommand.self, InspectCommand.self, ConvertCommand.self]
+        abstract: "Encode, inspect, convert and serve H.264 streams.",
+        subcommands: [EncodeCommand.self, InspectCommand.self, ConvertCommand.self, ServeCommand.self]
     )
 }
