@@ -29,6 +29,10 @@
 /// then skips to the next usable IDR, reporting that skip too. Nothing in the input can make it
 /// trap: malformed NAL units are counted by the assembler (``assemblerErrorCount``).
 ///
+/// Access units handed out keep the assembler's offsets (``AccessUnit/streamOffset``,
+/// ``AccessUnit/byteCount``), except that the first of a stream begins at its first start code:
+/// bytes before it are skipped bytes.
+///
 /// An access unit is complete once the first NAL unit of the next one has arrived, so a live
 /// receiver hands out a picture one picture late, or at ``finish()``.
 /// The result never depends on how the bytes were chunked.
@@ -78,7 +82,8 @@ public struct AccessUnitReceiver: Sendable {
 
     /// A picture the receiver could not give a format description.
     public struct MissingParameterSets: Hashable, Sendable {
-        /// Where the picture's access unit begins in the stream (``AccessUnit/streamOffset``).
+        /// Where the picture's access unit begins in the stream (``AccessUnit/streamOffset``,
+        /// its first start code).
         public var streamOffset: Int
         /// True when the picture is an IDR.
         public var isIDR: Bool
@@ -198,10 +203,16 @@ public struct AccessUnitReceiver: Sendable {
     }
 
     private mutating func handle(_ unit: AccessUnit) {
-        // The first access unit's offset is 0 even when bytes before the first start code
-        // were skipped: its first start code is where the reader found it.
-        let firstStartCode = atFirstAccessUnit ? reader.skippedByteCount : unit.streamOffset
-        atFirstAccessUnit = false
+        var unit = unit
+        if atFirstAccessUnit {
+            // The assembler's first access unit begins at offset 0 even when bytes before the
+            // first start code were dropped; here those bytes belong to the skip.
+            let start = Swift.min(reader.skippedByteCount, unit.streamOffset + unit.byteCount)
+            unit.byteCount -= start - unit.streamOffset
+            unit.streamOffset = start
+            atFirstAccessUnit = false
+        }
+        let firstStartCode = unit.streamOffset
         let missing = unit.hasPicture && unit.formatDescription == nil
         if missing && (isDecoding || unit.isIDR) {
             missingParameterSetCount += 1
