@@ -30,6 +30,8 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var encoding: EncodeOptions
     @Option(help: "Frames a client may have in flight before it is skipped to the next IDR (default: one second's worth).")
     var clientQueueFrames: Int?
+    @Option(help: "Kernel send buffer per client in bytes (SO_SNDBUF; default: the system's). Smaller keeps slow clients closer to live.")
+    var sendBufferSize: Int?
     @Flag(help: "Open every picture with an access unit delimiter.")
     var accessUnitDelimiters = false
     @Flag(help: "No log lines for clients and no summary.")
@@ -39,6 +41,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
         if let clientQueueFrames, clientQueueFrames < 1 { throw ValidationError("--client-queue-frames must be at least 1") }
+        if let sendBufferSize, !(1024...(64 << 20)).contains(sendBufferSize) {
+            throw ValidationError("--send-buffer-size must be 1024…67108864")
+        }
     }
 
     func run() async throws {
@@ -81,10 +86,14 @@ struct ServeCommand: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server: any Channel
         do {
-            server = try await ServerBootstrap(group: group)
+            var bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            if let sendBufferSize {
+                bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBufferSize))
+            }
+            server = try await bootstrap
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(ClientHandler(broadcaster: broadcaster))

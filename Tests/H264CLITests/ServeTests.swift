@@ -1,0 +1,382 @@
+import Foundation
+import H264
+import H264TestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `h264 serve` on loopback (127.0.0.1 only), each test bounded in time: the server is a
+/// subprocess on a free port (`--port 0`, read from its first line), stopped with SIGTERM at
+/// the end (which must exit 0). Clients are FFmpeg (`-i tcp://…`) and raw sockets whose bytes
+/// go through the library's `AccessUnitReceiver` and then FFmpeg.
+@Suite(.serialized) struct ServeTests {
+    /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE): 30 fps.
+    static let y4m = TestFixtures.local.appendingPathComponent("cars_320x240_30f.y4m").path
+    static let frameInterval = 1.0 / 30
+    static let frameBytes = 320 * 240 * 3 / 2
+
+    /// Three FFmpeg viewers and three raw viewers join at 0 s, about 1.3 s and about 2.7 s (when
+    /// the first raw viewer has 39 and 81 pictures). Each records 45 pictures: its first NAL
+    /// units are SPS, PPS, IDR; the IDR arrives within two frame intervals of connecting; the
+    /// bytes decode with zero FFmpeg errors from the first byte; pictures arrive at 30 fps ±10%.
+    @Test func viewersJoiningLateGetACleanStreamAtTheInputRate() throws {
+        let server = try ServeProcess(["--loop", "--quiet"])
+        defer { server.kill() }
+        var raw = [try TCPClient(port: server.port)]
+        var ffmpeg = [try FFmpegViewer(port: server.port)]
+        for joinAt in [39, 81] {
+            try TCPClient.pump(raw, deadline: .now + .seconds(10)) { raw[0].accessUnits.count >= joinAt }
+            raw.append(try TCPClient(port: server.port))
+            ffmpeg.append(try FFmpegViewer(port: server.port))
+        }
+        try TCPClient.pump(raw, deadline: .now + .seconds(10)) { raw.allSatisfy { $0.accessUnits.count >= 46 } }
+        for (n, client) in raw.enumerated() {
+            try client.checkCleanStart(pictures: 45, label: "raw viewer \(n)")
+            client.close()
+        }
+        for (n, viewer) in ffmpeg.enumerated() {
+            let result = try viewer.wait(timeout: .seconds(20))
+            #expect(result.status == 0, "FFmpeg viewer \(n): \(result.stderr)")
+            #expect(result.stderr.isEmpty, "FFmpeg viewer \(n): \(result.stderr)")
+            #expect(result.outputBytes == 45 * Self.frameBytes, "FFmpeg viewer \(n)")
+        }
+        #expect(server.stop() == 0)
+    }
+
+    /// 50 viewers at once (one IDR shared by those joining together), 15 then reset their
+    /// connection, 10 close it, 5 stop reading; the other 20 keep being served at the input rate,
+    /// and a fresh viewer afterwards still gets a clean stream. The server then stops cleanly.
+    @Test func fiftyViewersSomeDroppingAbruptly() throws {
+        let server = try ServeProcess(["--loop"])
+        defer { server.kill() }
+        let clients = try (0..<50).map { _ in try TCPClient(port: server.port) }
+        try TCPClient.pump(clients, deadline: .now + .seconds(10)) { clients.allSatisfy { $0.firstIDROffset != nil } }
+        for (n, client) in clients.enumerated() {
+            #expect(client.firstNALUnitTypes == [7, 8, 5], "viewer \(n)")
+        }
+        for client in clients[0..<15] { client.reset() }
+        for client in clients[15..<25] { client.close() }
+        let stalled = clients[25..<30]
+        let readers = Array(clients[30...])
+        let counts = readers.map(\.accessUnits.count)
+        try TCPClient.pump(readers, deadline: .now + .seconds(10)) {
+            zip(readers, counts).allSatisfy { $0.accessUnits.count >= $1 + 31 }
+        }
+        for (n, client) in readers.enumerated() {
+            try client.checkRate(from: counts[n], pictures: 30, label: "reader \(n)")
+            try client.checkDecodes(label: "reader \(n)")
+        }
+        let fresh = try TCPClient(port: server.port)
+        try TCPClient.pump([fresh], deadline: .now + .seconds(10)) { fresh.accessUnits.count >= 31 }
+        try fresh.checkCleanStart(pictures: 30, label: "fresh viewer")
+        for client in readers + Array(stalled) + [fresh] { client.close() }
+        #expect(server.stop() == 0)
+        #expect(server.stderr.contains("served "), "\(server.stderr.suffix(500))")
+        #expect(server.stderr.contains("to 51 clients"), "\(server.stderr.suffix(500))")
+    }
+
+    /// A viewer that stops reading (small kernel buffers, a queue of 4 frames) is skipped to an
+    /// IDR: what it receives still decodes without error and restarts at SPS, PPS and IDR,
+    /// while a viewer beside it keeps the input rate.
+    @Test func slowViewerIsSkippedToTheNextIDR() throws {
+        let server = try ServeProcess(["--loop", "--client-queue-frames", "4", "--send-buffer-size", "4096",
+                                       "--bitrate", "4000000", "--max-keyframe-interval-duration", "10"])
+        defer { server.kill() }
+        let slow = try TCPClient(port: server.port, receiveBufferSize: 4096)
+        let fast = try TCPClient(port: server.port)
+        try TCPClient.pump([fast], deadline: .now + .seconds(10)) { fast.accessUnits.count >= 40 }
+        let before = fast.accessUnits.count
+        try TCPClient.pump([fast, slow], deadline: .now + .seconds(10)) { fast.accessUnits.count >= before + 31 }
+        try fast.checkRate(from: before, pictures: 30, label: "fast viewer")
+        try fast.checkDecodes(label: "fast viewer")
+        #expect(server.stderr.contains("skipped to the next IDR"), "\(server.stderr)")
+        #expect(slow.firstNALUnitTypes == [7, 8, 5])
+        #expect(slow.accessUnits.filter(\.isIDR).count >= 2, "the slow viewer resumed at a later IDR")
+        #expect(slow.receiver.skippedAccessUnitCount == 0 && slow.receiver.missingParameterSetCount == 0)
+        #expect(slow.accessUnits.count < fast.accessUnits.count)
+        try slow.checkDecodes(label: "slow viewer")
+        fast.close()
+        slow.close()
+        #expect(server.stop() == 0)
+    }
+
+    @Test func badArgumentsFail() throws {
+        #expect(try CLI.run(["serve", Self.y4m, "--port", "70000"]).status != 0)
+        #expect(try CLI.run(["serve", "-", "--port", "0", "--loop"]).status != 0)
+        #expect(try CLI.run(["serve", "/nonexistent.y4m", "--port", "0"]).status != 0)
+    }
+}
+
+/// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 …` as a subprocess.
+final class ServeProcess: Sendable {
+    let process: Process
+    let port: Int
+    private let log = LogBuffer()
+
+    init(_ arguments: [String]) throws {
+        _ = ignoreSIGPIPE
+        process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["serve", ServeTests.y4m, "--port", "0"] + arguments
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let listening = DispatchSemaphore(value: 0)
+        let handle = err.fileHandleForReading
+        try process.run()
+        let log = self.log.text
+        Thread.detachNewThread {
+            var signalled = false
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                log.append(String(decoding: data, as: UTF8.self))
+                if !signalled, log.read({ $0.contains("listening on") && $0.contains("\n") }) {
+                    signalled = true
+                    listening.signal()
+                }
+            }
+            if !signalled { listening.signal() }
+        }
+        _ = listening.wait(timeout: .now() + 30)
+        let text = log.read { $0 }
+        guard let range = text.range(of: "tcp://127.0.0.1:"),
+              let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
+            process.terminate()
+            throw ServeTestError("h264 serve did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    var stderr: String { log.text.read { $0 } }
+
+    /// SIGTERM, then the exit status (waits at most 10 s; -1 if it did not exit).
+    func stop() -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        let exited = DispatchSemaphore(value: 0)
+        let process = self.process
+        Thread.detachNewThread { process.waitUntilExit(); exited.signal() }
+        process.terminate()
+        guard exited.wait(timeout: .now() + 10) == .success else { return -1 }
+        return process.terminationStatus
+    }
+
+    /// Ends the process whatever happened (test cleanup).
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+/// Standard error collected by a reading thread.
+final class LogBuffer: Sendable {
+    final class Text: Sendable {
+        private let storage = Mutex("")
+        func append(_ more: String) { storage.withLock { $0 += more } }
+        func read<T>(_ body: (String) -> T) -> T { storage.withLock { body($0) } }
+    }
+    let text = Text()
+}
+
+struct ServeTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+/// `ffmpeg -f h264 -i tcp://127.0.0.1:PORT -frames:v 45` decoding to raw video in a file.
+final class FFmpegViewer {
+    let process = Process()
+    let output: URL
+    let errors: URL
+
+    init(port: Int) throws {
+        let dir = try CLI.temporaryDirectory()
+        output = dir.appendingPathComponent("out.yuv")
+        errors = dir.appendingPathComponent("err.txt")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // Small probe: a live raw H.264 stream has no header worth waiting 5 s for.
+        process.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-probesize", "32", "-analyzeduration", "0", "-f", "h264",
+                             "-i", "tcp://127.0.0.1:\(port)", "-frames:v", "45", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", output.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errors)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func wait(timeout: Duration) throws -> (status: Int32, stderr: String, outputBytes: Int) {
+        let exited = DispatchSemaphore(value: 0)
+        let process = self.process
+        Thread.detachNewThread { process.waitUntilExit(); exited.signal() }
+        if exited.wait(timeout: .now() + Double(timeout.components.seconds)) != .success {
+            process.terminate()
+            _ = exited.wait(timeout: .now() + 5)
+        }
+        let stderr = String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self)
+        let size = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
+        try? FileManager.default.removeItem(at: output.deletingLastPathComponent())
+        return (process.isRunning ? -1 : process.terminationStatus, stderr, size ?? 0)
+    }
+}
+
+/// A raw TCP viewer: records the bytes with their arrival times and cuts them into access
+/// units with `AccessUnitReceiver`.
+final class TCPClient {
+    let fd: Int32
+    let connectedAt: ContinuousClock.Instant
+    private(set) var bytes: [UInt8] = []
+    /// (end offset of a chunk, when it arrived)
+    private(set) var arrivals: [(end: Int, at: ContinuousClock.Instant)] = []
+    private(set) var receiver = AccessUnitReceiver()
+    private(set) var accessUnits: [AccessUnit] = []
+    private(set) var open = true
+
+    init(port: Int, receiveBufferSize: Int32? = nil) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        guard fd >= 0 else { throw ServeTestError("socket: \(errno)") }
+        if var size = receiveBufferSize {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { Glibc.close(fd); throw ServeTestError("connect: \(errno)") }
+        connectedAt = .now
+    }
+
+    deinit { if open { Glibc.close(fd) } }
+
+    /// Reads what is there (the socket is readable).
+    fileprivate func readAvailable() {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { open = false; Glibc.close(fd); return }
+        let chunk = buffer[0..<n]
+        bytes += chunk
+        arrivals.append((bytes.count, .now))
+        for event in receiver.receive(chunk) {
+            if case .accessUnit(let unit) = event { accessUnits.append(unit) }
+        }
+    }
+
+    /// Reads from every open client until `done` or the deadline (then it throws).
+    static func pump(_ clients: [TCPClient], deadline: ContinuousClock.Instant, until done: () -> Bool) throws {
+        while !done() {
+            let live = clients.filter(\.open)
+            guard !live.isEmpty else { throw ServeTestError("every connection closed") }
+            let remaining = deadline - .now
+            guard remaining > .zero else { throw ServeTestError("timed out; access units: \(clients.map(\.accessUnits.count))") }
+            var fds = live.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let ms = Int32(min(remaining / .milliseconds(1), 100))
+            let ready = poll(&fds, nfds_t(fds.count), ms)
+            guard ready > 0 else { continue }
+            for (client, entry) in zip(live, fds) where entry.revents != 0 { client.readAvailable() }
+        }
+    }
+
+    /// An abrupt disconnect: SO_LINGER 0 makes close send a reset.
+    func reset() {
+        guard open else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+
+    func close() {
+        guard open else { return }
+        open = false
+        Glibc.close(fd)
+    }
+
+    /// When the byte at `offset` arrived.
+    func arrival(of offset: Int) -> ContinuousClock.Instant? {
+        arrivals.first { $0.end > offset }?.at
+    }
+
+    /// The types of the first three NAL units received.
+    var firstNALUnitTypes: [UInt8] {
+        AnnexB.nalUnits(in: bytes).prefix(3).map { bytes[$0.range.lowerBound] & 0x1F }
+    }
+
+    /// Where the first IDR slice's NAL unit begins, once its header byte has arrived.
+    var firstIDROffset: Int? {
+        AnnexB.nalUnits(in: bytes).first { bytes[$0.range.lowerBound] & 0x1F == 5 }?.range.lowerBound
+    }
+
+    /// The stream from its first byte: SPS, PPS, IDR first, the IDR within two frame intervals
+    /// of connecting, `pictures` access units decoding without error, at the input rate.
+    func checkCleanStart(pictures: Int, label: String) throws {
+        #expect(firstNALUnitTypes == [7, 8, 5], "\(label)")
+        #expect(receiver.skippedByteCount == 0 && receiver.skippedAccessUnitCount == 0, "\(label)")
+        if let idr = firstIDROffset, let at = arrival(of: idr) {
+            let latency = (at - connectedAt) / .seconds(1)
+            #expect(latency <= 2 * ServeTests.frameInterval, "\(label): first IDR after \(latency) s")
+        } else {
+            Issue.record("\(label): no IDR")
+        }
+        try checkRate(from: 0, pictures: pictures, label: label)
+        try checkDecodes(upTo: pictures, label: label)
+    }
+
+    /// Pictures `first` ..< `first + pictures` arrived at 30 fps ±10% (measured between the
+    /// arrivals of their first bytes).
+    func checkRate(from first: Int, pictures: Int, label: String) throws {
+        try #require(accessUnits.count >= first + pictures, "\(label)")
+        guard let start = arrival(of: accessUnits[first].streamOffset),
+              let end = arrival(of: accessUnits[first + pictures - 1].streamOffset) else {
+            Issue.record("\(label): no arrival times"); return
+        }
+        let rate = Double(pictures - 1) / ((end - start) / .seconds(1))
+        #expect(abs(rate - 30) <= 3, "\(label): \(rate) pictures per second")
+    }
+
+    /// The bytes from the first up to picture `count` (every complete one, when nil) decode
+    /// without FFmpeg errors.
+    func checkDecodes(upTo count: Int? = nil, label: String) throws {
+        // Only whole pictures: those the receiver completed (the last one may still be arriving).
+        let last = accessUnits.last.map { $0.streamOffset + $0.byteCount } ?? 0
+        let end = count.flatMap { $0 < accessUnits.count ? accessUnits[$0].streamOffset : nil } ?? last
+        let expectedPictures = count ?? accessUnits.count
+        let result = try FFmpeg.decode(Array(bytes[..<end]))
+        #expect(result.errors.isEmpty, "\(label): \(result.errors)")
+        #expect(result.frames >= expectedPictures, "\(label): \(result.frames) decoded of \(expectedPictures)")
+    }
+}
+
+enum FFmpeg {
+    /// Decodes Annex-B with FFmpeg: the number of pictures and the error output.
+    static func decode(_ annexB: [UInt8]) throws -> (frames: Int, errors: String) {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.h264")
+        try Data(annexB).write(to: input)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", input.path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
+        let out = Pipe()
+        let errURL = dir.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let errHandle = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = errHandle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try errHandle.close()
+        return (data.count / ServeTests.frameBytes, String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    }
+}
