@@ -176,7 +176,7 @@ struct EncodeCommandTests {
         let (name, bytes, expected) = Self.badInputs[index]
         let input = temporaryPath("bad.y4m"), out = temporaryPath("bad.h264")
         defer { try? FileManager.default.removeItem(atPath: input); try? FileManager.default.removeItem(atPath: out) }
-        if let bytes { FileManager.default.createFile(atPath: input, contents: Data(bytes)) }
+        if let bytes { _ = FileManager.default.createFile(atPath: input, contents: Data(bytes)) }
         let result = try h264([input, "-o", out])
         #expect(result.status == 1, "\(name)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(name): \(result.stderr)")
@@ -187,7 +187,7 @@ struct EncodeCommandTests {
     @Test func truncatedRawInputAndBadOptions() throws {
         let input = temporaryPath("raw.i420"), out = temporaryPath("raw.h264")
         defer { try? FileManager.default.removeItem(atPath: input); try? FileManager.default.removeItem(atPath: out) }
-        FileManager.default.createFile(atPath: input, contents: Data(repeating: 16, count: 384 + 10))
+        _ = FileManager.default.createFile(atPath: input, contents: Data(repeating: 16, count: 384 + 10))
         let truncated = try h264([input, "--size", "16x16", "--fps", "30", "-o", out])
         #expect(truncated.status == 1)
         #expect(truncated.stderr.contains("frame 2 has 10 of 384 bytes"), "\(truncated.stderr)")
