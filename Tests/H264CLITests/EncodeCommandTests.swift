@@ -5,35 +5,9 @@ import Testing
 
 /// Runs a program with optional standard input; collects standard output and error.
 private func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-    _ = ignoreSIGPIPE
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
-    process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-    try process.run()
-    let group = DispatchGroup()
-    let errData = Mutex(Data())
-    DispatchQueue.global().async(group: group) {
-        let d = err.fileHandleForReading.readDataToEndOfFile()
-        errData.withLock { $0 = d }
-    }
-    if let stdin {
-        let handle = input.fileHandleForWriting
-        DispatchQueue.global().async(group: group) {
-            try? handle.write(contentsOf: Data(stdin))
-            try? handle.close()
-        }
-    }
-    let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    group.wait()
-    return (process.terminationStatus, [UInt8](stdoutData), String(decoding: errData.withLock { $0 }, as: UTF8.self))
+    let output = try Subprocess.run(executable, arguments, stdin: stdin)
+    return (output.status, output.stdout, output.stderr)
 }
-
-private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
 private func h264(_ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
     try run(CLI.executable.path, ["encode"] + arguments, stdin: stdin)
