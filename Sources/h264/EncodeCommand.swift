@@ -30,12 +30,7 @@ struct EncodeCommand: ParsableCommand {
     var quiet = false
 
     func run() throws {
-        do {
-            try encode()
-        } catch {
-            FileHandle.standardError.write(Data("h264 encode: error: \(error)\n".utf8))
-            throw ExitCode.failure
-        }
+        try runReportingErrors(command: "encode") { try encode() }
     }
 
     private func encode() throws {

@@ -49,8 +49,10 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             try await serve()
+        } catch let error as ExitCode {
+            throw error
         } catch {
-            FileHandle.standardError.write(Data("h264 serve: error: \(error)\n".utf8))
+            CLIIO.printError(command: "serve", String(describing: error))
             throw ExitCode.failure
         }
     }

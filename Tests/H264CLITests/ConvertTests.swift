@@ -6,23 +6,9 @@ import H264TestSupport
 /// Runs `ffmpeg` (the reference decoder) over an Annex-B file; returns decoded frame count and
 /// whatever FFmpeg printed at level error.
 func ffmpegDecode(_ path: String) throws -> (frames: Int, errors: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", path, "-f", "framemd5", "-"]
-    let out = Pipe()
-    let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("ffmpeg-\(UUID().uuidString).txt")
-    _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
-    let errHandle = try FileHandle(forWritingTo: errFile)
-    process.standardOutput = out
-    process.standardError = errHandle
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try errHandle.close()
-    let errors = String(decoding: try Data(contentsOf: errFile), as: UTF8.self)
-    try? FileManager.default.removeItem(at: errFile)
-    let frames = String(decoding: output, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count
-    return (frames, errors + (process.terminationStatus == 0 ? "" : "ffmpeg exit \(process.terminationStatus)"))
+    let output = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", path, "-f", "framemd5", "-"])
+    let frames = String(decoding: output.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count
+    return (frames, output.stderr + (output.status == 0 ? "" : "ffmpeg exit \(output.status)"))
 }
 
 @Suite struct ConvertCommandTests {

@@ -5,35 +5,9 @@ import Testing
 
 /// Runs a program with optional standard input; collects standard output and error.
 private func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-    _ = ignoreSIGPIPE
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
-    process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-    try process.run()
-    let group = DispatchGroup()
-    let errData = Mutex(Data())
-    DispatchQueue.global().async(group: group) {
-        let d = err.fileHandleForReading.readDataToEndOfFile()
-        errData.withLock { $0 = d }
-    }
-    if let stdin {
-        let handle = input.fileHandleForWriting
-        DispatchQueue.global().async(group: group) {
-            try? handle.write(contentsOf: Data(stdin))
-            try? handle.close()
-        }
-    }
-    let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    group.wait()
-    return (process.terminationStatus, [UInt8](stdoutData), String(decoding: errData.withLock { $0 }, as: UTF8.self))
+    let output = try Subprocess.run(executable, arguments, stdin: stdin)
+    return (output.status, output.stdout, output.stderr)
 }
-
-private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
 private func h264(_ arguments: [String], stdin: [UInt8]? = nil) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
     try run(CLI.executable.path, ["encode"] + arguments, stdin: stdin)
@@ -176,7 +150,7 @@ struct EncodeCommandTests {
         let (name, bytes, expected) = Self.badInputs[index]
         let input = temporaryPath("bad.y4m"), out = temporaryPath("bad.h264")
         defer { try? FileManager.default.removeItem(atPath: input); try? FileManager.default.removeItem(atPath: out) }
-        if let bytes { FileManager.default.createFile(atPath: input, contents: Data(bytes)) }
+        if let bytes { _ = FileManager.default.createFile(atPath: input, contents: Data(bytes)) }
         let result = try h264([input, "-o", out])
         #expect(result.status == 1, "\(name)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(name): \(result.stderr)")
@@ -187,7 +161,7 @@ struct EncodeCommandTests {
     @Test func truncatedRawInputAndBadOptions() throws {
         let input = temporaryPath("raw.i420"), out = temporaryPath("raw.h264")
         defer { try? FileManager.default.removeItem(atPath: input); try? FileManager.default.removeItem(atPath: out) }
-        FileManager.default.createFile(atPath: input, contents: Data(repeating: 16, count: 384 + 10))
+        _ = FileManager.default.createFile(atPath: input, contents: Data(repeating: 16, count: 384 + 10))
         let truncated = try h264([input, "--size", "16x16", "--fps", "30", "-o", out])
         #expect(truncated.status == 1)
         #expect(truncated.stderr.contains("frame 2 has 10 of 384 bytes"), "\(truncated.stderr)")

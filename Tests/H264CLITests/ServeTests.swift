@@ -359,24 +359,8 @@ final class TCPClient {
 enum FFmpeg {
     /// Decodes Annex-B with FFmpeg: the number of pictures and the error output.
     static func decode(_ annexB: [UInt8]) throws -> (frames: Int, errors: String) {
-        let dir = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let input = dir.appendingPathComponent("in.h264")
-        try Data(annexB).write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", input.path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]
-        let out = Pipe()
-        let errURL = dir.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = errHandle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try errHandle.close()
-        return (data.count / ServeTests.frameBytes, String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+        let result = try Subprocess.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", "-",
+                                                   "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"], stdin: annexB)
+        return (result.stdout.count / ServeTests.frameBytes, result.stderr)
     }
 }

@@ -77,37 +77,9 @@ func makeFrame(_ i420: [UInt8], width: Int, height: Int, format: InputFormat) th
 enum Tool {
     struct Output { var stdout: [UInt8]; var stderr: String; var status: Int32 }
 
-    /// A write to a tool that exited must fail, not kill the test process.
-    static let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
-
     static func run(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> Output {
-        _ = ignoreSIGPIPE
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try process.run()
-        let errData = Mutex(Data())
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
-            let d = err.fileHandleForReading.readDataToEndOfFile()
-            errData.withLock { $0 = d }
-        }
-        if let stdin {
-            let handle = input.fileHandleForWriting
-            DispatchQueue.global().async(group: group) {
-                try? handle.write(contentsOf: Data(stdin))
-                try? handle.close()
-            }
-        }
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        group.wait()
-        return Output(stdout: [UInt8](stdoutData), stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self),
-                      status: process.terminationStatus)
+        let output = try Subprocess.run(tool, arguments, stdin: stdin)
+        return Output(stdout: output.stdout, stderr: output.stderr, status: output.status)
     }
 
     /// Decodes an Annex-B stream with FFmpeg to raw I420; returns the frames and FFmpeg's errors.
