@@ -122,15 +122,18 @@ struct ServeCommand: AsyncParsableCommand {
         }
         defer { for signalSource in signalSources { signalSource.cancel() } }
 
-        // Pacing: frame i is handed to the encoder at start + i × frame duration (absolute
-        // deadlines, so the rate does not drift); a server that fell behind by over a second
-        // starts counting again instead of bursting.
+        // Pacing: frame i is due at start + i × frame duration (absolute deadlines, so the rate
+        // does not drift). A viewer waiting for an IDR pulls the due frame forward — but never
+        // more than one frame interval ahead of its deadline, so the schedule still holds and
+        // a new viewer has its IDR within milliseconds rather than up to a frame later. A
+        // server that fell behind by over a second starts counting again instead of bursting.
         let clock = ContinuousClock()
         var deadline = clock.now
         var index = 0
         var failure: (any Error)?
         var endedByInput = false
         while !stop.isSet {
+            let frame: VideoFrame
             do {
                 guard let bytes = try reader.nextFrame() else {
                     if loop && reader.framesRead > 0 {
@@ -144,7 +147,20 @@ struct ServeCommand: AsyncParsableCommand {
                     endedByInput = true
                     break
                 }
-                let frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: bytes)
+                frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: bytes)
+            } catch {
+                failure = error
+                break
+            }
+            while !stop.isSet {
+                let now = clock.now
+                if now >= deadline { break }
+                if broadcaster.keyframeWanted && now >= deadline - frameDuration { break }
+                // Short naps: a joining viewer is noticed within 2 ms.
+                try? await clock.sleep(until: min(deadline, now + .milliseconds(2)), tolerance: .microseconds(500))
+            }
+            if stop.isSet { break }
+            do {
                 try session.encode(frame, presentationTimeStamp: frameDuration * index, duration: frameDuration,
                                    forceKeyframe: broadcaster.takeKeyframeRequest())
             } catch {
@@ -155,7 +171,6 @@ struct ServeCommand: AsyncParsableCommand {
             deadline += frameDuration
             let now = clock.now
             if deadline < now - .seconds(1) { deadline = now }
-            if deadline > now { try? await clock.sleep(until: deadline, tolerance: .milliseconds(1)) }
         }
 
         if endedByInput {
@@ -225,6 +240,9 @@ final class Broadcaster: Sendable {
     var statistics: Statistics {
         state.withLock { Statistics(clients: $0.totalClients, maxConcurrent: $0.maxConcurrent, overflows: $0.overflows) }
     }
+
+    /// True when a client is waiting for an IDR it asked for.
+    var keyframeWanted: Bool { keyframeRequested.load(ordering: .acquiring) }
 
     /// True when the next frame should be an IDR (a client is waiting for one); clears the request.
     func takeKeyframeRequest() -> Bool {

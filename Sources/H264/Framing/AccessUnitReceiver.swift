@@ -18,7 +18,8 @@
 /// The bytes go through an ``AnnexBStreamReader`` and an ``AccessUnitAssembler``; the receiver
 /// hands out only what a decoder can use: it starts at the first IDR picture (clause 3.69)
 /// whose sequence and picture parameter sets it has, and from there every access unit (all
-/// slices of one picture, in AVCC with 4-byte lengths) with its ``AccessUnit/formatDescription``,
+/// slices of one picture, in AVCC with 4-byte lengths) with its ``AccessUnit/formatDescription``
+/// (every access unit holding a picture has one; a trailing end of stream alone has none),
 /// its keyframe flag ``AccessUnit/isIDR`` and ``AccessUnit/formatChanged`` set on exactly the
 /// access units whose format (SPS, PPS) differs from the previous one handed out.
 ///
