@@ -228,16 +228,29 @@ final class FFmpegViewer {
 }
 
 /// A raw TCP viewer: records the bytes with their arrival times and cuts them into access
-/// units with `AccessUnitReceiver`.
+/// units with `AccessUnitReceiver`. Arrival times are the kernel's receive timestamps
+/// (`SO_TIMESTAMPNS`), so a busy test process reading late does not skew them.
 final class TCPClient {
     let fd: Int32
-    let connectedAt: ContinuousClock.Instant
+    /// When `connect` returned, in seconds of `CLOCK_REALTIME` (the clock of the timestamps).
+    let connectedAt: Double
     private(set) var bytes: [UInt8] = []
-    /// (end offset of a chunk, when it arrived)
-    private(set) var arrivals: [(end: Int, at: ContinuousClock.Instant)] = []
+    /// (end offset of a chunk, when its last segment arrived)
+    private(set) var arrivals: [(end: Int, at: Double)] = []
     private(set) var receiver = AccessUnitReceiver()
     private(set) var accessUnits: [AccessUnit] = []
     private(set) var open = true
+    /// How many reads came with a kernel timestamp (all of them, on Linux).
+    private(set) var timestampedReads = 0
+
+    /// Linux `SO_TIMESTAMPNS` (= `SCM_TIMESTAMPNS`), with 64-bit `timespec` on x86_64/arm64.
+    private static let timestampOption: Int32 = 35
+
+    static func realtimeNow() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
 
     init(port: Int, receiveBufferSize: Int32? = nil) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -246,6 +259,8 @@ final class TCPClient {
         if var size = receiveBufferSize {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, Self.timestampOption, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -254,19 +269,51 @@ final class TCPClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else { Glibc.close(fd); throw ServeTestError("connect: \(errno)") }
-        connectedAt = .now
+        connectedAt = Self.realtimeNow()
     }
 
     deinit { if open { Glibc.close(fd) } }
 
-    /// Reads what is there (the socket is readable).
+    /// Reads what is there (the socket is readable), 4 KiB at a time so that each timestamp
+    /// is close to the arrival of the bytes it covers.
     fileprivate func readAvailable() {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var control = [UInt8](repeating: 0, count: 128)
+        var at: Double?
+        let n = buffer.withUnsafeMutableBytes { data in
+            control.withUnsafeMutableBytes { controlBytes in
+                var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+                return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var message = msghdr()
+                    message.msg_iov = vectorPointer
+                    message.msg_iovlen = 1
+                    message.msg_control = controlBytes.baseAddress
+                    message.msg_controllen = controlBytes.count
+                    let n = recvmsg(fd, &message, 0)
+                    // cmsghdr: size_t cmsg_len, int cmsg_level, int cmsg_type; data 8-aligned.
+                    var offset = 0
+                    let header = MemoryLayout<Int>.size + 8
+                    while n > 0, offset + header <= message.msg_controllen {
+                        let length = controlBytes.load(fromByteOffset: offset, as: Int.self)
+                        let level = controlBytes.load(fromByteOffset: offset + MemoryLayout<Int>.size, as: Int32.self)
+                        let type = controlBytes.load(fromByteOffset: offset + MemoryLayout<Int>.size + 4, as: Int32.self)
+                        guard length >= header else { break }
+                        if level == SOL_SOCKET, type == Self.timestampOption, length >= header + 16 {
+                            let seconds = controlBytes.load(fromByteOffset: offset + header, as: Int.self)
+                            let nanoseconds = controlBytes.load(fromByteOffset: offset + header + 8, as: Int.self)
+                            at = Double(seconds) + Double(nanoseconds) / 1e9
+                        }
+                        offset += (length + 7) & ~7
+                    }
+                    return n
+                }
+            }
+        }
         guard n > 0 else { open = false; Glibc.close(fd); return }
         let chunk = buffer[0..<n]
         bytes += chunk
-        arrivals.append((bytes.count, .now))
+        if at != nil { timestampedReads += 1 }
+        arrivals.append((bytes.count, at ?? Self.realtimeNow()))
         for event in receiver.receive(chunk) {
             if case .accessUnit(let unit) = event { accessUnits.append(unit) }
         }
@@ -302,7 +349,7 @@ final class TCPClient {
     }
 
     /// When the byte at `offset` arrived.
-    func arrival(of offset: Int) -> ContinuousClock.Instant? {
+    func arrival(of offset: Int) -> Double? {
         arrivals.first { $0.end > offset }?.at
     }
 
@@ -320,9 +367,10 @@ final class TCPClient {
     /// of connecting, `pictures` access units decoding without error, at the input rate.
     func checkCleanStart(pictures: Int, label: String) throws {
         #expect(firstNALUnitTypes == [7, 8, 5], "\(label)")
+        #expect(timestampedReads == arrivals.count, "\(label): kernel receive timestamps")
         #expect(receiver.skippedByteCount == 0 && receiver.skippedAccessUnitCount == 0, "\(label)")
         if let idr = firstIDROffset, let at = arrival(of: idr) {
-            let latency = (at - connectedAt) / .seconds(1)
+            let latency = at - connectedAt
             #expect(latency <= 2 * ServeTests.frameInterval, "\(label): first IDR after \(latency) s")
         } else {
             Issue.record("\(label): no IDR")
@@ -339,7 +387,7 @@ final class TCPClient {
               let end = arrival(of: accessUnits[first + pictures - 1].streamOffset) else {
             Issue.record("\(label): no arrival times"); return
         }
-        let rate = Double(pictures - 1) / ((end - start) / .seconds(1))
+        let rate = Double(pictures - 1) / (end - start)
         #expect(abs(rate - 30) <= 3, "\(label): \(rate) pictures per second")
     }
 
