@@ -235,11 +235,11 @@ extension AVCC {
         public var data: [UInt8]
         /// The size of each length prefix in `data`.
         public var lengthSize: Int
-        /// Every distinct SPS NAL unit of the input, in order of first appearance.
+        /// The first SPS NAL unit of each `seq_parameter_set_id`, in order of appearance.
         public var sequenceParameterSets: [[UInt8]]
-        /// Every distinct PPS NAL unit of the input, in order of first appearance.
+        /// The first PPS NAL unit of each `pic_parameter_set_id`, in order of appearance.
         public var pictureParameterSets: [[UInt8]]
-        /// Every distinct SPS extension NAL unit (type 13) of the input, in order of first appearance.
+        /// The first SPS extension NAL unit (type 13) of each id, in order of appearance.
         public var sequenceParameterSetExtensions: [[UInt8]]
 
         /// Creates a result.
@@ -277,8 +277,11 @@ extension AVCC {
     ///     start code are allowed; NAL units are split as ``AnnexB`` describes.
     ///   - lengthSize: The length prefix size to write: 1, 2 or 4.
     ///   - parameterSets: ``ParameterSetPlacement/inBand`` keeps every NAL unit;
-    ///     ``ParameterSetPlacement/configuration`` leaves SPS, PPS and SPS extensions out of
-    ///     `data`. Either way the distinct parameter sets are reported in the result.
+    ///     ``ParameterSetPlacement/configuration`` moves parameter sets into the result's lists
+    ///     (for an avcC): the first of each id moves there, later identical copies are dropped, and
+    ///     a later one with the same id but different content stays in `data` where it was, so
+    ///     pictures after it still decode with it. Either way the first parameter set of each id
+    ///     is reported in the result.
     /// - Throws: ``H264Error/Code/invalidLengthSize``; ``H264Error/Code/missingStartCode`` when
     ///   a non-zero byte precedes the first start code; ``H264Error/Code/valueOutOfRange`` (with
     ///   the NAL unit's offset) when a NAL unit is too long for the length size.
@@ -290,40 +293,56 @@ extension AVCC {
         var sps: [[UInt8]] = []
         var pps: [[UInt8]] = []
         var exts: [[UInt8]] = []
-        func collect(_ range: Range<Int>, into list: inout [[UInt8]]) {
-            let unit = bytes[range]
-            if !list.contains(where: { $0.elementsEqual(unit) }) { list.append(Array(unit)) }
-        }
+        // The first parameter set of each kind and id goes into the configuration; a repeat with
+        // the same bytes is redundant; one with the same id but other bytes is an in-stream update.
+        var firstById: [Int: Int] = [:]   // key: type << 16 | id → index in its list
+        var keep = [Bool](repeating: true, count: units.count)
         var total = 0
-        for unit in units {
+        for (index, unit) in units.enumerated() {
             let range = unit.range
             guard range.count <= maximum else {
                 throw H264Error(.valueOutOfRange, field: "NALUnitLength", byteOffset: range.lowerBound,
                                 "a NAL unit of \(range.count) bytes does not fit a \(lengthSize)-byte length")
             }
-            let type = bytes[range.lowerBound] & 0x1F
-            switch type {
-            case 7: collect(range, into: &sps)
-            case 8: collect(range, into: &pps)
-            case 13: collect(range, into: &exts)
-            default: break
+            let type = Int(bytes[range.lowerBound] & 0x1F)
+            if type == 7 || type == 8 || type == 13 {
+                let nal = bytes[range]
+                if let id = parameterSetId(nal, type: type) {
+                    let key = type << 16 | id
+                    if let existing = firstById[key] {
+                        let stored = type == 7 ? sps[existing] : type == 8 ? pps[existing] : exts[existing]
+                        // Identical repeat: redundant once the configuration holds it.
+                        if stored.elementsEqual(nal) && parameterSets == .configuration { keep[index] = false }
+                    } else {
+                        switch type {
+                        case 7: firstById[key] = sps.count; sps.append(Array(nal))
+                        case 8: firstById[key] = pps.count; pps.append(Array(nal))
+                        default: firstById[key] = exts.count; exts.append(Array(nal))
+                        }
+                        if parameterSets == .configuration { keep[index] = false }
+                    }
+                }
             }
-            if parameterSets == .configuration && (type == 7 || type == 8 || type == 13) { continue }
-            total += lengthSize + range.count
+            if keep[index] { total += lengthSize + range.count }
         }
         var data: [UInt8] = []
         data.reserveCapacity(total)
-        for unit in units {
-            let range = unit.range
-            if parameterSets == .configuration {
-                let type = bytes[range.lowerBound] & 0x1F
-                if type == 7 || type == 8 || type == 13 { continue }
-            }
-            appendLength(range.count, lengthSize: lengthSize, to: &data)
-            data.append(contentsOf: bytes[range])
+        for (index, unit) in units.enumerated() where keep[index] {
+            appendLength(unit.range.count, lengthSize: lengthSize, to: &data)
+            data.append(contentsOf: bytes[unit.range])
         }
         return ConversionResult(data: data, lengthSize: lengthSize, sequenceParameterSets: sps,
                                 pictureParameterSets: pps, sequenceParameterSetExtensions: exts)
+    }
+
+    /// The id of an SPS (`seq_parameter_set_id`), PPS (`pic_parameter_set_id`) or SPS extension
+    /// NAL unit, or `nil` when it cannot be read.
+    static func parameterSetId(_ nalUnit: ArraySlice<UInt8>, type: Int) -> Int? {
+        // SPS: profile_idc, constraint flags and level_idc (3 bytes) precede the id.
+        let skip = type == 7 ? 4 : 1
+        guard nalUnit.count > skip else { return nil }
+        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(skip), limit: 8))
+        return try? reader.readUE(type == 8 ? "pic_parameter_set_id" : "seq_parameter_set_id", max: type == 8 ? 255 : 31)
     }
 }
 
