@@ -29,5 +29,11 @@ let package = Package(
             dependencies: [.product(name: "H264", package: rootIdentity)],
             swiftSettings: strictSwift
         ),
+        // Create/encode/invalidate cycles for valgrind (Scripts/leakcheck.sh); built without sanitizers.
+        .executableTarget(
+            name: "H264LeakCheck",
+            dependencies: [.product(name: "H264Encoder", package: rootIdentity)],
+            swiftSettings: strictSwift
+        ),
     ]
 )

@@ -27,6 +27,9 @@ enum FuzzTarget: String, CaseIterable {
     case assembler
     /// Annex-B → AVCC → Annex-B (length sizes 4, 2, 1): every NAL unit is preserved.
     case roundtrip
+    /// The y4m reader of `h264 encode` (Y4MReader.swift is a link to Sources/h264's): frames
+    /// come out whole or as a `Y4MError`.
+    case y4m
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -39,6 +42,7 @@ enum FuzzTarget: String, CaseIterable {
         case .stream: Self.stream(bytes)
         case .assembler: Self.assembler(bytes)
         case .roundtrip: Self.roundTrip(bytes)
+        case .y4m: Self.y4m(bytes)
         }
     }
 
@@ -257,6 +261,24 @@ enum FuzzTarget: String, CaseIterable {
                           "in-place round trip changed the NAL units")
                 }
             }
+        }
+    }
+
+    static func y4m(_ bytes: [UInt8]) {
+        do {
+            var reader = try FrameReader(y4m: BufferSource(bytes: bytes))
+            let header = reader.header
+            check(header.width > 0 && header.height > 0 && header.width % 2 == 0 && header.height % 2 == 0,
+                  "header \(header.width)x\(header.height) accepted")
+            var frames = 0
+            while frames < 16, let frame = try reader.nextFrame() {
+                check(frame.count == header.frameBytes, "a frame of \(frame.count) bytes, expected \(header.frameBytes)")
+                frames += 1
+            }
+        } catch is Y4MError {
+            // A typed, described rejection: fine.
+        } catch {
+            check(false, "the y4m reader threw \(error), not a Y4MError")
         }
     }
 }
