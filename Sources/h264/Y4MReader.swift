@@ -56,10 +56,10 @@ struct Y4MHeader: Equatable {
                     throw Y4MError(.unsupportedChroma, "unsupported chroma format C\(c): only 8-bit 4:2:0 (420, 420jpeg, 420paldv, 420mpeg2)")
                 }
                 colorspace = c
-            case "A", "X":
-                break
             default:
-                throw Y4MError(.unknownHeaderField, "unknown header field \(field)")
+                // A (aspect), X (extensions) and tags this reader does not know are ignored,
+                // as FFmpeg's y4m demuxer ignores them.
+                break
             }
         }
         guard let width else { throw Y4MError(.missingDimension, "the header has no width (W)") }
@@ -81,8 +81,6 @@ struct Y4MError: Error, CustomStringConvertible, Equatable {
         case notY4M
         /// The header line has no `\n` within its size limit.
         case truncatedHeader
-        /// A header field this reader does not know.
-        case unknownHeaderField
         /// No `W` or no `H` field.
         case missingDimension
         /// A width or height out of range, or odd (4:2:0 needs even sizes).
