@@ -11,6 +11,9 @@ extension H264Error.Code {
     /// The call is not allowed in the session's current state (for example `encode` after
     /// `invalidate()`, or `completeFrames()` from inside the output handler).
     public static let invalidState = H264Error.Code(rawValue: "invalidState")
+    /// A frame's presentation time stamp is not later than the previous frame's (x264 needs
+    /// strictly increasing time stamps).
+    public static let invalidTimestamp = H264Error.Code(rawValue: "invalidTimestamp")
     /// libx264 refused: opening the encoder, encoding a frame or reconfiguring failed.
     public static let encoderFailed = H264Error.Code(rawValue: "encoderFailed")
 }

@@ -63,6 +63,8 @@ public final class EncoderSession: Sendable {
         var prewarmed: Lane?
         var continuation: AsyncStream<EncodedFrame>.Continuation?
         var stream: AsyncStream<EncodedFrame>?
+        /// The last accepted frame's presentation time stamp: the next must be later.
+        var lastPresentationTimeStamp: Duration?
     }
 
     private let shared: Locked<Shared>
@@ -198,13 +200,19 @@ public final class EncoderSession: Sendable {
     ///   - duration: how long it is shown (copied to the output).
     ///   - forceKeyframe: encode this very frame as an IDR (a viewer joined, a packet was lost).
     ///     The corresponding x264 field is `x264_picture_t.i_type = X264_TYPE_IDR`.
-    /// - Throws: ``H264/H264Error/Code/invalidState`` after ``invalidate()``; an error x264
-    ///   reported for an earlier queued frame.
+    /// - Throws: ``H264/H264Error/Code/invalidState`` after ``invalidate()``;
+    ///   ``H264/H264Error/Code/invalidTimestamp`` when `presentationTimeStamp` is not later than
+    ///   the previous frame's; an error x264 reported for an earlier queued frame.
     public func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration = .zero,
                        forceKeyframe: Bool = false) throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
             guard s.state != .invalidated else { throw H264Error(.invalidState, "encode after invalidate") }
+            if let last = s.lastPresentationTimeStamp, presentationTimeStamp <= last {
+                throw H264Error(.invalidTimestamp, field: "presentationTimeStamp",
+                                "\(presentationTimeStamp) is not after the previous frame's \(last)")
+            }
             if let error = output.takeError() { throw error }
+            s.lastPresentationTimeStamp = presentationTimeStamp
             s.state = .prepared
             if s.current == nil || s.current!.width != frame.width || s.current!.height != frame.height {
                 let next: Lane

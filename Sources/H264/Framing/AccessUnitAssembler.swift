@@ -12,6 +12,10 @@
 /// begins a new one. Redundant coded pictures
 /// (`redundant_pic_cnt` > 0) stay with their primary picture.
 ///
+/// A unit whose `forbidden_zero_bit` is set is not a NAL unit (garbage between start codes): it is
+/// dropped and reported as ``H264Error/Code/forbiddenZeroBit``, and assembly goes on with the
+/// next start code.
+///
 /// Parameter sets are taken from the stream as they pass (and may be seeded from a
 /// configuration record). Problems — a slice naming an unknown PPS, a malformed parameter set —
 /// never stop assembly: they are counted and the most recent are kept in ``recentErrors``.
@@ -61,6 +65,13 @@ public struct AccessUnitAssembler: Sendable {
     /// - Returns: the access unit this NAL unit completed, if it begins a new one.
     public mutating func append<Bytes: Collection<UInt8>>(nalUnit: Bytes, streamOffset: Int) -> AccessUnit? {
         guard let first = nalUnit.first else { return nil }
+        guard first & 0x80 == 0 else {
+            // Not a NAL unit: garbage between two start codes (FFmpeg skips these too). Report it
+            // and go on with the next start code; nothing assembled so far is lost.
+            report(H264Error(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: streamOffset,
+                             "a \(nalUnit.count)-byte unit with forbidden_zero_bit set was dropped"))
+            return nil
+        }
         let header = NALUnitHeader(byte: first)
         let type = header.nalUnitType
         // After end of sequence only an end of stream may follow in the same access unit.

@@ -84,7 +84,9 @@ public enum AnnexB {
     ///   a non-zero byte holds no start code at all).
     public static func nalUnits(validating bytes: [UInt8]) throws(H264Error) -> [NALUnitLocation] {
         let units = nalUnits(in: bytes)
-        let leading = units.first?.startCodeOffset ?? bytes.count
+        // Without units there may still be a start code (one at the very end, or only empty
+        // units): what precedes it is the leading part.
+        let leading = units.first?.startCodeOffset ?? firstStartCode(in: bytes) ?? bytes.count
         if let bad = bytes[0..<leading].firstIndex(where: { $0 != 0 }) {
             throw H264Error(.missingStartCode, field: "start_code_prefix_one_3bytes", byteOffset: bad,
                             "\(leading) byte(s) before the first start code, not all zero")

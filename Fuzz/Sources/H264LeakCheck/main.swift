@@ -1,0 +1,46 @@
+import H264
+import H264Encoder
+
+// Create → encode → invalidate, N times over, then sessions released with frames still queued:
+// run under valgrind by Scripts/leakcheck.sh, which fails on any definitely-lost byte.
+//
+// Usage: H264LeakCheck [cycles]   (default 1000)
+
+let cycles = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 1000 : 1000
+let width = 64, height = 48
+var pixels = [UInt8](repeating: 128, count: width * height * 3 / 2)
+for i in 0..<(width * height) { pixels[i] = UInt8(truncatingIfNeeded: i * 7) }
+
+var configuration = EncoderConfiguration.liveCapture
+configuration.threads = 1
+nonisolated(unsafe) var outputs = 0
+final class Counter: @unchecked Sendable { var value = 0 } // written on one session's queue at a time
+
+do {
+    let frame = try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: pixels)
+    for cycle in 0..<cycles {
+        let counter = Counter()
+        let session = try EncoderSession(width: width, height: height, configuration: configuration,
+                                         outputHandler: { _ in counter.value += 1 })
+        switch cycle % 4 {
+        case 0, 1:
+            // The ordinary life: encode, complete, invalidate.
+            for i in 0..<3 { try session.encode(frame, presentationTimeStamp: .milliseconds(40 * i)) }
+            try session.completeFrames()
+            session.invalidate()
+            outputs += counter.value
+        case 2:
+            // Invalidated with frames in flight.
+            for i in 0..<3 { try session.encode(frame, presentationTimeStamp: .milliseconds(40 * i)) }
+            session.invalidate()
+        default:
+            // Prepared, a prewarmed second size, then the last reference dropped with frames queued.
+            _ = try session.prepare()
+            try session.prewarm(width: 32, height: 32)
+            for i in 0..<3 { try session.encode(frame, presentationTimeStamp: .milliseconds(40 * i), forceKeyframe: i == 1) }
+        }
+    }
+} catch {
+    fatalError("leak check: \(error)")
+}
+print("leak check: \(cycles) sessions, \(outputs) frames out of the completed ones")

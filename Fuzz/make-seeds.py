@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Writes the fuzz seed corpora from the test fixtures.
+
+Usage: make-seeds.py OUT_DIR FIXTURE_DIR...
+
+For every Annex-B stream (*.264, *.jsv, *.avc, *.26l, *.h264 …) under the fixture folders it
+writes, per target (OUT_DIR/<target>/):
+  annexb, assembler, roundtrip  the stream, cut to its first 8 KiB, ending at a NAL boundary
+  stream                        8 chunk-seed bytes, then the stream as above
+  avcc                          the cut stream converted to lengths of 4, 2 and 1 bytes (when they fit)
+  avcc-record                   an avcC of the stream's parameter sets, and Annex-B extradata
+  sps                           each distinct SPS NAL unit
+  pps                           SPS + PPS in Annex-B, per distinct PPS
+  slice                         SPS + PPS + the first 64 bytes of the first slices, Annex-B
+  y4m                           y4m files cut after two frames (and their headers alone)
+The seeds are small, so that each target runs thousands of inputs a second.
+"""
+import hashlib
+import os
+import sys
+
+CUT = 8 * 1024
+
+
+def split_annexb(data):
+    """NAL units as (start code offset, bytes), trailing zeros trimmed, empty units dropped."""
+    units = []
+    i = data.find(b"\x00\x00\x01")
+    while i != -1:
+        start = i + 3
+        nxt = data.find(b"\x00\x00\x01", start)
+        end = nxt if nxt != -1 else len(data)
+        unit = data[start:end].rstrip(b"\x00")
+        if unit:
+            units.append(unit)
+        i = nxt
+    return units
+
+
+def annexb(units):
+    return b"".join(b"\x00\x00\x00\x01" + u for u in units)
+
+
+def write(out, target, payload):
+    folder = os.path.join(out, target)
+    os.makedirs(folder, exist_ok=True)
+    name = hashlib.sha1(payload).hexdigest()
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(payload)
+
+
+def avcc(units, size):
+    out = b""
+    for u in units:
+        if len(u) >= 1 << (8 * size):
+            return None
+        out += len(u).to_bytes(size, "big") + u
+    return out
+
+
+def avcc_record(sps, pps):
+    s = sps[0]
+    if len(s) < 4:
+        return None
+    rec = bytes([1, s[1], s[2], s[3], 0xFF, 0xE0 | len(sps)])
+    for u in sps:
+        rec += len(u).to_bytes(2, "big") + u
+    rec += bytes([len(pps)])
+    for u in pps:
+        rec += len(u).to_bytes(2, "big") + u
+    if s[1] not in (66, 77, 88):
+        rec += bytes([0xFD, 0xF8, 0xF8, 0])
+    return rec
+
+
+def stream_seeds(out, data):
+    units = split_annexb(data)
+    if not units:
+        return
+    cut, size = [], 0
+    for u in units:
+        if size + len(u) + 4 > CUT and cut:
+            break
+        cut.append(u)
+        size += len(u) + 4
+    body = annexb(cut)
+    for target in ("annexb", "assembler", "roundtrip"):
+        write(out, target, body)
+    write(out, "stream", hashlib.sha1(body).digest()[:8] + body)
+    for n in (4, 2, 1):
+        a = avcc(cut, n)
+        if a is not None:
+            write(out, "avcc", a)
+    sps = list(dict.fromkeys(u for u in units if u[0] & 0x1F == 7))
+    pps = list(dict.fromkeys(u for u in units if u[0] & 0x1F == 8))
+    slices = [u for u in units if u[0] & 0x1F in (1, 5)][:3]
+    for u in sps:
+        write(out, "sps", u)
+    for p in pps:
+        write(out, "pps", annexb(sps + [p]))
+    if sps and pps:
+        write(out, "slice", annexb(sps + pps + [s[:64] for s in slices]))
+        rec = avcc_record(sps[:31], pps[:255])
+        if rec:
+            write(out, "avcc-record", rec)
+        write(out, "avcc-record", annexb(sps + pps))
+
+
+def y4m_seeds(out, data):
+    header_end = data.find(b"\n")
+    if header_end == -1:
+        return
+    write(out, "y4m", data[: header_end + 1])
+    frames, position = 0, header_end + 1
+    header = data[:header_end].split()
+    w = next(int(f[1:]) for f in header if f.startswith(b"W"))
+    h = next(int(f[1:]) for f in header if f.startswith(b"H"))
+    frame = w * h * 3 // 2
+    while frames < 2 and position < len(data):
+        line_end = data.find(b"\n", position)
+        position = line_end + 1 + frame
+        frames += 1
+    write(out, "y4m", data[:position])
+
+
+def main():
+    out = sys.argv[1]
+    for root in sys.argv[2:]:
+        for folder, _, files in os.walk(root):
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                if name.endswith(".json") or name in ("PROVENANCE", "PROVENANCE.tsv") or name.endswith(".md"):
+                    continue
+                with open(path, "rb") as f:
+                    data = f.read(4 << 20)
+                if name.endswith(".y4m"):
+                    y4m_seeds(out, data)
+                elif name.endswith(".yuv"):
+                    continue
+                elif "avcc" in folder.split(os.sep)[-1]:
+                    write(out, "avcc", data[:CUT])
+                else:
+                    stream_seeds(out, data)
+
+
+if __name__ == "__main__":
+    main()
