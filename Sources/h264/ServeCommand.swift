@@ -3,9 +3,10 @@ import Dispatch
 import Foundation
 import H264
 import H264Encoder
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
+import Synchronization // Atomic (sanitizers see atomics; locks are NIOLockedValueBox, pthread-based)
 
 /// `h264 serve INPUT --port N`: encodes INPUT paced at its frame rate and streams Annex-B over
 /// TCP to every connected client.
@@ -71,11 +72,11 @@ struct ServeCommand: AsyncParsableCommand {
         let queueLimit = clientQueueFrames ?? max(8, Int(header.frameRate.rounded()))
         let broadcaster = Broadcaster(queueLimit: queueLimit, log: log)
 
-        let writer = Mutex(AnnexBWriter(accessUnitDelimiters: accessUnitDelimiters))
+        let writer = NIOLockedValueBox(AnnexBWriter(accessUnitDelimiters: accessUnitDelimiters))
         let session = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
             var bytes: [UInt8] = []
             do {
-                try writer.withLock { (w) throws(H264Error) in try w.write(frame, to: &bytes) }
+                try writer.withLockedValue { w in try w.write(frame, to: &bytes) }
             } catch {
                 log("dropped a malformed encoded frame: \(error)")
                 return
@@ -227,7 +228,7 @@ final class Broadcaster: Sendable {
     /// Statistics for the summary line.
     struct Statistics { var clients: Int; var maxConcurrent: Int; var overflows: Int }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let keyframeRequested = Atomic<Bool>(false)
     private let queueLimit: Int
     private let log: @Sendable (String) -> Void
@@ -238,7 +239,7 @@ final class Broadcaster: Sendable {
     }
 
     var statistics: Statistics {
-        state.withLock { Statistics(clients: $0.totalClients, maxConcurrent: $0.maxConcurrent, overflows: $0.overflows) }
+        state.withLockedValue { Statistics(clients: $0.totalClients, maxConcurrent: $0.maxConcurrent, overflows: $0.overflows) }
     }
 
     /// True when a client is waiting for an IDR it asked for.
@@ -252,7 +253,7 @@ final class Broadcaster: Sendable {
     /// Registers a connected client; it waits for the next IDR, which it asks for.
     func add(_ channel: any Channel) -> Int {
         let address = channel.remoteAddress.map { "\($0)" } ?? "?"
-        let id = state.withLock { s in
+        let id = state.withLockedValue { s in
             let id = s.nextId
             s.nextId += 1
             s.clients[id] = Client(channel: channel, address: address)
@@ -267,7 +268,7 @@ final class Broadcaster: Sendable {
 
     /// Forgets a client whose channel closed.
     func remove(_ id: Int) {
-        guard let client = state.withLock({ $0.clients.removeValue(forKey: id) }) else { return }
+        guard let client = state.withLockedValue({ $0.clients.removeValue(forKey: id) }) else { return }
         log("client \(id) left after \(client.framesSent) frames")
     }
 
@@ -275,7 +276,7 @@ final class Broadcaster: Sendable {
     func broadcast(_ bytes: ByteBuffer, isKeyframe: Bool) {
         var targets: [(id: Int, channel: any Channel)] = []
         var overflowed: [Int] = []
-        state.withLock { s in
+        state.withLockedValue { s in
             var stillWaiting = false
             for (id, var client) in s.clients {
                 if client.streaming && client.queuedFrames >= queueLimit {
@@ -311,7 +312,7 @@ final class Broadcaster: Sendable {
         for target in targets {
             let channel = target.channel, id = target.id
             channel.writeAndFlush(bytes).whenComplete { result in
-                self.state.withLock { s in s.clients[id]?.queuedFrames -= 1 }
+                self.state.withLockedValue { s in s.clients[id]?.queuedFrames -= 1 }
                 if case .failure = result { channel.close(promise: nil) }
             }
         }
@@ -320,7 +321,7 @@ final class Broadcaster: Sendable {
     /// Closes every client: at once, or after its queued frames were written (`flushing`,
     /// at most two seconds).
     func closeAll(flushing: Bool, on loop: any EventLoop) async {
-        let channels = state.withLock { $0.clients.values.map(\.channel) }
+        let channels = state.withLockedValue { $0.clients.values.map(\.channel) }
         guard !channels.isEmpty else { return }
         let closed: [EventLoopFuture<Void>] = channels.map { channel in
             let promise = channel.eventLoop.makePromise(of: Void.self)
