@@ -86,6 +86,18 @@ struct ServeCommand: AsyncParsableCommand {
         defer { session.invalidate() }
         _ = try session.prepare()
 
+        // SIGINT/SIGTERM end the pacing loop; everything then closes in order (exit status 0).
+        let stop = StopFlag()
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let signalSources = [SIGINT, SIGTERM].map { number in
+            let signalSource = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            signalSource.setEventHandler { stop.set() }
+            signalSource.resume()
+            return signalSource
+        }
+        defer { for signalSource in signalSources { signalSource.cancel() } }
+
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server: any Channel
         do {
@@ -111,17 +123,6 @@ struct ServeCommand: AsyncParsableCommand {
         // Always printed: scripts and tests read the port from it.
         FileHandle.standardError.write(Data(
             "h264 serve: listening on tcp://\(host):\(boundPort) (\(header.width)x\(header.height) at \(EncodeCommand.format(header.frameRate)) fps)\n".utf8))
-
-        let stop = StopFlag()
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let signalSources = [SIGINT, SIGTERM].map { number in
-            let signalSource = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            signalSource.setEventHandler { stop.set() }
-            signalSource.resume()
-            return signalSource
-        }
-        defer { for signalSource in signalSources { signalSource.cancel() } }
 
         // Pacing: frame i is due at start + i × frame duration (absolute deadlines, so the rate
         // does not drift). A viewer waiting for an IDR pulls the due frame forward — but never
