@@ -19,6 +19,16 @@ import Darwin
     static let frameInterval = 1.0 / 30
     static let frameBytes = 320 * 240 * 3 / 2
 
+    /// True in a ThreadSanitizer or AddressSanitizer build (CI runs the suite in both). The
+    /// server is then instrumented too and several times slower, so real-time figures (first-IDR
+    /// latency, frame rate) are only checked in the plain build; everything else is checked
+    /// in every build.
+    static let sanitized: Bool = {
+        let handle = dlopen(nil, RTLD_NOW)
+        defer { if let handle { dlclose(handle) } }
+        return dlsym(handle, "__tsan_init") != nil || dlsym(handle, "__asan_init") != nil
+    }()
+
     /// Three FFmpeg viewers and three raw viewers join at 0 s, about 1.3 s and about 2.7 s (when
     /// the first raw viewer has 39 and 81 pictures). Each records 45 pictures: its first NAL
     /// units are SPS, PPS, IDR; the IDR arrives within two frame intervals of connecting; the
@@ -373,7 +383,7 @@ final class TCPClient {
         #expect(receiver.skippedByteCount == 0 && receiver.skippedAccessUnitCount == 0, "\(label)")
         if let idr = firstIDROffset, let at = arrival(of: idr) {
             let latency = at - connectedAt
-            #expect(latency <= 2 * ServeTests.frameInterval, "\(label): first IDR after \(latency) s")
+            if !ServeTests.sanitized { #expect(latency <= 2 * ServeTests.frameInterval, "\(label): first IDR after \(latency) s") }
         } else {
             Issue.record("\(label): no IDR")
         }
@@ -390,7 +400,7 @@ final class TCPClient {
             Issue.record("\(label): no arrival times"); return
         }
         let rate = Double(pictures - 1) / (end - start)
-        #expect(abs(rate - 30) <= 3, "\(label): \(rate) pictures per second")
+        if !ServeTests.sanitized { #expect(abs(rate - 30) <= 3, "\(label): \(rate) pictures per second") }
     }
 
     /// The bytes from the first up to picture `count` (every complete one, when nil) decode
