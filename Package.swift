@@ -45,7 +45,9 @@ let package = Package(
         .target(name: "H264TestSupport", path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264Benchmarks", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
+        // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
+        .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
+        .testTarget(name: "H264Benchmarks", dependencies: ["H264", "H264TestSupport", "CX264Baseline"], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: ["H264", "h264", "H264TestSupport"], swiftSettings: strictSwift),
     ]
 )

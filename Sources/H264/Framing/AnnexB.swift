@@ -52,16 +52,25 @@ public enum AnnexB {
     /// - Returns: The NAL units in order; empty when there is no start code.
     public static func nalUnits(in buffer: UnsafeRawBufferPointer) -> [NALUnitLocation] {
         var result: [NALUnitLocation] = []
-        guard var prefix = findStartCodePrefix(in: buffer, from: 0) else { return result }
+        forEachNALUnit(in: buffer) { result.append($0) }
+        return result
+    }
+
+    /// Calls `body` with each NAL unit of an Annex-B byte stream, in order, as it is found (so
+    /// its bytes are still in cache): the loop behind ``nalUnits(in:)-(UnsafeRawBufferPointer)``.
+    @inline(__always)
+    static func forEachNALUnit<E: Error>(in buffer: UnsafeRawBufferPointer,
+                                         _ body: (NALUnitLocation) throws(E) -> Void) throws(E) {
+        guard var prefix = findStartCodePrefix(in: buffer, from: 0) else { return }
         var startCodeOffset = startCodeOffset(ofPrefixAt: prefix, in: buffer, lowerBound: 0)
         while true {
-            let payloadStart = prefix + 3
+            let payloadStart = prefix &+ 3
             let next = findStartCodePrefix(in: buffer, from: payloadStart)
             let end = trimmedEnd(in: buffer, from: payloadStart, to: next ?? buffer.count)
             if end > payloadStart {
-                result.append(NALUnitLocation(startCodeOffset: startCodeOffset, range: payloadStart..<end))
+                try body(NALUnitLocation(startCodeOffset: startCodeOffset, range: payloadStart..<end))
             }
-            guard let next else { return result }
+            guard let next else { return }
             startCodeOffset = self.startCodeOffset(ofPrefixAt: next, in: buffer, lowerBound: payloadStart)
             prefix = next
         }
