@@ -23,7 +23,7 @@ let package = Package(
         .systemLibrary(
             name: "CX264",
             pkgConfig: "x264",
-            providers: [.apt(["libx264-dev"]), .brew(["x264"])]
+            providers: [.apt(["libx264-dev", "libyuv-dev"]), .brew(["x264", "libyuv"])]
         ),
         .target(name: "H264", swiftSettings: strictSwift),
         .target(

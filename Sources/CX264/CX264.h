@@ -1,10 +1,58 @@
 #ifndef CX264_H
 #define CX264_H
+// C at the edge: the only C that swift-h264 touches. Everything here is a `static inline`
+// shim with a `cx264_` prefix, so Swift never sees x264's macros or varargs.
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <x264.h>
 
 /// x264_encoder_open is a macro (x264_encoder_open_<build>); Swift calls this shim.
 static inline x264_t *cx264_encoder_open(x264_param_t *param) {
     return x264_encoder_open(param);
+}
+
+/// A log sink: receives x264's formatted log lines (no trailing newline handling).
+typedef void (*cx264_log_sink)(void *context, int level, const char *message);
+
+/// What `p_log_private` points at when the trampoline below is installed.
+typedef struct cx264_log_target {
+    cx264_log_sink sink;
+    void *context;
+} cx264_log_target;
+
+/// x264's `pf_log` takes a format and a va_list, which Swift cannot format: this trampoline
+/// formats the line and hands it to the Swift sink.
+static inline void cx264_log_trampoline(void *priv, int level, const char *format, va_list args) {
+    cx264_log_target *target = (cx264_log_target *)priv;
+    if (target == NULL || target->sink == NULL) return;
+    char line[1024];
+    vsnprintf(line, sizeof line, format, args);
+    target->sink(target->context, level, line);
+}
+
+/// Routes the log lines of encoders opened with `param` to `target` (which must outlive them).
+static inline void cx264_param_set_log(x264_param_t *param, cx264_log_target *target, int level) {
+    param->pf_log = cx264_log_trampoline;
+    param->p_log_private = target;
+    param->i_log_level = level;
+}
+
+/// The picture type constants as functions (macros do not always import).
+static inline int cx264_type_idr(void) { return X264_TYPE_IDR; }
+
+/// libyuv's ARGBToI420 (libyuv-dev; `libyuv/convert.h`). libyuv's "ARGB" is B, G, R, A in
+/// memory on little-endian machines — what Apple calls BGRA. Declared here rather than
+/// including <libyuv.h>, whose umbrella pulls in C++-only headers.
+int ARGBToI420(const uint8_t *src_argb, int src_stride_argb,
+               uint8_t *dst_y, int dst_stride_y,
+               uint8_t *dst_u, int dst_stride_u,
+               uint8_t *dst_v, int dst_stride_v,
+               int width, int height);
+
+static inline int cx264_bgra_to_i420(const uint8_t *bgra, int bgra_stride,
+                                     uint8_t *y, int y_stride, uint8_t *u, int u_stride,
+                                     uint8_t *v, int v_stride, int width, int height) {
+    return ARGBToI420(bgra, bgra_stride, y, y_stride, u, u_stride, v, v_stride, width, height);
 }
 #endif

@@ -48,20 +48,22 @@ enum CLIIO {
         }
     }
 
-    static func printError(_ message: String) {
-        FileHandle.standardError.write(Data(("h264: " + message + "\n").utf8))
+    /// Writes `h264 COMMAND: error: MESSAGE` as one line on standard error.
+    static func printError(command: String, _ message: String) {
+        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        FileHandle.standardError.write(Data("h264 \(command): error: \(oneLine)\n".utf8))
     }
 }
 
-/// Runs a command body, turning failures into one line on standard error and exit status 1.
-func runReportingErrors(_ body: () throws -> Void) throws {
+/// Runs a command body, turning any failure into one line on standard error
+/// (`h264 COMMAND: error: …`) and exit status 1.
+func runReportingErrors(command: String, _ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as CLIError {
-        CLIIO.printError(error.description)
-        throw ExitCode(1)
-    } catch let error as H264Error {
-        CLIIO.printError(error.description)
-        throw ExitCode(1)
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        CLIIO.printError(command: command, String(describing: error))
+        throw ExitCode.failure
     }
 }

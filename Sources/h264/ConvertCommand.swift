@@ -57,7 +57,7 @@ struct ConvertCommand: ParsableCommand {
     }
 
     func run() throws {
-        try runReportingErrors {
+        try runReportingErrors(command: "convert") {
             let bytes = try CLIIO.read(input)
             let name = input == "-" ? "<stdin>" : input
             switch to {

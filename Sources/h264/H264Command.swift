@@ -5,6 +5,6 @@ struct H264Command: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "h264",
         abstract: "Encode, inspect and convert H.264 streams.",
-        subcommands: [InspectCommand.self, ConvertCommand.self]
+        subcommands: [EncodeCommand.self, InspectCommand.self, ConvertCommand.self]
     )
 }

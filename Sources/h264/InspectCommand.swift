@@ -28,7 +28,7 @@ struct InspectCommand: ParsableCommand {
     var lengthSize: Int?
 
     func run() throws {
-        try runReportingErrors {
+        try runReportingErrors(command: "inspect") {
             let bytes = try CLIIO.read(file)
             let name = file == "-" ? "<stdin>" : file
             var record: AVCDecoderConfigurationRecord?

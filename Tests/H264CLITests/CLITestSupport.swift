@@ -20,32 +20,9 @@ enum CLI {
     }
 
     /// Runs `h264 ARGS…`, feeding `stdin` if given, and waits for it to exit.
-    /// Standard input and error go through temporary files, so no pipe can fill up and block.
     static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        let errURL = dir.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-        process.standardError = errHandle
-        if let stdin {
-            let inURL = dir.appendingPathComponent("stdin")
-            try stdin.write(to: inURL)
-            process.standardInput = try FileHandle(forReadingFrom: inURL)
-        } else {
-            process.standardInput = FileHandle.nullDevice
-        }
-        try process.run()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try errHandle.close()
-        let stderrText = String(decoding: try Data(contentsOf: errURL), as: UTF8.self)
-        return Result(status: process.terminationStatus, stdout: stdoutData, stderr: stderrText)
+        let output = try Subprocess.run(executable.path, arguments, stdin: stdin.map { [UInt8]($0) })
+        return Result(status: output.status, stdout: Data(output.stdout), stderr: output.stderr)
     }
 
     /// A fresh temporary directory.

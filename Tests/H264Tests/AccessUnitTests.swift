@@ -6,15 +6,36 @@ import H264TestSupport
 /// Access-unit cuts against FFmpeg's parser on every shared conformance stream.
 @Suite struct AccessUnitConformanceTests {
     static func assemble(_ bytes: [UInt8]) -> [AccessUnit] {
-        var assembler = AccessUnitAssembler()
-        var units: [AccessUnit] = []
-        for location in AnnexB.nalUnits(in: bytes) {
-            if let unit = assembler.append(nalUnit: bytes[location.range], streamOffset: location.startCodeOffset) {
-                units.append(unit)
+        AccessUnitAssembler.accessUnits(inAnnexB: bytes)
+    }
+
+    /// The streaming reader feeding the assembler in random chunks gives exactly the whole-buffer
+    /// access units (data, offsets, sizes, formats).
+    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: TestFixtures.conformanceStreams)
+    func streamingAccessUnitsEqualWholeBuffer(stream: String) throws {
+        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
+        let whole = Self.assemble(bytes)
+        for seed in UInt64(1)...3 {
+            var generator = SplitMix64(seed: seed &* 7919 &+ UInt64(bytes.count))
+            var reader = AnnexBStreamReader()
+            var assembler = AccessUnitAssembler()
+            var units: [AccessUnit] = []
+            var position = 0
+            let maxChunk = seed == 1 ? 64 : 70_000
+            while position < bytes.count {
+                let end = min(bytes.count, position + Int.random(in: 1...maxChunk, using: &generator))
+                reader.append(bytes[position..<end])
+                while let nal = reader.next() {
+                    if let unit = assembler.append(nal) { units.append(unit) }
+                }
+                position = end
             }
+            for nal in reader.finish() {
+                if let unit = assembler.append(nal) { units.append(unit) }
+            }
+            if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
+            #expect(units == whole, "seed \(seed)")
         }
-        if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
-        return units
     }
 
     @Test(.enabled(if: TestFixtures.runSharedTests), arguments: TestFixtures.conformanceStreams)

@@ -184,9 +184,20 @@ import H264TestSupport
             #expect(throws: H264Error.self) { try AVCC.fromAnnexB(bytes, lengthSize: 2) }
         }
 
-        // Parameter sets moved out: the data holds everything else, in order.
+        // Parameter sets moved out: the data holds everything else, in order, plus the in-stream
+        // updates — parameter sets whose id was first used with other content (reference model:
+        // first of each (type, id) moves out, identical repeats are dropped, updates stay).
         let moved = try AVCC.fromAnnexB(bytes, parameterSets: .configuration)
-        let others = original.filter { ![7, 8, 13].contains($0[0] & 0x1F) }
+        var firstOfId: [Int: [UInt8]] = [:]
+        let others = original.filter { nal in
+            let type = Int(nal[0] & 0x1F)
+            guard [7, 8, 13].contains(type) else { return true }
+            var reader = BitReader(RBSP.decode(nal.dropFirst(type == 7 ? 4 : 1)))
+            guard let id = try? reader.readUE("id") else { return true }
+            let key = type << 16 | id
+            guard let first = firstOfId[key] else { firstOfId[key] = nal; return false }
+            return first != nal
+        }
         #expect(try AVCC.nalUnits(in: moved.data, lengthSize: 4).map { Array(moved.data[$0]) } == others)
         #expect(!moved.sequenceParameterSets.isEmpty)
         #expect(!moved.pictureParameterSets.isEmpty)

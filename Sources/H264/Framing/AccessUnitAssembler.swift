@@ -179,3 +179,27 @@ public struct AccessUnitAssembler: Sendable {
         return unit
     }
 }
+
+extension AccessUnitAssembler {
+    /// Adds a NAL unit handed out by an ``AnnexBStreamReader``.
+    ///
+    /// - Returns: the access unit this NAL unit completed, if it begins a new one.
+    public mutating func append(_ unit: StreamNALUnit) -> AccessUnit? {
+        append(nalUnit: unit.bytes, streamOffset: unit.streamOffset)
+    }
+
+    /// Cuts a whole Annex-B byte stream into access units that partition it exactly.
+    ///
+    /// - Parameter parameterSets: parameter sets known before the stream begins, if any.
+    public static func accessUnits(inAnnexB bytes: [UInt8], parameterSets: ParameterSetCache = ParameterSetCache()) -> [AccessUnit] {
+        var assembler = AccessUnitAssembler(parameterSets: parameterSets)
+        var units: [AccessUnit] = []
+        for location in AnnexB.nalUnits(in: bytes) {
+            if let unit = assembler.append(nalUnit: bytes[location.range], streamOffset: location.startCodeOffset) {
+                units.append(unit)
+            }
+        }
+        if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
+        return units
+    }
+}

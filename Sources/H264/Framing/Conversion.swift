@@ -235,11 +235,11 @@ extension AVCC {
         public var data: [UInt8]
         /// The size of each length prefix in `data`.
         public var lengthSize: Int
-        /// Every distinct SPS NAL unit of the input, in order of first appearance.
+        /// The first SPS NAL unit of each `seq_parameter_set_id`, in order of appearance.
         public var sequenceParameterSets: [[UInt8]]
-        /// Every distinct PPS NAL unit of the input, in order of first appearance.
+        /// The first PPS NAL unit of each `pic_parameter_set_id`, in order of appearance.
         public var pictureParameterSets: [[UInt8]]
-        /// Every distinct SPS extension NAL unit (type 13) of the input, in order of first appearance.
+        /// The first SPS extension NAL unit (type 13) of each id, in order of appearance.
         public var sequenceParameterSetExtensions: [[UInt8]]
 
         /// Creates a result.
@@ -282,8 +282,11 @@ extension AVCC {
     ///     start code are allowed; NAL units are split as ``AnnexB`` describes.
     ///   - lengthSize: The length prefix size to write: 1, 2 or 4.
     ///   - parameterSets: ``ParameterSetPlacement/inBand`` keeps every NAL unit;
-    ///     ``ParameterSetPlacement/configuration`` leaves SPS, PPS and SPS extensions out of
-    ///     `data`. Either way the distinct parameter sets are reported in the result.
+    ///     ``ParameterSetPlacement/configuration`` moves parameter sets into the result's lists
+    ///     (for an avcC): the first of each id moves there, later identical copies are dropped, and
+    ///     a later one with the same id but different content stays in `data` where it was, so
+    ///     pictures after it still decode with it. Either way the first parameter set of each id
+    ///     is reported in the result.
     /// - Throws: ``H264Error/Code/invalidLengthSize``; ``H264Error/Code/missingStartCode`` when
     ///   a non-zero byte precedes the first start code; ``H264Error/Code/valueOutOfRange`` (with
     ///   the NAL unit's offset) when a NAL unit is too long for the length size.
@@ -298,6 +301,16 @@ extension AVCC {
         return ConversionResult(data: data, lengthSize: lengthSize, sequenceParameterSets: converter.sps,
                                 pictureParameterSets: converter.pps, sequenceParameterSetExtensions: converter.exts)
     }
+
+    /// The id of an SPS (`seq_parameter_set_id`), PPS (`pic_parameter_set_id`) or SPS extension
+    /// NAL unit, or `nil` when it cannot be read.
+    static func parameterSetId(_ nalUnit: ArraySlice<UInt8>, type: Int) -> Int? {
+        // SPS: profile_idc, constraint flags and level_idc (3 bytes) precede the id.
+        let skip = type == 7 ? 4 : 1
+        guard nalUnit.count > skip else { return nil }
+        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(skip), limit: 8))
+        return try? reader.readUE(type == 8 ? "pic_parameter_set_id" : "seq_parameter_set_id", max: type == 8 ? 255 : 31)
+    }
 }
 
 /// The Annex-B → AVCC conversion: which NAL units go out, the parameter sets seen, and the copy.
@@ -308,6 +321,10 @@ private struct AnnexBToAVCC {
     var sps: [[UInt8]] = []
     var pps: [[UInt8]] = []
     var exts: [[UInt8]] = []
+    /// The first parameter set of each kind and id goes into the configuration; a repeat with
+    /// the same bytes is redundant; one with the same id but other bytes is an in-stream update.
+    /// Key: type << 16 | id → index in its list.
+    var firstById: [Int: Int] = [:]
 
     /// Inputs from this size on are converted in one pass (see ``AVCC/fromAnnexB(_:lengthSize:parameterSets:)``).
     static let onePassThreshold = 1 << 20
@@ -322,11 +339,15 @@ private struct AnnexBToAVCC {
         if buffer.count < Self.onePassThreshold {
             let units = AnnexB.nalUnits(in: buffer)
             try checkLeadingBytes(buffer, before: units.first?.startCodeOffset ?? buffer.count)
+            var keep = [Bool](repeating: true, count: units.count)
             var total = 0
-            for unit in units where try admit(unit.range, in: buffer) { total &+= lengthSize &+ unit.range.count }
+            for (index, unit) in units.enumerated() {
+                keep[index] = try admit(unit.range, in: buffer)
+                if keep[index] { total &+= lengthSize &+ unit.range.count }
+            }
             return [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
                 var written = 0
-                for unit in units where isKept(unit.range, in: buffer) {
+                for (index, unit) in units.enumerated() where keep[index] {
                     written = write(unit.range, of: buffer, to: output, at: written)
                 }
                 initialized = written
@@ -369,32 +390,29 @@ private struct AnnexBToAVCC {
         }
     }
 
-    /// Checks a unit's length, records it when it is a parameter set, and says whether it goes
-    /// into the output.
+    /// Checks a unit's length, records it when it is the first parameter set of its id, and
+    /// says whether it goes into the output. Call once per unit, in order.
     mutating func admit(_ range: Range<Int>, in buffer: UnsafeRawBufferPointer) throws(H264Error) -> Bool {
         guard range.count <= maximum else {
             throw H264Error(.valueOutOfRange, field: "NALUnitLength", byteOffset: range.lowerBound,
                             "a NAL unit of \(range.count) bytes does not fit a \(lengthSize)-byte length")
         }
-        switch buffer[range.lowerBound] & 0x1F {
-        case 7: Self.collect(range, of: buffer, into: &sps)
-        case 8: Self.collect(range, of: buffer, into: &pps)
-        case 13: Self.collect(range, of: buffer, into: &exts)
-        default: return true
+        let type = Int(buffer[range.lowerBound] & 0x1F)
+        guard type == 7 || type == 8 || type == 13 else { return true }
+        let nal = Array(UnsafeRawBufferPointer(rebasing: buffer[range]))
+        guard let id = AVCC.parameterSetId(nal[...], type: type) else { return true }
+        let key = type << 16 | id
+        if let existing = firstById[key] {
+            let stored = type == 7 ? sps[existing] : type == 8 ? pps[existing] : exts[existing]
+            // Identical repeat: redundant once the configuration holds it.
+            return !(stored == nal && placement == .configuration)
+        }
+        switch type {
+        case 7: firstById[key] = sps.count; sps.append(nal)
+        case 8: firstById[key] = pps.count; pps.append(nal)
+        default: firstById[key] = exts.count; exts.append(nal)
         }
         return placement == .inBand
-    }
-
-    /// Whether a unit goes into the output (``admit(_:in:)`` without its checks and records).
-    func isKept(_ range: Range<Int>, in buffer: UnsafeRawBufferPointer) -> Bool {
-        guard placement == .configuration else { return true }
-        let type = buffer[range.lowerBound] & 0x1F
-        return type != 7 && type != 8 && type != 13
-    }
-
-    static func collect(_ range: Range<Int>, of buffer: UnsafeRawBufferPointer, into list: inout [[UInt8]]) {
-        let unit = UnsafeRawBufferPointer(rebasing: buffer[range])
-        if !list.contains(where: { $0.elementsEqual(unit) }) { list.append(Array(unit)) }
     }
 
     /// Writes the length and the unit at `offset` (the caller has checked that they fit).

@@ -1,0 +1,139 @@
+public import H264
+
+/// One encoded access unit, as VideoToolbox hands out a `CMSampleBuffer`: every NAL unit of the
+/// picture in AVCC form (4-byte big-endian length before each), its timing, and the format it
+/// belongs to.
+public struct EncodedFrame: Sendable {
+    /// The coding type of the picture, after x264's frame types.
+    public enum FrameType: String, Hashable, Sendable {
+        /// An IDR picture (clause 3.69): a random access point, decodable on its own.
+        case idr
+        /// An intra picture that is not IDR (later pictures may reference earlier ones).
+        case i
+        /// A predicted picture.
+        case p
+        /// A bi-predicted picture other pictures reference.
+        case bReference
+        /// A bi-predicted picture no other picture references (disposable).
+        case b
+    }
+
+    /// The NAL units of the access unit, each preceded by its length as 4 bytes big-endian
+    /// (`nalUnitLengthSize` 4). Parameter sets are not included: they are in ``formatDescription``.
+    public let data: [UInt8]
+    /// When the picture is shown.
+    public let presentationTimeStamp: Duration
+    /// When the picture is decoded; at most ``presentationTimeStamp``, increasing frame to frame.
+    /// With B-frames the first decode time stamps lie before the first presentation time stamp.
+    public let decodeTimeStamp: Duration
+    /// How long the picture is shown, as given to `encode`.
+    public let duration: Duration
+    /// The picture's coding type.
+    public let frameType: FrameType
+    /// The parameter sets (SPS, PPS), `avcC` and length size of the stream this frame belongs to.
+    public let formatDescription: FormatDescription
+    /// The coded picture width in pixels (the format's display width).
+    public let width: Int
+    /// The coded picture height in pixels.
+    public let height: Int
+
+    /// Creates an encoded frame (sessions make these; tests and adaptors may too).
+    public init(data: [UInt8], presentationTimeStamp: Duration, decodeTimeStamp: Duration, duration: Duration,
+                frameType: FrameType, formatDescription: FormatDescription, width: Int, height: Int) {
+        self.data = data
+        self.presentationTimeStamp = presentationTimeStamp
+        self.decodeTimeStamp = decodeTimeStamp
+        self.duration = duration
+        self.frameType = frameType
+        self.formatDescription = formatDescription
+        self.width = width
+        self.height = height
+    }
+
+    /// True for an IDR picture: decoding may start here (VideoToolbox: no `NotSync` attachment).
+    public var isKeyframe: Bool { frameType == .idr }
+
+    /// The NAL units (without length prefixes), as slices of ``data``.
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` when a length runs past the end of data
+    ///   (never for frames a session made).
+    public func nalUnits() throws(H264Error) -> [ArraySlice<UInt8>] {
+        var units: [ArraySlice<UInt8>] = []
+        var i = 0
+        while i < data.count {
+            guard data.count - i >= 4 else {
+                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "\(data.count - i) bytes left for a 4-byte length")
+            }
+            let length = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
+            guard length <= data.count - i - 4 else {
+                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "length \(length) with \(data.count - i - 4) bytes left")
+            }
+            units.append(data[(i + 4)..<(i + 4 + length)])
+            i += 4 + length
+        }
+        return units
+    }
+}
+
+/// Turns ``EncodedFrame``s into an Annex-B byte stream (clause B.1) as `.h264` files, RTP
+/// packetisers over TCP and ffplay/VLC expect: every NAL unit after a 4-byte start code
+/// `00 00 00 01`, with the format's SPS and PPS written before every IDR picture so a decoder
+/// can start at any keyframe.
+public struct AnnexBWriter: Sendable {
+    /// Creates a writer.
+    public init() {}
+
+    /// The Annex-B bytes of `frame`: SPS and PPS before an IDR, then the frame's NAL units.
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``.
+    public func annexB(_ frame: EncodedFrame) throws(H264Error) -> [UInt8] {
+        var out: [UInt8] = []
+        try append(frame, to: &out)
+        return out
+    }
+
+    /// Appends the Annex-B bytes of `frame` to `output`.
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``.
+    public func append(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
+        let startCode: [UInt8] = [0, 0, 0, 1]
+        if frame.isKeyframe {
+            for ps in frame.formatDescription.sequenceParameterSets + frame.formatDescription.pictureParameterSets {
+                output.append(contentsOf: startCode)
+                output.append(contentsOf: ps)
+            }
+        }
+        let start = output.count
+        output.append(contentsOf: frame.data)
+        try output.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in
+            try Self.convertLengthsToStartCodes(UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
+    /// Rewrites AVCC data with 4-byte lengths into Annex-B in place: each 4-byte length becomes
+    /// the start code `00 00 00 01` (the cost is per NAL unit, not per byte).
+    ///
+    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` when a length runs past the end; the
+    ///   buffer is then partly converted.
+    public static func convertLengthsToStartCodes(_ data: inout [UInt8]) throws(H264Error) {
+        try data.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in
+            try convertLengthsToStartCodes(buffer)
+        }
+    }
+
+    static func convertLengthsToStartCodes(_ buffer: UnsafeMutableBufferPointer<UInt8>) throws(H264Error) {
+        var i = 0
+        let count = buffer.count
+        while i < count {
+            guard count - i >= 4 else {
+                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "\(count - i) bytes left for a 4-byte length")
+            }
+            let length = Int(buffer[i]) << 24 | Int(buffer[i + 1]) << 16 | Int(buffer[i + 2]) << 8 | Int(buffer[i + 3])
+            guard length <= count - i - 4 else {
+                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "length \(length) with \(count - i - 4) bytes left")
+            }
+            buffer[i] = 0; buffer[i + 1] = 0; buffer[i + 2] = 0; buffer[i + 3] = 1
+            i += 4 + length
+        }
+    }
+}

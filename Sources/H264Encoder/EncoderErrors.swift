@@ -1,0 +1,16 @@
+public import H264
+
+/// Error codes of the encoder session. Errors are ``H264/H264Error`` values (one error type for
+/// the whole toolkit) whose `field` names the property, argument or plane at fault.
+extension H264Error.Code {
+    /// A configuration property has a value the encoder cannot use (the field names it).
+    public static let invalidConfiguration = H264Error.Code(rawValue: "invalidConfiguration")
+    /// A ``VideoFrame`` is unusable: zero or odd size for 4:2:0, planes too small, strides
+    /// shorter than a row.
+    public static let invalidFrame = H264Error.Code(rawValue: "invalidFrame")
+    /// The call is not allowed in the session's current state (for example `encode` after
+    /// `invalidate()`, or `completeFrames()` from inside the output handler).
+    public static let invalidState = H264Error.Code(rawValue: "invalidState")
+    /// libx264 refused: opening the encoder, encoding a frame or reconfiguring failed.
+    public static let encoderFailed = H264Error.Code(rawValue: "encoderFailed")
+}

@@ -1,0 +1,326 @@
+// The one file that calls libx264 (and libyuv) through CX264. Nothing here is public.
+import CX264
+import H264
+import Logging
+
+/// Carries the session's logger to x264's log callback.
+final class X264LogBox: @unchecked Sendable {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+
+    func log(level: Int32, message: String) {
+        var text = message
+        while text.last == "\n" { text.removeLast() }
+        let swiftLevel: Logger.Level = switch level {
+        case X264_LOG_ERROR: .error
+        case X264_LOG_WARNING: .warning
+        case X264_LOG_INFO: .info
+        default: .debug
+        }
+        logger.log(level: swiftLevel, "\(text)", metadata: ["x264": "true"])
+    }
+
+    var x264Level: Int32 {
+        switch logger.logLevel {
+        case .trace, .debug: X264_LOG_DEBUG
+        case .info, .notice: X264_LOG_INFO
+        case .warning: X264_LOG_WARNING
+        case .error, .critical: X264_LOG_ERROR
+        }
+    }
+}
+
+/// One open libx264 encoder (`x264_t`) for one frame size.
+///
+/// Not thread-safe, like x264 itself: the session serialises every use (its lane's mutex).
+final class X264Encoder {
+    let width: Int
+    let height: Int
+    let configuration: EncoderConfiguration
+    let formatDescription: FormatDescription
+
+    private var handle: OpaquePointer?
+    private let logTarget: UnsafeMutablePointer<cx264_log_target>
+    private let logBox: Unmanaged<X264LogBox>
+    /// Presentation time stamp and duration of each frame, by the frame index given to x264
+    /// as `i_pts` (x264's time base is 1/fps and b_vfr_input is off, as in the x264 CLI).
+    private var timing: [Int64: (pts: Duration, duration: Duration)] = [:]
+    private var nextIndex: Int64 = 0
+    private var firstPTS: Duration?
+    private var nominalFrameDuration: Duration
+    /// I420 scratch planes for BGRA input, reused frame to frame.
+    private var scratch: [UInt8] = []
+
+    /// Builds x264 parameters from `configuration`, opens the encoder and reads SPS and PPS.
+    ///
+    /// The corresponding x264 calls are `x264_param_default_preset`, `x264_param_apply_profile`,
+    /// `x264_encoder_open` and `x264_encoder_headers`.
+    init(width: Int, height: Int, configuration c: EncoderConfiguration, logger: Logger) throws(H264Error) {
+        self.width = width
+        self.height = height
+        self.configuration = c
+        let box = Unmanaged.passRetained(X264LogBox(logger: logger))
+        logBox = box
+        logTarget = .allocate(capacity: 1)
+        logTarget.initialize(to: cx264_log_target(
+            sink: { context, level, message in
+                guard let context, let message else { return }
+                Unmanaged<X264LogBox>.fromOpaque(context).takeUnretainedValue()
+                    .log(level: level, message: String(cString: message))
+            },
+            context: box.toOpaque()))
+        let fps = Self.rational(c.expectedFrameRate)
+        nominalFrameDuration = .seconds(Double(fps.den) / Double(fps.num))
+
+        var param = x264_param_t()
+        let preset = (c.x264Preset ?? (c.realTime ? .veryfast : .medium)).rawValue
+        let tune = c.x264Tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
+        guard x264_param_default_preset(&param, preset, tune) == 0 else {
+            logTarget.deallocate(); box.release()
+            throw H264Error(.invalidConfiguration, field: "x264Tune", "x264 rejected preset \(preset) with tune \(tune ?? "none")")
+        }
+        cx264_param_set_log(&param, logTarget, box.takeUnretainedValue().x264Level)
+        param.i_width = Int32(width)
+        param.i_height = Int32(height)
+        param.i_csp = X264_CSP_I420
+        param.i_fps_num = fps.num
+        param.i_fps_den = fps.den
+        param.i_timebase_num = fps.den
+        param.i_timebase_den = fps.num
+        param.b_vfr_input = 0
+        param.b_annexb = 0
+        param.b_repeat_headers = 0
+        param.b_aud = 0
+        if let threads = c.threads { param.i_threads = Int32(threads) }
+        if case .fixed(let idc) = c.level { param.i_level_idc = Int32(idc) }
+        if let keyint = c.effectiveMaxKeyFrameInterval {
+            param.i_keyint_max = Int32(keyint)
+            param.i_keyint_min = min(param.i_keyint_min, Int32(keyint))
+        }
+        if !c.allowFrameReordering { param.i_bframe = 0 }
+        if let mode = c.entropyMode { param.b_cabac = mode == .cabac ? 1 : 0 }
+        if let crf = c.constantRateFactor {
+            param.rc.i_rc_method = X264_RC_CRF
+            param.rc.f_rf_constant = Float(crf)
+        } else {
+            let bitRate = c.effectiveAverageBitRate(width: width, height: height) ?? 1_500_000
+            param.rc.i_rc_method = X264_RC_ABR
+            param.rc.i_bitrate = Int32(max(1, bitRate / 1000))
+        }
+        Self.applyVBV(&param, c, width: width, height: height)
+        guard x264_param_apply_profile(&param, c.profile.rawValue) == 0 else {
+            logTarget.deallocate(); box.release()
+            throw H264Error(.invalidConfiguration, field: "profile", "x264 cannot apply profile \(c.profile.rawValue) to this configuration")
+        }
+        guard let h = cx264_encoder_open(&param) else {
+            logTarget.deallocate(); box.release()
+            throw H264Error(.encoderFailed, field: "x264_encoder_open", "x264 could not open an encoder for \(width)×\(height) (see the log)")
+        }
+        handle = h
+
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        var sps: [[UInt8]] = [], pps: [[UInt8]] = []
+        if x264_encoder_headers(h, &nals, &count) >= 0, let nals {
+            for i in 0..<Int(count) {
+                let nal = nals[i]
+                guard let payload = nal.p_payload, nal.i_payload > 4 else { continue }
+                let bytes = [UInt8](UnsafeBufferPointer(start: payload + 4, count: Int(nal.i_payload) - 4))
+                if nal.i_type == Int32(NAL_SPS.rawValue) { sps.append(bytes) }
+                if nal.i_type == Int32(NAL_PPS.rawValue) { pps.append(bytes) }
+            }
+        }
+        do {
+            formatDescription = try FormatDescription(sequenceParameterSets: sps, pictureParameterSets: pps, nalUnitLengthSize: 4)
+        } catch {
+            x264_encoder_close(h)
+            handle = nil
+            logTarget.deallocate(); box.release()
+            throw H264Error(.encoderFailed, field: "x264_encoder_headers", "x264 gave no usable SPS/PPS: \(error)")
+        }
+    }
+
+    deinit {
+        close()
+        logTarget.deallocate()
+        logBox.release()
+    }
+
+    /// The VBV from data-rate limits, low-latency rate control or (with a bit rate) a default
+    /// loose enough not to matter but present so the rate can change live.
+    private static func applyVBV(_ param: inout x264_param_t, _ c: EncoderConfiguration, width: Int, height: Int) {
+        guard let bitRate = c.effectiveAverageBitRate(width: width, height: height) else {
+            if let tightest = c.dataRateLimits.min(by: { $0.bitsPerSecond < $1.bitsPerSecond }) {
+                param.rc.i_vbv_max_bitrate = Int32(max(1, tightest.bitsPerSecond / 1000))
+                param.rc.i_vbv_buffer_size = Int32(max(1, Double(tightest.bytes) * 8 / 1000))
+            }
+            return
+        }
+        let kbps = Double(bitRate) / 1000
+        if c.lowLatencyRateControl {
+            param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
+            param.rc.i_vbv_buffer_size = Int32(max(1, kbps / c.expectedFrameRate))
+        } else if let tightest = c.dataRateLimits.min(by: { $0.bitsPerSecond < $1.bitsPerSecond }) {
+            param.rc.i_vbv_max_bitrate = Int32(max(1, tightest.bitsPerSecond / 1000))
+            param.rc.i_vbv_buffer_size = Int32(max(1, Double(tightest.bytes) * 8 / 1000))
+        } else {
+            // A maximum rate at the average makes x264's ABR forget old rates within seconds
+            // (its complexity sums decay when the VBV rate is under 1.5 × the bit rate), so a
+            // live change is followed promptly; one second of buffer absorbs keyframes.
+            param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
+            param.rc.i_vbv_buffer_size = Int32(max(1, kbps))
+        }
+    }
+
+    /// A frame rate as a fraction: integers exactly, NTSC rates as n × 1000/1001.
+    static func rational(_ fps: Double) -> (num: UInt32, den: UInt32) {
+        if fps == fps.rounded() { return (UInt32(fps), 1) }
+        let ntsc = fps * 1.001
+        if abs(ntsc - ntsc.rounded()) < 0.0001 { return (UInt32(ntsc.rounded()) * 1000, 1001) }
+        return (UInt32((fps * 1000).rounded()), 1000)
+    }
+
+    /// Changes the average bit rate and VBV live, without a new IDR.
+    ///
+    /// The corresponding x264 call is `x264_encoder_reconfig`.
+    func reconfigure(_ c: EncoderConfiguration) throws(H264Error) {
+        guard let h = handle else { return }
+        var param = x264_param_t()
+        x264_encoder_parameters(h, &param)
+        if let bitRate = c.effectiveAverageBitRate(width: width, height: height) {
+            param.rc.i_bitrate = Int32(max(1, bitRate / 1000))
+        }
+        Self.applyVBV(&param, c, width: width, height: height)
+        guard x264_encoder_reconfig(h, &param) >= 0 else {
+            throw H264Error(.encoderFailed, field: "x264_encoder_reconfig", "x264 refused the new rate settings")
+        }
+    }
+
+    /// Encodes one frame; returns what x264 outputs now (zero or one access unit).
+    ///
+    /// The corresponding x264 call is `x264_encoder_encode`.
+    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(H264Error) -> EncodedFrame? {
+        guard let h = handle else { throw H264Error(.invalidState, "the x264 encoder is closed") }
+        let index = nextIndex
+        nextIndex += 1
+        timing[index] = (presentationTimeStamp, duration)
+        if firstPTS == nil { firstPTS = presentationTimeStamp }
+        var pic = x264_picture_t()
+        x264_picture_init(&pic)
+        pic.i_pts = index
+        if forceKeyframe { pic.i_type = cx264_type_idr() }
+        let result: Result<EncodedFrame?, H264Error>
+        switch frame.pixelFormat {
+        case .i420, .nv12:
+            result = Self.withPlaneBases(frame.planes[...], []) { bases in
+                pic.img.i_csp = frame.pixelFormat == .i420 ? X264_CSP_I420 : X264_CSP_NV12
+                pic.img.i_plane = Int32(bases.count)
+                pic.img.plane.0 = UnsafeMutablePointer(mutating: bases[0])
+                pic.img.plane.1 = UnsafeMutablePointer(mutating: bases[1])
+                pic.img.plane.2 = bases.count > 2 ? UnsafeMutablePointer(mutating: bases[2]) : nil
+                pic.img.i_stride.0 = Int32(frame.planes[0].bytesPerRow)
+                pic.img.i_stride.1 = Int32(frame.planes[1].bytesPerRow)
+                pic.img.i_stride.2 = bases.count > 2 ? Int32(frame.planes[2].bytesPerRow) : 0
+                return Result { () throws(H264Error) in try self.encodePicture(h, &pic) }
+            }
+        case .bgra:
+            let luma = width * height
+            let needed = luma + luma / 2
+            if scratch.count != needed { scratch = [UInt8](repeating: 0, count: needed) }
+            let plane = frame.planes[0]
+            let (w, hgt) = (Int32(frame.width), Int32(frame.height))
+            let converted = plane.storage.withUnsafeBufferPointer { src in
+                scratch.withUnsafeMutableBufferPointer { dst -> Int32 in
+                    let y = dst.baseAddress!
+                    return cx264_bgra_to_i420(src.baseAddress! + plane.offset, Int32(plane.bytesPerRow),
+                                              y, w, y + luma, w / 2, y + luma + luma / 4, w / 2, w, hgt)
+                }
+            }
+            guard converted == 0 else { throw H264Error(.invalidFrame, field: "planes[0]", "libyuv could not convert BGRA") }
+            let bytes = scratch
+            result = bytes.withUnsafeBufferPointer { buf in
+                let y = UnsafeMutablePointer(mutating: buf.baseAddress!)
+                pic.img.i_csp = X264_CSP_I420
+                pic.img.i_plane = 3
+                pic.img.plane.0 = y
+                pic.img.plane.1 = y + luma
+                pic.img.plane.2 = y + luma + luma / 4
+                pic.img.i_stride.0 = w
+                pic.img.i_stride.1 = w / 2
+                pic.img.i_stride.2 = w / 2
+                return Result { () throws(H264Error) in try self.encodePicture(h, &pic) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Hands x264 the base address of each plane (pointers valid only inside `body`).
+    private static func withPlaneBases<R>(_ planes: ArraySlice<VideoFrame.Plane>, _ bases: [UnsafePointer<UInt8>],
+                                          _ body: ([UnsafePointer<UInt8>]) -> R) -> R {
+        guard let plane = planes.first else { return body(bases) }
+        return plane.storage.withUnsafeBufferPointer { buffer in
+            withPlaneBases(planes.dropFirst(), bases + [buffer.baseAddress! + plane.offset], body)
+        }
+    }
+
+    /// Drains every delayed frame (lookahead, B-frames, frame threads), then closes the
+    /// encoder: x264 cannot take new frames after a flush.
+    func flushAndClose() throws(H264Error) -> [EncodedFrame] {
+        guard let h = handle else { return [] }
+        var out: [EncodedFrame] = []
+        defer { close() }
+        while x264_encoder_delayed_frames(h) > 0 {
+            var pic = x264_picture_t()
+            x264_picture_init(&pic)
+            let nalsResult = try encodeRaw(h, nil)
+            if let frame = nalsResult { out.append(frame) }
+        }
+        return out
+    }
+
+    private func encodePicture(_ h: OpaquePointer, _ pic: inout x264_picture_t) throws(H264Error) -> EncodedFrame? {
+        try withUnsafeMutablePointer(to: &pic) { (p) throws(H264Error) in try encodeRaw(h, p) }
+    }
+
+    private func encodeRaw(_ h: OpaquePointer, _ input: UnsafeMutablePointer<x264_picture_t>?) throws(H264Error) -> EncodedFrame? {
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        var out = x264_picture_t()
+        let size = x264_encoder_encode(h, &nals, &count, input, &out)
+        guard size >= 0 else { throw H264Error(.encoderFailed, field: "x264_encoder_encode", "x264 failed to encode (status \(size))") }
+        guard size > 0, let nals, count > 0, let payload = nals[0].p_payload else { return nil }
+        // x264 writes the payloads of one call back to back: one copy, one allocation per frame.
+        let data = [UInt8](UnsafeBufferPointer(start: payload, count: Int(size)))
+        let frameType: EncodedFrame.FrameType = switch out.i_type {
+        case X264_TYPE_IDR: .idr
+        case X264_TYPE_I: .i
+        case X264_TYPE_BREF: .bReference
+        case X264_TYPE_B: .b
+        default: .p
+        }
+        let (pts, duration) = timing[out.i_pts] ?? (time(at: out.i_pts), nominalFrameDuration)
+        let dts = time(at: out.i_dts)
+        // Indices below the decode time stamp are never asked for again.
+        if timing.count > 64 { for key in timing.keys where key < out.i_dts - 1 { timing[key] = nil } }
+        return EncodedFrame(data: data, presentationTimeStamp: pts, decodeTimeStamp: dts, duration: duration,
+                            frameType: frameType, formatDescription: formatDescription, width: width, height: height)
+    }
+
+    /// The caller's time stamp of frame `index`; before the first frame (x264's negative decode
+    /// time stamps with B-frames), extrapolated back by the nominal frame duration.
+    private func time(at index: Int64) -> Duration {
+        if let t = timing[index] { return t.pts }
+        let first = timing[0]?.pts ?? firstPTS ?? .zero
+        return first + nominalFrameDuration * Int(index)
+    }
+
+    /// Closes the encoder once. The corresponding x264 call is `x264_encoder_close`.
+    func close() {
+        if let h = handle {
+            handle = nil
+            x264_encoder_close(h)
+        }
+    }
+
+    var isOpen: Bool { handle != nil }
+}

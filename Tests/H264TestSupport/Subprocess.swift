@@ -1,0 +1,48 @@
+public import Foundation
+import Synchronization
+
+/// Runs programs (the `h264` executable, FFmpeg, x264) from tests.
+public enum Subprocess {
+    /// What a program printed and how it ended.
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: [UInt8]
+        public var stderr: String
+    }
+
+    /// A write to a program that exited must fail, not kill the test process.
+    private static let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+    /// Runs `executable` (an absolute path, or a name looked up on PATH) with `arguments`,
+    /// feeding `stdin` if given, and waits for it to exit. Standard output and error are read
+    /// concurrently, so a full pipe never blocks the program.
+    public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> Output {
+        _ = ignoreSIGPIPE
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
+        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try process.run()
+        let group = DispatchGroup()
+        let errData = Mutex(Data())
+        DispatchQueue.global().async(group: group) {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            errData.withLock { $0 = data }
+        }
+        if let stdin {
+            let handle = input.fileHandleForWriting
+            DispatchQueue.global().async(group: group) {
+                try? handle.write(contentsOf: Data(stdin))
+                try? handle.close()
+            }
+        }
+        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        group.wait()
+        return Output(status: process.terminationStatus, stdout: [UInt8](stdoutData),
+                      stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+    }
+}
