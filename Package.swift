@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
         .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
-        .testTarget(name: "H264Benchmarks", dependencies: ["H264", "H264TestSupport", "CX264Baseline"], swiftSettings: strictSwift),
+        .testTarget(name: "H264Benchmarks", dependencies: ["H264", "H264Encoder", "H264TestSupport", "CX264Baseline"], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: ["H264", "h264", "H264TestSupport"], swiftSettings: strictSwift),
     ]
 )
