@@ -3,6 +3,7 @@ import Foundation
 import H264
 import H264Encoder
 import H264TestSupport
+import MallocInterposerSwift
 import Synchronization
 import Testing
 
@@ -22,11 +23,17 @@ enum Frames720p {
             sources.append(y4m[(end + 1)..<(end + 1 + frameBytes)])
             i = end + 1 + frameBytes
         }
-        return sources.map { scale($0, from: (sw, sh)) }
+        return sources.map { scale($0, from: (sw, sh), to: (width, height)) }
     }()
 
-    static func scale(_ source: ArraySlice<UInt8>, from size: (Int, Int)) -> [UInt8] {
+    /// The same pictures at 640 × 360 (the size a session switches from).
+    static let small: [[UInt8]] = {
+        frames.map { scale($0[...], from: (width, height), to: (640, 360)) }
+    }()
+
+    static func scale(_ source: ArraySlice<UInt8>, from size: (Int, Int), to target: (Int, Int)) -> [UInt8] {
         let (sw, sh) = size
+        let (width, height) = target
         var out = [UInt8](repeating: 0, count: width * height * 3 / 2)
         let base = source.startIndex
         func plane(_ srcOffset: Int, _ srcW: Int, _ srcH: Int, _ dstOffset: Int, _ dstW: Int, _ dstH: Int) {
@@ -43,6 +50,10 @@ enum Frames720p {
 
     static func videoFrames() throws -> [VideoFrame] {
         try frames.map { try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: $0) }
+    }
+
+    static func smallVideoFrames() throws -> [VideoFrame] {
+        try small.map { try VideoFrame(pixelFormat: .i420, width: 640, height: 360, contiguous: $0) }
     }
 }
 
@@ -89,7 +100,13 @@ extension AllBenchmarks {
 @Suite("Encoder", .enabled(if: !Frames720p.frames.isEmpty))
 struct EncoderBenchmarks {
     let frames: [VideoFrame]
-    init() throws { frames = try Frames720p.videoFrames() }
+    let smallFrames: [VideoFrame]
+    init() throws {
+        frames = try Frames720p.videoFrames()
+        smallFrames = try Frames720p.smallVideoFrames()
+    }
+
+    static func pts(_ index: Int) -> Duration { .milliseconds(index * 100) / 3 }
 
     /// The C loop over the frames: output bytes and seconds.
     func runBaseline(threads: Int) -> (bytes: [UInt8], seconds: Double) {
@@ -154,7 +171,207 @@ struct EncoderBenchmarks {
             detail: String(format: "H264Encoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (%.1f fps)",
                            times.measure * 1e3, c * 1e3, frames.count, Double(frames.count) / times.measure))
     }
+
+    /// `switchToPrewarmedSession()` to a prewarmed 720p encoder ÷ creating and preparing a
+    /// 720p session (``EncoderConfiguration/liveCapture``).
+    @Test func prewarmSwitchVersusCold() throws {
+        let configuration = EncoderConfiguration.liveCapture
+        var sessions: [EncoderSession] = []
+        var failures = 0
+        func setUpSwitch() {
+            for session in sessions { session.invalidate() }
+            sessions = []
+            do {
+                let session = try EncoderSession(width: 640, height: 360, configuration: configuration)
+                _ = try session.prepare()
+                try session.prewarm(width: Frames720p.width, height: Frames720p.height)
+                session.waitForQueuedFramesQuietly()
+                sessions.append(session)
+            } catch { failures += 1 }
+        }
+        let times = Bench.interleave(
+            setUpMeasure: setUpSwitch,
+            measure: { do { try sessions.last?.switchToPrewarmedSession() } catch { failures += 1 } },
+            setUpBaseline: { for session in sessions { session.invalidate() }; sessions = [] },
+            baseline: {
+                do {
+                    let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height, configuration: configuration)
+                    _ = try session.prepare()
+                    sessions.append(session)
+                } catch { failures += 1 }
+            })
+        for session in sessions { session.invalidate() }
+        #expect(failures == 0)
+        BenchmarkReport.shared.record(
+            "prewarm_switch_vs_cold", times.measure / times.baseline, goal: "≤ 0.01",
+            detail: String(format: "switch %.1f µs, create + prepare %.2f ms (liveCapture, 1280x720)",
+                           times.measure * 1e6, times.baseline * 1e3))
+    }
+
+    /// Encode time (`encode` until its output is delivered) of the first 720p frame after a
+    /// switch from 640 × 360 ÷ that of a forced IDR in a warm 720p session.
+    @Test func firstFrameAfterSwitchVersusIDR() throws {
+        let configuration = EncoderConfiguration.liveCapture
+        let collector = Collector(capacity: 64)
+        let warm = try EncoderSession(width: Frames720p.width, height: Frames720p.height, configuration: configuration,
+                                      outputHandler: collector.handler)
+        for index in 0..<5 { try warm.encode(frames[index], presentationTimeStamp: Self.pts(index)) }
+        try warm.waitForQueuedFrames()
+        var switching: EncoderSession?
+        var index = 5
+        var failures = 0
+        let switchCollector = Collector(capacity: 64)
+        let times = Bench.interleave(
+            setUpMeasure: {
+                switching?.invalidate()
+                do {
+                    let session = try EncoderSession(width: 640, height: 360, configuration: configuration,
+                                                     outputHandler: switchCollector.handler)
+                    for i in 0..<3 { try session.encode(smallFrames[i], presentationTimeStamp: Self.pts(i)) }
+                    try session.prewarm(width: Frames720p.width, height: Frames720p.height)
+                    try session.switchToPrewarmedSession()
+                    switching = session
+                } catch { failures += 1 }
+            },
+            measure: {
+                do {
+                    try switching?.encode(frames[3], presentationTimeStamp: Self.pts(3))
+                    try switching?.waitForQueuedFrames()
+                } catch { failures += 1 }
+            },
+            baseline: {
+                do {
+                    try warm.encode(frames[index % frames.count], presentationTimeStamp: Self.pts(index), forceKeyframe: true)
+                    try warm.waitForQueuedFrames()
+                } catch { failures += 1 }
+                index += 1
+            })
+        switching?.invalidate()
+        warm.invalidate()
+        #expect(failures == 0)
+        // Every measured frame came out at once (4 per switching session, one per warm encode).
+        #expect(switchCollector.count == 4 * (Bench.runs + Bench.warmUpRuns))
+        #expect(collector.count == index)
+        BenchmarkReport.shared.record(
+            "first_frame_after_switch_vs_idr", times.measure / times.baseline, goal: "≤ 1.1",
+            detail: String(format: "first frame after switch %.2f ms, forced IDR %.2f ms (liveCapture, 1280x720)",
+                           times.measure * 1e3, times.baseline * 1e3))
+    }
+
+    /// Frames accepted but not yet output, after each frame has been handled, with
+    /// ``EncoderConfiguration/ultraLowLatency`` (the largest over 30 frames).
+    @Test func ultraLowLatencyDelayFrames() throws {
+        let collector = Collector(capacity: frames.count)
+        let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                         configuration: .ultraLowLatency, outputHandler: collector.handler)
+        var delay = 0
+        for (index, frame) in frames.enumerated() {
+            try session.encode(frame, presentationTimeStamp: Self.pts(index))
+            try session.waitForQueuedFrames()
+            delay = max(delay, index + 1 - collector.count)
+        }
+        try session.completeFrames()
+        session.invalidate()
+        #expect(collector.count == frames.count)
+        BenchmarkReport.shared.record(
+            "ultra_low_latency_delay_frames", Double(delay), goal: "0",
+            detail: "largest number of frames in flight after encode + waitForQueuedFrames, 30 frames 1280x720")
+    }
+
+    /// Heap allocations per frame in steady state (60 frames after 10 warm-up frames), all
+    /// threads — the Swift session's and x264's own —, counted by ordo-one/malloc-interposer.
+    ///
+    /// The interposer replaces `malloc` only when preloaded, so this test runs itself again in
+    /// a child process (this test binary, `LD_PRELOAD=libMallocInterposerSwift.so`, filtered to
+    /// this test) that counts and writes the figures to a file.
+    @Test func allocationsPerFrame() throws {
+        let environment = ProcessInfo.processInfo.environment
+        if let resultPath = environment["H264_BENCHMARK_ALLOCATION_CHILD"] {
+            let (swift, c, frames) = try countAllocations()
+            try "\(swift) \(c) \(frames)".write(toFile: resultPath, atomically: true, encoding: .utf8)
+            return
+        }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let library = executable.deletingLastPathComponent().appendingPathComponent("libMallocInterposerSwift.so")
+        try #require(FileManager.default.fileExists(atPath: library.path), "no \(library.path)")
+        let resultPath = FileManager.default.temporaryDirectory.appendingPathComponent("h264-allocations-\(getpid()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: resultPath) }
+        let child = Process()
+        child.executableURL = executable
+        child.arguments = ["--testing-library", "swift-testing", "--filter", "allocationsPerFrame"]
+        var childEnvironment = environment
+        childEnvironment["LD_PRELOAD"] = library.path
+        childEnvironment["H264_BENCHMARK_ALLOCATION_CHILD"] = resultPath
+        childEnvironment["H264_BENCHMARK_REPORT"] = nil
+        child.environment = childEnvironment
+        child.standardOutput = FileHandle.nullDevice
+        try child.run()
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0)
+        let fields = try String(contentsOfFile: resultPath, encoding: .utf8).split(separator: " ").compactMap { Int($0) }
+        try #require(fields.count == 3)
+        let (swift, c, frames) = (fields[0], fields[1], fields[2])
+        BenchmarkReport.shared.record(
+            "allocations_per_frame", Double(swift - c) / Double(frames), goal: "≤ 2",
+            detail: "H264Encoder \(swift) − C loop \(c) allocations (x264's own) over \(frames) frames (ultrafast, zerolatency, 1 thread, 1280x720); output handler appends to a reserved array")
+    }
+
+    /// In a process where malloc-interposer is preloaded: allocations while a warm session
+    /// encodes 60 frames, and while the C loop's x264 does the same.
+    func countAllocations() throws -> (swift: Int, c: Int, frames: Int) {
+        MallocInterposerSwift.initialize()
+        let measured = 60
+        let configuration = benchmarkConfiguration(threads: 1)
+        let collector = Collector(capacity: 128)
+        let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                         configuration: configuration, outputHandler: collector.handler)
+        for index in 0..<10 { try session.encode(frames[index], presentationTimeStamp: Self.pts(index)) }
+        try session.waitForQueuedFrames()
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        for index in 10..<(10 + measured) {
+            try session.encode(frames[index % frames.count], presentationTimeStamp: Self.pts(index))
+        }
+        try session.waitForQueuedFrames()
+        MallocInterposerSwift.unhook()
+        let swift = MallocInterposerSwift.getStatistics().mallocCount
+        try session.completeFrames()
+        session.invalidate()
+        #expect(collector.count == 10 + measured)
+        #expect(swift > 0, "malloc-interposer counted nothing: is it preloaded?")
+
+        // The C loop: allocations of encoding `measured` frames minus those of encoding 10
+        // (both include opening and closing x264), i.e. x264's per-frame allocations.
+        func countC(_ frameCount: Int) -> Int {
+            let (settings, strings) = baselineSettings(threads: 1)
+            let sources = (0..<frameCount).map { Frames720p.frames[$0 % Frames720p.frames.count] }
+            var seconds = 0.0
+            return strings[0].withUnsafeBufferPointer { preset in
+                strings[1].withUnsafeBufferPointer { tune in
+                    strings[2].withUnsafeBufferPointer { profile in
+                        var s = settings
+                        s.preset = preset.baseAddress
+                        s.tune = tune.baseAddress
+                        s.profile = profile.baseAddress
+                        return sources.withPlaneBases { bases in
+                            MallocInterposerSwift.reset()
+                            MallocInterposerSwift.hook()
+                            _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds)
+                            MallocInterposerSwift.unhook()
+                            return MallocInterposerSwift.getStatistics().mallocCount
+                        }
+                    }
+                }
+            }
+        }
+        let c = countC(10 + measured) - countC(10)
+        return (swift, c, measured)
+    }
 }
+}
+
+extension EncoderSession {
+    func waitForQueuedFramesQuietly() { try? waitForQueuedFrames() }
 }
 
 extension Array where Element == [UInt8] {
