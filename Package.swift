@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Counts heap allocations in H264Benchmarks (allocations_per_frame); nothing else uses it.
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
     targets: [
         .systemLibrary(
@@ -49,6 +51,12 @@ let package = Package(
         .target(name: "H264TestSupport", path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
+        // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
+        .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
+        .testTarget(name: "H264Benchmarks", dependencies: [
+            "H264", "H264Encoder", "H264TestSupport", "CX264Baseline",
+            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+        ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: ["H264", "h264", "H264TestSupport"], swiftSettings: strictSwift),
     ]
 )

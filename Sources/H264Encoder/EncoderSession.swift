@@ -73,6 +73,11 @@ public final class EncoderSession: Sendable {
     private let queue: DispatchQueue
     private let logger: Logger
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// Frames accepted by `encode`, oldest first; each submission of ``encodeNext`` to the
+    /// queue encodes one. Submitting one stored block (not a new closure per frame) keeps
+    /// `encode` free of heap allocations.
+    private let pendingFrames: Locked<PendingFrames>
+    private let encodeNext: @convention(block) @Sendable () -> Void
 
     /// Creates a session for frames of `width` × `height`. Cheap: x264 is opened by
     /// ``prepare()`` or the first frame.
@@ -94,6 +99,20 @@ public final class EncoderSession: Sendable {
         queue = DispatchQueue(label: "H264Encoder.EncoderSession")
         self.logger = logger
         context = OutputContext(sink: output)
+        let pending = Locked(PendingFrames())
+        pendingFrames = pending
+        encodeNext = { [context] in
+            guard let job = pending.withLock({ $0.popFirst() }) else { return }
+            guard !context.sink.isInvalidated else { return }
+            do {
+                if let encoded = try job.lane.encode(job.frame, presentationTimeStamp: job.presentationTimeStamp,
+                                                     duration: job.duration, forceKeyframe: job.forceKeyframe) {
+                    context.deliver(encoded)
+                }
+            } catch {
+                context.sink.record(error)
+            }
+        }
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(output))
         context.session = self
     }
@@ -228,19 +247,13 @@ public final class EncoderSession: Sendable {
                 s.height = frame.height
             }
             let lane = s.current!
-            let context = self.context
-            // Enqueued under the lock: queue order is the order frames were accepted.
-            queue.async {
-                guard !context.sink.isInvalidated else { return }
-                do {
-                    if let encoded = try lane.encode(frame, presentationTimeStamp: presentationTimeStamp,
-                                                     duration: duration, forceKeyframe: forceKeyframe) {
-                        context.deliver(encoded)
-                    }
-                } catch {
-                    context.sink.record(error)
-                }
+            // Enqueued under the lock: queue order is the order frames were accepted, and the
+            // n-th run of encodeNext takes the n-th pending frame.
+            pendingFrames.withLock {
+                $0.append(FrameJob(lane: lane, frame: frame, presentationTimeStamp: presentationTimeStamp,
+                                   duration: duration, forceKeyframe: forceKeyframe))
             }
+            queue.async(execute: encodeNext)
         }
     }
 
@@ -406,6 +419,40 @@ public final class EncoderSession: Sendable {
     /// Waits until every queued job has run (tests).
     func waitForQueue() {
         queue.sync {}
+    }
+}
+
+/// A frame accepted by `encode`, waiting for the encoding queue.
+private struct FrameJob: Sendable {
+    let lane: Lane
+    let frame: VideoFrame
+    let presentationTimeStamp: Duration
+    let duration: Duration
+    let forceKeyframe: Bool
+}
+
+/// A FIFO of frame jobs whose storage is reused (no allocation per frame once it has grown).
+private struct PendingFrames: Sendable {
+    private var jobs: [FrameJob] = []
+    private var head = 0
+
+    mutating func append(_ job: FrameJob) {
+        if head == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        jobs.append(job)
+    }
+
+    mutating func popFirst() -> FrameJob? {
+        guard head < jobs.count else { return nil }
+        let job = jobs[head]
+        head += 1
+        if head == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return job
     }
 }
 

@@ -212,15 +212,15 @@ final class X264Encoder {
         let result: Result<EncodedFrame?, H264Error>
         switch frame.pixelFormat {
         case .i420, .nv12:
-            result = Self.withPlaneBases(frame.planes[...], []) { bases in
+            result = Self.withPlaneBases(frame.planes) { base0, base1, base2 in
                 pic.img.i_csp = frame.pixelFormat == .i420 ? X264_CSP_I420 : X264_CSP_NV12
-                pic.img.i_plane = Int32(bases.count)
-                pic.img.plane.0 = UnsafeMutablePointer(mutating: bases[0])
-                pic.img.plane.1 = UnsafeMutablePointer(mutating: bases[1])
-                pic.img.plane.2 = bases.count > 2 ? UnsafeMutablePointer(mutating: bases[2]) : nil
+                pic.img.i_plane = base2 == nil ? 2 : 3
+                pic.img.plane.0 = UnsafeMutablePointer(mutating: base0)
+                pic.img.plane.1 = UnsafeMutablePointer(mutating: base1)
+                pic.img.plane.2 = base2.map { UnsafeMutablePointer(mutating: $0) }
                 pic.img.i_stride.0 = Int32(frame.planes[0].bytesPerRow)
                 pic.img.i_stride.1 = Int32(frame.planes[1].bytesPerRow)
-                pic.img.i_stride.2 = bases.count > 2 ? Int32(frame.planes[2].bytesPerRow) : 0
+                pic.img.i_stride.2 = base2 == nil ? 0 : Int32(frame.planes[2].bytesPerRow)
                 return Result { () throws(H264Error) in try self.encodePicture(h, &pic) }
             }
         case .bgra:
@@ -254,12 +254,17 @@ final class X264Encoder {
         return try result.get()
     }
 
-    /// Hands x264 the base address of each plane (pointers valid only inside `body`).
-    private static func withPlaneBases<R>(_ planes: ArraySlice<VideoFrame.Plane>, _ bases: [UnsafePointer<UInt8>],
-                                          _ body: ([UnsafePointer<UInt8>]) -> R) -> R {
-        guard let plane = planes.first else { return body(bases) }
-        return plane.storage.withUnsafeBufferPointer { buffer in
-            withPlaneBases(planes.dropFirst(), bases + [buffer.baseAddress! + plane.offset], body)
+    /// Hands x264 the base address of each plane of a 2- or 3-plane frame (pointers valid
+    /// only inside `body`), without building an array of them: no allocation per frame.
+    private static func withPlaneBases<R>(_ planes: [VideoFrame.Plane],
+                                          _ body: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>?) -> R) -> R {
+        planes[0].storage.withUnsafeBufferPointer { p0 in
+            planes[1].storage.withUnsafeBufferPointer { p1 in
+                let base0 = p0.baseAddress! + planes[0].offset
+                let base1 = p1.baseAddress! + planes[1].offset
+                guard planes.count > 2 else { return body(base0, base1, nil) }
+                return planes[2].storage.withUnsafeBufferPointer { p2 in body(base0, base1, p2.baseAddress! + planes[2].offset) }
+            }
         }
     }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `h264 encode` against the x264 CLI and `ffmpeg -c:v libx264` on the same 720p y4m with the
+# same settings (ultrafast, zerolatency, CRF 23, High profile; THREADS, default 1), RUNS runs
+# each interleaved (default 5); prints the median wall time, fps and the ratios.
+# Needs x264, ffmpeg and a release build of h264 (swift build -c release --product h264).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+THREADS=${THREADS:-1}
+RUNS=${RUNS:-5}
+FRAMES=${FRAMES:-150}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+input="$work/cars_1280x720.y4m"
+# The 30 cars frames, looped and scaled to 1280x720.
+ffmpeg -loglevel error -stream_loop $(( (FRAMES + 29) / 30 - 1 )) -i Fixtures/cars_320x240_30f.y4m \
+    -vf scale=1280:720 -pix_fmt yuv420p -frames:v "$FRAMES" "$input"
+h264=${H264:-.build/release/h264}
+declare -A times
+run() { # name command…
+    local name=$1; shift
+    local start end
+    start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N)
+    times[$name]+="$(echo "$end - $start" | bc) "
+}
+for _ in $(seq "$RUNS"); do
+    run h264 "$h264" encode "$input" -o "$work/h264.h264" --speed ultrafast --tune zerolatency --crf 23 \
+        --profile high --threads "$THREADS" --quiet
+    run x264 x264 --preset ultrafast --tune zerolatency --crf 23 --profile high --threads "$THREADS" \
+        --quiet -o "$work/x264.264" "$input"
+    run ffmpeg ffmpeg -y -loglevel error -i "$input" -c:v libx264 -preset ultrafast -tune zerolatency -crf 23 \
+        -profile:v high -threads "$THREADS" -f h264 "$work/ffmpeg.h264"
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+h=$(echo "${times[h264]}" | median); x=$(echo "${times[x264]}" | median); f=$(echo "${times[ffmpeg]}" | median)
+printf '%d frames 1280x720, threads %s, median of %d runs\n' "$FRAMES" "$THREADS" "$RUNS"
+printf '  h264 encode      %6.3f s  %6.1f fps\n' "$h" "$(echo "$FRAMES / $h" | bc -l)"
+printf '  x264             %6.3f s  %6.1f fps\n' "$x" "$(echo "$FRAMES / $x" | bc -l)"
+printf '  ffmpeg libx264   %6.3f s  %6.1f fps\n' "$f" "$(echo "$FRAMES / $f" | bc -l)"
+printf '  fps ratio h264/x264   %.3f (goal >= 1.0)\n' "$(echo "$x / $h" | bc -l)"
+printf '  fps ratio h264/ffmpeg %.3f (goal >= 1.08)\n' "$(echo "$f / $h" | bc -l)"
+cmp -s "$work/h264.h264" "$work/x264.264" && echo "  h264 and x264 outputs: identical bytes" || echo "  h264 and x264 outputs differ (x264 CLI writes an SEI with its options)"

@@ -1,0 +1,39 @@
+// Used only by the H264Benchmarks test target: the baselines the Swift code is measured
+// against, written in plain C.
+#ifndef CX264BASELINE_H
+#define CX264BASELINE_H
+
+#include <stdint.h>
+
+/// Makes glibc keep freed memory in the process (mallopt M_MMAP_MAX / M_TRIM_THRESHOLD), so
+/// that a large buffer freed by one benchmark run is reused by the next rather than unmapped
+/// and faulted in again. Does nothing elsewhere.
+void cx264_baseline_keep_freed_memory(void);
+
+/// The x264 parameters of a baseline run: what H264Encoder's session sets, spelled out.
+typedef struct cx264_baseline_settings {
+    int width, height;
+    const char *preset;   /// x264_param_default_preset
+    const char *tune;     /// or NULL
+    const char *profile;  /// x264_param_apply_profile
+    int threads;          /// i_threads; 0 = x264's automatic choice
+    float crf;            /// rc.f_rf_constant with X264_RC_CRF
+    int vbv_max_kbps;     /// rc.i_vbv_max_bitrate (0 = none)
+    int vbv_buffer_kbit;  /// rc.i_vbv_buffer_size (0 = none)
+    int keyint_max;       /// i_keyint_max (0 = x264's default)
+    int no_bframes;       /// i_bframe = 0
+    uint32_t fps_num, fps_den;
+} cx264_baseline_settings;
+
+/// Opens x264 (untimed), then encodes `frame_count` I420 frames — each `frames[i]` holds
+/// Y, U and V planes back to back, width × height and two (width/2) × (height/2) planes —
+/// flushes delayed frames and closes x264: the timed part, whose seconds go to
+/// `*encode_seconds`. Every frame's NAL units (4-byte lengths, as x264 writes with
+/// b_annexb = 0) are copied to `out` (capacity `out_capacity`; NULL to copy into a scratch
+/// buffer of the same size instead).
+///
+/// Returns the number of output bytes, or -1 when x264 fails or `out` is too small.
+long cx264_baseline_encode(const cx264_baseline_settings *settings, const uint8_t *const *frames, int frame_count,
+                           uint8_t *out, long out_capacity, double *encode_seconds);
+
+#endif

@@ -1,0 +1,397 @@
+import CX264Baseline
+import Foundation
+import H264
+import H264Encoder
+import H264TestSupport
+import MallocInterposerSwift
+import Synchronization
+import Testing
+
+/// 720p I420 frames in memory: the 30 frames of `Fixtures/cars_320x240_30f.y4m` (real
+/// footage) scaled to 1280 × 720 by nearest neighbour.
+enum Frames720p {
+    static let width = 1280
+    static let height = 720
+
+    static let frames: [[UInt8]] = {
+        guard let y4m = try? TestFixtures.localData("cars_320x240_30f.y4m") else { return [] }
+        let (sw, sh) = (320, 240)
+        let frameBytes = sw * sh * 3 / 2
+        var sources: [ArraySlice<UInt8>] = []
+        var i = (y4m.firstIndex(of: 0x0A) ?? y4m.count) + 1
+        while i < y4m.count, let end = y4m[i...].firstIndex(of: 0x0A), end + 1 + frameBytes <= y4m.count {
+            sources.append(y4m[(end + 1)..<(end + 1 + frameBytes)])
+            i = end + 1 + frameBytes
+        }
+        return sources.map { scale($0, from: (sw, sh), to: (width, height)) }
+    }()
+
+    /// The same pictures at 640 × 360 (the size a session switches from).
+    static let small: [[UInt8]] = {
+        frames.map { scale($0[...], from: (width, height), to: (640, 360)) }
+    }()
+
+    static func scale(_ source: ArraySlice<UInt8>, from size: (Int, Int), to target: (Int, Int)) -> [UInt8] {
+        let (sw, sh) = size
+        let (width, height) = target
+        var out = [UInt8](repeating: 0, count: width * height * 3 / 2)
+        let base = source.startIndex
+        func plane(_ srcOffset: Int, _ srcW: Int, _ srcH: Int, _ dstOffset: Int, _ dstW: Int, _ dstH: Int) {
+            for y in 0..<dstH {
+                let sy = y * srcH / dstH
+                for x in 0..<dstW { out[dstOffset + y * dstW + x] = source[base + srcOffset + sy * srcW + x * srcW / dstW] }
+            }
+        }
+        plane(0, sw, sh, 0, width, height)
+        plane(sw * sh, sw / 2, sh / 2, width * height, width / 2, height / 2)
+        plane(sw * sh * 5 / 4, sw / 2, sh / 2, width * height * 5 / 4, width / 2, height / 2)
+        return out
+    }
+
+    static func videoFrames() throws -> [VideoFrame] {
+        try frames.map { try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: $0) }
+    }
+
+    static func smallVideoFrames() throws -> [VideoFrame] {
+        try small.map { try VideoFrame(pixelFormat: .i420, width: 640, height: 360, contiguous: $0) }
+    }
+}
+
+/// Collects a session's outputs (the output handler runs on the session's queue).
+final class Collector: Sendable {
+    private let frames = Mutex<[EncodedFrame]>([])
+    init(capacity: Int) { frames.withLock { $0.reserveCapacity(capacity) } }
+    var handler: EncoderSession.OutputHandler { { [self] frame in frames.withLock { $0.append(frame) } } }
+    var count: Int { frames.withLock { $0.count } }
+    var bytes: [UInt8] { frames.withLock { Array($0.map(\.data).joined()) } }
+    func removeAll() { frames.withLock { $0.removeAll(keepingCapacity: true) } }
+}
+
+/// The encoder settings of `encoder_vs_c_*`: ultrafast, zerolatency, CRF 23, no B-frames,
+/// High profile, 30 fps; threads 1 or x264's choice.
+func benchmarkConfiguration(threads: Int?) -> EncoderConfiguration {
+    var c = EncoderConfiguration()
+    c.realTime = true
+    c.x264Preset = .ultrafast
+    c.x264Tune = .zerolatency
+    c.constantRateFactor = 23
+    c.allowFrameReordering = false
+    c.profile = .high
+    c.expectedFrameRate = 30
+    c.threads = threads
+    return c
+}
+
+/// The same settings for the C loop.
+func baselineSettings(threads: Int) -> (cx264_baseline_settings, keep: [ContiguousArray<CChar>]) {
+    let strings = ["ultrafast", "zerolatency", "high"].map { ContiguousArray($0.utf8CString) }
+    var s = cx264_baseline_settings()
+    s.width = Int32(Frames720p.width)
+    s.height = Int32(Frames720p.height)
+    s.threads = Int32(threads)
+    s.crf = 23
+    s.no_bframes = 1
+    s.fps_num = 30
+    s.fps_den = 1
+    return (s, strings)
+}
+
+extension AllBenchmarks {
+@Suite("Encoder", .enabled(if: !Frames720p.frames.isEmpty))
+struct EncoderBenchmarks {
+    let frames: [VideoFrame]
+    let smallFrames: [VideoFrame]
+    init() throws {
+        frames = try Frames720p.videoFrames()
+        smallFrames = try Frames720p.smallVideoFrames()
+    }
+
+    static func pts(_ index: Int) -> Duration { .milliseconds(index * 100) / 3 }
+
+    /// The C loop over the frames: output bytes and seconds.
+    func runBaseline(threads: Int) -> (bytes: [UInt8], seconds: Double) {
+        let (settings, strings) = baselineSettings(threads: threads)
+        let capacity = Frames720p.frames.count * Frames720p.width * Frames720p.height * 2
+        var out = [UInt8](repeating: 0, count: capacity)
+        var seconds = 0.0
+        let count = strings[0].withUnsafeBufferPointer { preset in
+            strings[1].withUnsafeBufferPointer { tune in
+                strings[2].withUnsafeBufferPointer { profile in
+                    var s = settings
+                    s.preset = preset.baseAddress
+                    s.tune = tune.baseAddress
+                    s.profile = profile.baseAddress
+                    return Frames720p.frames.withPlaneBases { bases in
+                        out.withUnsafeMutableBufferPointer { o in
+                            cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds)
+                        }
+                    }
+                }
+            }
+        }
+        return (Array(out.prefix(max(count, 0))), count < 0 ? .nan : seconds)
+    }
+
+    @Test(arguments: [("encoder_vs_c_1thread", 1), ("encoder_vs_c_auto", 0)])
+    func encoderVersusC(name: String, threads: Int) throws {
+        let configuration = benchmarkConfiguration(threads: threads == 0 ? nil : threads)
+        let collector = Collector(capacity: frames.count)
+        var session: EncoderSession?
+        func setUp() {
+            session?.invalidate()
+            collector.removeAll()
+            session = try? EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                          configuration: configuration, outputHandler: collector.handler)
+            _ = try? session?.prepare()
+        }
+        func encodeAll() {
+            guard let session else { return }
+            for (index, frame) in frames.enumerated() {
+                try? session.encode(frame, presentationTimeStamp: .milliseconds(index * 100) / 3)
+            }
+            try? session.completeFrames()
+        }
+        // Same bytes first (x264 is deterministic for the same parameters and input).
+        setUp()
+        encodeAll()
+        let reference = runBaseline(threads: threads)
+        #expect(reference.seconds.isFinite)
+        #expect(collector.count == frames.count)
+        #expect(collector.bytes == reference.bytes)
+
+        var cSeconds: [Double] = []
+        let times = Bench.interleave(
+            setUpMeasure: setUp, measure: encodeAll,
+            baseline: { cSeconds.append(runBaseline(threads: threads).seconds) })
+        session?.invalidate()
+        // The C loop times itself without opening x264; use its own median.
+        let c = Bench.median(cSeconds.suffix(Bench.runs))
+        BenchmarkReport.shared.record(
+            name, times.measure / c, goal: "≤ 1.01",
+            detail: String(format: "H264Encoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (%.1f fps)",
+                           times.measure * 1e3, c * 1e3, frames.count, Double(frames.count) / times.measure))
+    }
+
+    /// `switchToPrewarmedSession()` to a prewarmed 720p encoder ÷ creating and preparing a
+    /// 720p session (``EncoderConfiguration/liveCapture``).
+    @Test func prewarmSwitchVersusCold() throws {
+        let configuration = EncoderConfiguration.liveCapture
+        var sessions: [EncoderSession] = []
+        var failures = 0
+        func setUpSwitch() {
+            for session in sessions { session.invalidate() }
+            sessions = []
+            do {
+                let session = try EncoderSession(width: 640, height: 360, configuration: configuration)
+                _ = try session.prepare()
+                try session.prewarm(width: Frames720p.width, height: Frames720p.height)
+                session.waitForQueuedFramesQuietly()
+                sessions.append(session)
+            } catch { failures += 1 }
+        }
+        let times = Bench.interleave(
+            setUpMeasure: setUpSwitch,
+            measure: { do { try sessions.last?.switchToPrewarmedSession() } catch { failures += 1 } },
+            setUpBaseline: { for session in sessions { session.invalidate() }; sessions = [] },
+            baseline: {
+                do {
+                    let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height, configuration: configuration)
+                    _ = try session.prepare()
+                    sessions.append(session)
+                } catch { failures += 1 }
+            })
+        for session in sessions { session.invalidate() }
+        #expect(failures == 0)
+        BenchmarkReport.shared.record(
+            "prewarm_switch_vs_cold", times.measure / times.baseline, goal: "≤ 0.01",
+            detail: String(format: "switch %.1f µs, create + prepare %.2f ms (liveCapture, 1280x720)",
+                           times.measure * 1e6, times.baseline * 1e3))
+    }
+
+    /// Encode time (`encode` until its output is delivered) of the first 720p frame after a
+    /// switch from 640 × 360 ÷ that of a forced IDR in a warm 720p session.
+    @Test func firstFrameAfterSwitchVersusIDR() throws {
+        let configuration = EncoderConfiguration.liveCapture
+        let collector = Collector(capacity: 64)
+        let warm = try EncoderSession(width: Frames720p.width, height: Frames720p.height, configuration: configuration,
+                                      outputHandler: collector.handler)
+        for index in 0..<5 { try warm.encode(frames[index], presentationTimeStamp: Self.pts(index)) }
+        try warm.waitForQueuedFrames()
+        var switching: EncoderSession?
+        var index = 5
+        var failures = 0
+        var switchFaults = 0
+        var idrFaults = 0
+        let switchCollector = Collector(capacity: 64)
+        let times = Bench.interleave(
+            setUpMeasure: {
+                switching?.invalidate()
+                do {
+                    let session = try EncoderSession(width: 640, height: 360, configuration: configuration,
+                                                     outputHandler: switchCollector.handler)
+                    for i in 0..<3 { try session.encode(smallFrames[i], presentationTimeStamp: Self.pts(i)) }
+                    try session.prewarm(width: Frames720p.width, height: Frames720p.height)
+                    try session.switchToPrewarmedSession()
+                    switching = session
+                } catch { failures += 1 }
+            },
+            measure: {
+                let before = Bench.pageFaults()
+                do {
+                    try switching?.encode(frames[3], presentationTimeStamp: Self.pts(3))
+                    try switching?.waitForQueuedFrames()
+                } catch { failures += 1 }
+                switchFaults += Bench.pageFaults() - before
+            },
+            baseline: {
+                let before = Bench.pageFaults()
+                do {
+                    try warm.encode(frames[index % frames.count], presentationTimeStamp: Self.pts(index), forceKeyframe: true)
+                    try warm.waitForQueuedFrames()
+                } catch { failures += 1 }
+                idrFaults += Bench.pageFaults() - before
+                index += 1
+            })
+        switching?.invalidate()
+        warm.invalidate()
+        #expect(failures == 0)
+        // Every measured frame came out at once (4 per switching session, one per warm encode).
+        #expect(switchCollector.count == 4 * (Bench.runs + Bench.warmUpRuns))
+        #expect(collector.count == index)
+        BenchmarkReport.shared.record(
+            "first_frame_after_switch_vs_idr", times.measure / times.baseline, goal: "≤ 1.1",
+            detail: String(format: "first frame after switch %.2f ms, forced IDR %.2f ms (liveCapture, 1280x720); page faults per frame %d vs %d",
+                           times.measure * 1e3, times.baseline * 1e3,
+                           switchFaults / (Bench.runs + Bench.warmUpRuns), idrFaults / (Bench.runs + Bench.warmUpRuns)))
+    }
+
+    /// Frames accepted but not yet output, after each frame has been handled, with
+    /// ``EncoderConfiguration/ultraLowLatency`` (the largest over 30 frames).
+    @Test func ultraLowLatencyDelayFrames() throws {
+        let collector = Collector(capacity: frames.count)
+        let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                         configuration: .ultraLowLatency, outputHandler: collector.handler)
+        var delay = 0
+        for (index, frame) in frames.enumerated() {
+            try session.encode(frame, presentationTimeStamp: Self.pts(index))
+            try session.waitForQueuedFrames()
+            delay = max(delay, index + 1 - collector.count)
+        }
+        try session.completeFrames()
+        session.invalidate()
+        #expect(collector.count == frames.count)
+        BenchmarkReport.shared.record(
+            "ultra_low_latency_delay_frames", Double(delay), goal: "0",
+            detail: "largest number of frames in flight after encode + waitForQueuedFrames, 30 frames 1280x720")
+    }
+
+    /// Heap allocations per frame in steady state (60 frames after 10 warm-up frames), all
+    /// threads — the Swift session's and x264's own —, counted by ordo-one/malloc-interposer.
+    ///
+    /// The interposer replaces `malloc` only when preloaded, so this test runs itself again in
+    /// a child process (this test binary, `LD_PRELOAD=libMallocInterposerSwift.so`, filtered to
+    /// this test) that counts and writes the figures to a file.
+    @Test func allocationsPerFrame() throws {
+        let environment = ProcessInfo.processInfo.environment
+        if let resultPath = environment["H264_BENCHMARK_ALLOCATION_CHILD"] {
+            let (swift, c, frames) = try countAllocations()
+            try "\(swift) \(c) \(frames)".write(toFile: resultPath, atomically: true, encoding: .utf8)
+            return
+        }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let library = executable.deletingLastPathComponent().appendingPathComponent("libMallocInterposerSwift.so")
+        try #require(FileManager.default.fileExists(atPath: library.path), "no \(library.path)")
+        let resultPath = FileManager.default.temporaryDirectory.appendingPathComponent("h264-allocations-\(getpid()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: resultPath) }
+        let child = Process()
+        child.executableURL = executable
+        child.arguments = ["--testing-library", "swift-testing", "--filter", "allocationsPerFrame"]
+        var childEnvironment = environment
+        childEnvironment["LD_PRELOAD"] = library.path
+        childEnvironment["H264_BENCHMARK_ALLOCATION_CHILD"] = resultPath
+        childEnvironment["H264_BENCHMARK_REPORT"] = nil
+        child.environment = childEnvironment
+        child.standardOutput = FileHandle.nullDevice
+        try child.run()
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0)
+        let fields = try String(contentsOfFile: resultPath, encoding: .utf8).split(separator: " ").compactMap { Int($0) }
+        try #require(fields.count == 3)
+        let (swift, c, frames) = (fields[0], fields[1], fields[2])
+        BenchmarkReport.shared.record(
+            "allocations_per_frame", Double(swift - c) / Double(frames), goal: "≤ 2",
+            detail: "H264Encoder \(swift) − C loop \(c) allocations (x264's own) over \(frames) frames (ultrafast, zerolatency, 1 thread, 1280x720); output handler appends to a reserved array")
+    }
+
+    /// In a process where malloc-interposer is preloaded: allocations while a warm session
+    /// encodes 60 frames, and while the C loop's x264 does the same.
+    func countAllocations() throws -> (swift: Int, c: Int, frames: Int) {
+        MallocInterposerSwift.initialize()
+        let measured = 60
+        let configuration = benchmarkConfiguration(threads: 1)
+        let collector = Collector(capacity: 128)
+        let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                         configuration: configuration, outputHandler: collector.handler)
+        for index in 0..<10 { try session.encode(frames[index], presentationTimeStamp: Self.pts(index)) }
+        try session.waitForQueuedFrames()
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        for index in 10..<(10 + measured) {
+            try session.encode(frames[index % frames.count], presentationTimeStamp: Self.pts(index))
+        }
+        try session.waitForQueuedFrames()
+        MallocInterposerSwift.unhook()
+        let swift = MallocInterposerSwift.getStatistics().mallocCount
+        try session.completeFrames()
+        session.invalidate()
+        #expect(collector.count == 10 + measured)
+        #expect(swift > 0, "malloc-interposer counted nothing: is it preloaded?")
+
+        // The C loop: allocations of encoding `measured` frames minus those of encoding 10
+        // (both include opening and closing x264), i.e. x264's per-frame allocations.
+        func countC(_ frameCount: Int) -> Int {
+            let (settings, strings) = baselineSettings(threads: 1)
+            let sources = (0..<frameCount).map { Frames720p.frames[$0 % Frames720p.frames.count] }
+            var seconds = 0.0
+            return strings[0].withUnsafeBufferPointer { preset in
+                strings[1].withUnsafeBufferPointer { tune in
+                    strings[2].withUnsafeBufferPointer { profile in
+                        var s = settings
+                        s.preset = preset.baseAddress
+                        s.tune = tune.baseAddress
+                        s.profile = profile.baseAddress
+                        return sources.withPlaneBases { bases in
+                            MallocInterposerSwift.reset()
+                            MallocInterposerSwift.hook()
+                            _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds)
+                            MallocInterposerSwift.unhook()
+                            return MallocInterposerSwift.getStatistics().mallocCount
+                        }
+                    }
+                }
+            }
+        }
+        let c = countC(10 + measured) - countC(10)
+        return (swift, c, measured)
+    }
+}
+}
+
+extension EncoderSession {
+    func waitForQueuedFramesQuietly() { try? waitForQueuedFrames() }
+}
+
+extension Array where Element == [UInt8] {
+    /// Calls `body` with a pointer to each element's base address (valid only inside).
+    func withPlaneBases<R>(_ body: (UnsafeBufferPointer<UnsafePointer<UInt8>?>) -> R) -> R {
+        func recurse(_ index: Int, _ bases: inout [UnsafePointer<UInt8>?]) -> R {
+            if index == count { return bases.withUnsafeBufferPointer(body) }
+            return self[index].withUnsafeBufferPointer { buffer in
+                bases.append(buffer.baseAddress)
+                return recurse(index + 1, &bases)
+            }
+        }
+        var bases: [UnsafePointer<UInt8>?] = []
+        return recurse(0, &bases)
+    }
+}

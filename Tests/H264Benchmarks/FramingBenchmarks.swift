@@ -1,0 +1,187 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+/// The shared conformance streams (`../shared/fixtures/conformance`, 63 files, about 31 MB),
+/// concatenated in name order, with their NAL units found by a naive byte-by-byte splitter.
+final class ConformanceCorpus: Sendable {
+    static let shared = ConformanceCorpus()
+
+    /// The concatenated Annex-B streams.
+    let annexB: [UInt8]
+    /// Every NAL unit's range in `annexB`, from ``NaiveAnnexB``.
+    let units: [Range<Int>]
+    /// The NAL unit count FFmpeg's parser reports over all streams (`expected/*.json`).
+    let ffmpegNALUnitCount: Int
+
+    private init() {
+        var bytes: [UInt8] = []
+        var ffmpegCount = 0
+        for name in TestFixtures.conformanceStreams {
+            bytes += (try? TestFixtures.sharedData("conformance/\(name)")) ?? []
+            ffmpegCount += (try? ExpectedStream.load(name).nalTypes.count) ?? 0
+        }
+        annexB = bytes
+        units = NaiveAnnexB.nalUnits(bytes)
+        ffmpegNALUnitCount = ffmpegCount
+    }
+
+    /// AVCC with 4-byte lengths, built here byte by byte from ``units``.
+    func avcc() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(annexB.count + 4 * units.count)
+        for range in units {
+            let n = range.count
+            out += [UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
+                    UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
+            out += annexB[range]
+        }
+        return out
+    }
+
+    /// ``avcc()`` with each length replaced by `00 00 00 01`, built here byte by byte.
+    func fourByteAnnexB() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(annexB.count + 4 * units.count)
+        for range in units {
+            out += [0, 0, 0, 1]
+            out += annexB[range]
+        }
+        return out
+    }
+}
+
+/// A deliberately naive Annex-B splitter, byte by byte from the rules of Annex B, to check the
+/// fast scanner's output against.
+enum NaiveAnnexB {
+    static func nalUnits(_ bytes: [UInt8]) -> [Range<Int>] {
+        var prefixes: [Int] = []
+        var i = 0
+        while i + 2 < bytes.count {
+            if bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 1 {
+                prefixes.append(i)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        var result: [Range<Int>] = []
+        for (n, prefix) in prefixes.enumerated() {
+            let start = prefix + 3
+            var end = n + 1 < prefixes.count ? prefixes[n + 1] : bytes.count
+            while end > start && bytes[end - 1] == 0 { end -= 1 }
+            if end > start { result.append(start..<end) }
+        }
+        return result
+    }
+}
+
+/// A page-faulted destination for the `memcpy` baselines.
+func faultedBuffer(_ count: Int) -> UnsafeMutableRawBufferPointer {
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 64)
+    memset(buffer.baseAddress!, 0x5A, buffer.count)
+    return buffer
+}
+
+extension AllBenchmarks {
+@Suite("Framing", .enabled(if: TestFixtures.runSharedTests))
+struct FramingBenchmarks {
+    let corpus = ConformanceCorpus.shared
+
+    /// `AnnexB.nalUnits(in:)` over the corpus ÷ `memcpy` of it: a throughput ratio (memcpy time
+    /// ÷ scan time). The scan's own result array is included.
+    @Test func scanVersusMemcpy() throws {
+        let source = corpus.annexB
+        #expect(source.count > 30_000_000)
+        // Correct first: the scanner's units equal the naive splitter's, and their count is
+        // FFmpeg's.
+        let found = AnnexB.nalUnits(in: source)
+        #expect(found.map(\.range) == corpus.units)
+        #expect(found.count == corpus.ffmpegNALUnitCount)
+
+        let destination = faultedBuffer(source.count)
+        defer { destination.deallocate() }
+        var sink = 0
+        let times = source.withUnsafeBytes { buffer in
+            Bench.interleave(
+                measure: { sink &+= AnnexB.nalUnits(in: buffer).count },
+                baseline: { memcpy(destination.baseAddress!, buffer.baseAddress!, buffer.count) })
+        }
+        #expect(sink == (Bench.runs + Bench.warmUpRuns) * found.count)
+        BenchmarkReport.shared.record(
+            "scan_vs_memcpy", times.baseline / times.measure, goal: "≥ 1.0",
+            detail: String(format: "scan %.2f ms (%.2f GB/s), memcpy %.2f ms, %d MB, %d NAL units",
+                           times.measure * 1e3, Double(source.count) / times.measure / 1e9,
+                           times.baseline * 1e3, source.count >> 20, found.count))
+    }
+
+    /// `AnnexB.convertAVCCInPlace(_:)` on the corpus as AVCC ÷ `memcpy` of the same buffer (a
+    /// throughput ratio). Before each timed conversion the length fields are written back
+    /// (untimed), as an encoder would just have written them.
+    @Test func avccToAnnexBInPlaceVersusMemcpy() throws {
+        let avcc = corpus.avcc()
+        let expected = corpus.fourByteAnnexB()
+        // Where each length field is, and its bytes, to restore them between runs.
+        var offsets: [Int] = []
+        offsets.reserveCapacity(corpus.units.count)
+        var position = 0
+        for range in corpus.units {
+            offsets.append(position)
+            position += 4 + range.count
+        }
+        #expect(position == avcc.count)
+
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: avcc.count, alignment: 64)
+        defer { buffer.deallocate() }
+        buffer.copyBytes(from: avcc)
+        let lengths = offsets.map { buffer.loadUnaligned(fromByteOffset: $0, as: UInt32.self) }
+        func restore() {
+            for (offset, length) in zip(offsets, lengths) {
+                buffer.storeBytes(of: length, toByteOffset: offset, as: UInt32.self)
+            }
+        }
+        try AnnexB.convertAVCCInPlace(buffer)
+        #expect(Array(buffer) == expected)
+
+        let destination = faultedBuffer(avcc.count)
+        defer { destination.deallocate() }
+        var failures = 0
+        let times = Bench.interleave(
+            setUpMeasure: restore,
+            measure: { do { try AnnexB.convertAVCCInPlace(buffer) } catch { failures += 1 } },
+            baseline: { memcpy(destination.baseAddress!, buffer.baseAddress!, buffer.count) })
+        #expect(failures == 0)
+        #expect(Array(buffer) == expected)
+        BenchmarkReport.shared.record(
+            "avcc_to_annexb_inplace_vs_memcpy", times.baseline / times.measure, goal: "≥ 20",
+            detail: String(format: "in place %.3f ms (%.1f ns per NAL unit), memcpy %.2f ms",
+                           times.measure * 1e3, times.measure * 1e9 / Double(offsets.count), times.baseline * 1e3))
+    }
+
+    /// `AVCC.fromAnnexB(_:)` (4-byte lengths, parameter sets in band) on the corpus ÷ `memcpy`
+    /// of the same buffer (a throughput ratio). The conversion allocates its output; the
+    /// baseline copies into a buffer that is already there.
+    @Test func annexBToAVCCVersusMemcpy() throws {
+        let source = corpus.annexB
+        let expected = corpus.avcc()
+        let converted = try AVCC.fromAnnexB(source, lengthSize: 4, parameterSets: .inBand)
+        #expect(converted.data == expected)
+
+        let destination = faultedBuffer(source.count)
+        defer { destination.deallocate() }
+        var bytes = 0
+        var failures = 0
+        let times = Bench.interleave(
+            measure: {
+                do { bytes &+= try AVCC.fromAnnexB(source, lengthSize: 4, parameterSets: .inBand).data.count } catch { failures += 1 }
+            },
+            baseline: { source.withUnsafeBytes { _ = memcpy(destination.baseAddress!, $0.baseAddress!, $0.count) } })
+        #expect(failures == 0)
+        #expect(bytes == (Bench.runs + Bench.warmUpRuns) * expected.count)
+        BenchmarkReport.shared.record(
+            "annexb_to_avcc_vs_memcpy", times.baseline / times.measure, goal: "≥ 0.6",
+            detail: String(format: "convert %.2f ms, memcpy %.2f ms", times.measure * 1e3, times.baseline * 1e3))
+    }
+}
+}
