@@ -244,7 +244,7 @@ final class FFmpegViewer {
         let stderr = String(decoding: (try? Data(contentsOf: errors)) ?? Data(), as: UTF8.self)
         let size = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
         try? FileManager.default.removeItem(at: output.deletingLastPathComponent())
-        return (process.isRunning ? -1 : process.terminationStatus, stderr, size ?? 0)
+        return (process.isRunning ? -1 : process.terminationStatus, stderr, size)
     }
 }
 
