@@ -48,7 +48,7 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        .target(name: "H264TestSupport", path: "Tests/H264TestSupport", swiftSettings: strictSwift),
+        .target(name: "H264TestSupport", dependencies: ["H264"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.

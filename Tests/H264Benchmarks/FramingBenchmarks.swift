@@ -10,7 +10,7 @@ final class ConformanceCorpus: Sendable {
 
     /// The concatenated Annex-B streams.
     let annexB: [UInt8]
-    /// Every NAL unit's range in `annexB`, from ``NaiveAnnexB``.
+    /// Every NAL unit's range in `annexB`, from `ReferenceAnnexB`.
     let units: [Range<Int>]
     /// The NAL unit count FFmpeg's parser reports over all streams (`expected/*.json`).
     let ffmpegNALUnitCount: Int
@@ -23,7 +23,7 @@ final class ConformanceCorpus: Sendable {
             ffmpegCount += (try? ExpectedStream.load(name).nalTypes.count) ?? 0
         }
         annexB = bytes
-        units = NaiveAnnexB.nalUnits(bytes)
+        units = ReferenceAnnexB.nalUnits(bytes).map(\.range)
         ffmpegNALUnitCount = ffmpegCount
     }
 
@@ -49,31 +49,6 @@ final class ConformanceCorpus: Sendable {
             out += annexB[range]
         }
         return out
-    }
-}
-
-/// A deliberately naive Annex-B splitter, byte by byte from the rules of Annex B, to check the
-/// fast scanner's output against.
-enum NaiveAnnexB {
-    static func nalUnits(_ bytes: [UInt8]) -> [Range<Int>] {
-        var prefixes: [Int] = []
-        var i = 0
-        while i + 2 < bytes.count {
-            if bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 1 {
-                prefixes.append(i)
-                i += 3
-            } else {
-                i += 1
-            }
-        }
-        var result: [Range<Int>] = []
-        for (n, prefix) in prefixes.enumerated() {
-            let start = prefix + 3
-            var end = n + 1 < prefixes.count ? prefixes[n + 1] : bytes.count
-            while end > start && bytes[end - 1] == 0 { end -= 1 }
-            if end > start { result.append(start..<end) }
-        }
-        return result
     }
 }
 

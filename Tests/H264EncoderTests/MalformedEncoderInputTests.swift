@@ -1,24 +1,12 @@
 import H264
 import H264Encoder
 import Testing
+import H264TestSupport
 
 /// The encoder's half of the malformed-input catalogue: each case asserts the error code and the
 /// field (property, argument or plane) the session names.
 @Suite struct MalformedEncoderInputTests {
-    struct Case: Sendable, CustomTestStringConvertible {
-        var name: String
-        var code: H264Error.Code
-        var field: String?
-        var body: @Sendable () throws -> Void
-        var testDescription: String { name }
-
-        init(_ name: String, _ code: H264Error.Code, field: String?, _ body: @escaping @Sendable () throws -> Void) {
-            self.name = name
-            self.code = code
-            self.field = field
-            self.body = body
-        }
-    }
+    typealias Case = MalformedCase
 
     static func plane(_ count: Int, stride: Int, offset: Int = 0) -> VideoFrame.Plane {
         VideoFrame.Plane(storage: [UInt8](repeating: 128, count: count), offset: offset, bytesPerRow: stride)
@@ -139,15 +127,7 @@ import Testing
 
     @Test(arguments: Self.cases)
     func rejected(_ c: Case) {
-        do {
-            try c.body()
-            Issue.record("\(c.name): accepted, expected \(c.code)")
-        } catch let error as H264Error {
-            #expect(error.code == c.code, "\(c.name): \(error)")
-            #expect(error.field == c.field, "\(c.name): \(error)")
-        } catch {
-            Issue.record("\(c.name): \(error) is not an H264Error")
-        }
+        c.expectRejected()
     }
 
     /// A rejected time stamp leaves the session usable: the next later frame is encoded.

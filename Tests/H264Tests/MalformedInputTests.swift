@@ -7,32 +7,11 @@ import Testing
 /// are built here by hand from the syntax of ITU-T H.264 clause 7.3 (parameter sets, slice
 /// header), ISO/IEC 14496-15 clause 5.3 (AVCC lengths, `avcC`) and Annex B (start codes).
 @Suite struct MalformedInputTests {
-    struct Case: Sendable, CustomTestStringConvertible {
-        var name: String
-        var code: H264Error.Code
-        var field: String?
-        var body: @Sendable () throws -> Void
-        var testDescription: String { name }
-
-        init(_ name: String, _ code: H264Error.Code, field: String?, _ body: @escaping @Sendable () throws -> Void) {
-            self.name = name
-            self.code = code
-            self.field = field
-            self.body = body
-        }
-    }
+    typealias Case = MalformedCase
 
     @Test(arguments: Self.cases)
     func rejected(_ c: Case) {
-        do {
-            try c.body()
-            Issue.record("\(c.name): accepted, expected \(c.code)")
-        } catch let error as H264Error {
-            #expect(error.code == c.code, "\(c.name): \(error)")
-            #expect(error.field == c.field, "\(c.name): \(error)")
-        } catch {
-            Issue.record("\(c.name): \(error) is not an H264Error")
-        }
+        c.expectRejected()
     }
 
     /// Regression: a start code with nothing after it is a start code, not garbage (it used to
