@@ -35,6 +35,17 @@ enum CLIIO {
         }
     }
 
+    /// Reads an avcC file (or Annex-B parameter sets, as FFmpeg accepts extradata); errors name
+    /// the file.
+    static func readConfiguration(_ path: String) throws -> AVCDecoderConfigurationRecord {
+        let bytes = try read(path)
+        do throws(H264Error) {
+            return try AVCDecoderConfigurationRecord(extradata: bytes)
+        } catch {
+            throw CLIError(file: path, error)
+        }
+    }
+
     /// Writes bytes to a file, or standard output for `-`.
     static func write(_ bytes: [UInt8], to path: String) throws {
         if path == "-" {

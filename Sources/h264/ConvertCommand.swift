@@ -86,15 +86,7 @@ struct ConvertCommand: ParsableCommand {
                     }
                 }
             case .annexb:
-                var record: AVCDecoderConfigurationRecord?
-                if let config {
-                    let configBytes = try CLIIO.read(config)
-                    do throws(H264Error) {
-                        record = try AVCDecoderConfigurationRecord(extradata: configBytes)
-                    } catch {
-                        throw CLIError(file: config, error)
-                    }
-                }
+                let record = try config.map(CLIIO.readConfiguration)
                 let size = lengthSize ?? record?.nalUnitLengthSize ?? 4
                 let converted: [UInt8]
                 do throws(H264Error) {

@@ -31,15 +31,7 @@ struct InspectCommand: ParsableCommand {
         try runReportingErrors(command: "inspect") {
             let bytes = try CLIIO.read(file)
             let name = file == "-" ? "<stdin>" : file
-            var record: AVCDecoderConfigurationRecord?
-            if let config {
-                let configBytes = try CLIIO.read(config)
-                do throws(H264Error) {
-                    record = try AVCDecoderConfigurationRecord(extradata: configBytes)
-                } catch {
-                    throw CLIError(file: config, error)
-                }
-            }
+            let record = try config.map(CLIIO.readConfiguration)
             let inspection: StreamInspection
             do throws(H264Error) {
                 inspection = try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize ?? record?.nalUnitLengthSize)

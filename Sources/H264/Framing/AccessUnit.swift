@@ -34,16 +34,8 @@ public struct AccessUnit: Hashable, Sendable {
 
     /// The NAL units (each header byte first), as slices of ``data``.
     public var nalUnits: [ArraySlice<UInt8>] {
-        var units: [ArraySlice<UInt8>] = []
-        units.reserveCapacity(nalUnitTypes.count)
-        var position = 0
-        while position + 4 <= data.count {
-            let length = Int(data[position]) << 24 | Int(data[position + 1]) << 16 | Int(data[position + 2]) << 8 | Int(data[position + 3])
-            let start = position + 4
-            let end = Swift.min(start + length, data.count)
-            units.append(data[start..<end])
-            position = end
-        }
-        return units
+        // `data` is written with 4-byte lengths by whoever built the access unit; one that does
+        // not parse has no NAL units to show.
+        ((try? AVCC.nalUnits(in: data, lengthSize: 4, allowingEmptyNALUnits: true)) ?? []).map { data[$0] }
     }
 }
