@@ -79,15 +79,15 @@ import Darwin
         let readers = Array(clients[30...])
         let counts = readers.map(\.accessUnits.count)
         try TCPClient.pump(readers, deadline: .now + .seconds(10)) {
-            zip(readers, counts).allSatisfy { $0.accessUnits.count >= $1 + 31 }
+            zip(readers, counts).allSatisfy { $0.accessUnits.count >= $1 + 61 }
         }
         for (n, client) in readers.enumerated() {
-            try client.checkRate(from: counts[n], pictures: 30, label: "reader \(n)")
+            try client.checkRate(from: counts[n], pictures: 60, label: "reader \(n)")
             try client.checkDecodes(label: "reader \(n)")
         }
         let fresh = try TCPClient(port: server.port)
-        try TCPClient.pump([fresh], deadline: .now + .seconds(10)) { fresh.accessUnits.count >= 31 }
-        try fresh.checkCleanStart(pictures: 30, label: "fresh viewer")
+        try TCPClient.pump([fresh], deadline: .now + .seconds(10)) { fresh.accessUnits.count >= 61 }
+        try fresh.checkCleanStart(pictures: 60, label: "fresh viewer")
         for client in readers + Array(stalled) + [fresh] { client.close() }
         #expect(server.stop() == 0)
         #expect(server.stderr.contains("served "), "\(server.stderr.suffix(500))")
@@ -105,8 +105,8 @@ import Darwin
         let fast = try TCPClient(port: server.port)
         try TCPClient.pump([fast], deadline: .now + .seconds(10)) { fast.accessUnits.count >= 40 }
         let before = fast.accessUnits.count
-        try TCPClient.pump([fast, slow], deadline: .now + .seconds(10)) { fast.accessUnits.count >= before + 31 }
-        try fast.checkRate(from: before, pictures: 30, label: "fast viewer")
+        try TCPClient.pump([fast, slow], deadline: .now + .seconds(10)) { fast.accessUnits.count >= before + 61 }
+        try fast.checkRate(from: before, pictures: 60, label: "fast viewer")
         try fast.checkDecodes(label: "fast viewer")
         #expect(server.stderr.contains("skipped to the next IDR"), "\(server.stderr)")
         #expect(slow.firstNALUnitTypes == [7, 8, 5])
@@ -337,6 +337,9 @@ final class TCPClient {
         bytes += chunk
         if at != nil { timestampedReads += 1 }
         arrivals.append((bytes.count, at ?? Self.realtimeNow()))
+        if firstIDROffset == nil {
+            firstIDROffset = AnnexB.nalUnits(in: bytes).first { bytes[$0.range.lowerBound] & 0x1F == 5 }?.range.lowerBound
+        }
         for event in receiver.receive(chunk) {
             if case .accessUnit(let unit) = event { accessUnits.append(unit) }
         }
@@ -381,10 +384,11 @@ final class TCPClient {
         AnnexB.nalUnits(in: bytes).prefix(3).map { bytes[$0.range.lowerBound] & 0x1F }
     }
 
-    /// Where the first IDR slice's NAL unit begins, once its header byte has arrived.
-    var firstIDROffset: Int? {
-        AnnexB.nalUnits(in: bytes).first { bytes[$0.range.lowerBound] & 0x1F == 5 }?.range.lowerBound
-    }
+    /// Where the first IDR slice's NAL unit begins, once its header byte has arrived. Found once
+    /// by `readAvailable` (scanning only what arrived before it), not at every poll: the pump's
+    /// conditions ask for it for 50 clients at a time, and a debug-built scan of everything
+    /// received would take CPU time from the server being measured.
+    private(set) var firstIDROffset: Int?
 
     /// The stream from its first byte: SPS, PPS, IDR first, the IDR within two frame intervals
     /// of connecting, `pictures` access units decoding without error, at the input rate.
@@ -402,16 +406,24 @@ final class TCPClient {
         try checkDecodes(upTo: pictures, label: label)
     }
 
-    /// Pictures `first` ..< `first + pictures` arrived at 30 fps ±10% (measured between the
-    /// arrivals of their first bytes).
+    /// Pictures `first` ..< `first + pictures` arrived at 30 fps ±10%: the median of the rates
+    /// over three consecutive runs of them (each measured between the arrivals of first bytes),
+    /// so that one stall of a loaded host, which the server's absolute deadlines then catch up
+    /// on, does not decide the figure; a server that is steadily slow or fast still fails.
     func checkRate(from first: Int, pictures: Int, label: String) throws {
         try #require(accessUnits.count >= first + pictures, "\(label)")
-        guard let start = arrival(of: accessUnits[first].streamOffset),
-              let end = arrival(of: accessUnits[first + pictures - 1].streamOffset) else {
-            Issue.record("\(label): no arrival times"); return
+        let intervals = (pictures - 1) / 3
+        var rates: [Double] = []
+        for run in 0..<3 {
+            let from = first + run * intervals
+            guard let start = arrival(of: accessUnits[from].streamOffset),
+                  let end = arrival(of: accessUnits[from + intervals].streamOffset) else {
+                Issue.record("\(label): no arrival times"); return
+            }
+            rates.append(Double(intervals) / (end - start))
         }
-        let rate = Double(pictures - 1) / (end - start)
-        if !ServeTests.sanitized { #expect(abs(rate - 30) <= 3, "\(label): \(rate) pictures per second") }
+        let rate = rates.sorted()[1]
+        if !ServeTests.sanitized { #expect(abs(rate - 30) <= 3, "\(label): \(rates) pictures per second") }
     }
 
     /// The bytes from the first up to picture `count` (every complete one, when nil) decode
