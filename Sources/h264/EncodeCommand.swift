@@ -3,6 +3,11 @@ import Foundation
 import H264
 import H264Encoder
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `h264 encode INPUT -o OUTPUT`: y4m (file or `-` for standard input) or raw I420 to H.264.
 struct EncodeCommand: ParsableCommand {
@@ -52,16 +57,25 @@ struct EncodeCommand: ParsableCommand {
         }
         let writer = AnnexBWriter()
         let annexB = format == .annexb
-        let stats = Mutex((frames: 0, bytes: 0, error: String?.none, format: FormatDescription?.none))
+        let descriptor = out.fileDescriptor
+        // The output handler runs on the session's queue; the state is shared with this thread.
+        // `scratch` is the Annex-B buffer, reused frame to frame.
+        let stats = Mutex((frames: 0, bytes: 0, error: String?.none, format: FormatDescription?.none, scratch: [UInt8]()))
         let session = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            var bytes: [UInt8] = []
-            if annexB {
-                do { try writer.append(frame, to: &bytes) } catch { stats.withLock { $0.error = "\(error)" }; return }
-            } else {
-                bytes = frame.data
-            }
-            do { try out.write(contentsOf: bytes) } catch { stats.withLock { $0.error = "writing: \(error)" } }
             stats.withLock { s in
+                guard s.error == nil else { return }
+                do {
+                    if annexB {
+                        s.scratch.removeAll(keepingCapacity: true)
+                        try writer.append(frame, to: &s.scratch)
+                        try writeAll(descriptor, s.scratch, name: output)
+                    } else {
+                        try writeAll(descriptor, frame.data, name: output)
+                    }
+                } catch {
+                    s.error = "\(error)"
+                    return
+                }
                 s.frames += 1
                 s.bytes += frame.data.count
                 if s.format == nil { s.format = frame.formatDescription }
@@ -74,12 +88,20 @@ struct EncodeCommand: ParsableCommand {
         let started = clock.now
         var lastProgress = started
         let frameDuration = Duration.seconds(Double(header.frameRateDenominator) / Double(header.frameRateNumerator))
+        // Frames are read into buffers reused round robin. A buffer comes back after
+        // `pool.count` frames; by then the session has encoded and released the frame that used
+        // it, because the loop waits for the queue every `framesInFlight` frames. (Were it still
+        // referenced, reading into it would copy it first: a queued frame never changes.)
+        let framesInFlight = 8
+        var pool = [[UInt8]](repeating: [], count: framesInFlight + 2)
         var index = 0
-        while frames.map({ index < $0 }) ?? true, let bytes = try reader.nextFrame() {
-            let frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: bytes)
+        while frames.map({ index < $0 }) ?? true {
+            let slot = index % pool.count
+            guard try reader.readFrame(into: &pool[slot]) else { break }
+            let frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: pool[slot])
             try session.encode(frame, presentationTimeStamp: frameDuration * index, duration: frameDuration)
             index += 1
-            if index % 8 == 0 { try session.waitForQueuedFrames() }
+            if index % framesInFlight == 0 { try session.waitForQueuedFrames() }
             if let error = stats.withLock({ $0.error }) { throw Y4MError(error) }
             if progress, clock.now - lastProgress > .milliseconds(250) {
                 lastProgress = clock.now
@@ -95,7 +117,7 @@ struct EncodeCommand: ParsableCommand {
         try session.completeFrames()
         session.invalidate()
         if out !== FileHandle.standardOutput { try out.close() }
-        let s = stats.withLock { $0 }
+        let s = stats.withLock { (frames: $0.frames, bytes: $0.bytes, error: $0.error, format: $0.format) }
         if let error = s.error { throw Y4MError(error) }
         guard index > 0 else { throw Y4MError("the input has no frames") }
         if let configOut {
@@ -118,10 +140,39 @@ struct EncodeCommand: ParsableCommand {
     }
 }
 
-/// Reads a file handle in chunks.
+/// Reads a file descriptor with `read(2)`, straight into the caller's buffer.
 struct FileSource: ByteSource {
     let handle: FileHandle
-    mutating func read(upTo count: Int) throws -> [UInt8] {
-        [UInt8](try handle.read(upToCount: count) ?? Data())
+    /// Where the bytes come from, for error messages.
+    var name = "input"
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            let count = readDescriptor(handle.fileDescriptor, base, buffer.count)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            throw Y4MError("reading \(name): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// `read(2)` (a free function, so that `FileSource.read(into:)` can call it by name).
+private func readDescriptor(_ descriptor: Int32, _ base: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, base, count)
+}
+
+/// Writes all of `bytes` to a file descriptor (`write(2)`, retried after short writes).
+private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws {
+    try bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Y4MError("writing \(name == "-" ? "standard output" : name): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
     }
 }

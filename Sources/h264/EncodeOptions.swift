@@ -27,7 +27,7 @@ struct InputOptions: ParsableArguments {
             handle = h
             fileSize = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? nil
         }
-        let source = FileSource(handle: handle)
+        let source = FileSource(handle: handle, name: input == "-" ? "standard input" : input)
         if let size {
             let parts = size.lowercased().split(separator: "x")
             guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0, w <= 16_384, h <= 16_384,

@@ -265,20 +265,36 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     static func y4m(_ bytes: [UInt8]) {
+        let whole = readY4M(bytes, chunk: .max)
+        if case .success(let frames) = whole {
+            // Every frame is the header's size.
+            check(frames.allSatisfy { $0.count == frames.first?.count }, "frames of different sizes")
+        }
+        // The same frames or the same error, whatever sizes the reads come in.
+        let chunked = readY4M(bytes, chunk: bytes.count % 13 + 1)
+        check(chunked == whole, "reads of \(bytes.count % 13 + 1) bytes gave \(chunked), whole reads \(whole)")
+    }
+
+    /// Up to 16 frames of a y4m stream, or how it was rejected.
+    private static func readY4M(_ bytes: [UInt8], chunk: Int) -> Result<[[UInt8]], Y4MError> {
         do {
-            var reader = try FrameReader(y4m: BufferSource(bytes: bytes))
+            var reader = try FrameReader(y4m: BufferSource(bytes: bytes, chunk: chunk))
             let header = reader.header
             check(header.width > 0 && header.height > 0 && header.width % 2 == 0 && header.height % 2 == 0,
                   "header \(header.width)x\(header.height) accepted")
-            var frames = 0
-            while frames < 16, let frame = try reader.nextFrame() {
-                check(frame.count == header.frameBytes, "a frame of \(frame.count) bytes, expected \(header.frameBytes)")
-                frames += 1
+            var frames: [[UInt8]] = []
+            var buffer: [UInt8] = []
+            while frames.count < 16, try reader.readFrame(into: &buffer) {
+                check(buffer.count == header.frameBytes, "a frame of \(buffer.count) bytes, expected \(header.frameBytes)")
+                frames.append(buffer)
             }
-        } catch is Y4MError {
+            return .success(frames)
+        } catch let error as Y4MError {
             // A typed, described rejection: fine.
+            return .failure(error)
         } catch {
             check(false, "the y4m reader threw \(error), not a Y4MError")
+            return .success([])
         }
     }
 }
