@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # `h264 encode` against the x264 CLI and `ffmpeg -c:v libx264` on the same 720p y4m with the
-# same settings (ultrafast, zerolatency, CRF 23, High profile; THREADS, default 1), RUNS runs
-# each interleaved (default 5); prints the median wall time, fps and the ratios.
+# same settings (ultrafast, zerolatency, CRF 23, High profile; THREADS, default 1, 0 = each
+# tool's automatic choice), RUNS runs each interleaved (default 11); prints the median and the
+# best wall time, the median CPU time (user + system), fps and the ratios of the medians.
+# On a shared virtual machine single runs vary by ±20%: compare medians of many runs.
 # Needs x264, ffmpeg and a release build of h264 (swift build -c release --product h264).
 set -euo pipefail
+[ -x /usr/bin/time ] || "$(dirname "$0")/install-deps.sh"
 cd "$(dirname "$0")/.."
 THREADS=${THREADS:-1}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-11}
 FRAMES=${FRAMES:-150}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -15,12 +18,14 @@ input="$work/cars_1280x720.y4m"
 ffmpeg -loglevel error -stream_loop $(( (FRAMES + 29) / 30 - 1 )) -i Fixtures/cars_320x240_30f.y4m \
     -vf scale=1280:720 -pix_fmt yuv420p -frames:v "$FRAMES" "$input"
 h264=${H264:-.build/release/h264}
-declare -A times
+declare -A times cpu
 run() { # name command…
     local name=$1; shift
-    local start end
-    start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N)
-    times[$name]+="$(echo "$end - $start" | bc) "
+    local line
+    /usr/bin/time -o "$work/time" -f "%e %U %S" "$@" >/dev/null 2>&1
+    line=$(tail -1 "$work/time")
+    times[$name]+="$(echo "$line" | awk '{print $1}') "
+    cpu[$name]+="$(echo "$line" | awk '{print $2 + $3}') "
 }
 for _ in $(seq "$RUNS"); do
     run h264 "$h264" encode "$input" -o "$work/h264.h264" --speed ultrafast --tune zerolatency --crf 23 \
@@ -31,11 +36,14 @@ for _ in $(seq "$RUNS"); do
         -profile:v high -threads "$THREADS" -f h264 "$work/ffmpeg.h264"
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+best() { tr ' ' '\n' | grep -v '^$' | sort -g | head -1; }
 h=$(echo "${times[h264]}" | median); x=$(echo "${times[x264]}" | median); f=$(echo "${times[ffmpeg]}" | median)
-printf '%d frames 1280x720, threads %s, median of %d runs\n' "$FRAMES" "$THREADS" "$RUNS"
-printf '  h264 encode      %6.3f s  %6.1f fps\n' "$h" "$(echo "$FRAMES / $h" | bc -l)"
-printf '  x264             %6.3f s  %6.1f fps\n' "$x" "$(echo "$FRAMES / $x" | bc -l)"
-printf '  ffmpeg libx264   %6.3f s  %6.1f fps\n' "$f" "$(echo "$FRAMES / $f" | bc -l)"
+printf '%d frames 1280x720, threads %s, median of %d interleaved runs (best run; median CPU time)\n' "$FRAMES" "$THREADS" "$RUNS"
+for tool in h264 x264 ffmpeg; do
+    m=$(echo "${times[$tool]}" | median)
+    printf '  %-7s %6.3f s  %6.1f fps  (best %6.3f s; CPU %6.3f s)\n' "$tool" "$m" "$(echo "$FRAMES / $m" | bc -l)" \
+        "$(echo "${times[$tool]}" | best)" "$(echo "${cpu[$tool]}" | median)"
+done
 printf '  fps ratio h264/x264   %.3f (goal >= 1.0)\n' "$(echo "$x / $h" | bc -l)"
 printf '  fps ratio h264/ffmpeg %.3f (goal >= 1.08)\n' "$(echo "$f / $h" | bc -l)"
 cmp -s "$work/h264.h264" "$work/x264.264" && echo "  h264 and x264 outputs: identical bytes" || echo "  h264 and x264 outputs differ (x264 CLI writes an SEI with its options)"

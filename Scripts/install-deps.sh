@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages swift-h264 needs: libx264 (the encoder), libyuv (BGRA input),
-# pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests).
+# pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests), valgrind
+# (leak check) and time (CPU times in Scripts/bench-cli.sh).
 # Usage: Scripts/install-deps.sh [--runtime]   (--runtime: only what building and encoding need)
 set -euo pipefail
 packages=(libx264-dev libyuv-dev pkg-config)
 if [ "${1:-}" != "--runtime" ]; then
-  packages+=(ffmpeg x264 valgrind)
+  packages+=(ffmpeg x264 valgrind time)
 fi
 missing=()
 for p in "${packages[@]}"; do
