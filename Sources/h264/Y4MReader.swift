@@ -142,8 +142,8 @@ struct BufferSource: ByteSource {
 /// buffers reads video without allocating or faulting in fresh memory per frame.
 struct FrameReader<Source: ByteSource> {
     enum Layout { case y4m, rawI420 }
-    /// Bytes read from the source ahead of what was consumed: `buffer[start..<end]`.
     private var source: Source
+    /// Bytes read from the source ahead of what was consumed: `buffer[start..<end]`.
     private var buffer: [UInt8]
     private var start = 0
     private var end = 0
