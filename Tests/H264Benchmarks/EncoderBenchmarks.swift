@@ -83,9 +83,9 @@ func benchmarkConfiguration(threads: Int?) -> EncoderConfiguration {
     return c
 }
 
-/// The same settings for the C loop.
-func baselineSettings(threads: Int) -> (cx264_baseline_settings, keep: [ContiguousArray<CChar>]) {
-    let strings = ["ultrafast", "zerolatency", "high"].map { ContiguousArray($0.utf8CString) }
+/// The same settings for the C loop, passed to `body` (the preset, tune and profile strings
+/// are valid only inside it).
+func withBaselineSettings<R>(threads: Int, _ body: (inout cx264_baseline_settings) -> R) -> R {
     var s = cx264_baseline_settings()
     s.width = Int32(Frames720p.width)
     s.height = Int32(Frames720p.height)
@@ -94,7 +94,16 @@ func baselineSettings(threads: Int) -> (cx264_baseline_settings, keep: [Contiguo
     s.no_bframes = 1
     s.fps_num = 30
     s.fps_den = 1
-    return (s, strings)
+    return "ultrafast".withCString { preset in
+        "zerolatency".withCString { tune in
+            "high".withCString { profile in
+                s.preset = preset
+                s.tune = tune
+                s.profile = profile
+                return body(&s)
+            }
+        }
+    }
 }
 
 extension AllBenchmarks {
@@ -111,22 +120,13 @@ struct EncoderBenchmarks {
 
     /// The C loop over the frames: output bytes and seconds.
     func runBaseline(threads: Int) -> (bytes: [UInt8], seconds: Double) {
-        let (settings, strings) = baselineSettings(threads: threads)
         let capacity = Frames720p.frames.count * Frames720p.width * Frames720p.height * 2
         var out = [UInt8](repeating: 0, count: capacity)
         var seconds = 0.0
-        let count = strings[0].withUnsafeBufferPointer { preset in
-            strings[1].withUnsafeBufferPointer { tune in
-                strings[2].withUnsafeBufferPointer { profile in
-                    var s = settings
-                    s.preset = preset.baseAddress
-                    s.tune = tune.baseAddress
-                    s.profile = profile.baseAddress
-                    return Frames720p.frames.withPlaneBases { bases in
-                        out.withUnsafeMutableBufferPointer { o in
-                            cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds)
-                        }
-                    }
+        let count = withBaselineSettings(threads: threads) { s in
+            Frames720p.frames.withPlaneBases { bases in
+                out.withUnsafeMutableBufferPointer { o in
+                    cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds)
                 }
             }
         }
@@ -376,24 +376,15 @@ struct EncoderBenchmarks {
         // The C loop: allocations of encoding `measured` frames minus those of encoding 10
         // (both include opening and closing x264), i.e. x264's per-frame allocations.
         func countC(_ frameCount: Int) -> Int {
-            let (settings, strings) = baselineSettings(threads: 1)
             let sources = (0..<frameCount).map { Frames720p.frames[$0 % Frames720p.frames.count] }
             var seconds = 0.0
-            return strings[0].withUnsafeBufferPointer { preset in
-                strings[1].withUnsafeBufferPointer { tune in
-                    strings[2].withUnsafeBufferPointer { profile in
-                        var s = settings
-                        s.preset = preset.baseAddress
-                        s.tune = tune.baseAddress
-                        s.profile = profile.baseAddress
-                        return sources.withPlaneBases { bases in
-                            MallocInterposerSwift.reset()
-                            MallocInterposerSwift.hook()
-                            _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds)
-                            MallocInterposerSwift.unhook()
-                            return MallocInterposerSwift.getStatistics().mallocCount
-                        }
-                    }
+            return withBaselineSettings(threads: 1) { s in
+                sources.withPlaneBases { bases in
+                    MallocInterposerSwift.reset()
+                    MallocInterposerSwift.hook()
+                    _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds)
+                    MallocInterposerSwift.unhook()
+                    return MallocInterposerSwift.getStatistics().mallocCount
                 }
             }
         }
