@@ -115,9 +115,10 @@ protocol ByteSource {
 
 /// An in-memory source (tests, fuzzing). `chunk` limits each read, to exercise short reads.
 struct BufferSource: ByteSource {
-    var bytes: [UInt8]
-    var position = 0
-    var chunk = Int.max
+    let bytes: [UInt8]
+    private(set) var position = 0
+    /// The most one read returns.
+    let chunk: Int
 
     init(bytes: [UInt8], chunk: Int = .max) {
         self.bytes = bytes
