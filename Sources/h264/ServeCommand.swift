@@ -18,7 +18,8 @@ struct ServeCommand: AsyncParsableCommand {
         Every client that connects first gets SPS, PPS and an IDR made for it (clients joining together share one), \
         then the live pictures. A client that cannot keep up is skipped to the next IDR; the others never wait. \
         Watch with: ffplay -f h264 tcp://127.0.0.1:PORT (or ffmpeg -f h264 -i tcp://127.0.0.1:PORT …). \
-        SIGINT or SIGTERM stops the server (exit status 0).
+        SIGINT or SIGTERM stops the server (exit status 0). \
+        Started under nice (nice -n -10 h264 serve …), every thread of the server keeps that priority.
         """)
 
     @OptionGroup var source: InputOptions
@@ -60,6 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     private func serve() async throws {
         signal(SIGPIPE, SIG_IGN)
+        let priority = ProcessPriority()
         var (reader, _) = try source.open()
         let header = reader.header
         // Live by default: no lookahead and no B-frames, so a forced IDR is out within the frame.
@@ -132,6 +134,10 @@ struct ServeCommand: AsyncParsableCommand {
         let clock = ContinuousClock()
         var deadline = clock.now
         var index = 0
+        // The threads that exist now (event loop, encoder queue, executor), and once a second
+        // those created since, run at the priority the server was started with.
+        priority.adopt()
+        let framesPerSecond = max(1, Int(header.frameRate.rounded()))
         var failure: (any Error)?
         var endedByInput = false
         while !stop.isSet {
@@ -170,6 +176,7 @@ struct ServeCommand: AsyncParsableCommand {
                 break
             }
             index += 1
+            if index % framesPerSecond == 0 { priority.adopt() }
             deadline += frameDuration
             let now = clock.now
             if deadline < now - .seconds(1) { deadline = now }

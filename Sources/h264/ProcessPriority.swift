@@ -1,0 +1,48 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Keeps every thread of the process at the priority the process was started with.
+///
+/// `nice -n -10 h264 serve …` sets the nice value of the process's first thread, and threads
+/// inherit it when they are created. On Linux, though, libdispatch sets its worker threads
+/// (which run the encoder session's queue and Swift concurrency's executor) to nice values of
+/// its own per quality of service, 0 or −4, so the work of a server deployed with a higher
+/// priority would run at the ordinary one and fall behind its schedule on a loaded machine.
+/// `adopt()` sets every thread of the process, those created since too, to the first thread's
+/// nice value. Nothing happens when that value is 0 (the process was not started under `nice`),
+/// and a thread the process may not raise keeps its priority. Elsewhere (Darwin: one nice
+/// value per process) it does nothing.
+struct ProcessPriority: Sendable {
+    /// The first thread's nice value, read when this value is made.
+    let nice: Int32
+
+    init() {
+        #if os(Linux)
+        errno = 0
+        let value = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
+        nice = errno == 0 ? value : 0
+        #else
+        nice = 0
+        #endif
+    }
+
+    /// Sets every thread whose nice value differs to the process's. Cheap enough to call once
+    /// a second: one directory listing and two system calls per thread.
+    func adopt() {
+        #if os(Linux)
+        guard nice != 0, let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return }
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        for task in tasks {
+            guard let tid = id_t(task) else { continue }
+            errno = 0
+            let current = getpriority(which, tid)
+            if errno == 0, current != nice { _ = setpriority(which, tid, nice) }
+        }
+        #endif
+    }
+}
