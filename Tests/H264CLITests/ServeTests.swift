@@ -89,6 +89,7 @@ import Darwin
         try TCPClient.pump([fresh], deadline: .now + .seconds(10)) { fresh.accessUnits.count >= 61 }
         try fresh.checkCleanStart(pictures: 60, label: "fresh viewer")
         for client in readers + Array(stalled) + [fresh] { client.close() }
+        server.expectThreadsAtItsPriority()
         #expect(server.stop() == 0)
         #expect(server.stderr.contains("served "), "\(server.stderr.suffix(500))")
         #expect(server.stderr.contains("to 51 clients"), "\(server.stderr.suffix(500))")
@@ -128,6 +129,8 @@ import Darwin
 
 /// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 …` as a subprocess.
 final class ServeProcess: Sendable {
+    /// The server's nice value: it shares the machine with a parallel test suite.
+    static let nice: Int32 = -10
     let process: Process
     let port: Int
     private let log = LogBuffer()
@@ -137,10 +140,11 @@ final class ServeProcess: Sendable {
         process = Process()
         // A live server is deployed with the priority it needs; here it shares 2 cores with the
         // whole parallel test suite, so it runs at nice -10 where that is allowed (root, as in
-        // CI; otherwise nice says so on standard error and runs it at normal priority). `nice`
-        // execs the server: the process id stays the server's.
+        // CI; otherwise nice says so on standard error and runs it at normal priority), all
+        // of its threads (`ProcessPriority`). `nice` execs the server: the process id stays
+        // the server's.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-        process.arguments = ["-n", "-10", CLI.executable.path, "serve", ServeTests.y4m, "--port", "0"] + arguments
+        process.arguments = ["-n", String(Self.nice), CLI.executable.path, "serve", ServeTests.y4m, "--port", "0"] + arguments
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -173,6 +177,34 @@ final class ServeProcess: Sendable {
     }
 
     var stderr: String { log.text.read { $0 } }
+
+    /// Every thread of the server runs at the nice value it was started with (`ProcessPriority`:
+    /// libdispatch on Linux would keep its workers, which run the encoder, at 0 or −4). The
+    /// server adopts new threads once a second, so this waits up to 3 s for one created since.
+    /// Only where `nice -n -10` was allowed (root, as in CI): otherwise the first thread is at 0
+    /// and there is nothing to follow.
+    func expectThreadsAtItsPriority() {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        let pid = process.processIdentifier
+        func niceValues() -> [Int32] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.compactMap { id_t($0) }.compactMap { tid in
+                errno = 0
+                let value = getpriority(which, tid)
+                return errno == 0 ? value : nil
+            }
+        }
+        errno = 0
+        guard getpriority(which, id_t(pid)) == Self.nice, errno == 0 else { return }
+        let deadline = ContinuousClock.now + .seconds(3)
+        var values = niceValues()
+        while values.contains(where: { $0 != Self.nice }), ContinuousClock.now < deadline {
+            // Polls /proc: the server gives no signal when it has adopted a thread.
+            usleep(50_000)
+            values = niceValues()
+        }
+        #expect(values.count > 1 && values.allSatisfy { $0 == Self.nice }, "nice values of the server's threads: \(values)")
+    }
 
     /// SIGTERM, then the exit status (waits at most 10 s; -1 if it did not exit).
     func stop() -> Int32 {
@@ -346,7 +378,20 @@ final class TCPClient {
     }
 
     /// Reads from every open client until `done` or the deadline (then it throws).
+    ///
+    /// The viewers stand for other machines, so while they read, the reading thread runs at the
+    /// server's priority (nice −10, where allowed; its own again afterwards). They must keep
+    /// up, or the kernel's arrival times show the reader's lag instead of the server's pace:
+    /// the sender waits once the TCP window is full, and segments that wait in a receive queue
+    /// are merged and stamped with the latest arrival. (Seen here: twelve busy processes beside
+    /// the debug-built test put 20 viewers 2 s behind, and their rates read 20 to 47 fps while
+    /// a Python reader of the same server at nice −10 saw 30 fps with no gap.)
     static func pump(_ clients: [TCPClient], deadline: ContinuousClock.Instant, until done: () -> Bool) throws {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let ownNice = getpriority(which, 0) // 0: the calling thread, on Linux
+        let raised = errno == 0 && ownNice > ServeProcess.nice && setpriority(which, 0, ServeProcess.nice) == 0
+        defer { if raised { _ = setpriority(which, 0, ownNice) } }
         while !done() {
             let live = clients.filter(\.open)
             guard !live.isEmpty else { throw ServeTestError("every connection closed") }
