@@ -28,8 +28,9 @@ import Dispatch
 /// ``completeFrames()`` and ``waitForQueuedFrames()`` wait for the queue; ``invalidate()`` never
 /// waits (x264 is closed by a job on the queue).
 ///
-/// The queue is not bounded: a producer that encodes faster than x264 for a long time grows
-/// it; real-time presets keep x264 fast enough for capture.
+/// The queue is not bounded by itself: a capture source is paced by its camera and real-time
+/// presets keep x264 ahead of it, while a producer that reads faster than x264 encodes (a file,
+/// a decoder) bounds it with ``waitForQueuedFrames(downTo:)`` before each frame.
 ///
 /// ## Output
 /// The output handler runs on the encoding queue for every access unit, through a context
@@ -77,6 +78,8 @@ public final class EncoderSession: Sendable {
     /// queue encodes one. Submitting one stored block (not a new closure per frame) keeps
     /// `encode` free of heap allocations.
     private let pendingFrames: Locked<PendingFrames>
+    /// Frames accepted and not yet encoded: what ``waitForQueuedFrames(downTo:)`` waits on.
+    private let unfinishedFrames = UnfinishedFrames()
     private let encodeNext: @convention(block) @Sendable () -> Void
 
     /// Creates a session for frames of `width` × `height`. Cheap: x264 is opened by
@@ -101,17 +104,22 @@ public final class EncoderSession: Sendable {
         context = OutputContext(sink: output)
         let pending = Locked(PendingFrames())
         pendingFrames = pending
-        encodeNext = { [context] in
-            guard let job = pending.withLock({ $0.popFirst() }) else { return }
-            guard !context.sink.isInvalidated else { return }
-            do {
-                if let encoded = try job.lane.encode(job.frame, presentationTimeStamp: job.presentationTimeStamp,
-                                                     duration: job.duration, forceKeyframe: job.forceKeyframe) {
-                    context.deliver(encoded)
+        encodeNext = { [context, unfinishedFrames] in
+            var next = pending.withLock { $0.popFirst() }
+            if let job = next, !context.sink.isInvalidated {
+                do {
+                    if let encoded = try job.lane.encode(job.frame, presentationTimeStamp: job.presentationTimeStamp,
+                                                         duration: job.duration, forceKeyframe: job.forceKeyframe) {
+                        context.deliver(encoded)
+                    }
+                } catch {
+                    context.sink.record(error)
                 }
-            } catch {
-                context.sink.record(error)
             }
+            // The frame is released (x264 copied its pixels) before the count falls: a producer
+            // woken by waitForQueuedFrames(downTo:) may then write into its buffer in place.
+            next = nil
+            unfinishedFrames.finishOne()
         }
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(output))
         context.session = self
@@ -253,6 +261,7 @@ public final class EncoderSession: Sendable {
                 $0.append(FrameJob(lane: lane, frame: frame, presentationTimeStamp: presentationTimeStamp,
                                    duration: duration, forceKeyframe: forceKeyframe))
             }
+            unfinishedFrames.add()
             queue.async(execute: encodeNext)
         }
     }
@@ -416,6 +425,27 @@ public final class EncoderSession: Sendable {
         queue.sync {}
     }
 
+    /// Blocks until at most `count` of the frames accepted by ``encode(_:presentationTimeStamp:duration:forceKeyframe:)``
+    /// are still waiting to be handed to x264, the one being handed over included: bounded
+    /// back-pressure for a producer that reads faster than x264 encodes (a file, a decoder). The
+    /// encoder keeps `count` frames in hand, so it never waits for the producer, while the
+    /// producer never gets more than `count` frames ahead.
+    ///
+    /// A frame handed to x264 is released at once (x264 keeps its own copy of the pixels), so
+    /// after this returns, the buffers of all but the last `count` frames passed to `encode` are
+    /// the caller's alone again: an array behind one can be refilled in place, without a copy.
+    /// ``waitForQueuedFrames()`` waits for every frame (and for a pending flush or switch).
+    ///
+    /// - Parameter count: how many frames may still be waiting; a negative count is taken as 0.
+    /// - Throws: ``H264/H264Error/Code/invalidState`` from inside the output handler (it would
+    ///   wait for itself).
+    public func waitForQueuedFrames(downTo count: Int) throws(H264Error) {
+        guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
+            throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
+        }
+        unfinishedFrames.wait(untilAtMost: max(count, 0))
+    }
+
     /// Waits until every queued job has run (tests).
     func waitForQueue() {
         queue.sync {}
@@ -432,8 +462,9 @@ private struct FrameJob: Sendable {
 }
 
 /// A FIFO of frame jobs whose storage is reused (no allocation per frame once it has grown).
+/// A job's slot is emptied when it is taken, so the queue holds no frame it has handed out.
 private struct PendingFrames: Sendable {
-    private var jobs: [FrameJob] = []
+    private var jobs: [FrameJob?] = []
     private var head = 0
 
     mutating func append(_ job: FrameJob) {
@@ -447,6 +478,7 @@ private struct PendingFrames: Sendable {
     mutating func popFirst() -> FrameJob? {
         guard head < jobs.count else { return nil }
         let job = jobs[head]
+        jobs[head] = nil
         head += 1
         if head == jobs.count {
             jobs.removeAll(keepingCapacity: true)

@@ -36,3 +36,51 @@ final class Locked<Value>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+/// The number of frames accepted by a session and not yet encoded, and a wait for it to fall
+/// (a pthread mutex and condition variable, which the sanitizers understand).
+final class UnfinishedFrames: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+    private var count = 0
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+        let conditionStatus = pthread_cond_init(condition, nil)
+        precondition(conditionStatus == 0, "pthread_cond_init failed: \(conditionStatus)")
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// One more frame accepted.
+    func add() {
+        pthread_mutex_lock(mutex)
+        count += 1
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// One frame done (encoded, or dropped by `invalidate`); wakes the waiters.
+    func finishOne() {
+        pthread_mutex_lock(mutex)
+        count -= 1
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Returns once at most `limit` frames are unfinished.
+    func wait(untilAtMost limit: Int) {
+        pthread_mutex_lock(mutex)
+        while count > limit { pthread_cond_wait(condition, mutex) }
+        pthread_mutex_unlock(mutex)
+    }
+}

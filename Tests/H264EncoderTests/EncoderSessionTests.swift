@@ -249,18 +249,51 @@ struct EncoderLifecycleTests {
         #expect((#expect(throws: H264Error.self) { try session.switchToPrewarmedSession() })?.code == .invalidState)
     }
 
+    /// completeFrames and both waits would wait for the handler itself: each throws.
     @Test func completeFramesFromTheHandlerIsAnError() throws {
-        let seen = Mutex<H264Error?>(nil)
+        let seen = Mutex<[H264Error.Code?]>([])
         let box = Mutex<EncoderSession?>(nil)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
             let s = box.withLock { $0 }
-            do { try s?.completeFrames() } catch { seen.withLock { $0 = error as? H264Error } }
+            do { try s?.completeFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
+            do { try s?.waitForQueuedFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
+            do { try s?.waitForQueuedFrames(downTo: 0) } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
         }
         box.withLock { $0 = session }
         try session.encode(try frame(), presentationTimeStamp: .zero)
         session.waitForQueue()
-        #expect(seen.withLock { $0 }?.code == .invalidState)
+        #expect(seen.withLock { $0 } == [.invalidState, .invalidState, .invalidState])
         box.withLock { $0 = nil }
+        session.invalidate()
+    }
+
+    /// `waitForQueuedFrames(downTo:)` returns once that many frames at most are waiting, and a
+    /// frame handed to x264 is released: the producer's array is then written in place, not
+    /// copied, even while later frames are still queued.
+    @Test func waitForQueuedFramesDownToReleasesHandedOverFrames() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let delivered = Mutex(0)
+        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
+            // The third frame's output holds the queue until the test lets it go.
+            if delivered.withLock({ $0 += 1; return $0 }) == 3 { gate.wait() }
+        }
+        var pixels = Cars.frames[0].map { $0 } // storage of its own (not shared with Cars.frames)
+        for i in 0..<5 {
+            let frame = try VideoFrame(pixelFormat: .i420, width: Cars.width, height: Cars.height,
+                                       contiguous: i == 0 ? pixels : Cars.frames[i])
+            try session.encode(frame, presentationTimeStamp: .milliseconds(i * 100) / 3)
+        }
+        // Five queued; frames 0 and 1 done, frame 2 held in the handler: three still waiting.
+        try session.waitForQueuedFrames(downTo: 3)
+        let deliveredBeforeRelease = delivered.withLock { $0 }
+        let storage = pixels.withUnsafeBufferPointer { $0.baseAddress }
+        pixels[0] &+= 1
+        let storageAfterWrite = pixels.withUnsafeBufferPointer { $0.baseAddress }
+        gate.signal()
+        #expect(deliveredBeforeRelease >= 2 && deliveredBeforeRelease <= 3)
+        #expect(storageAfterWrite == storage, "frame 0 was still referenced after it was encoded")
+        try session.waitForQueuedFrames(downTo: 0)
+        #expect(delivered.withLock { $0 } == 5)
         session.invalidate()
     }
 
