@@ -88,20 +88,21 @@ struct EncodeCommand: ParsableCommand {
         let started = clock.now
         var lastProgress = started
         let frameDuration = Duration.seconds(Double(header.frameRateDenominator) / Double(header.frameRateNumerator))
-        // Frames are read into buffers reused round robin. A buffer comes back after
-        // `pool.count` frames; by then the session has encoded and released the frame that used
-        // it, because the loop waits for the queue every `framesInFlight` frames. (Were it still
-        // referenced, reading into it would copy it first: a queued frame never changes.)
-        let framesInFlight = 8
-        var pool = [[UInt8]](repeating: [], count: framesInFlight + 2)
+        // Frames are read into buffers reused round robin. Before a buffer is read into again,
+        // the loop waits until at most `pool.count - 1` frames are queued: the frame that used
+        // it has then been handed to x264 and released, so the read goes into it in place, and
+        // x264 always has the next frames in hand and never waits for the reader. (Were the
+        // frame still referenced, reading into its buffer would copy it first: a queued frame
+        // never changes.)
+        var pool = [[UInt8]](repeating: [], count: 4)
         var index = 0
         while frames.map({ index < $0 }) ?? true {
             let slot = index % pool.count
+            try session.waitForQueuedFrames(downTo: pool.count - 1)
             guard try reader.readFrame(into: &pool[slot]) else { break }
             let frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: pool[slot])
             try session.encode(frame, presentationTimeStamp: frameDuration * index, duration: frameDuration)
             index += 1
-            if index % framesInFlight == 0 { try session.waitForQueuedFrames() }
             if let error = stats.withLock({ $0.error }) { throw Y4MError(error) }
             if progress, clock.now - lastProgress > .milliseconds(250) {
                 lastProgress = clock.now
