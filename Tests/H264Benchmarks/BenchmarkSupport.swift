@@ -78,6 +78,31 @@ enum Bench {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
+    /// The result file of a benchmark that runs in a child process (see ``inChild(_:environment:)``),
+    /// when this process is that child.
+    static var childResultPath: String? { ProcessInfo.processInfo.environment["H264_BENCHMARK_CHILD_RESULT"] }
+
+    /// Runs the test `name` again in a child process (this test binary, filtered to it) with
+    /// `environment` added, and returns the numbers it wrote to ``childResultPath``: for
+    /// settings that only take effect from process start (a preloaded `malloc`, glibc's arena
+    /// count).
+    static func inChild(_ name: String, environment: [String: String]) throws -> [Double] {
+        let resultPath = FileManager.default.temporaryDirectory.appendingPathComponent("h264-benchmark-\(getpid())-\(name).txt").path
+        defer { try? FileManager.default.removeItem(atPath: resultPath) }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        child.arguments = ["--testing-library", "swift-testing", "--filter", name]
+        var childEnvironment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        childEnvironment["H264_BENCHMARK_CHILD_RESULT"] = resultPath
+        childEnvironment["H264_BENCHMARK_REPORT"] = nil
+        child.environment = childEnvironment
+        child.standardOutput = FileHandle.nullDevice
+        try child.run()
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0, "the child process running \(name)")
+        return try String(contentsOfFile: resultPath, encoding: .utf8).split(separator: " ").compactMap { Double($0) }
+    }
+
     /// Medians of interleaved runs: `setup` (untimed) before each timed `measure` and each
     /// timed `baseline`, alternating which goes first.
     static func interleave(runs: Int = Bench.runs, warmUp: Int = Bench.warmUpRuns,

@@ -318,8 +318,7 @@ struct EncoderBenchmarks {
     /// a child process (this test binary, `LD_PRELOAD=libMallocInterposerSwift.so`, filtered to
     /// this test) that counts and writes the figures to a file.
     @Test func allocationsPerFrame() throws {
-        let environment = ProcessInfo.processInfo.environment
-        if let resultPath = environment["H264_BENCHMARK_ALLOCATION_CHILD"] {
+        if let resultPath = Bench.childResultPath {
             let (swift, c, frames) = try countAllocations()
             try "\(swift) \(c) \(frames)".write(toFile: resultPath, atomically: true, encoding: .utf8)
             return
@@ -327,21 +326,7 @@ struct EncoderBenchmarks {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let library = executable.deletingLastPathComponent().appendingPathComponent("libMallocInterposerSwift.so")
         try #require(FileManager.default.fileExists(atPath: library.path), "no \(library.path)")
-        let resultPath = FileManager.default.temporaryDirectory.appendingPathComponent("h264-allocations-\(getpid()).txt").path
-        defer { try? FileManager.default.removeItem(atPath: resultPath) }
-        let child = Process()
-        child.executableURL = executable
-        child.arguments = ["--testing-library", "swift-testing", "--filter", "allocationsPerFrame"]
-        var childEnvironment = environment
-        childEnvironment["LD_PRELOAD"] = library.path
-        childEnvironment["H264_BENCHMARK_ALLOCATION_CHILD"] = resultPath
-        childEnvironment["H264_BENCHMARK_REPORT"] = nil
-        child.environment = childEnvironment
-        child.standardOutput = FileHandle.nullDevice
-        try child.run()
-        child.waitUntilExit()
-        #expect(child.terminationStatus == 0)
-        let fields = try String(contentsOfFile: resultPath, encoding: .utf8).split(separator: " ").compactMap { Int($0) }
+        let fields = try Bench.inChild("allocationsPerFrame", environment: ["LD_PRELOAD": library.path]).map { Int($0) }
         try #require(fields.count == 3)
         let (swift, c, frames) = (fields[0], fields[1], fields[2])
         BenchmarkReport.shared.record(
