@@ -78,8 +78,6 @@ public final class EncoderSession: Sendable {
     /// queue encodes one. Submitting one stored block (not a new closure per frame) keeps
     /// `encode` free of heap allocations.
     private let pendingFrames: Locked<PendingFrames>
-    /// Frames accepted and not yet encoded: what ``waitForQueuedFrames(downTo:)`` waits on.
-    private let unfinishedFrames = UnfinishedFrames()
     private let encodeNext: @convention(block) @Sendable () -> Void
 
     /// Creates a session for frames of `width` × `height`. Cheap: x264 is opened by
@@ -104,7 +102,7 @@ public final class EncoderSession: Sendable {
         context = OutputContext(sink: output)
         let pending = Locked(PendingFrames())
         pendingFrames = pending
-        encodeNext = { [context, unfinishedFrames] in
+        encodeNext = { [context] in
             var next = pending.withLock { $0.popFirst() }
             if let job = next, !context.sink.isInvalidated {
                 do {
@@ -119,7 +117,7 @@ public final class EncoderSession: Sendable {
             // The frame is released (x264 copied its pixels) before the count falls: a producer
             // woken by waitForQueuedFrames(downTo:) may then write into its buffer in place.
             next = nil
-            unfinishedFrames.finishOne()
+            pending.withLockWakingWaiters { $0.finishOne() }
         }
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(output))
         context.session = self
@@ -261,7 +259,6 @@ public final class EncoderSession: Sendable {
                 $0.append(FrameJob(lane: lane, frame: frame, presentationTimeStamp: presentationTimeStamp,
                                    duration: duration, forceKeyframe: forceKeyframe))
             }
-            unfinishedFrames.add()
             queue.async(execute: encodeNext)
         }
     }
@@ -443,7 +440,8 @@ public final class EncoderSession: Sendable {
         guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
             throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
         }
-        unfinishedFrames.wait(untilAtMost: max(count, 0))
+        let limit = max(count, 0)
+        pendingFrames.wait { $0.unfinished <= limit }
     }
 
     /// Waits until every queued job has run (tests).
@@ -466,6 +464,9 @@ private struct FrameJob: Sendable {
 private struct PendingFrames: Sendable {
     private var jobs: [FrameJob?] = []
     private var head = 0
+    /// Jobs appended and not yet finished: those waiting and the one being encoded (what
+    /// ``EncoderSession/waitForQueuedFrames(downTo:)`` waits on).
+    private(set) var unfinished = 0
 
     mutating func append(_ job: FrameJob) {
         if head == jobs.count {
@@ -473,6 +474,12 @@ private struct PendingFrames: Sendable {
             head = 0
         }
         jobs.append(job)
+        unfinished += 1
+    }
+
+    /// A taken job is done (encoded, or dropped after `invalidate`).
+    mutating func finishOne() {
+        unfinished -= 1
     }
 
     mutating func popFirst() -> FrameJob? {

@@ -6,7 +6,8 @@ import Musl
 import Darwin
 #endif
 
-/// A value guarded by a `pthread_mutex_t`.
+/// A value guarded by a `pthread_mutex_t`, with a condition variable for threads that wait
+/// for the value to change (``wait(until:)``).
 ///
 /// Why not `Synchronization.Mutex`: on Linux the standard library's `Mutex` is built on futex
 /// calls that ThreadSanitizer does not see, so every access it protects is reported as a data
@@ -14,37 +15,11 @@ import Darwin
 /// uncontended and is understood by the sanitizers (swift-nio's `NIOLock` takes the same route).
 final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var value: Value
 
     init(_ value: Value) {
         self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(mutex, nil)
-        precondition(status == 0, "pthread_mutex_init failed: \(status)")
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    /// Runs `body` with exclusive access to the value.
-    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
-    }
-}
-
-/// The number of frames accepted by a session and not yet encoded, and a wait for it to fall
-/// (a pthread mutex and condition variable, which the sanitizers understand).
-final class UnfinishedFrames: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var count = 0
-
-    init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         condition = .allocate(capacity: 1)
@@ -62,25 +37,29 @@ final class UnfinishedFrames: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// One more frame accepted.
-    func add() {
+    /// Runs `body` with exclusive access to the value.
+    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
-        count += 1
-        pthread_mutex_unlock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
     }
 
-    /// One frame done (encoded, or dropped by `invalidate`); wakes the waiters.
-    func finishOne() {
+    /// Runs `body` with exclusive access to the value, then wakes every thread in
+    /// ``wait(until:)`` to look at it again.
+    func withLockWakingWaiters<R>(_ body: (inout Value) -> R) -> R {
         pthread_mutex_lock(mutex)
-        count -= 1
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        defer {
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        return body(&value)
     }
 
-    /// Returns once at most `limit` frames are unfinished.
-    func wait(untilAtMost limit: Int) {
+    /// Blocks until `condition` holds for the value; it is checked under the lock, again after
+    /// each ``withLockWakingWaiters(_:)``.
+    func wait(until condition: (Value) -> Bool) {
         pthread_mutex_lock(mutex)
-        while count > limit { pthread_cond_wait(condition, mutex) }
+        while !condition(value) { pthread_cond_wait(self.condition, mutex) }
         pthread_mutex_unlock(mutex)
     }
 }
