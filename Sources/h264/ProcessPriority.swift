@@ -35,14 +35,25 @@ struct ProcessPriority: Sendable {
     /// a second: one directory listing and two system calls per thread.
     func adopt() {
         #if os(Linux)
-        guard nice != 0, let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return }
-        let which = __priority_which_t(PRIO_PROCESS.rawValue)
-        for task in tasks {
-            guard let tid = id_t(task) else { continue }
-            errno = 0
-            let current = getpriority(which, tid)
-            if errno == 0, current != nice { _ = setpriority(which, tid, nice) }
+        guard nice != 0 else { return }
+        for (tid, current) in Self.threadNiceValues(of: getpid()) where current != nice {
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, nice)
         }
         #endif
+    }
+
+    /// The nice value of each thread of process `pid`, by thread id (Linux: `/proc/PID/task`;
+    /// empty elsewhere, and without threads that ended while it read them).
+    static func threadNiceValues(of pid: pid_t) -> [id_t: Int32] {
+        var values: [id_t: Int32] = [:]
+        #if os(Linux)
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for tid in tasks.compactMap({ id_t($0) }) {
+            errno = 0
+            let value = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid)
+            if errno == 0 { values[tid] = value }
+        }
+        #endif
+        return values
     }
 }

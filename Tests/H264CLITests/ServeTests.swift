@@ -1,5 +1,6 @@
 import Foundation
 import H264
+@testable import h264
 import H264TestSupport
 import Testing
 
@@ -184,18 +185,9 @@ final class ServeProcess: Sendable {
     /// Only where `nice -n -10` was allowed (root, as in CI): otherwise the first thread is at 0
     /// and there is nothing to follow.
     func expectThreadsAtItsPriority() {
-        let which = __priority_which_t(PRIO_PROCESS.rawValue)
         let pid = process.processIdentifier
-        func niceValues() -> [Int32] {
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-            return tasks.compactMap { id_t($0) }.compactMap { tid in
-                errno = 0
-                let value = getpriority(which, tid)
-                return errno == 0 ? value : nil
-            }
-        }
-        errno = 0
-        guard getpriority(which, id_t(pid)) == Self.nice, errno == 0 else { return }
+        func niceValues() -> [Int32] { Array(ProcessPriority.threadNiceValues(of: pid).values) }
+        guard ProcessPriority.threadNiceValues(of: pid)[id_t(pid)] == Self.nice else { return }
         let deadline = ContinuousClock.now + .seconds(3)
         var values = niceValues()
         while values.contains(where: { $0 != Self.nice }), ContinuousClock.now < deadline {
