@@ -7,7 +7,7 @@
 #   extra-seed-folder   its files (whole streams, NAL units, anything) join every target's
 #                       seeds; its Annex-B streams and y4m files are also cut into per-target
 #                       seeds like the fixtures
-# Environment: FUZZ_TARGETS="annexb sps …" runs only those; H264_SHARED_FIXTURES as for the tests.
+# Environment: FUZZ_TARGETS="annexb sps …" runs only those.
 #
 # Exits non-zero when any target crashes, leaks, times out (10 s per input) or runs out of
 # memory (2 GiB). The input that did it is kept in .build-fuzz/run/artifacts/<target>/; replay it
@@ -16,7 +16,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 extra="${2:-}"
-shared="${H264_SHARED_FIXTURES:-$root/../shared/fixtures}"
 all_targets="annexb avcc avcc-record sps pps slice stream assembler roundtrip y4m"
 targets="${FUZZ_TARGETS:-$all_targets}"
 scratch="$root/.build-fuzz"
@@ -36,7 +35,6 @@ echo "== making seeds"
 rm -rf "$run/seeds"
 mkdir -p "$run/seeds"
 seed_sources=("$root/Fixtures")
-[ -d "$shared/conformance" ] && seed_sources+=("$shared/conformance")
 [ -n "$extra" ] && seed_sources+=("$extra")
 python3 "$root/Fuzz/make-seeds.py" "$run/seeds" "${seed_sources[@]}"
 

@@ -3,7 +3,7 @@ import H264
 import H264TestSupport
 import Testing
 
-/// The shared conformance streams (`../shared/fixtures/conformance`, 63 files, about 31 MB),
+/// The conformance streams (`Fixtures/conformance`, 63 files, about 31 MB),
 /// concatenated in name order, with their NAL units found by a naive byte-by-byte splitter.
 final class ConformanceCorpus: Sendable {
     static let shared = ConformanceCorpus()
@@ -19,7 +19,7 @@ final class ConformanceCorpus: Sendable {
         var bytes: [UInt8] = []
         var ffmpegCount = 0
         for name in TestFixtures.conformanceStreams {
-            bytes += (try? TestFixtures.sharedData("conformance/\(name)")) ?? []
+            bytes += (try? TestFixtures.data("conformance/\(name)")) ?? []
             ffmpegCount += (try? ExpectedStream.load(name).nalTypes.count) ?? 0
         }
         annexB = bytes
@@ -60,7 +60,7 @@ func faultedBuffer(_ count: Int) -> UnsafeMutableRawBufferPointer {
 }
 
 extension AllBenchmarks {
-@Suite("Framing", .enabled(if: TestFixtures.runSharedTests))
+@Suite("Framing")
 struct FramingBenchmarks {
     let corpus = ConformanceCorpus.shared
 

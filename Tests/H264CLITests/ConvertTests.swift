@@ -18,14 +18,14 @@ func ffmpegDecode(_ path: String) throws -> (frames: Int, errors: String) {
     @Test(arguments: streams, [2, 4])
     func inBandRoundTripKeepsEveryNALUnit(stream: String, lengthSize: Int) throws {
         let dir = try CLI.temporaryDirectory()
-        let input = TestFixtures.local.appendingPathComponent("conformance/\(stream)").path
+        let input = try TestFixtures.path("conformance/\(stream)")
         let avcc = dir.appendingPathComponent("x.avcc").path
         let back = dir.appendingPathComponent("x.264").path
         var result = try CLI.run(["convert", "--to", "avcc", "--length-size", String(lengthSize), input, "-o", avcc])
         #expect(result.status == 0, "\(result.stderr)")
         result = try CLI.run(["convert", "--to", "annexb", "--length-size", String(lengthSize), avcc, "-o", back])
         #expect(result.status == 0, "\(result.stderr)")
-        let original = try TestFixtures.localData("conformance/\(stream)")
+        let original = try TestFixtures.data("conformance/\(stream)")
         let converted = [UInt8](try Data(contentsOf: URL(fileURLWithPath: back)))
         #expect(AnnexB.nalUnits(in: converted).map { converted[$0.range] } == AnnexB.nalUnits(in: original).map { original[$0.range] })
     }
@@ -35,7 +35,7 @@ func ffmpegDecode(_ path: String) throws -> (frames: Int, errors: String) {
     @Test(arguments: streams)
     func configurationRoundTripDecodes(stream: String) throws {
         let dir = try CLI.temporaryDirectory()
-        let input = TestFixtures.local.appendingPathComponent("conformance/\(stream)").path
+        let input = try TestFixtures.path("conformance/\(stream)")
         let avcc = dir.appendingPathComponent("x.avcc").path
         let config = dir.appendingPathComponent("x.avcC").path
         let back = dir.appendingPathComponent("x.264").path
@@ -44,7 +44,7 @@ func ffmpegDecode(_ path: String) throws -> (frames: Int, errors: String) {
         let avccBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: avcc)))
         let types = try AVCC.nalUnits(in: avccBytes, lengthSize: 4).map { avccBytes[$0.lowerBound] & 0x1F }
         // The first SPS/PPS moved out; only in-stream updates (same id, other content) remain.
-        let original = try TestFixtures.localData("conformance/\(stream)")
+        let original = try TestFixtures.data("conformance/\(stream)")
         let originalTypes = AnnexB.nalUnits(in: original).map { original[$0.range.lowerBound] & 0x1F }
         #expect(types.count { $0 == 7 || $0 == 8 } < originalTypes.count { $0 == 7 || $0 == 8 })
         #expect(types.count { $0 != 7 && $0 != 8 } == originalTypes.count { $0 != 7 && $0 != 8 })
@@ -63,7 +63,7 @@ func ffmpegDecode(_ path: String) throws -> (frames: Int, errors: String) {
     /// The AVCC sample (a raw length-prefixed stream) converts to a stream FFmpeg decodes.
     @Test func avccSampleConvertsToPlayableAnnexB() throws {
         let dir = try CLI.temporaryDirectory()
-        let input = TestFixtures.local.appendingPathComponent("avcc/mp4ff_two_frames_avcc_len4.264").path
+        let input = try TestFixtures.path("avcc/mp4ff_two_frames_avcc_len4.264")
         let out = dir.appendingPathComponent("two.264").path
         let result = try CLI.run(["convert", "--to", "annexb", "--length-size", "4", input, "-o", out])
         #expect(result.status == 0, "\(result.stderr)")
@@ -89,7 +89,7 @@ func ffmpegDecode(_ path: String) throws -> (frames: Int, errors: String) {
     }
 
     @Test func configModeNeedsConfigOut() throws {
-        let input = TestFixtures.local.appendingPathComponent("conformance/CABA2_SVA_B.264").path
+        let input = try TestFixtures.path("conformance/CABA2_SVA_B.264")
         let result = try CLI.run(["convert", "--to", "avcc", "--parameter-sets", "config", input, "-o", "/dev/null"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--config-out"))

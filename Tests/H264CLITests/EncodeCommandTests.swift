@@ -34,14 +34,15 @@ private func psnr(_ a: [[UInt8]], _ b: [[UInt8]]) -> Double {
     return count == 0 ? 0 : (sum == 0 ? 99 : 10 * log10(255 * 255 / (sum / Double(count))))
 }
 
-/// Committed fixture: Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE), the cars clip
-/// of the shared fixtures as y4m.
-private let y4mPath = TestFixtures.local.appendingPathComponent("cars_320x240_30f.y4m").path
-/// The same 30 frames as raw I420 (shared fixtures yuv/intel_cars_320x240_30f.i420).
-private let rawPath = TestFixtures.shared.appendingPathComponent("yuv/intel_cars_320x240_30f.i420").path
-private var reference: [[UInt8]] {
-    let all = (try? TestFixtures.sharedData("yuv/intel_cars_320x240_30f.i420")) ?? []
-    return stride(from: 0, to: all.count, by: 115_200).map { Array(all[$0..<min(all.count, $0 + 115_200)]) }
+/// Committed fixture: Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE), the cars clip.
+private let y4mPath = TestFixtures.url("cars_320x240_30f.y4m").path
+/// Its 30 frames of I420; a missing fixture throws ``FixtureMissing`` naming the file.
+private func reference() throws -> [[UInt8]] { try TestFixtures.y4mFrames("cars_320x240_30f.y4m").frames }
+/// The same frames as a raw I420 file in a temporary folder (the caller removes it).
+private func rawCarsFile() throws -> String {
+    let path = temporaryPath("cars_320x240.i420")
+    FileManager.default.createFile(atPath: path, contents: Data(try reference().joined()))
+    return path
 }
 
 /// Annex-B with the SEI NAL units (type 6) removed: x264's CLI writes a ~700-byte SEI with its
@@ -60,12 +61,13 @@ private func withoutSEI(_ stream: [UInt8]) -> Int {
     return total
 }
 
-@Suite(.enabled(if: TestFixtures.runSharedTests, "needs ../shared/fixtures"))
+@Suite
 struct EncodeCommandTests {
     @Test(arguments: ["file", "stdin", "raw"])
     func encodesAndFFmpegDecodes(input: String) throws {
         let out = temporaryPath("out.h264")
-        defer { try? FileManager.default.removeItem(atPath: out) }
+        let rawPath = try rawCarsFile()
+        defer { for path in [out, rawPath] { try? FileManager.default.removeItem(atPath: path) } }
         let result: (status: Int32, stdout: [UInt8], stderr: String)
         switch input {
         case "file": result = try h264([y4mPath, "-o", out])
@@ -82,7 +84,7 @@ struct EncodeCommandTests {
         let decoded = try decode(out)
         #expect(decoded.errors.isEmpty, "\(decoded.errors)")
         #expect(decoded.frames.count == 30)
-        #expect(psnr(decoded.frames, reference) >= 32)
+        #expect(psnr(decoded.frames, try reference()) >= 32)
     }
 
     @Test func avccWithConfigurationRecordAndFrameLimit() throws {
@@ -126,7 +128,7 @@ struct EncodeCommandTests {
         let (da, db) = (try decode(ours), try decode(theirs))
         #expect(da.errors.isEmpty && db.errors.isEmpty)
         #expect(da.frames.count == 30 && db.frames.count == 30)
-        let (pa, pb) = (psnr(da.frames, reference), psnr(db.frames, reference))
+        let (pa, pb) = (psnr(da.frames, try reference()), psnr(db.frames, try reference()))
         #expect(abs(pa - pb) / pb <= 0.02, "ours \(pa) dB, x264 \(pb) dB")
     }
 

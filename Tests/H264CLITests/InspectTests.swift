@@ -5,9 +5,9 @@ import H264TestSupport
 @Suite struct InspectCommandTests {
     /// `h264 inspect --json` equals FFmpeg's reading: access-unit cuts, NAL types, every SPS/PPS
     /// syntax element — on all 63 conformance streams.
-    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: TestFixtures.conformanceStreams)
+    @Test(arguments: TestFixtures.conformanceStreams)
     func jsonMatchesFFmpeg(stream: String) throws {
-        let path = TestFixtures.shared.appendingPathComponent("conformance/\(stream)").path
+        let path = try TestFixtures.path("conformance/\(stream)")
         let result = try CLI.run(["inspect", "--json", path])
         #expect(result.status == 0, "\(result.stderr)")
         let got = try ExpectedStream.parse(result.stdout)
@@ -28,7 +28,7 @@ import H264TestSupport
     }
 
     @Test func tableListsNALUnitsAndParameterSets() throws {
-        let path = TestFixtures.local.appendingPathComponent("conformance/FRExt3_Panasonic.avc").path
+        let path = try TestFixtures.path("conformance/FRExt3_Panasonic.avc")
         let result = try CLI.run(["inspect", path])
         #expect(result.status == 0)
         let text = result.stdoutText
@@ -40,8 +40,8 @@ import H264TestSupport
     }
 
     @Test func readsStandardInput() throws {
-        let data = try Data(contentsOf: TestFixtures.local.appendingPathComponent("conformance/CABA2_SVA_B.264"))
-        let viaFile = try CLI.run(["inspect", "--json", TestFixtures.local.appendingPathComponent("conformance/CABA2_SVA_B.264").path])
+        let data = try Data(TestFixtures.data("conformance/CABA2_SVA_B.264"))
+        let viaFile = try CLI.run(["inspect", "--json", try TestFixtures.path("conformance/CABA2_SVA_B.264")])
         let viaStdin = try CLI.run(["inspect", "--json", "-"], stdin: data)
         #expect(viaStdin.status == 0)
         #expect(viaStdin.stdout == viaFile.stdout)

@@ -16,7 +16,7 @@ import Darwin
 /// go through the library's `AccessUnitReceiver` and then FFmpeg.
 @Suite(.serialized) struct ServeTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE): 30 fps.
-    static let y4m = TestFixtures.local.appendingPathComponent("cars_320x240_30f.y4m").path
+    static let y4m = TestFixtures.url("cars_320x240_30f.y4m").path
     static let frameInterval = 1.0 / 30
     static let frameBytes = 320 * 240 * 3 / 2
     /// The encoder settings of these tests: x264 `ultrafast` on one thread needs about a

@@ -7,7 +7,7 @@ import Testing
 /// come in and whether the caller reuses its frame buffers (as `h264 encode` does).
 @Suite struct Y4MReaderTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE).
-    static let path = TestFixtures.local.appendingPathComponent("cars_320x240_30f.y4m").path
+    static let path = TestFixtures.url("cars_320x240_30f.y4m").path
 
     /// FFmpeg's frames of the fixture, as raw I420.
     static func ffmpegFrames() throws -> [[UInt8]] {

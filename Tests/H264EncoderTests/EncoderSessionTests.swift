@@ -28,7 +28,7 @@ func ffprobeName(_ profile: EncoderConfiguration.Profile) -> String {
     }
 }
 
-@Suite(.enabled(if: TestFixtures.runSharedTests, "needs ../shared/fixtures"))
+@Suite
 struct EncoderSessionTests {
     /// Every preset × profile × input decodes with zero FFmpeg errors, every frame present,
     /// the profile as asked, and PSNR ≥ 32 dB against the source at the recommended bit rate.
@@ -37,7 +37,7 @@ struct EncoderSessionTests {
         for input in InputFormat.allCases {
             var config = preset.configuration
             config.profile = profile
-            let frames = Cars.frames
+            let frames = try Cars.frames
             try #require(frames.count == Cars.frameCount)
             let output = try encode(frames, width: Cars.width, height: Cars.height, configuration: config, format: input)
             #expect(output.count == frames.count, "\(input)")
@@ -75,7 +75,7 @@ struct EncoderSessionTests {
         let collector = Collector()
         let session = try EncoderSession(width: Cars.width, height: Cars.height, configuration: preset.configuration,
                                          outputHandler: collector.handler)
-        for (i, bytes) in Cars.frames.enumerated() {
+        for (i, bytes) in try Cars.frames.enumerated() {
             try session.encode(makeFrame(bytes, width: Cars.width, height: Cars.height, format: .i420),
                                presentationTimeStamp: .milliseconds(i * 100) / 3)
             session.waitForQueue()
@@ -117,7 +117,7 @@ struct EncoderSessionTests {
 
     /// 10 s of 640×360 at 30 fps (the cars clip scaled by FFmpeg, looped back and forth).
     @Test func averageBitRateWithinTwentyPercent() throws {
-        let source = Cars.frames640x360
+        let source = try Cars.frames640x360
         try #require(source.count == 30)
         var config = EncoderConfiguration.liveCapture
         config.averageBitRate = 800_000
@@ -130,7 +130,7 @@ struct EncoderSessionTests {
     }
 
     @Test func liveBitRateChangeFollowedWithoutExtraIDR() throws {
-        let source = Cars.frames640x360
+        let source = try Cars.frames640x360
         try #require(source.count == 30)
         var config = EncoderConfiguration.liveCapture
         config.averageBitRate = 1_500_000
@@ -163,7 +163,7 @@ struct EncoderSessionTests {
         let collector = Collector()
         let session = try EncoderSession(width: 320, height: 240, configuration: .activeTranscoding, outputHandler: collector.handler)
         try session.prepare()
-        let small = Cars.frames.map { frame -> [UInt8] in
+        let small = try Cars.frames.map { frame -> [UInt8] in
             // 2:1 decimation of each plane: 160×120 I420.
             var out: [UInt8] = []
             for (offset, w, h) in [(0, 320, 240), (76_800, 160, 120), (96_000, 160, 120)] {
@@ -217,7 +217,7 @@ struct EncoderSessionTests {
     }
 }
 
-@Suite(.enabled(if: TestFixtures.runSharedTests, "needs ../shared/fixtures"))
+@Suite
 struct EncoderLifecycleTests {
     func frame(_ i: Int = 0) throws -> VideoFrame {
         try makeFrame(Cars.frames[i % Cars.frameCount], width: Cars.width, height: Cars.height, format: .i420)
@@ -277,7 +277,7 @@ struct EncoderLifecycleTests {
             // The third frame's output holds the queue until the test lets it go.
             if delivered.withLock({ $0 += 1; return $0 }) == 3 { gate.wait() }
         }
-        var pixels = Cars.frames[0].map { $0 } // storage of its own (not shared with Cars.frames)
+        var pixels = try Cars.frames[0].map { $0 } // storage of its own (not shared with Cars.frames)
         for i in 0..<5 {
             let frame = try VideoFrame(pixelFormat: .i420, width: Cars.width, height: Cars.height,
                                        contiguous: i == 0 ? pixels : Cars.frames[i])

@@ -5,25 +5,26 @@ import H264
 import H264TestSupport
 import Synchronization
 
-/// The cars clip: /work/shared/fixtures/yuv/intel_cars_320x240_30f.i420 (see the shared
-/// PROVENANCE.tsv), 30 frames of 8-bit I420 at 320×240.
+/// The cars clip: `Fixtures/cars_320x240_30f.y4m` (see Fixtures/PROVENANCE), 30 frames of 8-bit
+/// I420 at 320×240. Reading it throws ``FixtureMissing`` naming the file when it is not there.
 enum Cars {
     static let width = 320, height = 240, frameCount = 30
     static let frameBytes = width * height * 3 / 2
-    static let frames: [[UInt8]] = {
-        guard let all = try? TestFixtures.sharedData("yuv/intel_cars_320x240_30f.i420") else { return [] }
-        return stride(from: 0, to: all.count - frameBytes + 1, by: frameBytes).map { Array(all[$0..<($0 + frameBytes)]) }
-    }()
+    private static let loaded = Result { try TestFixtures.y4mFrames("cars_320x240_30f.y4m").frames }
+    /// The 30 frames.
+    static var frames: [[UInt8]] { get throws { try loaded.get() } }
 
-    /// The clip scaled to 640×360 by FFmpeg (bicubic), 30 frames.
-    static let frames640x360: [[UInt8]] = {
-        let path = TestFixtures.shared.appendingPathComponent("yuv/intel_cars_320x240_30f.i420").path
-        let result = try? Tool.run("ffmpeg", ["-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "320x240", "-i", path,
-                                              "-vf", "scale=640:360", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        guard let out = result?.stdout else { return [] }
+    private static let loaded640x360 = Result { () throws -> [[UInt8]] in
+        let result = try Tool.run("ffmpeg", ["-v", "error", "-i", TestFixtures.path("cars_320x240_30f.y4m"),
+                                             "-vf", "scale=640:360", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         let size = 640 * 360 * 3 / 2
-        return stride(from: 0, to: out.count - size + 1, by: size).map { Array(out[$0..<($0 + size)]) }
-    }()
+        guard result.status == 0, result.stdout.count == 30 * size else {
+            throw FixtureMissing(relativePath: "cars_320x240_30f.y4m", reason: "ffmpeg could not scale it to 640x360: \(result.stderr)")
+        }
+        return stride(from: 0, to: result.stdout.count, by: size).map { Array(result.stdout[$0..<($0 + size)]) }
+    }
+    /// The clip scaled to 640×360 by FFmpeg (bicubic), 30 frames.
+    static var frames640x360: [[UInt8]] { get throws { try loaded640x360.get() } }
 
     /// Frame `i` of a ping-pong loop over `frames` (0…29, 28…1, 0…): motion without cuts.
     static func pingPong(_ frames: [[UInt8]], _ i: Int) -> [UInt8] {

@@ -32,7 +32,8 @@ import H264TestSupport
         configuration.threads = 1
         configuration.maxKeyFrameInterval = 1000
         configuration.maxKeyFrameIntervalDuration = nil
-        let frames = (0..<count).map { Cars.pingPong(Cars.frames, $0) }
+        let clip = try Cars.frames
+        let frames = (0..<count).map { Cars.pingPong(clip, $0) }
         return try encode(frames, width: Cars.width, height: Cars.height, configuration: configuration, forceKeyframeAt: forceKeyframeAt)
     }
 
@@ -126,7 +127,7 @@ import H264TestSupport
     /// orientation change): receivers see a format change on exactly the first portrait
     /// picture, its new format has the new size, and the stream decodes without error.
     @Test func prewarmedOrientationSwitch() throws {
-        let landscape = Cars.frames640x360
+        let landscape = try Cars.frames640x360
         try #require(landscape.count == 30)
         let portrait = try Self.portrait(landscape)
         try #require(portrait.count == 30)

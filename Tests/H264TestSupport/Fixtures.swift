@@ -1,7 +1,8 @@
 public import Foundation
 
-/// Locates test data: the project's own `Fixtures/` and the shared fixtures beside the checkout
-/// (`../shared/fixtures`, always present in CI).
+/// Locates test data. Every test reads only the checkout's own `Fixtures/` folder, whose files
+/// are listed, with their origin and terms, in `Fixtures/PROVENANCE`. A missing file is a thrown
+/// ``FixtureMissing`` that names it: the test fails, it is never skipped.
 public enum TestFixtures {
     /// The package root (the folder holding Package.swift).
     public static let packageRoot: URL = {
@@ -11,44 +12,86 @@ public enum TestFixtures {
         return url
     }()
 
-    /// The project's committed fixtures folder.
-    public static let local: URL = packageRoot.appendingPathComponent("Fixtures")
+    /// The committed fixtures folder, `Fixtures/`.
+    public static let root: URL = packageRoot.appendingPathComponent("Fixtures")
 
-    /// `../shared/fixtures`, or `H264_SHARED_FIXTURES` when set.
-    public static let shared: URL = {
-        if let path = ProcessInfo.processInfo.environment["H264_SHARED_FIXTURES"] {
-            return URL(fileURLWithPath: path)
+    /// The files `Fixtures/PROVENANCE` lists, as paths relative to `Fixtures/`, in its order.
+    /// Empty when PROVENANCE itself is missing (``provenanceIsPresent`` then fails).
+    public static let listed: [String] = {
+        guard let text = try? String(contentsOf: root.appendingPathComponent("PROVENANCE"), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard !line.hasPrefix("#"), let name = line.split(separator: "\t").first, !name.isEmpty else { return nil }
+            return String(name)
         }
-        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
     }()
 
-    /// True when the shared fixtures are present. In CI (`CI` set) they must be: tests that
-    /// need them fail rather than skip.
-    public static var sharedAvailable: Bool {
-        FileManager.default.fileExists(atPath: shared.appendingPathComponent("conformance").path)
+    /// The names of the 63 conformance streams (`Fixtures/conformance/`), sorted, as
+    /// PROVENANCE lists them: a stream whose file is missing still gets its test, which fails.
+    public static let conformanceStreams: [String] = listed
+        .filter { $0.hasPrefix("conformance/") }
+        .map { String($0.dropFirst("conformance/".count)) }
+        .sorted()
+
+    /// The URL of a fixture, by path relative to `Fixtures/`.
+    public static func url(_ relativePath: String) -> URL {
+        root.appendingPathComponent(relativePath)
     }
 
-    /// True when shared-fixture tests should run: the fixtures exist, or CI demands them (and
-    /// the test then fails loudly on the missing files).
-    public static var runSharedTests: Bool {
-        sharedAvailable || ProcessInfo.processInfo.environment["CI"] != nil
+    /// The file-system path of a fixture that exists; throws ``FixtureMissing`` naming it otherwise.
+    public static func path(_ relativePath: String) throws -> String {
+        let path = url(relativePath).path
+        guard FileManager.default.fileExists(atPath: path) else { throw FixtureMissing(relativePath: relativePath) }
+        return path
     }
 
-    /// The names of the conformance streams, sorted.
-    public static var conformanceStreams: [String] {
-        let dir = shared.appendingPathComponent("conformance")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
-        return names.sorted()
+    /// Reads a fixture by path relative to `Fixtures/` (e.g. `conformance/BA1_FT_C.264`).
+    public static func data(_ relativePath: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: url(relativePath).path) else {
+            throw FixtureMissing(relativePath: relativePath)
+        }
+        return [UInt8](data)
     }
 
-    /// Reads a shared fixture by relative path (e.g. `conformance/BA1_FT_C.264`).
-    public static func sharedData(_ relativePath: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: shared.appendingPathComponent(relativePath)))
+    /// The frames of a y4m fixture (`C420jpeg`/`420` 8-bit only), each `width × height × 3 / 2` bytes.
+    public static func y4mFrames(_ relativePath: String) throws -> (width: Int, height: Int, frames: [[UInt8]]) {
+        let bytes = try data(relativePath)
+        guard let headerEnd = bytes.firstIndex(of: 0x0A) else { throw FixtureMissing(relativePath: relativePath, reason: "no y4m header") }
+        var width = 0, height = 0
+        for tag in String(decoding: bytes[..<headerEnd], as: UTF8.self).split(separator: " ") {
+            if tag.hasPrefix("W") { width = Int(tag.dropFirst()) ?? 0 }
+            if tag.hasPrefix("H") { height = Int(tag.dropFirst()) ?? 0 }
+        }
+        let frameBytes = width * height * 3 / 2
+        guard frameBytes > 0 else { throw FixtureMissing(relativePath: relativePath, reason: "no size in the y4m header") }
+        var frames: [[UInt8]] = []
+        var i = headerEnd + 1
+        while i < bytes.count {
+            guard let lineEnd = bytes[i...].firstIndex(of: 0x0A), lineEnd + 1 + frameBytes <= bytes.count else {
+                throw FixtureMissing(relativePath: relativePath, reason: "y4m frame \(frames.count) is cut short")
+            }
+            frames.append(Array(bytes[(lineEnd + 1)..<(lineEnd + 1 + frameBytes)]))
+            i = lineEnd + 1 + frameBytes
+        }
+        return (width, height, frames)
+    }
+}
+
+/// A fixture the tests need is not in the checkout (or cannot be read as expected).
+public struct FixtureMissing: Error, CustomStringConvertible {
+    /// The path relative to `Fixtures/`.
+    public var relativePath: String
+    /// What is wrong with it.
+    public var reason: String = "missing"
+
+    /// Makes the error for `relativePath`.
+    public init(relativePath: String, reason: String = "missing") {
+        self.relativePath = relativePath
+        self.reason = reason
     }
 
-    /// Reads a committed fixture by relative path.
-    public static func localData(_ relativePath: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: local.appendingPathComponent(relativePath)))
+    /// Names the file and where it should be.
+    public var description: String {
+        "fixture Fixtures/\(relativePath): \(reason) (expected at \(TestFixtures.url(relativePath).path); see Fixtures/PROVENANCE)"
     }
 }
 
@@ -80,10 +123,9 @@ public struct ExpectedStream: Sendable {
         public var description: String { "\(name)=\(value)" }
     }
 
-    /// Loads `expected/NAME.json` from the shared fixtures.
+    /// Loads `Fixtures/expected/NAME.json`.
     public static func load(_ stream: String) throws -> ExpectedStream {
-        let data = try Data(contentsOf: TestFixtures.shared.appendingPathComponent("expected/\(stream).json"))
-        return try parse(data)
+        try parse(Data(TestFixtures.data("expected/\(stream).json")))
     }
 
     /// Parses an expected-stream JSON document (also the output of `h264 inspect --json`).

@@ -3,7 +3,7 @@ import Testing
 import H264
 import H264TestSupport
 
-/// Access-unit cuts against FFmpeg's parser on every shared conformance stream.
+/// Access-unit cuts against FFmpeg's parser on every conformance stream.
 @Suite struct AccessUnitConformanceTests {
     static func assemble(_ bytes: [UInt8]) -> [AccessUnit] {
         AccessUnitAssembler.accessUnits(inAnnexB: bytes)
@@ -11,9 +11,9 @@ import H264TestSupport
 
     /// The streaming reader feeding the assembler in random chunks gives exactly the whole-buffer
     /// access units (data, offsets, sizes, formats).
-    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: TestFixtures.conformanceStreams)
+    @Test(arguments: TestFixtures.conformanceStreams)
     func streamingAccessUnitsEqualWholeBuffer(stream: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
+        let bytes = try TestFixtures.data("conformance/\(stream)")
         let whole = Self.assemble(bytes)
         for seed in UInt64(1)...3 {
             var generator = SplitMix64(seed: seed &* 7919 &+ UInt64(bytes.count))
@@ -38,9 +38,9 @@ import H264TestSupport
         }
     }
 
-    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: TestFixtures.conformanceStreams)
+    @Test(arguments: TestFixtures.conformanceStreams)
     func accessUnitsMatchFFmpeg(stream: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
+        let bytes = try TestFixtures.data("conformance/\(stream)")
         let expected = try ExpectedStream.load(stream)
         let units = Self.assemble(bytes)
         #expect(units.count == expected.accessUnits.count)
@@ -53,19 +53,5 @@ import H264TestSupport
             if unit.byteCount != want.bytes { break }
         }
         #expect(units.reduce(0) { $0 + $1.byteCount } == bytes.count)
-    }
-
-    @Test func conformanceStreamsArePresentInCI() {
-        if TestFixtures.runSharedTests {
-            #expect(TestFixtures.conformanceStreams.count == 63)
-        }
-    }
-
-    /// The committed copy (Fixtures/) works without the shared folder.
-    @Test func committedFixtureCutsMatch() throws {
-        let bytes = try TestFixtures.localData("conformance/CABA2_SVA_B.264")
-        let expected = try ExpectedStream.parse(Data(try TestFixtures.localData("conformance/CABA2_SVA_B.264.json")))
-        let units = Self.assemble(bytes)
-        #expect(units.map(\.byteCount) == expected.accessUnits.map(\.bytes))
     }
 }

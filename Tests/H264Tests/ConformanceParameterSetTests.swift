@@ -82,14 +82,14 @@ func firstDifference(_ ours: [SyntaxElement], _ theirs: [SyntaxElement]) -> Stri
     return "lengths \(ours.count) vs \(theirs.count)"
 }
 
-@Suite(.enabled(if: TestFixtures.runSharedTests))
+@Suite
 struct ConformanceParameterSetTests {
     /// Each conformance stream's distinct SPS/PPS, dumped element by element, equals FFmpeg 5.1's
     /// `trace_headers` reading in `expected/NAME.json`.
     @Test(arguments: TestFixtures.conformanceStreams)
     func parameterSetsMatchFFmpeg(stream: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
-        let expected = try ExpectedParameterSets(jsonData: Data(TestFixtures.sharedData("expected/\(stream).json")))
+        let bytes = try TestFixtures.data("conformance/\(stream)")
+        let expected = try ExpectedParameterSets(jsonData: Data(TestFixtures.data("expected/\(stream).json")))
         let ours = try dumpParameterSets(bytes)
         #expect(!expected.sps.isEmpty && !expected.pps.isEmpty)
         #expect(ours.sps.count == expected.sps.count)
@@ -109,8 +109,8 @@ struct ConformanceParameterSetTests {
     /// Coded and display size, profile name and level of every stream's first SPS against ffprobe.
     @Test(arguments: TestFixtures.conformanceStreams)
     func derivedValuesMatchFFprobe(stream: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(TestFixtures.sharedData("expected/\(stream).json"))) as? [String: Any])
+        let bytes = try TestFixtures.data("conformance/\(stream)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(TestFixtures.data("expected/\(stream).json"))) as? [String: Any])
         let probe = try #require(json["ffprobe"] as? [String: Any])
         let sps = try #require(try dumpParameterSets(bytes).parsedSPS.first)
         #expect(sps.displayWidth == probe["width"] as? Int)

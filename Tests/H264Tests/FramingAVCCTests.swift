@@ -87,9 +87,9 @@ import H264TestSupport
     /// Eyevinn/mp4ff avc/testdata/two-frames.264: 4-byte lengths. Its NAL units, read with a
     /// throw-away Python loop over the length fields: AUD, SPS (27 bytes), PPS (4), IDR
     /// (16,219), AUD, non-IDR slice (170).
-    @Test(.enabled(if: TestFixtures.runSharedTests))
+    @Test
     func parsesTheAVCCFixture() throws {
-        let bytes = try TestFixtures.sharedData("avcc/mp4ff_two_frames_avcc_len4.264")
+        let bytes = try TestFixtures.data("avcc/mp4ff_two_frames_avcc_len4.264")
         let ranges = try AVCC.nalUnits(in: bytes, lengthSize: 4)
         #expect(ranges.map { bytes[$0.lowerBound] & 0x1F } == [9, 7, 8, 5, 9, 1])
         #expect(ranges.map(\.count) == [2, 27, 4, 16219, 2, 170])

@@ -115,9 +115,9 @@ import H264TestSupport
 
     /// Every conformance stream: the NAL unit types in order are exactly those FFmpeg found
     /// (`expected/NAME.json`, concatenated `nal_types` of all access units).
-    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: sharedStreams)
+    @Test(arguments: TestFixtures.conformanceStreams)
     func conformanceStreamNALUnitTypes(_ name: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(name)")
+        let bytes = try TestFixtures.data("conformance/\(name)")
         let expected = try ExpectedStream.load(name)
         let units = AnnexB.nalUnits(in: bytes)
         #expect(units.count == expected.accessUnits.reduce(0) { $0 + $1.nalTypes.count })

@@ -141,9 +141,9 @@ import H264TestSupport
     /// same NAL units; AUDs open its two access units, so both get 4-byte start codes.
     /// (Checked once by hand: ffprobe 5.1 reads both the copied and the in-place output as a
     /// Main-profile 704x396 stream of 2 frames, and ffmpeg decodes them without error.)
-    @Test(.enabled(if: TestFixtures.runSharedTests))
+    @Test
     func convertsTheAVCCFixture() throws {
-        let avcc = try TestFixtures.sharedData("avcc/mp4ff_two_frames_avcc_len4.264")
+        let avcc = try TestFixtures.data("avcc/mp4ff_two_frames_avcc_len4.264")
         let ranges = try AVCC.nalUnits(in: avcc, lengthSize: 4)
         let annexB = try AnnexB.fromAVCCStream(avcc, lengthSize: 4)
         let units = AnnexB.nalUnits(in: annexB)
@@ -161,9 +161,9 @@ import H264TestSupport
     /// Annex-B → AVCC → Annex-B keeps every NAL unit of every conformance stream, byte for byte,
     /// with 4- and 2-byte lengths (2 where every unit fits, otherwise the error); the in-place
     /// conversion equals the copying one.
-    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: sharedStreams)
+    @Test(arguments: TestFixtures.conformanceStreams)
     func roundTripsConformanceStreams(_ name: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(name)")
+        let bytes = try TestFixtures.data("conformance/\(name)")
         let original = nalUnitBytes(bytes)
         let longest = original.map(\.count).max() ?? 0
 

@@ -20,4 +20,3 @@ func nalUnitBytes(_ bytes: [UInt8]) -> [[UInt8]] {
     AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
 }
 
-let sharedStreams: [String] = TestFixtures.runSharedTests ? TestFixtures.conformanceStreams : []

@@ -72,7 +72,7 @@ import H264TestSupport
 
     @Test(arguments: streams)
     func mutatedStreamsNeverCrash(stream: String) throws {
-        let original = try TestFixtures.localData("conformance/\(stream)")
+        let original = try TestFixtures.data("conformance/\(stream)")
         var generator = SplitMix64(seed: 0x5EED_0000 &+ UInt64(stream.utf8.count))
         for round in 0..<60 {
             var bytes = original

@@ -51,14 +51,14 @@ import H264TestSupport
         return cache
     }
 
-    // Conformance streams (shared fixtures) with IDRs at access units 0, 30, 60, 90 (BA_MW_D)
+    // Conformance streams (Fixtures/conformance) with IDRs at access units 0, 30, 60, 90 (BA_MW_D)
     // and every 15 (MR1_MW_A), SPS and PPS only in the first; each access unit after the first
     // is one slice NAL unit (FFmpeg's nal_types).
-    static let streams = TestFixtures.runSharedTests ? ["BA_MW_D.264", "MR1_MW_A.264"] : []
+    static let streams = ["BA_MW_D.264", "MR1_MW_A.264"]
 
     @Test(arguments: streams)
     func wholeStreamAnyChunkingGivesFFmpegsAccessUnits(stream: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
+        let bytes = try TestFixtures.data("conformance/\(stream)")
         let expected = try Self.ffmpegUnits(stream)
         let reference = Self.receive(bytes[...], maxChunk: bytes.count, seed: 0)
         let units = Self.accessUnits(reference)
@@ -81,7 +81,7 @@ import H264TestSupport
     /// out of band starts at the next IDR and reports exactly what it skipped.
     @Test(arguments: streams)
     func joinMidStreamSkipsToTheNextIDR(stream: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
+        let bytes = try TestFixtures.data("conformance/\(stream)")
         let expected = try Self.ffmpegUnits(stream)
         let known = try Self.parameterSets(bytes)
         for i in [1, 7, 29, 31, 44, 59] where i + 1 < expected.count {
@@ -106,7 +106,7 @@ import H264TestSupport
     /// reported condition, and at the end the whole rest of the stream is reported skipped.
     @Test(arguments: streams)
     func joinWithoutParameterSetsReportsEveryIDR(stream: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(stream)")
+        let bytes = try TestFixtures.data("conformance/\(stream)")
         let expected = try Self.ffmpegUnits(stream)
         let i = 3
         let join = expected[i].offset + expected[i].bytes / 2

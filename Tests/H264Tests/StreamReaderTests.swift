@@ -104,9 +104,9 @@ import H264TestSupport
     }
 
     /// Every conformance stream, random chunkings from many seeds: exactly whole-buffer parsing.
-    @Test(.enabled(if: TestFixtures.runSharedTests), arguments: sharedStreams)
+    @Test(arguments: TestFixtures.conformanceStreams)
     func randomChunksOfConformanceStreams(_ name: String) throws {
-        let bytes = try TestFixtures.sharedData("conformance/\(name)")
+        let bytes = try TestFixtures.data("conformance/\(name)")
         let expected = Self.expected(bytes)
         for seed in 0..<4 as Range<UInt64> {
             let (units, skipped) = Self.read(bytes, chunkSizes: Self.randomSizes(seed: seed &+ UInt64(bytes.count)))
@@ -119,9 +119,9 @@ import H264TestSupport
     }
 
     /// Memory stays bounded by the largest NAL unit plus a chunk.
-    @Test(.enabled(if: TestFixtures.runSharedTests))
+    @Test
     func memoryIsBoundedByTheLargestUnit() throws {
-        let bytes = try TestFixtures.sharedData("conformance/HPCAFL_BRCM_C.264")
+        let bytes = try TestFixtures.data("conformance/HPCAFL_BRCM_C.264")
         let largest = AnnexB.nalUnits(in: bytes).map(\.range.count).max() ?? 0
         let chunk = 4096
         var reader = AnnexBStreamReader()

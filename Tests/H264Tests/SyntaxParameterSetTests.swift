@@ -18,8 +18,8 @@ private struct X264Fixture {
     var pps: PictureParameterSet
 
     init(_ name: String) throws {
-        stream = try TestFixtures.localData("x264/\(name).264")
-        json = try #require(try JSONSerialization.jsonObject(with: Data(TestFixtures.localData("x264/\(name).json"))) as? [String: Any])
+        stream = try TestFixtures.data("x264/\(name).264")
+        json = try #require(try JSONSerialization.jsonObject(with: Data(TestFixtures.data("x264/\(name).json"))) as? [String: Any])
         probe = try #require(json["ffprobe"] as? [String: Any])
         let units = splitAnnexB(stream)
         sps = try SequenceParameterSet(nalUnit: try #require(units.first { $0.first! & 0x1F == 7 }))
@@ -40,7 +40,7 @@ private struct X264Fixture {
     @Test(arguments: x264Fixtures + ["baseline_slicegroups_80x44"])
     func dumpMatchesFFmpeg(name: String) throws {
         let fixture = try X264Fixture(name)
-        let expected = try ExpectedParameterSets(jsonData: Data(TestFixtures.localData("x264/\(name).json")))
+        let expected = try ExpectedParameterSets(jsonData: Data(TestFixtures.data("x264/\(name).json")))
         let ours = try dumpParameterSets(fixture.stream)
         #expect(!expected.sps.isEmpty && !expected.pps.isEmpty)
         #expect(ours.sps.count == expected.sps.count)
@@ -127,7 +127,7 @@ private struct X264Fixture {
 
     /// Hand-assembled slice-group PPSs (see the script) after x264's 80x48 Baseline SPS.
     @Test func sliceGroupsAreKeptAsValues() throws {
-        let units = splitAnnexB(try TestFixtures.localData("x264/baseline_slicegroups_80x44.264"))
+        let units = splitAnnexB(try TestFixtures.data("x264/baseline_slicegroups_80x44.264"))
         let sps = try SequenceParameterSet(nalUnit: try #require(units.first))
         let sets = try units.filter { $0.first! & 0x1F == 8 }.map {
             try PictureParameterSet(nalUnit: $0, sequenceParameterSets: [sps.seqParameterSetId: sps])
@@ -336,7 +336,7 @@ private func expectError(_ code: H264Error.Code, field: String?, _ body: () thro
     /// or throws an `H264Error` — never traps.
     @Test func damagedParameterSetsNeverTrap() throws {
         for name in x264Fixtures {
-            let units = splitAnnexB(try TestFixtures.localData("x264/\(name).264")).filter { [7, 8].contains($0.first! & 0x1F) }
+            let units = splitAnnexB(try TestFixtures.data("x264/\(name).264")).filter { [7, 8].contains($0.first! & 0x1F) }
             let sps = try SequenceParameterSet(nalUnit: try #require(units.first))
             for unit in units.map(Array.init) {
                 var variants: [[UInt8]] = (1..<unit.count).map { Array(unit.prefix($0)) }
