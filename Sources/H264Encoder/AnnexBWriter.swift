@@ -52,7 +52,7 @@ public struct AnnexBWriter: Sendable {
     /// Appends the Annex-B bytes of `frame` to `output`, sending parameter sets whenever the
     /// receiver might lack them (see ``needsParameterSets(before:)``).
     ///
-    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``;
+    /// - Throws: `H264Error.Code.lengthPastEnd` for a malformed ``EncodedFrame/data``;
     ///   `output` is then as it was.
     public mutating func write(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
         let withParameterSets = needsParameterSets(before: frame)
@@ -66,7 +66,7 @@ public struct AnnexBWriter: Sendable {
     /// The Annex-B bytes of `frame`: an access unit delimiter when enabled, SPS and PPS before
     /// an IDR, then the frame's NAL units.
     ///
-    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``.
+    /// - Throws: `H264Error.Code.lengthPastEnd` for a malformed ``EncodedFrame/data``.
     public func annexB(_ frame: EncodedFrame) throws(H264Error) -> [UInt8] {
         var out: [UInt8] = []
         try append(frame, to: &out)
@@ -76,7 +76,7 @@ public struct AnnexBWriter: Sendable {
     /// Appends the Annex-B bytes of `frame` to `output`: an access unit delimiter when enabled,
     /// SPS and PPS before an IDR, then the frame's NAL units. Stateless (see ``write(_:to:)``).
     ///
-    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` for a malformed ``EncodedFrame/data``;
+    /// - Throws: `H264Error.Code.lengthPastEnd` for a malformed ``EncodedFrame/data``;
     ///   `output` is then as it was.
     public func append(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
         try Self.append(frame, parameterSets: frame.isKeyframe, delimiter: accessUnitDelimiters, to: &output)
@@ -151,7 +151,7 @@ public struct AnnexBWriter: Sendable {
     /// Rewrites AVCC data with 4-byte lengths into Annex-B in place: each 4-byte length becomes
     /// the start code `00 00 00 01` (the cost is per NAL unit, not per byte).
     ///
-    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` when a length runs past the end; the
+    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end; the
     ///   buffer is then partly converted.
     public static func convertLengthsToStartCodes(_ data: inout [UInt8]) throws(H264Error) {
         try data.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in

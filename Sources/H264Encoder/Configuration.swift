@@ -84,7 +84,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// CABAC with Baseline is an error.
     public var entropyMode: EntropyMode? = nil
     /// The long-term average bit rate in bits per second (VideoToolbox's `AverageBitRate`).
-    /// `nil` (default) uses ``H264/RecommendedBitRate`` for the frame size and
+    /// `nil` (default) uses `RecommendedBitRate` for the frame size and
     /// ``expectedFrameRate``, unless ``constantRateFactor`` is set.
     public var averageBitRate: Int? = nil
     /// Constant quality instead of a bit rate: x264's CRF, 0 (lossless) … 51; about 23 is
@@ -174,7 +174,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
 
     /// Checks every property; throws for the first invalid one, naming it in `field`.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidConfiguration``.
+    /// - Throws: `H264Error.Code.invalidConfiguration`.
     public func validate() throws(H264Error) {
         func fail(_ field: String, _ message: String) -> H264Error {
             H264Error(.invalidConfiguration, field: field, message)

@@ -55,7 +55,7 @@ public struct EncodedFrame: Sendable {
 
     /// The NAL units (without length prefixes), as slices of ``data``.
     ///
-    /// - Throws: ``H264/H264Error/Code/lengthPastEnd`` when a length runs past the end of data
+    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end of data
     ///   (never for frames a session made).
     public func nalUnits() throws(H264Error) -> [ArraySlice<UInt8>] {
         var units: [ArraySlice<UInt8>] = []

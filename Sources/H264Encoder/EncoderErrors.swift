@@ -1,6 +1,6 @@
 public import H264
 
-/// Error codes of the encoder session. Errors are ``H264/H264Error`` values (one error type for
+/// Error codes of the encoder session. Errors are `H264Error` values (one error type for
 /// the whole toolkit) whose `field` names the property, argument or plane at fault.
 extension H264Error.Code {
     /// A configuration property has a value the encoder cannot use (the field names it).

@@ -7,11 +7,11 @@ import Dispatch
 ///
 /// ## Lifecycle
 /// A session is a state machine, `created → configured → prepared → invalidated`, with every
-/// transition in this type and every illegal call a thrown ``H264/H264Error`` (never a crash):
+/// transition in this type and every illegal call a thrown `H264Error` (never a crash):
 /// - ``init(width:height:configuration:logger:outputHandler:)`` validates and allocates nothing
 ///   of x264 (cheap);
 /// - ``configure(_:)`` changes any property until the session is prepared;
-/// - ``prepare()`` opens x264 and computes SPS, PPS and the ``FormatDescription`` before the
+/// - ``prepare()`` opens x264 and computes SPS, PPS and the `FormatDescription` before the
 ///   first frame (``encode(_:presentationTimeStamp:duration:forceKeyframe:)`` prepares
 ///   implicitly);
 /// - ``invalidate()`` ends the session: idempotent, from any thread, at any time.
@@ -89,8 +89,8 @@ public final class EncoderSession: Sendable {
     ///   - configuration: the encoder properties (validated here).
     ///   - logger: where x264's log lines go (x264's level follows the logger's `logLevel`).
     ///   - outputHandler: called with every encoded frame on the encoding queue.
-    /// - Throws: ``H264/H264Error/Code/invalidFrame`` for a bad size,
-    ///   ``H264/H264Error/Code/invalidConfiguration`` naming the first invalid property.
+    /// - Throws: `H264Error.Code.invalidFrame` for a bad size,
+    ///   `H264Error.Code.invalidConfiguration` naming the first invalid property.
     public init(width: Int, height: Int, configuration: EncoderConfiguration = EncoderConfiguration(),
                 logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
         try Self.validateSize(width: width, height: height)
@@ -168,8 +168,8 @@ public final class EncoderSession: Sendable {
     /// ```swift
     /// try session.configure { $0.averageBitRate = 2_000_000; $0.maxKeyFrameIntervalDuration = 1 }
     /// ```
-    /// - Throws: ``H264/H264Error/Code/invalidConfiguration`` naming an invalid property (the
-    ///   configuration is then unchanged); ``H264/H264Error/Code/invalidState`` once prepared or
+    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property (the
+    ///   configuration is then unchanged); `H264Error.Code.invalidState` once prepared or
     ///   invalidated.
     public func configure(_ change: (inout EncoderConfiguration) -> Void) throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
@@ -193,8 +193,8 @@ public final class EncoderSession: Sendable {
     /// `VTCompressionSessionPrepareToEncodeFrames`). Calling it again returns the same format.
     ///
     /// - Returns: the format description (SPS, PPS, avcC) the first frames will carry.
-    /// - Throws: ``H264/H264Error/Code/invalidState`` after invalidate;
-    ///   ``H264/H264Error/Code/encoderFailed`` when x264 cannot open.
+    /// - Throws: `H264Error.Code.invalidState` after invalidate;
+    ///   `H264Error.Code.encoderFailed` when x264 cannot open.
     @discardableResult
     public func prepare() throws(H264Error) -> FormatDescription {
         let lane = try shared.withLock { (s) throws(H264Error) -> Lane in
@@ -225,8 +225,8 @@ public final class EncoderSession: Sendable {
     ///   - duration: how long it is shown (copied to the output).
     ///   - forceKeyframe: encode this very frame as an IDR (a viewer joined, a packet was lost).
     ///     The corresponding x264 field is `x264_picture_t.i_type = X264_TYPE_IDR`.
-    /// - Throws: ``H264/H264Error/Code/invalidState`` after ``invalidate()``;
-    ///   ``H264/H264Error/Code/invalidTimestamp`` when `presentationTimeStamp` is not later than
+    /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``;
+    ///   `H264Error.Code.invalidTimestamp` when `presentationTimeStamp` is not later than
     ///   the previous frame's; an error x264 reported for an earlier queued frame.
     public func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration = .zero,
                        forceKeyframe: Bool = false) throws(H264Error) {
@@ -268,7 +268,7 @@ public final class EncoderSession: Sendable {
     /// `VTCompressionSessionCompleteFrames`). x264 cannot continue after a flush, so the next
     /// frame starts a fresh encoder with an IDR (same parameter sets for the same settings).
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidState`` after invalidate or from inside the
+    /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the
     ///   output handler (it would wait for itself); an error x264 reported while encoding.
     public func completeFrames() throws(H264Error) {
         guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
@@ -313,8 +313,8 @@ public final class EncoderSession: Sendable {
     /// `AverageBitRate` on a running session). Before prepare it simply configures.
     /// The corresponding x264 call is `x264_encoder_reconfig`.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidConfiguration`` for a rate outside
-    ///   1000…1000000000 or in constant-quality mode; ``H264/H264Error/Code/invalidState``
+    /// - Throws: `H264Error.Code.invalidConfiguration` for a rate outside
+    ///   1000…1000000000 or in constant-quality mode; `H264Error.Code.invalidState`
     ///   after invalidate.
     public func setAverageBitRate(_ bitsPerSecond: Int) throws(H264Error) {
         try changeLive { (c) throws(H264Error) in
@@ -328,8 +328,8 @@ public final class EncoderSession: Sendable {
     /// Changes the data-rate limits (VBV) live, without a new IDR.
     /// The corresponding x264 call is `x264_encoder_reconfig`.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidConfiguration`` naming a bad limit;
-    ///   ``H264/H264Error/Code/invalidState`` after invalidate.
+    /// - Throws: `H264Error.Code.invalidConfiguration` naming a bad limit;
+    ///   `H264Error.Code.invalidState` after invalidate.
     public func setDataRateLimits(_ limits: [EncoderConfiguration.DataRateLimit]) throws(H264Error) {
         try changeLive { (c) throws(H264Error) in c.dataRateLimits = limits }
     }
@@ -353,9 +353,9 @@ public final class EncoderSession: Sendable {
     /// Prepares a second encoder for an anticipated size change (x264 opening costs real time:
     /// do it here, off the capture path). Replaces an earlier prewarmed encoder.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidFrame`` for a bad size;
-    ///   ``H264/H264Error/Code/invalidState`` after invalidate;
-    ///   ``H264/H264Error/Code/encoderFailed`` when x264 cannot open.
+    /// - Throws: `H264Error.Code.invalidFrame` for a bad size;
+    ///   `H264Error.Code.invalidState` after invalidate;
+    ///   `H264Error.Code.encoderFailed` when x264 cannot open.
     public func prewarm(width: Int, height: Int) throws(H264Error) {
         try Self.validateSize(width: width, height: height)
         let configuration = try shared.withLock { (s) throws(H264Error) -> EncoderConfiguration in
@@ -378,7 +378,7 @@ public final class EncoderSession: Sendable {
     /// frame is the new encoder's first output, an IDR with the new SPS, PPS and format
     /// description. Frames must then have the prewarmed size.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidState`` when nothing is prewarmed or after
+    /// - Throws: `H264Error.Code.invalidState` when nothing is prewarmed or after
     ///   invalidate.
     public func switchToPrewarmedSession() throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
@@ -414,7 +414,7 @@ public final class EncoderSession: Sendable {
     /// as a file transcoder, so queued frames do not pile up in memory. Capture code should not
     /// call it.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidState`` from inside the output handler.
+    /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
     public func waitForQueuedFrames() throws(H264Error) {
         guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
             throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
@@ -434,7 +434,7 @@ public final class EncoderSession: Sendable {
     /// ``waitForQueuedFrames()`` waits for every frame (and for a pending flush or switch).
     ///
     /// - Parameter count: how many frames may still be waiting; a negative count is taken as 0.
-    /// - Throws: ``H264/H264Error/Code/invalidState`` from inside the output handler (it would
+    /// - Throws: `H264Error.Code.invalidState` from inside the output handler (it would
     ///   wait for itself).
     public func waitForQueuedFrames(downTo count: Int) throws(H264Error) {
         guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {

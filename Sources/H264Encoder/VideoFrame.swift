@@ -55,7 +55,7 @@ public struct VideoFrame: Sendable {
 
     /// Creates a frame after checking that the planes hold `width` × `height` pixels.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidFrame`` for a zero, negative or (for the 4:2:0
+    /// - Throws: `H264Error.Code.invalidFrame` for a zero, negative or (for the 4:2:0
     ///   formats, including BGRA which is converted to 4:2:0) odd size, the wrong number of
     ///   planes, a stride shorter than a row, or a plane whose last row runs past its storage.
     public init(pixelFormat: PixelFormat, width: Int, height: Int, planes: [Plane]) throws(H264Error) {
@@ -98,7 +98,7 @@ public struct VideoFrame: Sendable {
     /// Creates a frame from one tightly packed buffer: I420 (Y, U, V, `width × height × 3 / 2`
     /// bytes), NV12 (Y, UV, same size) or BGRA (`width × height × 4` bytes). No copy is made.
     ///
-    /// - Throws: ``H264/H264Error/Code/invalidFrame`` as ``init(pixelFormat:width:height:planes:)``.
+    /// - Throws: `H264Error.Code.invalidFrame` as ``init(pixelFormat:width:height:planes:)``.
     public init(pixelFormat: PixelFormat, width: Int, height: Int, contiguous bytes: [UInt8]) throws(H264Error) {
         guard width > 0, height > 0, width <= 16_384, height <= 16_384 else {
             throw H264Error(.invalidFrame, field: "size", "\(width)×\(height) is outside 1…16384")

@@ -13,12 +13,20 @@ import Darwin
 /// calls that ThreadSanitizer does not see, so every access it protects is reported as a data
 /// race and a TSan run of the session would be noise. A pthread mutex costs the same when
 /// uncontended and is understood by the sanitizers (swift-nio's `NIOLock` takes the same route).
-final class Locked<Value>: @unchecked Sendable {
+///
+/// The one lock of the package: `package` access, so every module of swift-h264 (the sessions,
+/// the command-line tool, the tests) uses it and no consumer sees it. It imports only the
+/// platform's C library, as the standard library itself does.
+///
+/// `@unchecked Sendable`: the value is only reached through `withLock`-style methods, which
+/// hold the mutex for the whole access.
+package final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var value: Value
 
-    init(_ value: Value) {
+    /// Guards `value`.
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -38,7 +46,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
-    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
@@ -46,7 +54,7 @@ final class Locked<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value, then wakes every thread in
     /// ``wait(until:)`` to look at it again.
-    func withLockWakingWaiters<R>(_ body: (inout Value) -> R) -> R {
+    package func withLockWakingWaiters<R>(_ body: (inout Value) -> R) -> R {
         pthread_mutex_lock(mutex)
         defer {
             pthread_cond_broadcast(condition)
@@ -57,7 +65,7 @@ final class Locked<Value>: @unchecked Sendable {
 
     /// Blocks until `condition` holds for the value; it is checked under the lock, again after
     /// each ``withLockWakingWaiters(_:)``.
-    func wait(until condition: (Value) -> Bool) {
+    package func wait(until condition: (Value) -> Bool) {
         pthread_mutex_lock(mutex)
         while !condition(value) { pthread_cond_wait(self.condition, mutex) }
         pthread_mutex_unlock(mutex)
