@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Counts heap allocations in H264Benchmarks (allocations_per_frame); nothing else uses it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        // `swift package generate-documentation` for the DocC catalogs; no target depends on it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(

@@ -5,6 +5,18 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+
+// A missing system library is named here, at compile time, with the package that provides it:
+// otherwise a consumer would meet only a bare "cannot find -lyuv" from the linker, because
+// Debian's libyuv-dev ships no pkg-config file for SwiftPM to look for.
+#if defined(__has_include)
+#if !__has_include(<x264.h>)
+#error "swift-h264 needs libx264: install it with 'apt-get install libx264-dev' (Debian, Ubuntu) or 'brew install x264'"
+#endif
+#if !__has_include(<libyuv/convert.h>)
+#error "swift-h264 needs libyuv: install it with 'apt-get install libyuv-dev' (Debian, Ubuntu) or 'brew install libyuv'"
+#endif
+#endif
 #include <x264.h>
 
 /// x264_encoder_open is a macro (x264_encoder_open_<build>); Swift calls this shim.

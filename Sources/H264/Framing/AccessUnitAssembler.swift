@@ -201,7 +201,9 @@ extension AccessUnitAssembler {
 
     /// Cuts a whole Annex-B byte stream into access units that partition it exactly.
     ///
-    /// - Parameter parameterSets: parameter sets known before the stream begins, if any.
+    /// - Parameters:
+    ///   - bytes: the Annex-B byte stream.
+    ///   - parameterSets: parameter sets known before the stream begins, if any.
     public static func accessUnits(inAnnexB bytes: [UInt8], parameterSets: ParameterSetCache = ParameterSetCache()) -> [AccessUnit] {
         var assembler = AccessUnitAssembler(parameterSets: parameterSets)
         var units: [AccessUnit] = []

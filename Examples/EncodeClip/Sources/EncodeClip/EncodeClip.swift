@@ -1,0 +1,79 @@
+// Encodes a y4m clip with swift-h264's EncoderSession, writes Annex-B, reads the stream back
+// with the bitstream toolkit and prints one line:
+//
+//     swift run EncodeClip ../../Fixtures/cars_320x240_30f.y4m [out.h264]
+import Foundation
+import H264
+import H264Encoder
+
+@main
+struct EncodeClip {
+    static func main() async throws {
+        let arguments = CommandLine.arguments.dropFirst()
+        guard let input = arguments.first else {
+            FileHandle.standardError.write(Data("usage: EncodeClip CLIP.y4m [OUT.h264]\n".utf8))
+            exit(2)
+        }
+        let clip = try Y4MClip(contentsOf: input)
+
+        // VTCompressionSessionCreate / EncodeFrame / CompleteFrames / Invalidate, on libx264.
+        let session = try EncoderSession(width: clip.width, height: clip.height, configuration: .liveCapture)
+        let outputs = session.frames
+        for (index, pixels) in clip.frames.enumerated() {
+            let frame = try VideoFrame(pixelFormat: .i420, width: clip.width, height: clip.height, contiguous: pixels)
+            try session.encode(frame, presentationTimeStamp: .seconds(index) / clip.framesPerSecond)
+        }
+        try session.completeFrames()
+        session.invalidate()
+
+        // AVCC samples → one Annex-B stream (SPS/PPS before every IDR).
+        var writer = AnnexBWriter()
+        var annexB: [UInt8] = []
+        var encoded = 0
+        for await frame in outputs {
+            try writer.write(frame, to: &annexB)
+            encoded += 1
+        }
+        if let output = arguments.dropFirst().first {
+            try Data(annexB).write(to: URL(fileURLWithPath: output))
+        }
+
+        // Read it back: access units and the SPS, as any receiver of the stream would.
+        let accessUnits = AccessUnitAssembler.accessUnits(inAnnexB: annexB)
+        guard let sps = accessUnits.first?.formatDescription?.sequenceParameterSet else {
+            FileHandle.standardError.write(Data("no SPS in the encoded stream\n".utf8))
+            exit(1)
+        }
+        print("encoded \(encoded) frames \(clip.width)x\(clip.height) into \(annexB.count) bytes of Annex-B: "
+              + "\(accessUnits.count) access units, SPS \(sps.profileName) level \(sps.levelIdc), "
+              + "\(sps.displayWidth)x\(sps.displayHeight)")
+    }
+}
+
+/// The frames of an 8-bit 4:2:0 y4m file.
+struct Y4MClip {
+    var width = 0, height = 0, framesPerSecond = 30
+    var frames: [[UInt8]] = []
+
+    init(contentsOf path: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        guard let headerEnd = bytes.firstIndex(of: 0x0A) else { throw CocoaError(.fileReadCorruptFile) }
+        for tag in String(decoding: bytes[..<headerEnd], as: UTF8.self).split(separator: " ") {
+            switch tag.first {
+            case "W": width = Int(tag.dropFirst()) ?? 0
+            case "H": height = Int(tag.dropFirst()) ?? 0
+            case "F":
+                let rate = tag.dropFirst().split(separator: ":").compactMap { Int($0) }
+                if rate.count == 2, rate[1] > 0 { framesPerSecond = max(1, rate[0] / rate[1]) }
+            default: break
+            }
+        }
+        let frameBytes = width * height * 3 / 2
+        var offset = headerEnd + 1
+        while frameBytes > 0, let lineEnd = bytes[offset...].firstIndex(of: 0x0A), lineEnd + 1 + frameBytes <= bytes.count {
+            frames.append(Array(bytes[(lineEnd + 1)..<(lineEnd + 1 + frameBytes)]))
+            offset = lineEnd + 1 + frameBytes
+        }
+        guard !frames.isEmpty else { throw CocoaError(.fileReadCorruptFile) }
+    }
+}
