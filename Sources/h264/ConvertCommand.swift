@@ -16,14 +16,14 @@ struct ConvertCommand: ParsableCommand {
     )
 
     enum Target: String, ExpressibleByArgument, CaseIterable {
-        case avcc, annexb
+        case avcc, annexb, flv
     }
 
     enum Placement: String, ExpressibleByArgument, CaseIterable {
         case inband, config
     }
 
-    @Option(help: "The output framing: avcc or annexb.")
+    @Option(help: "The output framing: avcc, annexb or flv (a video-only FLV file; FLV input to annexb is read as FLV).")
     var to: Target
 
     @Argument(help: "The input stream ('-' for standard input).")
@@ -44,6 +44,12 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "With --to avcc: keep SPS/PPS in the stream (inband) or move them into the avcC (config).")
     var parameterSets: Placement = .inband
 
+    @Option(help: "With --to flv: frames per second for the tag timestamps (default: the SPS's VUI timing, else 25).")
+    var fps: Double?
+
+    @Option(help: "With --to flv: legacy FLV tags (CodecID 7) or enhanced (Enhanced RTMP, FourCC avc1).")
+    var flvSyntax: FLVConversion.SyntaxOption = .legacy
+
     func validate() throws {
         if let lengthSize, ![1, 2, 4].contains(lengthSize) {
             throw ValidationError("--length-size must be 1, 2 or 4")
@@ -51,7 +57,7 @@ struct ConvertCommand: ParsableCommand {
         if to == .avcc && parameterSets == .config && configOut == nil {
             throw ValidationError("--parameter-sets config needs --config-out to keep the parameter sets")
         }
-        if to == .annexb && config == nil && lengthSize == nil {
+        if to == .annexb && config == nil && lengthSize == nil && !input.lowercased().hasSuffix(".flv") {
             throw ValidationError("AVCC input needs --config FILE.avcC or --length-size N")
         }
     }
@@ -60,7 +66,13 @@ struct ConvertCommand: ParsableCommand {
         try runReportingErrors(command: "convert") {
             let bytes = try CLIIO.read(input)
             let name = input == "-" ? "<stdin>" : input
+            if to == .flv || (to == .annexb && FLVConversion.isFLV(bytes)) {
+                try FLVConversion.run(to: to, bytes, name: name, output: output, frameRate: fps, syntax: flvSyntax)
+                return
+            }
             switch to {
+            case .flv:
+                return
             case .avcc:
                 let result: AVCC.ConversionResult
                 do throws(H264Error) {

@@ -1,0 +1,31 @@
+/// The big-endian reads and writes of the FLV syntax (UI8/UI24/UI32, SI24); callers check that
+/// the bytes are there.
+enum FLVBigEndian {
+    /// Reads `count` (≤ 4) bytes at `offset` as an unsigned big-endian number.
+    @inline(__always)
+    static func read<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Bytes.Index, count: Int) -> Int {
+        var value = 0
+        var index = offset
+        for _ in 0..<count {
+            value = value << 8 | Int(bytes[index])
+            index = bytes.index(after: index)
+        }
+        return value
+    }
+
+    /// Sign-extends a 24-bit two's complement value (SI24).
+    @inline(__always)
+    static func signExtend24(_ value: Int) -> Int32 {
+        Int32(truncatingIfNeeded: value << 8) >> 8
+    }
+
+    /// Appends the low `count` bytes of `value`, most significant first.
+    @inline(__always)
+    static func append(_ value: Int, count: Int, to output: inout [UInt8]) {
+        var shift = 8 * (count - 1)
+        while shift >= 0 {
+            output.append(UInt8(truncatingIfNeeded: value >> shift))
+            shift -= 8
+        }
+    }
+}

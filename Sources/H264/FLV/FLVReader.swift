@@ -1,0 +1,214 @@
+/// Reads an FLV file's H.264 video: access units with their decoding and presentation times,
+/// and the ``FormatDescription`` of each sequence header, from legacy (`CodecID` 7) and Enhanced
+/// RTMP (`avc1`) tags alike.
+///
+/// ```swift
+/// var reader = try FLVReader(bytes)                  // throws when there is no FLV header
+/// while let event = try reader.next() {              // throws when framing is lost
+///     switch event {
+///     case .sequenceHeader(let format):  decoder = makeDecoder(format)
+///     case .frame(let frame):            decode(frame.accessUnit.data, pts: frame.presentationTime)
+///     case .endOfSequence:               break
+///     case .skippedTag(let error):       log("damaged tag skipped: \(error)")
+///     case .warning(let warning):        log(warning)
+///     }
+/// }
+/// ```
+///
+/// Problems come in three kinds, as everywhere in this library:
+/// - fatal, thrown: the data is not FLV (``H264Error/Code/invalidFLVHeader``) or a tag header
+///   is not one (``H264Error/Code/flvFramingLost``: unknown tag type, stream id not 0), so where
+///   the next tag begins is unknown;
+/// - damaged, reported as ``Event/skippedTag(_:)`` and skipped: a video tag whose data does not
+///   parse (a bad avcC, NAL unit lengths running past the tag, another codec, an encrypted tag),
+///   or a last tag cut short by the end of the file (then reading ends);
+/// - tolerable, reported as ``Event/warning(_:)``: a `PreviousTagSize` that does not match the
+///   tag before it (FFmpeg does not check it either).
+///
+/// Audio and script data tags are skipped silently (counted in ``ignoredTagCount``).
+public struct FLVReader: Sendable {
+    /// What the reader found, in file order.
+    public enum Event: Hashable, Sendable {
+        /// A sequence header whose format differs from the one in force (the first one included).
+        case sequenceHeader(FormatDescription)
+        /// One access unit.
+        case frame(FLVVideoFrame)
+        /// An end-of-sequence tag, with its timestamp in milliseconds.
+        case endOfSequence(timestamp: Int64)
+        /// A damaged or unsupported video tag (or a cut-off last tag), reported and skipped; the
+        /// error's `byteOffset` is in the file.
+        case skippedTag(H264Error)
+        /// A tolerable irregularity; the error's `byteOffset` is in the file.
+        case warning(H264Error)
+    }
+
+    /// The file header.
+    public let header: FLVFileHeader
+    /// The format of the sequence header in force.
+    public private(set) var formatDescription: FormatDescription?
+    /// How many audio and script data tags were skipped.
+    public private(set) var ignoredTagCount = 0
+
+    private let bytes: [UInt8]
+    private var position: Int
+    /// The size of the tag before `position`, which the `PreviousTagSize` there should equal.
+    private var previousTagSize = 0
+    private var expectingPreviousTagSize = true
+    private var formatChanged = false
+
+    /// Begins reading `bytes`, a whole FLV file (or as much of one as there is).
+    ///
+    /// - Throws: the errors of ``FLVFileHeader/init(parsing:)``.
+    public init(_ bytes: [UInt8]) throws(H264Error) {
+        header = try FLVFileHeader(parsing: bytes)
+        self.bytes = bytes
+        position = header.dataOffset
+    }
+
+    /// The next event, or `nil` at the end of the data.
+    ///
+    /// - Throws: ``H264Error/Code/flvFramingLost`` (with the file offset) when a tag header is
+    ///   not one; reading then ends.
+    public mutating func next() throws(H264Error) -> Event? {
+        while position < bytes.count {
+            let remaining = bytes.count - position
+            if expectingPreviousTagSize {
+                expectingPreviousTagSize = false
+                guard remaining >= 4 else {
+                    let at = position
+                    position = bytes.count
+                    return .warning(H264Error(.truncated, field: "PreviousTagSize", byteOffset: at,
+                                              "the file ends inside PreviousTagSize"))
+                }
+                let value = FLVBigEndian.read(bytes, at: position, count: 4)
+                let at = position
+                position += 4
+                if value != previousTagSize {
+                    return .warning(H264Error(.flvPreviousTagSizeMismatch, field: "PreviousTagSize", byteOffset: at,
+                                              "PreviousTagSize \(value), but the tag before it has \(previousTagSize) bytes"))
+                }
+                continue
+            }
+            let tagStart = position
+            guard remaining >= FLVTagHeader.size else {
+                position = bytes.count
+                return .skippedTag(H264Error(.truncated, field: "TagType", byteOffset: tagStart,
+                                             "the file ends inside a tag header (\(remaining) byte(s))"))
+            }
+            let tag: FLVTagHeader
+            do throws(H264Error) {
+                tag = try FLVTagHeader(parsing: bytes[tagStart..<tagStart + FLVTagHeader.size])
+            } catch {
+                position = bytes.count
+                throw error.offset(by: tagStart)
+            }
+            let dataStart = tagStart + FLVTagHeader.size
+            guard tag.dataSize <= bytes.count - dataStart else {
+                position = bytes.count
+                return .skippedTag(H264Error(.truncated, field: "DataSize", byteOffset: tagStart + 1,
+                                             "a tag of \(tag.dataSize) data bytes, \(bytes.count - dataStart) left in the file"))
+            }
+            let dataEnd = dataStart + tag.dataSize
+            position = dataEnd
+            previousTagSize = FLVTagHeader.size + tag.dataSize
+            expectingPreviousTagSize = true
+            guard tag.tagType == .video else {
+                ignoredTagCount += 1
+                continue
+            }
+            guard !tag.filter else {
+                return .skippedTag(H264Error(.unsupported, field: "Filter", byteOffset: tagStart, "an encrypted video tag"))
+            }
+            if let event = video(tag, data: dataStart..<dataEnd, tagStart: tagStart) { return event }
+        }
+        return nil
+    }
+
+    /// Reads the video tag's data: an event, or nil for a sequence header that changes nothing.
+    private mutating func video(_ tag: FLVTagHeader, data: Range<Int>, tagStart: Int) -> Event? {
+        let video: FLVVideoTag
+        do throws(H264Error) {
+            video = try FLVVideoTag(parsing: bytes[data])
+        } catch {
+            return .skippedTag(error.offset(by: data.lowerBound))
+        }
+        switch video.packet {
+        case .sequenceHeader(let record):
+            let format = FormatDescription(configurationRecord: record)
+            guard format != formatDescription else { return nil }
+            formatChanged = formatDescription != nil
+            formatDescription = format
+            return .sequenceHeader(format)
+        case .endOfSequence:
+            return .endOfSequence(timestamp: Int64(tag.timestamp))
+        case .codedFrames(let payload, let compositionTime):
+            let payloadStart = data.upperBound - payload.count
+            let lengthSize = formatDescription?.nalUnitLengthSize ?? 4
+            let units: [Range<Int>]
+            do throws(H264Error) {
+                units = try AVCC.nalUnits(in: payload, lengthSize: lengthSize, allowingEmptyNALUnits: true)
+            } catch {
+                return .skippedTag(error.offset(by: payloadStart))
+            }
+            guard !units.isEmpty else {
+                return .skippedTag(H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: payloadStart,
+                                             "a coded-frames tag without NAL units"))
+            }
+            // Already 4-byte AVCC without empty units: keep the bytes as they are.
+            let data: [UInt8]
+            if lengthSize == 4 && units.count * 4 + units.reduce(0, { $0 + $1.count }) == payload.count {
+                data = payload
+            } else {
+                // Lengths of 1 or 2 bytes (or empty units) are rewritten; each unit fits 4 bytes.
+                data = (try? AVCC.data(nalUnits: units.map { Array(payload[$0]) }, lengthSize: 4)) ?? []
+            }
+            let accessUnit = AccessUnit(data: data,
+                                        nalUnitTypes: units.map { NALUnitHeader(byte: payload[$0.lowerBound]).nalUnitType },
+                                        streamOffset: tagStart, byteCount: FLVTagHeader.size + tag.dataSize,
+                                        formatDescription: formatDescription, formatChanged: formatChanged)
+            formatChanged = false
+            return .frame(FLVVideoFrame(accessUnit: accessUnit, decodeTime: Int64(tag.timestamp),
+                                        compositionTime: compositionTime, frameType: video.frameType, syntax: video.syntax))
+        }
+    }
+}
+
+extension FLVReader {
+    /// Everything ``FLVReader`` found in a whole file.
+    public struct Contents: Hashable, Sendable {
+        /// The file header.
+        public var header: FLVFileHeader
+        /// The access units, in file (decoding) order.
+        public var frames: [FLVVideoFrame]
+        /// The formats of the sequence headers, in order (each differs from the one before).
+        public var formatDescriptions: [FormatDescription]
+        /// How many end-of-sequence tags were read.
+        public var endOfSequenceCount: Int
+        /// The damaged or unsupported video tags that were skipped.
+        public var skippedTags: [H264Error]
+        /// The tolerable irregularities.
+        public var warnings: [H264Error]
+        /// How many audio and script data tags were skipped.
+        public var ignoredTagCount: Int
+    }
+
+    /// Reads a whole FLV file.
+    ///
+    /// - Throws: the fatal errors of ``init(_:)`` and ``next()``.
+    public static func read(_ bytes: [UInt8]) throws(H264Error) -> Contents {
+        var reader = try FLVReader(bytes)
+        var contents = Contents(header: reader.header, frames: [], formatDescriptions: [], endOfSequenceCount: 0,
+                                skippedTags: [], warnings: [], ignoredTagCount: 0)
+        while let event = try reader.next() {
+            switch event {
+            case .sequenceHeader(let format): contents.formatDescriptions.append(format)
+            case .frame(let frame): contents.frames.append(frame)
+            case .endOfSequence: contents.endOfSequenceCount += 1
+            case .skippedTag(let error): contents.skippedTags.append(error)
+            case .warning(let warning): contents.warnings.append(warning)
+            }
+        }
+        contents.ignoredTagCount = reader.ignoredTagCount
+        return contents
+    }
+}

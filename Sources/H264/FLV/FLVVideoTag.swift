@@ -1,0 +1,213 @@
+/// The data of an FLV video tag carrying H.264 (`VIDEODATA`): a sequence header (the avcC), coded
+/// frames (AVCC NAL units with a composition time) or an end of sequence.
+///
+/// Two syntaxes carry the same packets:
+/// - legacy FLV (annex E.4.3.1): `FrameType(4) | CodecID(4)` with CodecID 7 (AVC), then
+///   `AVCPacketType` (0 sequence header, 1 NALU, 2 end of sequence) and `CompositionTime` (SI24);
+/// - Enhanced RTMP v2: `IsExHeader(1) = 1 | FrameType(3) | VideoPacketType(4)`, the FourCC
+///   `avc1`, then for `CodedFrames` (1) an SI24 composition time, for `CodedFramesX` (3) none (it
+///   is 0), for `SequenceStart` (0) the avcC and for `SequenceEnd` (2) nothing.
+///
+/// The same bytes are an RTMP video message's payload, so this type serves live RTMP as well as
+/// FLV files (``FLVWriter``, ``FLVReader``).
+public struct FLVVideoTag: Hashable, Sendable {
+    /// `FrameType` (`VideoFrameType` in Enhanced RTMP).
+    public enum FrameType: UInt8, Hashable, Sendable, CaseIterable {
+        /// 1: a keyframe (an IDR picture, or a sequence header / end of sequence).
+        case keyframe = 1
+        /// 2: an inter frame.
+        case interFrame = 2
+        /// 3: a disposable inter frame (H.263 only).
+        case disposableInterFrame = 3
+        /// 4: a generated keyframe (server use only).
+        case generatedKeyframe = 4
+        /// 5: a video info / command frame (its data is not a video packet).
+        case commandFrame = 5
+
+        /// True for ``keyframe`` and ``generatedKeyframe``.
+        public var isKeyframe: Bool { self == .keyframe || self == .generatedKeyframe }
+    }
+
+    /// Which of the two syntaxes the tag is written in.
+    public enum Syntax: String, Hashable, Sendable, CaseIterable {
+        /// Legacy FLV: CodecID 7 and `AVCPacketType`.
+        case legacy
+        /// Enhanced RTMP v2: the extended header with the FourCC `avc1`.
+        case enhanced
+    }
+
+    /// What the tag carries.
+    public enum Packet: Hashable, Sendable {
+        /// `AVCPacketType` 0 / `SequenceStart`: the decoder configuration (the avcC).
+        case sequenceHeader(AVCDecoderConfigurationRecord)
+        /// `AVCPacketType` 1 / `CodedFrames` / `CodedFramesX`: one access unit's NAL units, each
+        /// preceded by its length in the size the sequence header names, and the composition
+        /// time offset PTS − DTS in milliseconds (−8,388,608…8,388,607; negative values are kept).
+        case codedFrames(data: [UInt8], compositionTime: Int32)
+        /// `AVCPacketType` 2 / `SequenceEnd`: the end of the sequence.
+        case endOfSequence
+    }
+
+    /// `CodecID` 7: AVC.
+    public static let avcCodecId: UInt8 = 7
+    /// The Enhanced RTMP FourCC of H.264, `avc1`.
+    public static let avcFourCC: [UInt8] = Array("avc1".utf8)
+    /// The range of an SI24 composition time.
+    public static let compositionTimeRange: ClosedRange<Int32> = -0x80_0000...0x7F_FFFF
+
+    /// `FrameType`.
+    public var frameType: FrameType
+    /// What the tag carries.
+    public var packet: Packet
+    /// The syntax the tag is (to be) written in.
+    public var syntax: Syntax
+
+    /// Creates a tag.
+    public init(frameType: FrameType, packet: Packet, syntax: Syntax = .legacy) {
+        self.frameType = frameType
+        self.packet = packet
+        self.syntax = syntax
+    }
+
+    /// Parses a video tag's data (or an RTMP video message).
+    ///
+    /// Coded frames are kept as they are: their NAL unit lengths are split by the reader, which
+    /// knows the length size from the sequence header.
+    ///
+    /// - Throws: ``H264Error/Code/truncated`` when the data ends inside its header (field named);
+    ///   ``H264Error/Code/unsupported`` for another codec (`CodecID`, `VideoFourCc`), an Enhanced
+    ///   RTMP packet type other than 0…3 (`VideoPacketType`: metadata, multitrack, ModEx …) or a
+    ///   command frame (`FrameType` 5); ``H264Error/Code/valueOutOfRange`` for a `FrameType` of
+    ///   0, 6 or 7 or an `AVCPacketType` above 2; the errors of
+    ///   ``AVCDecoderConfigurationRecord/init(parsing:)`` for a sequence header, offset to the
+    ///   tag data.
+    public init(parsing data: some RandomAccessCollection<UInt8>) throws(H264Error) {
+        let bytes = data.withContiguousStorageIfAvailable { Array($0) } ?? Array(data)
+        guard let first = bytes.first else {
+            throw H264Error(.truncated, field: "FrameType", byteOffset: 0, "empty video tag")
+        }
+        let enhanced = first & 0x80 != 0
+        let frameValue = enhanced ? (first >> 4) & 0x07 : first >> 4
+        guard let frameType = FrameType(rawValue: frameValue) else {
+            throw H264Error(.valueOutOfRange, field: "FrameType", byteOffset: 0, "FrameType \(frameValue) is not 1…5")
+        }
+        guard frameType != .commandFrame else {
+            throw H264Error(.unsupported, field: "FrameType", byteOffset: 0, "a video info / command frame carries no picture")
+        }
+        self.frameType = frameType
+        let body: Int
+        if enhanced {
+            syntax = .enhanced
+            let packetType = first & 0x0F
+            guard bytes.count >= 5 else {
+                throw H264Error(.truncated, field: "VideoFourCc", byteOffset: 1, "the tag ends before its FourCC")
+            }
+            guard bytes[1..<5].elementsEqual(Self.avcFourCC) else {
+                let name = String(decoding: bytes[1..<5].map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
+                throw H264Error(.unsupported, field: "VideoFourCc", byteOffset: 1, "FourCC '\(name)' is not avc1")
+            }
+            switch packetType {
+            case 0:
+                body = 5
+                packet = .sequenceHeader(try Self.record(bytes, at: body))
+            case 1:
+                guard bytes.count >= 8 else {
+                    throw H264Error(.truncated, field: "CompositionTime", byteOffset: 5, "the tag ends inside its composition time")
+                }
+                packet = .codedFrames(data: Array(bytes[8...]),
+                                      compositionTime: FLVBigEndian.signExtend24(FLVBigEndian.read(bytes, at: 5, count: 3)))
+            case 2:
+                packet = .endOfSequence
+            case 3:
+                packet = .codedFrames(data: Array(bytes[5...]), compositionTime: 0)
+            default:
+                throw H264Error(.unsupported, field: "VideoPacketType", byteOffset: 0,
+                                "Enhanced RTMP VideoPacketType \(packetType) (metadata, multitrack, ModEx …) is not read")
+            }
+        } else {
+            syntax = .legacy
+            let codecId = first & 0x0F
+            guard codecId == Self.avcCodecId else {
+                throw H264Error(.unsupported, field: "CodecID", byteOffset: 0, "CodecID \(codecId) is not 7 (AVC)")
+            }
+            guard bytes.count >= 5 else {
+                throw H264Error(.truncated, field: bytes.count < 2 ? "AVCPacketType" : "CompositionTime",
+                                byteOffset: Swift.min(bytes.count, 2), "the tag ends inside its AVC packet header")
+            }
+            let compositionTime = FLVBigEndian.signExtend24(FLVBigEndian.read(bytes, at: 2, count: 3))
+            switch bytes[1] {
+            case 0: packet = .sequenceHeader(try Self.record(bytes, at: 5))
+            case 1: packet = .codedFrames(data: Array(bytes[5...]), compositionTime: compositionTime)
+            case 2: packet = .endOfSequence
+            default:
+                throw H264Error(.valueOutOfRange, field: "AVCPacketType", byteOffset: 1, "AVCPacketType \(bytes[1]) is not 0, 1 or 2")
+            }
+        }
+    }
+
+    private static func record(_ bytes: [UInt8], at offset: Int) throws(H264Error) -> AVCDecoderConfigurationRecord {
+        do throws(H264Error) {
+            return try AVCDecoderConfigurationRecord(parsing: bytes[offset...])
+        } catch {
+            throw error.offset(by: offset)
+        }
+    }
+
+    /// Appends the tag data.
+    ///
+    /// In the enhanced syntax, coded frames with a composition time of 0 are written as
+    /// `CodedFramesX`.
+    ///
+    /// - Throws: ``H264Error/Code/valueOutOfRange`` for a composition time outside SI24 (field
+    ///   `CompositionTime`); the errors of ``AVCDecoderConfigurationRecord/serialized()``.
+    public func append(to output: inout [UInt8]) throws(H264Error) {
+        let frame = frameType.rawValue
+        switch syntax {
+        case .legacy:
+            output.append(frame << 4 | Self.avcCodecId)
+            switch packet {
+            case .sequenceHeader(let record):
+                output.append(contentsOf: [0, 0, 0, 0])
+                output.append(contentsOf: try record.serialized())
+            case .codedFrames(let data, let compositionTime):
+                try Self.checkCompositionTime(compositionTime)
+                output.append(1)
+                FLVBigEndian.append(Int(compositionTime), count: 3, to: &output)
+                output.append(contentsOf: data)
+            case .endOfSequence:
+                output.append(contentsOf: [2, 0, 0, 0])
+            }
+        case .enhanced:
+            let header = 0x80 | frame << 4
+            switch packet {
+            case .sequenceHeader(let record):
+                output.append(header | 0)
+                output.append(contentsOf: Self.avcFourCC)
+                output.append(contentsOf: try record.serialized())
+            case .codedFrames(let data, let compositionTime):
+                try Self.checkCompositionTime(compositionTime)
+                output.append(header | (compositionTime == 0 ? 3 : 1))
+                output.append(contentsOf: Self.avcFourCC)
+                if compositionTime != 0 { FLVBigEndian.append(Int(compositionTime), count: 3, to: &output) }
+                output.append(contentsOf: data)
+            case .endOfSequence:
+                output.append(header | 2)
+                output.append(contentsOf: Self.avcFourCC)
+            }
+        }
+    }
+
+    /// The tag data as bytes (see ``append(to:)``).
+    public func serialized() throws(H264Error) -> [UInt8] {
+        var output: [UInt8] = []
+        if case .codedFrames(let data, _) = packet { output.reserveCapacity(data.count + 8) }
+        try append(to: &output)
+        return output
+    }
+
+    private static func checkCompositionTime(_ value: Int32) throws(H264Error) {
+        guard compositionTimeRange.contains(value) else {
+            throw H264Error(.valueOutOfRange, field: "CompositionTime", "composition time \(value) ms does not fit SI24")
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import H264
+
+/// `h264 convert --to flv` (Annex-B in, a video-only FLV out) and FLV input to `--to annexb`.
+enum FLVConversion {
+    /// True when `bytes` begin with the FLV signature `FLV`.
+    static func isFLV(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: [0x46, 0x4C, 0x56])
+    }
+
+    /// The frame rate used when neither `--fps` nor the SPS's VUI timing gives one.
+    static let defaultFrameRate = 25.0
+
+    /// An Annex-B stream as a video-only FLV: a sequence header before the first picture and at
+    /// each format change, one tag per access unit with decoding and presentation times derived
+    /// from the picture order counts (so B-frames get their composition time), and an end of
+    /// sequence tag.
+    ///
+    /// - Parameters:
+    ///   - frameRate: frames per second; `nil` takes the SPS's VUI timing, or 25.
+    ///   - syntax: legacy FLV or Enhanced RTMP tags.
+    static func flv(fromAnnexB bytes: [UInt8], frameRate: Double?, syntax: FLVVideoTag.Syntax) throws(H264Error) -> [UInt8] {
+        let pictures = AccessUnitAssembler.accessUnits(inAnnexB: bytes).filter(\.hasPicture)
+        guard let first = pictures.first(where: { $0.formatDescription != nil })?.formatDescription else {
+            throw H264Error(.missingParameterSet, field: "seq_parameter_set_rbsp", "no picture with its SPS and PPS in the stream")
+        }
+        let rate = frameRate ?? first.sequenceParameterSet?.frameRate ?? defaultFrameRate
+        let times = timestamps(of: pictures, frameRate: rate)
+        var writer = FLVWriter(syntax: syntax)
+        var format: FormatDescription?
+        for (index, unit) in pictures.enumerated() {
+            // Pictures before the first SPS/PPS cannot be decoded by anyone: leave them out.
+            guard let unitFormat = unit.formatDescription ?? format else { continue }
+            if unitFormat != format {
+                try writer.appendSequenceHeader(unitFormat, timestamp: times[index].decode)
+                format = unitFormat
+            }
+            try writer.appendFrame(unit.data, isKeyframe: unit.isIDR, decodeTime: times[index].decode,
+                                   presentationTime: times[index].presentation)
+        }
+        try writer.appendEndOfSequence(timestamp: times.last?.decode ?? 0)
+        return writer.takeBytes()
+    }
+
+    /// Decoding and presentation times in milliseconds for access units in decoding order: the
+    /// n-th in decoding order decodes at n frame durations; presentation order is the order of
+    /// (coded video sequence, picture order count), shifted by the stream's largest reordering
+    /// delay so that no picture is presented before it is decoded.
+    static func timestamps(of units: [AccessUnit], frameRate: Double) -> [(decode: Int64, presentation: Int64)] {
+        var counter = PictureOrderCounter()
+        var sequence = 0
+        var lastCount = 0
+        var caches: [FormatDescription: ParameterSetCache] = [:]
+        var keys: [(sequence: Int, count: Int, index: Int)] = []
+        for (index, unit) in units.enumerated() {
+            if unit.isIDR && index > 0 { sequence += 1 }
+            var count = lastCount + 1
+            if let format = unit.formatDescription,
+               let slice = unit.nalUnits.first(where: { $0.first.map { NALUnitHeader(byte: $0).nalUnitType.isVCL } ?? false }) {
+                let cache = caches[format] ?? (try? ParameterSetCache(configurationRecord: format.configurationRecord))
+                caches[format] = cache
+                if let cache, let header = try? SliceHeader(nalUnit: slice, parameterSets: cache),
+                   let pps = cache.pictureParameterSets[header.picParameterSetId],
+                   let sps = cache.sequenceParameterSets[pps.seqParameterSetId] {
+                    count = counter.picOrderCnt(of: header, sps: sps)
+                }
+            }
+            lastCount = count
+            keys.append((sequence, count, index))
+        }
+        var presentationIndex = [Int](repeating: 0, count: units.count)
+        let order = keys.sorted { ($0.sequence, $0.count, $0.index) < ($1.sequence, $1.count, $1.index) }
+        for (position, key) in order.enumerated() { presentationIndex[key.index] = position }
+        let delay = zip(presentationIndex.indices, presentationIndex).map { $0 - $1 }.max() ?? 0
+        func milliseconds(_ frames: Int) -> Int64 { Int64((Double(frames) * 1000 / frameRate).rounded()) }
+        return units.indices.map { index in
+            (milliseconds(index), milliseconds(presentationIndex[index] + Swift.max(0, delay)))
+        }
+    }
+
+    /// An FLV file's video as Annex-B: every access unit, with the sequence header's SPS and
+    /// PPS inserted before each IDR picture that lacks them (as FFmpeg's `h264_mp4toannexb`).
+    ///
+    /// - Returns: the bytes and a line for each skipped tag or warning (`byte N: what`).
+    static func annexB(fromFLV bytes: [UInt8]) throws(H264Error) -> (bytes: [UInt8], diagnostics: [String]) {
+        let contents = try FLVReader.read(bytes)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        for frame in contents.frames {
+            output += try AnnexB.fromAVCC(frame.accessUnit.data, lengthSize: 4,
+                                          parameterSets: frame.accessUnit.formatDescription?.configurationRecord)
+        }
+        let diagnostics = (contents.skippedTags.map { ("skipped tag", $0) } + contents.warnings.map { ("warning", $0) })
+            .map { kind, error in
+                var what = error
+                what.byteOffset = nil
+                return "\(kind) at byte \(error.byteOffset ?? 0): \(what)"
+            }
+        return (output, diagnostics)
+    }
+}
+
+extension FLVConversion {
+    /// `--flv-syntax`: which FLV video tag syntax `--to flv` writes.
+    enum SyntaxOption: String, ExpressibleByArgument, CaseIterable {
+        /// Legacy FLV tags (CodecID 7).
+        case legacy
+        /// Enhanced RTMP v2 tags (FourCC avc1).
+        case enhanced
+
+        var syntax: FLVVideoTag.Syntax { self == .legacy ? .legacy : .enhanced }
+    }
+
+    /// The `convert` command's FLV cases: Annex-B → FLV (`--to flv`), FLV → Annex-B.
+    static func run(to target: ConvertCommand.Target, _ bytes: [UInt8], name: String, output: String,
+                    frameRate: Double?, syntax: SyntaxOption) throws {
+        if let frameRate, !(frameRate.isFinite && frameRate > 0) {
+            throw CLIError("--fps \(frameRate) must be a positive number")
+        }
+        let converted: [UInt8]
+        var diagnostics: [String] = []
+        do throws(H264Error) {
+            if target == .flv {
+                converted = try flv(fromAnnexB: bytes, frameRate: frameRate, syntax: syntax.syntax)
+            } else {
+                (converted, diagnostics) = try annexB(fromFLV: bytes)
+            }
+        } catch {
+            throw CLIError(file: name, error)
+        }
+        for line in diagnostics { FileHandle.standardError.write(Data("h264 convert: warning: \(name): \(line)\n".utf8)) }
+        try CLIIO.write(converted, to: output)
+    }
+}
