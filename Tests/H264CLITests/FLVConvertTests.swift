@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+import H264
+import H264TestSupport
+
+/// `h264 convert --to flv` and FLV input, checked against FFmpeg: ffprobe reads what we write,
+/// and we read what FFmpeg's FLV muxer writes.
+@Suite struct FLVConvertTests {
+    static let bFrames = "flv/x264_bframes_320x192_9f.264"
+    static let bFramesMKV = "flv/x264_bframes_320x192_9f.mkv"
+    /// The B-frame fixture and conformance streams with (CABA3, HPCA) and without B-frames.
+    static let streams = [bFrames, "conformance/CABA3_SVA_B.264", "conformance/HPCA_BRCM_C.264", "conformance/BA1_FT_C.264"]
+
+    static func ffprobe(_ arguments: [String]) throws -> String {
+        let output = try Subprocess.run("ffprobe", ["-v", "error"] + arguments)
+        #expect(output.status == 0, "ffprobe: \(output.stderr)")
+        return String(decoding: output.stdout, as: UTF8.self)
+    }
+
+    /// `pts,dts` of each packet, in file order.
+    static func packetTimes(_ path: String) throws -> [(pts: Int, dts: Int)] {
+        try ffprobe(["-show_entries", "packet=pts,dts", "-of", "csv=p=0", path]).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: ",").compactMap { Int($0) }
+            return fields.count == 2 ? (fields[0], fields[1]) : nil
+        }
+    }
+
+    static func convert(_ arguments: [String]) throws -> CLI.Result {
+        let result = try CLI.run(["convert"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        return result
+    }
+
+    /// ffprobe reads our FLV with the source's dimensions, every frame, and presentation times
+    /// that come out of the decoder strictly increasing by one frame duration — which they do
+    /// only when the composition times put the B-frames in their place.
+    @Test(arguments: streams)
+    func ffprobeReadsOurFLV(stream: String) throws {
+        let input = try TestFixtures.path(stream)
+        let flv = try CLI.temporaryDirectory().appendingPathComponent("out.flv").path
+        _ = try Self.convert(["--to", "flv", input, "-o", flv])
+
+        let size = { (path: String) throws -> String in
+            try Self.ffprobe(["-select_streams", "v", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", path])
+        }
+        let ours = try size(flv)
+        #expect(ours.hasPrefix("h264,"))
+        #expect(ours == (try size(input)))
+
+        let frames = try Self.ffprobe(["-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", flv])
+        let reference = try ffmpegDecode(input)
+        #expect(Int(frames.trimmingCharacters(in: .whitespacesAndNewlines)) == reference.frames)
+
+        let decoded = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", flv, "-f", "framemd5", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        let times = String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .compactMap { Int($0.split(separator: ",")[2].trimmingCharacters(in: .whitespaces)) }
+        #expect(times.count == reference.frames)
+        let steps = Set(zip(times, times.dropFirst()).map { $1 - $0 })
+        #expect(steps.count == 1 && steps.first! > 0, "presentation steps \(steps.sorted())")
+    }
+
+    /// Our presentation times are x264's: each packet's is within 1 ms (rounding) of the one x264
+    /// wrote into its Matroska file of the same encode, after both are shifted to start at 0
+    /// (Matroska stores presentation times from 0; FLV needs decoding times ≥ 0, so ours begin
+    /// at the reordering delay).
+    @Test func presentationTimesMatchX264() throws {
+        let flv = try CLI.temporaryDirectory().appendingPathComponent("out.flv").path
+        _ = try Self.convert(["--to", "flv", try TestFixtures.path(Self.bFrames), "-o", flv])
+        let ours = try Self.packetTimes(flv)
+        let x264 = try Self.ffprobe(["-show_entries", "packet=pts_time", "-of", "csv=p=0", try TestFixtures.path(Self.bFramesMKV)])
+            .split(separator: "\n").compactMap { Double($0) }.map { Int(($0 * 1000).rounded()) }
+        #expect(ours.count == 9 && x264.count == 9)
+        #expect(ours.contains { $0.pts != $0.dts }, "no B-frame reordering in the fixture")
+        #expect(ours.map(\.dts) == (0..<9).map { Int((Double($0) * 1000 / 12).rounded()) }, "12 fps from the VUI")
+        let start = ours.map(\.pts).min() ?? 0
+        for (index, (a, b)) in zip(ours, x264).enumerated() {
+            #expect(abs((a.pts - start) - b) <= 1, "packet \(index): \(a.pts - start) vs x264's \(b)")
+        }
+    }
+
+    /// FFmpeg's FLV muxer (`-c copy -f flv`, from x264's Matroska of the fixture's encode) read
+    /// back gives the fixture's NAL units, access unit by access unit, and ffprobe's times; the
+    /// CLI's Annex-B of it decodes to the fixture's pictures.
+    @Test func readsFFmpegFLV() throws {
+        let dir = try CLI.temporaryDirectory()
+        let flv = dir.appendingPathComponent("ffmpeg.flv").path
+        let muxed = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try TestFixtures.path(Self.bFramesMKV),
+                                                  "-c", "copy", "-f", "flv", flv])
+        #expect(muxed.status == 0, "\(muxed.stderr)")
+        let contents = try FLVReader.read([UInt8](try Data(contentsOf: URL(fileURLWithPath: flv))))
+        #expect(contents.skippedTags.isEmpty && contents.warnings.isEmpty)
+        #expect(contents.formatDescriptions.count == 1)
+
+        let source = AccessUnitAssembler.accessUnits(inAnnexB: try TestFixtures.data(Self.bFrames)).filter(\.hasPicture)
+        #expect(contents.frames.count == source.count)
+        let isParameterSet = { (unit: ArraySlice<UInt8>) in [7, 8].contains(unit.first! & 0x1F) }
+        for (index, (frame, unit)) in zip(contents.frames, source).enumerated() {
+            #expect(frame.accessUnit.nalUnits.filter { !isParameterSet($0) } == unit.nalUnits.filter { !isParameterSet($0) },
+                    "access unit \(index)")
+            #expect(frame.isKeyframe == unit.isIDR)
+        }
+        let sourceSets = source.flatMap(\.nalUnits).filter(isParameterSet).map(Array.init)
+        let format = try #require(contents.formatDescriptions.first)
+        #expect(Set(format.sequenceParameterSets + format.pictureParameterSets) == Set(sourceSets))
+
+        let times = try Self.packetTimes(flv) // ffprobe's reading of the same file
+        #expect(contents.frames.map { [Int($0.decodeTime), Int($0.presentationTime)] } == times.map { [$0.dts, $0.pts] })
+        #expect(contents.frames.contains { $0.compositionTime != 0 })
+
+        let annexB = dir.appendingPathComponent("back.264").path
+        _ = try Self.convert(["--to", "annexb", flv, "-o", annexB])
+        let md5 = { (path: String) throws -> [Substring] in
+            let out = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", path, "-f", "framemd5", "-"])
+            return String(decoding: out.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+                .map { $0.split(separator: ",").last! }
+        }
+        let pictures = try md5(annexB)
+        #expect(pictures.count == 9)
+        #expect(pictures == (try md5(try TestFixtures.path(Self.bFrames))))
+    }
+
+    /// Annex-B → FLV → Annex-B gives the input back byte for byte (the FLV keeps in-band
+    /// parameter sets), in both tag syntaxes.
+    @Test(arguments: ["legacy", "enhanced"])
+    func roundTrip(syntax: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        let flv = dir.appendingPathComponent("x.flv").path
+        let back = dir.appendingPathComponent("x.264").path
+        _ = try Self.convert(["--to", "flv", "--flv-syntax", syntax, try TestFixtures.path(Self.bFrames), "-o", flv])
+        _ = try Self.convert(["--to", "annexb", flv, "-o", back])
+        #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: back))) == (try TestFixtures.data(Self.bFrames)))
+    }
+
+    /// `--fps` sets the frame duration.
+    @Test func frameRateOption() throws {
+        let flv = try CLI.temporaryDirectory().appendingPathComponent("x.flv").path
+        _ = try Self.convert(["--to", "flv", "--fps", "50", try TestFixtures.path(Self.bFrames), "-o", flv])
+        #expect(try Self.packetTimes(flv).map(\.dts) == (0..<9).map { $0 * 20 })
+    }
+
+    /// A damaged tag is a warning line and the rest is converted; lost framing fails with the
+    /// code and the offset.
+    @Test func damageAndLostFraming() throws {
+        let dir = try CLI.temporaryDirectory()
+        let flv = dir.appendingPathComponent("x.flv")
+        _ = try Self.convert(["--to", "flv", try TestFixtures.path(Self.bFrames), "-o", flv.path])
+        var bytes = [UInt8](try Data(contentsOf: flv))
+        // The third tag (second frame): header at 13 + (11 + 4 + sequence header) + first frame.
+        var tags: [Int] = []
+        var position = 13
+        while position + 11 <= bytes.count {
+            tags.append(position)
+            position += 11 + (Int(bytes[position + 1]) << 16 | Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])) + 4
+        }
+        var damaged = bytes
+        damaged[tags[2] + 11 + 5] = 0x7F // first NAL unit length of that frame runs past the tag
+        try Data(damaged).write(to: flv)
+        let out = dir.appendingPathComponent("x.264").path
+        let result = try Self.convert(["--to", "annexb", flv.path, "-o", out])
+        #expect(result.stderr.contains("skipped tag at byte \(tags[2] + 16)") && result.stderr.contains("lengthPastEnd"), "\(result.stderr)")
+        #expect(try ffmpegDecode(out).frames == 8)
+
+        bytes[tags[3]] = 0x1F
+        try Data(bytes).write(to: flv)
+        let fatal = try CLI.run(["convert", "--to", "annexb", flv.path, "-o", out])
+        #expect(fatal.status == 1)
+        #expect(fatal.stderr.contains("byte \(tags[3])") && fatal.stderr.contains("flvFramingLost"), "\(fatal.stderr)")
+    }
+}
