@@ -13,6 +13,8 @@ writes, per target (OUT_DIR/<target>/):
   pps                           SPS + PPS in Annex-B, per distinct PPS
   slice                         SPS + PPS + the first 64 bytes of the first slices, Annex-B
   y4m                           y4m files cut after two frames (and their headers alone)
+  flv                           an FLV file (legacy and Enhanced RTMP tags): the avcC sequence
+                                header, the first slices (cut to 1 KiB) as frames, end of sequence
 The seeds are small, so that each target runs thousands of inputs a second.
 """
 import hashlib
@@ -73,6 +75,26 @@ def avcc_record(sps, pps):
     return rec
 
 
+def flv_tag(ts, data):
+    return (bytes([9]) + len(data).to_bytes(3, "big") + (ts & 0xFFFFFF).to_bytes(3, "big")
+            + bytes([ts >> 24 & 0xFF, 0, 0, 0]) + data + (11 + len(data)).to_bytes(4, "big"))
+
+
+def flv(rec, slices, enhanced):
+    out = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00"
+    out += flv_tag(0, (b"\x90avc1" if enhanced else b"\x17\x00\x00\x00\x00") + rec)
+    for i, s in enumerate(slices):
+        frame = 1 if s[0] & 0x1F == 5 else 2
+        nal = len(s).to_bytes(4, "big") + s
+        cts = (40 if i % 2 else -40) & 0xFFFFFF
+        if enhanced:
+            out += flv_tag(i * 40, bytes([0x80 | frame << 4 | 1]) + b"avc1" + cts.to_bytes(3, "big") + nal)
+        else:
+            out += flv_tag(i * 40, bytes([frame << 4 | 7, 1]) + cts.to_bytes(3, "big") + nal)
+    out += flv_tag(len(slices) * 40, b"\x92avc1" if enhanced else b"\x17\x02\x00\x00\x00")
+    return out
+
+
 def stream_seeds(out, data):
     units = split_annexb(data)
     if not units:
@@ -103,6 +125,8 @@ def stream_seeds(out, data):
         rec = avcc_record(sps[:31], pps[:255])
         if rec:
             write(out, "avcc-record", rec)
+            for enhanced in (False, True):
+                write(out, "flv", flv(rec, [s[:1024] for s in slices], enhanced))
         write(out, "avcc-record", annexb(sps + pps))
 
 
@@ -135,7 +159,7 @@ def main():
                     data = f.read(4 << 20)
                 if name.endswith(".y4m"):
                     y4m_seeds(out, data)
-                elif name.endswith(".yuv"):
+                elif name.endswith((".yuv", ".mkv")):
                     continue
                 elif "avcc" in folder.split(os.sep)[-1]:
                     write(out, "avcc", data[:CUT])

@@ -97,6 +97,9 @@ enum FLVConversion {
                 what.byteOffset = nil
                 return "\(kind) at byte \(error.byteOffset ?? 0): \(what)"
             }
+        if contents.frames.isEmpty {
+            return (output, diagnostics + ["no H.264 frames in the file"])
+        }
         return (output, diagnostics)
     }
 }

@@ -30,6 +30,10 @@ enum FuzzTarget: String, CaseIterable {
     /// The y4m reader of `h264 encode` (Y4MReader.swift is a link to Sources/h264's): frames
     /// come out whole or as a `Y4MError`.
     case y4m
+    /// `FLVReader` on the input as a file and, behind an FLV header, as tags: frames hold valid
+    /// 4-byte AVCC inside the input, offsets are in it, the only fatal error is lost framing;
+    /// the frames written again by `FLVWriter` read back the same.
+    case flv
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -43,6 +47,7 @@ enum FuzzTarget: String, CaseIterable {
         case .assembler: Self.assembler(bytes)
         case .roundtrip: Self.roundTrip(bytes)
         case .y4m: Self.y4m(bytes)
+        case .flv: Self.flv(bytes)
         }
     }
 
@@ -295,6 +300,51 @@ enum FuzzTarget: String, CaseIterable {
         } catch {
             check(false, "the y4m reader threw \(error), not a Y4MError")
             return .success([])
+        }
+    }
+
+    static func flv(_ bytes: [UInt8]) {
+        for input in [bytes, [0x46, 0x4C, 0x56, 1, 1, 0, 0, 0, 9, 0, 0, 0, 0] + bytes] {
+            guard var reader = try? FLVReader(input) else { continue }
+            var frames: [FLVVideoFrame] = []
+            do {
+                while let event = try reader.next() {
+                    switch event {
+                    case .frame(let frame):
+                        let unit = frame.accessUnit
+                        check(unit.streamOffset >= 9 && unit.streamOffset + unit.byteCount <= input.count, "frame outside the input")
+                        let units = try? AVCC.nalUnits(in: unit.data, lengthSize: 4)
+                        check(units?.count == unit.nalUnitTypes.count && units?.isEmpty == false, "frame data is not 4-byte AVCC")
+                        frames.append(frame)
+                    case .skippedTag(let error), .warning(let error):
+                        check((error.byteOffset ?? -1) >= 0 && (error.byteOffset ?? -1) <= input.count, "offset of \(error)")
+                    case .sequenceHeader, .endOfSequence:
+                        break
+                    }
+                }
+            } catch {
+                check(error.code == .flvFramingLost, "unexpected fatal error \(error)")
+            }
+            check((try? reader.next()) == .some(nil), "events after the end")
+            var writer = FLVWriter()
+            var format: FormatDescription?
+            do {
+                for frame in frames {
+                    if let next = frame.accessUnit.formatDescription, next != format {
+                        var record = next.configurationRecord
+                        record.lengthSizeMinusOne = 3
+                        try writer.appendSequenceHeader(FormatDescription(configurationRecord: record), timestamp: frame.decodeTime)
+                        format = next
+                    }
+                    try writer.append(FLVVideoTag(frameType: frame.frameType, packet: .codedFrames(data: frame.accessUnit.data,
+                        compositionTime: frame.compositionTime), syntax: frame.syntax), timestamp: frame.decodeTime)
+                }
+                let again = try FLVReader.read(writer.bytes).frames
+                check(again.map(\.accessUnit.data) == frames.map(\.accessUnit.data), "rewritten frames differ")
+                check(again.map(\.presentationTime) == frames.map(\.presentationTime), "rewritten times differ")
+            } catch {
+                check(false, "writing what was read failed: \(error)")
+            }
         }
     }
 }

@@ -31,6 +31,9 @@ public struct FLVWriter: Sendable {
     /// Appends one video tag at `timestamp` milliseconds (its decoding time), followed by its
     /// `PreviousTagSize`. The tag is written in its own ``FLVVideoTag/syntax``.
     ///
+    /// - Parameters:
+    ///   - tag: the tag's data.
+    ///   - timestamp: the tag's `Timestamp` in milliseconds, 0…2^32−1.
     /// - Throws: ``H264Error/Code/valueOutOfRange`` for a timestamp outside 0…2^32−1 (field
     ///   `Timestamp`) or data over 16 MiB − 1 (`DataSize`); the errors of
     ///   ``FLVVideoTag/append(to:)``.
@@ -67,6 +70,7 @@ public struct FLVWriter: Sendable {
     /// sequence header names (4 bytes for the access units of this library and VideoToolbox).
     ///
     /// - Parameters:
+    ///   - data: the access unit's length-prefixed NAL units.
     ///   - isKeyframe: true for an IDR picture (`FrameType` 1), false otherwise (2).
     ///   - decodeTime: the decoding time in milliseconds, the tag's timestamp (not negative).
     ///   - presentationTime: the presentation time in milliseconds; `presentationTime −
