@@ -60,6 +60,28 @@ import H264TestSupport
         #expect(steps.count == 1 && steps.first! > 0, "presentation steps \(steps.sorted())")
     }
 
+    /// GStreamer (`flvdemux ! h264parse ! avdec_h264`) decodes our FLV: every picture, 320×192
+    /// I420, presentation times strictly increasing by one frame duration (12 fps).
+    @Test func gstreamerDecodesOurFLV() throws {
+        let flv = try CLI.temporaryDirectory().appendingPathComponent("out.flv").path
+        _ = try Self.convert(["--to", "flv", try TestFixtures.path(Self.bFrames), "-o", flv])
+        let run = try Subprocess.run("gst-launch-1.0", ["filesrc", "location=\(flv)", "!", "flvdemux", "!", "h264parse", "!",
+                                                        "avdec_h264", "!", "fakesink", "silent=false", "-v"])
+        let text = String(decoding: run.stdout, as: UTF8.self)
+        #expect(run.status == 0, "\(run.stderr)")
+        // "chain ******* (fakesink0:sink) (92160 bytes, dts: none, pts: 0:00:00.167000000, …"
+        let pictures = text.split(separator: "\n").filter { $0.contains("chain") && $0.contains("(92160 bytes") }
+        let pts = pictures.compactMap { line -> Int? in
+            guard let range = line.range(of: "pts: ") else { return nil }
+            let clock = line[range.upperBound...].prefix { $0 != "," }.split(separator: ":")
+            guard clock.count == 3, let h = Int(clock[0]), let m = Int(clock[1]), let s = Double(clock[2]) else { return nil }
+            return Int(((Double(h * 3600 + m * 60) + s) * 1000).rounded())
+        }
+        #expect(pts.count == 9, "\(text.suffix(2000))")
+        let steps = zip(pts, pts.dropFirst()).map { $1 - $0 }
+        #expect(steps.allSatisfy { (83...84).contains($0) }, "\(pts)")
+    }
+
     /// Our presentation times are x264's: each packet's is within 1 ms (rounding) of the one x264
     /// wrote into its Matroska file of the same encode, after both are shifted to start at 0
     /// (Matroska stores presentation times from 0; FLV needs decoding times ≥ 0, so ours begin
