@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(libx264-dev libyuv-dev pkg-config)
 if [ "${1:-}" != "--runtime" ]; then
   packages+=(ffmpeg x264 valgrind time)
+  # GStreamer (flvdemux, h264parse, avdec_h264) reads our FLV in H264CLITests.
+  packages+=(gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
 fi
 missing=()
 for p in "${packages[@]}"; do
