@@ -82,10 +82,14 @@ public struct FLVVideoTag: Hashable, Sendable {
     ///   ``AVCDecoderConfigurationRecord/init(parsing:)`` for a sequence header, offset to the
     ///   tag data.
     public init(parsing data: some RandomAccessCollection<UInt8>) throws(H264Error) {
-        let bytes = data.withContiguousStorageIfAvailable { Array($0) } ?? Array(data)
-        guard let first = bytes.first else {
+        // Offsets are counted from the start of the data; only the payload is copied.
+        let count = data.count
+        func byte(_ offset: Int) -> UInt8 { data[data.index(data.startIndex, offsetBy: offset)] }
+        func payload(from offset: Int) -> [UInt8] { Array(data.dropFirst(offset)) }
+        guard count > 0 else {
             throw H264Error(.truncated, field: "FrameType", byteOffset: 0, "empty video tag")
         }
+        let first = byte(0)
         let enhanced = first & 0x80 != 0
         let frameValue = enhanced ? (first >> 4) & 0x07 : first >> 4
         guard let frameType = FrameType(rawValue: frameValue) else {
@@ -95,31 +99,30 @@ public struct FLVVideoTag: Hashable, Sendable {
             throw H264Error(.unsupported, field: "FrameType", byteOffset: 0, "a video info / command frame carries no picture")
         }
         self.frameType = frameType
-        let body: Int
         if enhanced {
             syntax = .enhanced
             let packetType = first & 0x0F
-            guard bytes.count >= 5 else {
+            guard count >= 5 else {
                 throw H264Error(.truncated, field: "VideoFourCc", byteOffset: 1, "the tag ends before its FourCC")
             }
-            guard bytes[1..<5].elementsEqual(Self.avcFourCC) else {
-                let name = String(decoding: bytes[1..<5].map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
+            let fourCC = (1..<5).map(byte)
+            guard fourCC == Self.avcFourCC else {
+                let name = String(decoding: fourCC.map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
                 throw H264Error(.unsupported, field: "VideoFourCc", byteOffset: 1, "FourCC '\(name)' is not avc1")
             }
             switch packetType {
             case 0:
-                body = 5
-                packet = .sequenceHeader(try Self.record(bytes, at: body))
+                packet = .sequenceHeader(try Self.record(data.dropFirst(5), at: 5))
             case 1:
-                guard bytes.count >= 8 else {
+                guard count >= 8 else {
                     throw H264Error(.truncated, field: "CompositionTime", byteOffset: 5, "the tag ends inside its composition time")
                 }
-                packet = .codedFrames(data: Array(bytes[8...]),
-                                      compositionTime: FLVBigEndian.signExtend24(FLVBigEndian.read(bytes, at: 5, count: 3)))
+                let time = Int(byte(5)) << 16 | Int(byte(6)) << 8 | Int(byte(7))
+                packet = .codedFrames(data: payload(from: 8), compositionTime: FLVBigEndian.signExtend24(time))
             case 2:
                 packet = .endOfSequence
             case 3:
-                packet = .codedFrames(data: Array(bytes[5...]), compositionTime: 0)
+                packet = .codedFrames(data: payload(from: 5), compositionTime: 0)
             default:
                 throw H264Error(.unsupported, field: "VideoPacketType", byteOffset: 0,
                                 "Enhanced RTMP VideoPacketType \(packetType) (metadata, multitrack, ModEx …) is not read")
@@ -130,24 +133,24 @@ public struct FLVVideoTag: Hashable, Sendable {
             guard codecId == Self.avcCodecId else {
                 throw H264Error(.unsupported, field: "CodecID", byteOffset: 0, "CodecID \(codecId) is not 7 (AVC)")
             }
-            guard bytes.count >= 5 else {
-                throw H264Error(.truncated, field: bytes.count < 2 ? "AVCPacketType" : "CompositionTime",
-                                byteOffset: Swift.min(bytes.count, 2), "the tag ends inside its AVC packet header")
+            guard count >= 5 else {
+                throw H264Error(.truncated, field: count < 2 ? "AVCPacketType" : "CompositionTime",
+                                byteOffset: Swift.min(count, 2), "the tag ends inside its AVC packet header")
             }
-            let compositionTime = FLVBigEndian.signExtend24(FLVBigEndian.read(bytes, at: 2, count: 3))
-            switch bytes[1] {
-            case 0: packet = .sequenceHeader(try Self.record(bytes, at: 5))
-            case 1: packet = .codedFrames(data: Array(bytes[5...]), compositionTime: compositionTime)
+            let time = FLVBigEndian.signExtend24(Int(byte(2)) << 16 | Int(byte(3)) << 8 | Int(byte(4)))
+            switch byte(1) {
+            case 0: packet = .sequenceHeader(try Self.record(data.dropFirst(5), at: 5))
+            case 1: packet = .codedFrames(data: payload(from: 5), compositionTime: time)
             case 2: packet = .endOfSequence
             default:
-                throw H264Error(.valueOutOfRange, field: "AVCPacketType", byteOffset: 1, "AVCPacketType \(bytes[1]) is not 0, 1 or 2")
+                throw H264Error(.valueOutOfRange, field: "AVCPacketType", byteOffset: 1, "AVCPacketType \(byte(1)) is not 0, 1 or 2")
             }
         }
     }
 
-    private static func record(_ bytes: [UInt8], at offset: Int) throws(H264Error) -> AVCDecoderConfigurationRecord {
+    private static func record(_ bytes: some Collection<UInt8>, at offset: Int) throws(H264Error) -> AVCDecoderConfigurationRecord {
         do throws(H264Error) {
-            return try AVCDecoderConfigurationRecord(parsing: bytes[offset...])
+            return try AVCDecoderConfigurationRecord(parsing: bytes)
         } catch {
             throw error.offset(by: offset)
         }
