@@ -12,7 +12,8 @@ enum FLVConversion {
     /// The frame rate used when neither `--fps` nor the SPS's VUI timing gives one.
     static let defaultFrameRate = 25.0
 
-    /// An Annex-B stream as a video-only FLV: a sequence header before the first picture and at
+    /// An Annex-B stream as a video-only FLV: `onMetaData` (size, frame rate, duration), a
+    /// sequence header before the first picture and at
     /// each format change, one tag per access unit with decoding and presentation times derived
     /// from the picture order counts (so B-frames get their composition time), and an end of
     /// sequence tag.
@@ -28,6 +29,10 @@ enum FLVConversion {
         let rate = frameRate ?? first.sequenceParameterSet?.frameRate ?? defaultFrameRate
         let times = timestamps(of: pictures, frameRate: rate)
         var writer = FLVWriter(syntax: syntax)
+        // As FFmpeg's muxer: the duration ends one frame after the last presentation time.
+        let end = Double(times.map(\.presentation).max() ?? 0) + 1000 / rate
+        let size = first.dimensions
+        try writer.appendMetadata(FLVMetadata(duration: end / 1000, width: size.width, height: size.height, frameRate: rate))
         var format: FormatDescription?
         for (index, unit) in pictures.enumerated() {
             // Pictures before the first SPS/PPS cannot be decoded by anyone: leave them out.

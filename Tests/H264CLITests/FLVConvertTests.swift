@@ -95,6 +95,18 @@ import H264TestSupport
         #expect(ours.count == 9 && x264.count == 9)
         #expect(ours.contains { $0.pts != $0.dts }, "no B-frame reordering in the fixture")
         #expect(ours.map(\.dts) == (0..<9).map { Int((Double($0) * 1000 / 12).rounded()) }, "12 fps from the VUI")
+        // onMetaData: the frame rate and FFmpeg's duration for the same packets (its muxer's
+        // -c copy FLV of x264's Matroska), within rounding.
+        let rates = try Self.ffprobe(["-select_streams", "v", "-show_entries", "stream=avg_frame_rate", "-of", "csv=p=0", flv])
+        #expect(rates.trimmingCharacters(in: .whitespacesAndNewlines) == "12/1")
+        let ffmpegFLV = try CLI.temporaryDirectory().appendingPathComponent("ffmpeg.flv").path
+        _ = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", try TestFixtures.path(Self.bFramesMKV), "-c", "copy", ffmpegFLV])
+        let duration = { (path: String) throws -> Double in
+            Double(try Self.ffprobe(["-show_entries", "format=duration", "-of", "csv=p=0", path])
+                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        let ourDuration = try duration(flv), theirDuration = try duration(ffmpegFLV)
+        #expect(abs(ourDuration - theirDuration) <= 0.002, "\(ourDuration) s vs FFmpeg's \(theirDuration) s")
         let start = ours.map(\.pts).min() ?? 0
         for (index, (a, b)) in zip(ours, x264).enumerated() {
             #expect(abs((a.pts - start) - b) <= 1, "packet \(index): \(a.pts - start) vs x264's \(b)")
@@ -168,25 +180,26 @@ import H264TestSupport
         let flv = dir.appendingPathComponent("x.flv")
         _ = try Self.convert(["--to", "flv", try TestFixtures.path(Self.bFrames), "-o", flv.path])
         var bytes = [UInt8](try Data(contentsOf: flv))
-        // The third tag (second frame): header at 13 + (11 + 4 + sequence header) + first frame.
         var tags: [Int] = []
         var position = 13
         while position + 11 <= bytes.count {
             tags.append(position)
             position += 11 + (Int(bytes[position + 1]) << 16 | Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])) + 4
         }
+        // The coded-frames tags (video, AVCPacketType 1); the second one is damaged.
+        tags = tags.filter { bytes[$0] == 9 && bytes[$0 + 12] == 1 }
         var damaged = bytes
-        damaged[tags[2] + 11 + 5] = 0x7F // first NAL unit length of that frame runs past the tag
+        damaged[tags[1] + 11 + 5] = 0x7F // first NAL unit length of that frame runs past the tag
         try Data(damaged).write(to: flv)
         let out = dir.appendingPathComponent("x.264").path
         let result = try Self.convert(["--to", "annexb", flv.path, "-o", out])
-        #expect(result.stderr.contains("skipped tag at byte \(tags[2] + 16)") && result.stderr.contains("lengthPastEnd"), "\(result.stderr)")
+        #expect(result.stderr.contains("skipped tag at byte \(tags[1] + 16)") && result.stderr.contains("lengthPastEnd"), "\(result.stderr)")
         #expect(try ffmpegDecode(out).frames == 8)
 
-        bytes[tags[3]] = 0x1F
+        bytes[tags[2]] = 0x1F
         try Data(bytes).write(to: flv)
         let fatal = try CLI.run(["convert", "--to", "annexb", flv.path, "-o", out])
         #expect(fatal.status == 1)
-        #expect(fatal.stderr.contains("byte \(tags[3])") && fatal.stderr.contains("flvFramingLost"), "\(fatal.stderr)")
+        #expect(fatal.stderr.contains("byte \(tags[2])") && fatal.stderr.contains("flvFramingLost"), "\(fatal.stderr)")
     }
 }

@@ -66,6 +66,26 @@ import Testing
         #expect(header.tagType == .video && header.dataSize == 5 && header.timestamp == 0x0102_0304)
     }
 
+    /// `onMetaData` in AMF0: string marker 02 and length 10, ECMA array marker 08 with 3
+    /// entries, each a 16-bit name length, the name, number marker 00 and a big-endian double
+    /// (2.0 = 40 00 00 00 00 00 00 00; 7.0 = 40 1C …), then the object end 00 00 09. The reader
+    /// skips the script tag.
+    @Test func metadataBytes() throws {
+        let bytes = FLVMetadata(width: 2, height: 1).serialized()
+        let name = { (text: String) -> [UInt8] in [0, UInt8(text.utf8.count)] + Array(text.utf8) + [0] }
+        let expected: [UInt8] = [0x02, 0, 10] + Array("onMetaData".utf8) + [0x08, 0, 0, 0, 3]
+            + name("width") + [0x40, 0, 0, 0, 0, 0, 0, 0]
+            + name("height") + [0x3F, 0xF0, 0, 0, 0, 0, 0, 0]
+            + name("videocodecid") + [0x40, 0x1C, 0, 0, 0, 0, 0, 0]
+            + [0, 0, 9]
+        #expect(bytes == expected)
+        var writer = FLVWriter()
+        try writer.appendMetadata(FLVMetadata(width: 2, height: 1))
+        #expect(writer.bytes[13] == 18 && Array(writer.bytes[24..<24 + bytes.count]) == bytes)
+        let contents = try FLVReader.read(writer.bytes)
+        #expect(contents.ignoredTagCount == 1 && contents.frames.isEmpty && contents.skippedTags.isEmpty)
+    }
+
     // MARK: - Round trips
 
     /// Every access unit of the B-frame fixture goes through a file and comes back with the same

@@ -38,23 +38,39 @@ public struct FLVWriter: Sendable {
     ///   `Timestamp`) or data over 16 MiB − 1 (`DataSize`); the errors of
     ///   ``FLVVideoTag/append(to:)``.
     public mutating func append(_ tag: FLVVideoTag, timestamp: Int64) throws(H264Error) {
+        try appendTag(.video, timestamp: timestamp) { (output: inout [UInt8]) throws(H264Error) in try tag.append(to: &output) }
+    }
+
+    /// Appends a tag of `type` whose data `body` writes, then its `PreviousTagSize`; on error
+    /// nothing is left written.
+    private mutating func appendTag(_ type: FLVTagHeader.TagType, timestamp: Int64,
+                                    _ body: (inout [UInt8]) throws(H264Error) -> Void) throws(H264Error) {
         guard (0...Int64(UInt32.max)).contains(timestamp) else {
             throw H264Error(.valueOutOfRange, field: "Timestamp", "timestamp \(timestamp) ms is outside 0…\(UInt32.max)")
         }
         let start = bytes.count
         do throws(H264Error) {
             bytes.append(contentsOf: repeatElement(0, count: FLVTagHeader.size))
-            try tag.append(to: &bytes)
+            try body(&bytes)
             let dataSize = bytes.count - start - FLVTagHeader.size
             var header: [UInt8] = []
             header.reserveCapacity(FLVTagHeader.size)
-            try FLVTagHeader(tagType: .video, dataSize: dataSize, timestamp: UInt32(timestamp)).append(to: &header)
+            try FLVTagHeader(tagType: type, dataSize: dataSize, timestamp: UInt32(timestamp)).append(to: &header)
             bytes.replaceSubrange(start..<start + FLVTagHeader.size, with: header)
             lastTagSize = FLVTagHeader.size + dataSize
             FLVBigEndian.append(lastTagSize, count: 4, to: &bytes)
         } catch {
             bytes.removeSubrange(start...)
             throw error
+        }
+    }
+
+    /// Appends an `onMetaData` script data tag (before the first video tag, at time 0).
+    ///
+    /// - Throws: as ``append(_:timestamp:)``.
+    public mutating func appendMetadata(_ metadata: FLVMetadata, timestamp: Int64 = 0) throws(H264Error) {
+        try appendTag(.scriptData, timestamp: timestamp) { (output: inout [UInt8]) throws(H264Error) in
+            output.append(contentsOf: metadata.serialized())
         }
     }
 

@@ -1,0 +1,60 @@
+/// The `onMetaData` script data tag of a video-only FLV file (FLV specification annex E.4.4,
+/// SCRIPTDATA in AMF0): what players show before reading any frame — the size, the frame rate
+/// and the duration.
+///
+/// Written as the string `onMetaData` followed by an ECMA array of AMF0 numbers, as FFmpeg's
+/// FLV muxer writes it.
+public struct FLVMetadata: Hashable, Sendable {
+    /// `duration`, in seconds: the end of the last picture's presentation.
+    public var duration: Double?
+    /// `width`, the display width in pixels.
+    public var width: Int
+    /// `height`, the display height in pixels.
+    public var height: Int
+    /// `framerate`, in frames per second.
+    public var frameRate: Double?
+    /// `videodatarate`, in kilobits per second.
+    public var videoDataRate: Double?
+
+    /// `videocodecid`: 7, AVC.
+    public static let videoCodecId = 7.0
+
+    /// Creates metadata.
+    public init(duration: Double? = nil, width: Int, height: Int, frameRate: Double? = nil, videoDataRate: Double? = nil) {
+        self.duration = duration
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+        self.videoDataRate = videoDataRate
+    }
+
+    /// The script data tag's data: `02 000A "onMetaData"`, then an ECMA array (`08`, count)
+    /// of named numbers (`00` + IEEE 754 double), ended by `00 00 09`.
+    public func serialized() -> [UInt8] {
+        var entries: [(String, Double)] = []
+        if let duration { entries.append(("duration", duration)) }
+        entries.append(("width", Double(width)))
+        entries.append(("height", Double(height)))
+        if let videoDataRate { entries.append(("videodatarate", videoDataRate)) }
+        if let frameRate { entries.append(("framerate", frameRate)) }
+        entries.append(("videocodecid", Self.videoCodecId))
+        var output: [UInt8] = [0x02]
+        Self.appendName("onMetaData", to: &output)
+        output.append(0x08)
+        FLVBigEndian.append(entries.count, count: 4, to: &output)
+        for (name, value) in entries {
+            Self.appendName(name, to: &output)
+            output.append(0x00)
+            let bits = value.bitPattern
+            for shift in stride(from: 56, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        }
+        output.append(contentsOf: [0, 0, 9])
+        return output
+    }
+
+    private static func appendName(_ name: String, to output: inout [UInt8]) {
+        let utf8 = Array(name.utf8)
+        FLVBigEndian.append(utf8.count, count: 2, to: &output)
+        output.append(contentsOf: utf8)
+    }
+}
