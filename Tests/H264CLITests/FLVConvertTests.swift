@@ -8,8 +8,10 @@ import H264TestSupport
 @Suite struct FLVConvertTests {
     static let bFrames = "flv/x264_bframes_320x192_9f.264"
     static let bFramesMKV = "flv/x264_bframes_320x192_9f.mkv"
-    /// The B-frame fixture and conformance streams with (CABA3, HPCA) and without B-frames.
-    static let streams = [bFrames, "conformance/CABA3_SVA_B.264", "conformance/HPCA_BRCM_C.264", "conformance/BA1_FT_C.264"]
+    /// The B-frame fixture and conformance streams with (CABA3, HPCA) and without B-frames, and
+    /// with many parameter sets (MPS: a sequence header at each change).
+    static let streams = [bFrames, "conformance/CABA3_SVA_B.264", "conformance/HPCA_BRCM_C.264", "conformance/BA1_FT_C.264",
+                          "conformance/MPS_MW_A.264"]
 
     static func ffprobe(_ arguments: [String]) throws -> String {
         let output = try Subprocess.run("ffprobe", ["-v", "error"] + arguments)
@@ -53,8 +55,13 @@ import H264TestSupport
 
         let decoded = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", flv, "-f", "framemd5", "-"])
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
-        let times = String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
-            .compactMap { Int($0.split(separator: ",")[2].trimmingCharacters(in: .whitespaces)) }
+        let lines = String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let times = lines.compactMap { Int($0.split(separator: ",")[2].trimmingCharacters(in: .whitespaces)) }
+        // The same pictures, in the same order, as FFmpeg decodes from the Annex-B input.
+        let raw = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", input, "-f", "framemd5", "-"])
+        let rawHashes = String(decoding: raw.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .map { $0.split(separator: ",").last! }
+        #expect(lines.map { $0.split(separator: ",").last! } == rawHashes)
         #expect(times.count == reference.frames)
         let steps = Set(zip(times, times.dropFirst()).map { $1 - $0 })
         #expect(steps.count == 1 && steps.first! > 0, "presentation steps \(steps.sorted())")
