@@ -228,6 +228,94 @@ import Testing
         #expect(try reader.next() == nil)
     }
 
+    // MARK: - Streaming
+
+    /// Every event of a streaming reader, fed `bytes` in chunks of `size`, then finished; the
+    /// fatal error, if one ended it.
+    static func streamed(_ bytes: [UInt8], chunk size: Int) -> (events: [FLVReader.Event], error: H264Error?) {
+        var reader = FLVReader()
+        var events: [FLVReader.Event] = []
+        var start = 0
+        do {
+            while start < bytes.count {
+                reader.append(bytes[start..<min(start + size, bytes.count)])
+                start += size
+                while let event = try reader.next() { events.append(event) }
+            }
+            reader.finish()
+            while let event = try reader.next() { events.append(event) }
+            return (events, nil)
+        } catch {
+            return (events, error)
+        }
+    }
+
+    /// The whole-file reader's events and fatal error.
+    static func whole(_ bytes: [UInt8]) -> (events: [FLVReader.Event], error: H264Error?) {
+        var events: [FLVReader.Event] = []
+        do {
+            var reader = try FLVReader(bytes)
+            while let event = try reader.next() { events.append(event) }
+            return (events, nil)
+        } catch {
+            return (events, error)
+        }
+    }
+
+    /// Chunks of any size give the whole-file reader's events: on a whole file, a damaged one,
+    /// one cut inside a tag, one whose framing is lost, and one that is not FLV.
+    @Test(arguments: [1, 2, 7, 11, 100, 4096])
+    func streamingGivesTheWholeFileEvents(chunk: Int) throws {
+        let (bytes, starts) = try Self.smallFile()
+        var damaged = bytes
+        damaged[starts[2] + 16] = 0x7F
+        damaged[starts[3] - 1] &+= 1
+        var lost = bytes
+        lost[starts[3]] = 0x0F
+        for input in [bytes, damaged, Array(bytes[..<(starts[3] + 20)]), lost, Array("FLX".utf8) + bytes.dropFirst(3), Array(bytes.prefix(5))] {
+            let expected = Self.whole(input)
+            let got = Self.streamed(input, chunk: chunk)
+            #expect(got.events == expected.events)
+            #expect(got.error == expected.error)
+        }
+        #expect(Self.whole(bytes).events.count == 4 && Self.whole(damaged).events.count == 5)
+    }
+
+    /// A stream longer than the reader keeps (it drops consumed bytes past 64 KiB) still gives
+    /// the whole-file events, file offsets included.
+    @Test func longStreamKeepsFileOffsets() throws {
+        let (units, format) = try Self.fixtureUnits()
+        var writer = FLVWriter()
+        try writer.appendSequenceHeader(format)
+        for round in 0..<20 {
+            for (index, unit) in units.enumerated() {
+                let time = Int64((round * units.count + index) * 40)
+                try writer.appendFrame(unit.data, isKeyframe: unit.isIDR, decodeTime: time, presentationTime: time)
+            }
+        }
+        #expect(writer.bytes.count > 200_000)
+        let expected = Self.whole(writer.bytes)
+        let got = Self.streamed(writer.bytes, chunk: 1500)
+        #expect(expected.events.count == 181 && expected.error == nil)
+        #expect(got.events == expected.events && got.error == nil)
+    }
+
+    /// A stream not yet finished waits at a cut tag instead of reporting it.
+    @Test func unfinishedStreamWaits() throws {
+        let (bytes, starts) = try Self.smallFile()
+        var reader = FLVReader()
+        reader.append(bytes[..<(starts[3] + 20)])
+        var frames = 0
+        while let event = try reader.next() {
+            if case .frame = event { frames += 1 } else if case .skippedTag = event { Issue.record("reported a cut while waiting") }
+        }
+        #expect(frames == 2)
+        reader.append(bytes[(starts[3] + 20)...])
+        let last = try reader.next()
+        guard case .frame(let frame) = last else { Issue.record("expected the third frame, got \(String(describing: last))"); return }
+        #expect(frame.accessUnit.streamOffset == starts[3])
+    }
+
     // MARK: - Malformed catalogue
 
     static let sequenceHeader: [UInt8] = {

@@ -32,7 +32,8 @@ enum FuzzTarget: String, CaseIterable {
     case y4m
     /// `FLVReader` on the input as a file and, behind an FLV header, as tags: frames hold valid
     /// 4-byte AVCC inside the input, offsets are in it, the only fatal error is lost framing;
-    /// the frames written again by `FLVWriter` read back the same.
+    /// streamed in chunks (sizes from the input's length) it gives the same events; the frames
+    /// written again by `FLVWriter` read back the same.
     case flv
 
     func run(_ bytes: [UInt8]) {
@@ -305,10 +306,33 @@ enum FuzzTarget: String, CaseIterable {
 
     static func flv(_ bytes: [UInt8]) {
         for input in [bytes, [0x46, 0x4C, 0x56, 1, 1, 0, 0, 0, 9, 0, 0, 0, 0] + bytes] {
-            guard var reader = try? FLVReader(input) else { continue }
+            // The same input streamed in chunks: the same events and the same fatal error.
+            var streamed: [FLVReader.Event] = []
+            var streamError: H264Error?
+            var stream = FLVReader()
+            let chunk = input.count % 13 + 1
+            do {
+                var start = 0
+                while start < input.count {
+                    stream.append(input[start..<Swift.min(start + chunk, input.count)])
+                    start += chunk
+                    while let event = try stream.next() { streamed.append(event) }
+                }
+                stream.finish()
+                while let event = try stream.next() { streamed.append(event) }
+            } catch {
+                streamError = error
+            }
+            var whole: [FLVReader.Event] = []
+            guard var reader = try? FLVReader(input) else {
+                check(streamError != nil && streamed.isEmpty, "the stream accepted a header the file reader refused")
+                continue
+            }
             var frames: [FLVVideoFrame] = []
+            var wholeError: H264Error?
             do {
                 while let event = try reader.next() {
+                    whole.append(event)
                     switch event {
                     case .frame(let frame):
                         let unit = frame.accessUnit
@@ -324,7 +348,9 @@ enum FuzzTarget: String, CaseIterable {
                 }
             } catch {
                 check(error.code == .flvFramingLost, "unexpected fatal error \(error)")
+                wholeError = error
             }
+            check(streamed == whole && streamError == wholeError, "streaming in chunks of \(chunk) gave other events")
             check((try? reader.next()) == .some(nil), "events after the end")
             var writer = FLVWriter()
             var format: FormatDescription?

@@ -26,6 +26,11 @@
 ///   tag before it (FFmpeg does not check it either).
 ///
 /// Audio and script data tags are skipped silently (counted in ``ignoredTagCount``).
+///
+/// A live stream (HTTP-FLV, a file being written) is read the same way: create the reader with
+/// ``init()``, ``append(_:)`` bytes as they arrive and call ``next()`` until it returns `nil`,
+/// which then means "more bytes needed"; ``finish()`` marks the end of the input. The events
+/// never depend on how the bytes were chunked.
 public struct FLVReader: Sendable {
     /// What the reader found, in file order.
     public enum Event: Hashable, Sendable {
@@ -42,15 +47,21 @@ public struct FLVReader: Sendable {
         case warning(H264Error)
     }
 
-    /// The file header.
-    public let header: FLVFileHeader
+    /// The file header, once its bytes have been read.
+    public private(set) var header: FLVFileHeader?
     /// The format of the sequence header in force.
     public private(set) var formatDescription: FormatDescription?
     /// How many audio and script data tags were skipped.
     public private(set) var ignoredTagCount = 0
 
-    private let bytes: [UInt8]
-    private var position: Int
+    /// The bytes not yet consumed begin at `position`; `base` bytes were dropped before `bytes[0]`.
+    private var bytes: [UInt8] = []
+    private var base = 0
+    private var position = 0
+    /// True once no more bytes will come (a cut-off tail is then reported, not waited for).
+    private var complete = false
+    /// True after a fatal error: nothing more is read.
+    private var stopped = false
     /// The size of the tag before `position`, which the `PreviousTagSize` there should equal.
     private var previousTagSize = 0
     private var expectingPreviousTagSize = true
@@ -60,28 +71,73 @@ public struct FLVReader: Sendable {
     ///
     /// - Throws: the errors of ``FLVFileHeader/init(parsing:)``.
     public init(_ bytes: [UInt8]) throws(H264Error) {
-        header = try FLVFileHeader(parsing: bytes)
+        let header = try FLVFileHeader(parsing: bytes)
+        self.header = header
         self.bytes = bytes
         position = header.dataOffset
+        complete = true
     }
 
-    /// The next event, or `nil` at the end of the data.
+    /// Begins reading a stream whose bytes will be given with ``append(_:)``.
+    public init() {}
+
+    /// Adds the next bytes of the stream.
+    public mutating func append(_ chunk: some Collection<UInt8>) {
+        guard !complete else { return }
+        // Drop what was consumed once it is most of the buffer, so a long stream does not grow it.
+        if position >= 1 << 16 && position * 2 >= bytes.count {
+            bytes.removeSubrange(0..<position)
+            base += position
+            position = 0
+        }
+        bytes.append(contentsOf: chunk)
+    }
+
+    /// Marks the end of the stream: ``next()`` then reports a cut-off last tag instead of
+    /// waiting for its bytes.
+    public mutating func finish() {
+        complete = true
+    }
+
+    /// The next event, or `nil` at the end of the data (or, for a stream not yet finished, when
+    /// more bytes are needed).
     ///
     /// - Throws: ``H264Error/Code/flvFramingLost`` (with the file offset) when a tag header is
-    ///   not one; reading then ends.
+    ///   not one, and the errors of ``FLVFileHeader/init(parsing:)`` for a stream; reading then
+    ///   ends.
     public mutating func next() throws(H264Error) -> Event? {
+        guard !stopped else { return nil }
+        if header == nil {
+            // A stream: the header is read once its bytes are all there (or the input ended).
+            let signature: [UInt8] = [0x46, 0x4C, 0x56]
+            let waiting = !complete && bytes.count < FLVFileHeader.size && bytes.prefix(3).elementsEqual(signature.prefix(bytes.count))
+            if waiting { return nil }
+            do throws(H264Error) {
+                let parsed = try FLVFileHeader(parsing: bytes)
+                header = parsed
+                position = parsed.dataOffset
+            } catch {
+                if !complete && error.code == .truncated && error.field == "DataOffset" && bytes.count >= FLVFileHeader.size {
+                    return nil // DataOffset beyond what has arrived
+                }
+                stopped = true
+                throw error
+            }
+        }
         while position < bytes.count {
             let remaining = bytes.count - position
             if expectingPreviousTagSize {
-                expectingPreviousTagSize = false
                 guard remaining >= 4 else {
-                    let at = position
+                    guard complete else { return nil }
+                    let at = base + position
                     position = bytes.count
+                    expectingPreviousTagSize = false
                     return .warning(H264Error(.truncated, field: "PreviousTagSize", byteOffset: at,
                                               "the file ends inside PreviousTagSize"))
                 }
+                expectingPreviousTagSize = false
                 let value = FLVBigEndian.read(bytes, at: position, count: 4)
-                let at = position
+                let at = base + position
                 position += 4
                 if value != previousTagSize {
                     return .warning(H264Error(.flvPreviousTagSizeMismatch, field: "PreviousTagSize", byteOffset: at,
@@ -91,8 +147,9 @@ public struct FLVReader: Sendable {
             }
             let tagStart = position
             guard remaining >= FLVTagHeader.size else {
+                guard complete else { return nil }
                 position = bytes.count
-                return .skippedTag(H264Error(.truncated, field: "TagType", byteOffset: tagStart,
+                return .skippedTag(H264Error(.truncated, field: "TagType", byteOffset: base + tagStart,
                                              "the file ends inside a tag header (\(remaining) byte(s))"))
             }
             let tag: FLVTagHeader
@@ -100,12 +157,14 @@ public struct FLVReader: Sendable {
                 tag = try FLVTagHeader(parsing: bytes[tagStart..<tagStart + FLVTagHeader.size])
             } catch {
                 position = bytes.count
-                throw error.offset(by: tagStart)
+                stopped = true
+                throw error.offset(by: base + tagStart)
             }
             let dataStart = tagStart + FLVTagHeader.size
             guard tag.dataSize <= bytes.count - dataStart else {
+                guard complete else { return nil }
                 position = bytes.count
-                return .skippedTag(H264Error(.truncated, field: "DataSize", byteOffset: tagStart + 1,
+                return .skippedTag(H264Error(.truncated, field: "DataSize", byteOffset: base + tagStart + 1,
                                              "a tag of \(tag.dataSize) data bytes, \(bytes.count - dataStart) left in the file"))
             }
             let dataEnd = dataStart + tag.dataSize
@@ -117,7 +176,7 @@ public struct FLVReader: Sendable {
                 continue
             }
             guard !tag.filter else {
-                return .skippedTag(H264Error(.unsupported, field: "Filter", byteOffset: tagStart, "an encrypted video tag"))
+                return .skippedTag(H264Error(.unsupported, field: "Filter", byteOffset: base + tagStart, "an encrypted video tag"))
             }
             if let event = video(tag, data: dataStart..<dataEnd, tagStart: tagStart) { return event }
         }
@@ -130,7 +189,7 @@ public struct FLVReader: Sendable {
         do throws(H264Error) {
             video = try FLVVideoTag(parsing: bytes[data])
         } catch {
-            return .skippedTag(error.offset(by: data.lowerBound))
+            return .skippedTag(error.offset(by: base + data.lowerBound))
         }
         switch video.packet {
         case .sequenceHeader(let record):
@@ -148,10 +207,10 @@ public struct FLVReader: Sendable {
             do throws(H264Error) {
                 units = try AVCC.nalUnits(in: payload, lengthSize: lengthSize, allowingEmptyNALUnits: true)
             } catch {
-                return .skippedTag(error.offset(by: payloadStart))
+                return .skippedTag(error.offset(by: base + payloadStart))
             }
             guard !units.isEmpty else {
-                return .skippedTag(H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: payloadStart,
+                return .skippedTag(H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: base + payloadStart,
                                              "a coded-frames tag without NAL units"))
             }
             // Already 4-byte AVCC without empty units: keep the bytes as they are.
@@ -164,7 +223,7 @@ public struct FLVReader: Sendable {
             }
             let accessUnit = AccessUnit(data: data,
                                         nalUnitTypes: units.map { NALUnitHeader(byte: payload[$0.lowerBound]).nalUnitType },
-                                        streamOffset: tagStart, byteCount: FLVTagHeader.size + tag.dataSize,
+                                        streamOffset: base + tagStart, byteCount: FLVTagHeader.size + tag.dataSize,
                                         formatDescription: formatDescription, formatChanged: formatChanged)
             formatChanged = false
             return .frame(FLVVideoFrame(accessUnit: accessUnit, decodeTime: Int64(tag.timestamp),
@@ -197,7 +256,7 @@ extension FLVReader {
     /// - Throws: the fatal errors of ``init(_:)`` and ``next()``.
     public static func read(_ bytes: [UInt8]) throws(H264Error) -> Contents {
         var reader = try FLVReader(bytes)
-        var contents = Contents(header: reader.header, frames: [], formatDescriptions: [], endOfSequenceCount: 0,
+        var contents = Contents(header: reader.header ?? FLVFileHeader(), frames: [], formatDescriptions: [], endOfSequenceCount: 0,
                                 skippedTags: [], warnings: [], ignoredTagCount: 0)
         while let event = try reader.next() {
             switch event {
