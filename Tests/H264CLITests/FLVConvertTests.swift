@@ -89,6 +89,23 @@ import H264TestSupport
         #expect(steps.allSatisfy { (83...84).contains($0) }, "\(pts)")
     }
 
+    /// ffprobe reads the signed composition times FLVWriter writes, negative ones included:
+    /// every packet's pts and dts are the ones written.
+    @Test func ffprobeReadsNegativeCompositionTimes() throws {
+        let units = AccessUnitAssembler.accessUnits(inAnnexB: try TestFixtures.data(Self.bFrames)).filter(\.hasPicture)
+        let format = try #require(units.first?.formatDescription)
+        var writer = FLVWriter()
+        try writer.appendSequenceHeader(format)
+        let times = units.indices.map { (dts: $0 * 100 + 500, pts: $0 * 100 + 500 + [-300, 0, 250, -1][$0 % 4]) }
+        for (unit, time) in zip(units, times) {
+            try writer.appendFrame(unit.data, isKeyframe: unit.isIDR, decodeTime: Int64(time.dts), presentationTime: Int64(time.pts))
+        }
+        let flv = try CLI.temporaryDirectory().appendingPathComponent("signed.flv")
+        try Data(writer.bytes).write(to: flv)
+        let probed = try Self.packetTimes(flv.path)
+        #expect(probed.map { [$0.pts, $0.dts] } == times.map { [$0.pts, $0.dts] })
+    }
+
     /// Our presentation times are x264's: each packet's is within 1 ms (rounding) of the one x264
     /// wrote into its Matroska file of the same encode, after both are shifted to start at 0
     /// (Matroska stores presentation times from 0; FLV needs decoding times ≥ 0, so ours begin
