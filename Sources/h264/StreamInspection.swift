@@ -29,15 +29,13 @@ struct StreamInspection {
                 units.append((range.lowerBound - lengthSize, range))
             }
         } else {
-            let locations = AnnexB.nalUnits(in: bytes)
-            if let first = locations.first {
-                let leading = bytes[0..<first.startCodeOffset]
-                if leading.contains(where: { $0 != 0 }) {
-                    throw H264Error(.missingStartCode, byteOffset: 0,
-                                    "\(first.startCodeOffset) bytes before the first start code (AVCC input needs --length-size or --config)")
-                }
-            } else if !bytes.isEmpty {
-                throw H264Error(.missingStartCode, byteOffset: 0, "no start code found (AVCC input needs --length-size or --config)")
+            let locations: [NALUnitLocation]
+            do {
+                locations = try AnnexB.nalUnits(validating: bytes)
+            } catch {
+                var hinted = error
+                hinted.message += " (AVCC input needs --length-size or --config)"
+                throw hinted
             }
             units = locations.map { ($0.startCodeOffset, $0.range) }
         }

@@ -157,7 +157,7 @@ enum FuzzTarget: String, CaseIterable {
                     _ = header.startsNewPicture(after: header)
                     check(!header.startsNewPicture(after: header), "a slice starts a new picture after itself")
                 }
-                _ = SliceHeader.firstMbInSlice(ofNALUnit: unit)
+                _ = try? SliceHeader.Prefix(nalUnit: unit)
                 for id in 0..<4 { _ = cache.formatDescription(pictureParameterSetId: id) }
             }
         }

@@ -1,16 +1,12 @@
 /// Groups NAL units into access units (clauses 7.4.1.2.3 and 7.4.1.2.4).
 ///
-/// A new access unit begins, once the current one holds a coded picture, with an access unit
+/// Where one access unit ends and the next begins is decided by one rule, shared with the raw
+/// AVCC stream conversion (``AnnexB/fromAVCCStream(_:lengthSize:parameterSets:startCodes:)``):
+/// a new access unit begins, once the current one holds a coded picture, with an access unit
 /// delimiter, SPS, PPS, SEI or NAL unit types 14…18, or with the first VCL NAL unit of a new
-/// primary coded picture — a slice whose header differs from the previous slice's in `frame_num`,
-/// `pic_parameter_set_id`, field flags, `nal_ref_idc` being zero, picture order count, IDR-ness
-/// or `idr_pic_id` (clause 7.4.1.2.4). Two further rules keep real, not-quite-conforming
-/// streams apart: a second primary slice starting at macroblock 0 begins a new picture (encoders
-/// that repeat `idr_pic_id`), and a slice whose parameter sets are unknown falls back to
-/// FFmpeg's rule (`first_mb_in_slice` not increasing). End of sequence and end of stream stay with
-/// the access unit before them (an end of stream may follow an end of sequence); the next NAL unit
-/// begins a new one. Redundant coded pictures
-/// (`redundant_pic_cnt` > 0) stay with their primary picture.
+/// primary coded picture (clause 7.4.1.2.4; a slice whose parameter sets are unknown falls back
+/// to FFmpeg's rule, `first_mb_in_slice` not increasing). End of sequence and end of stream stay
+/// with the access unit before them; redundant coded pictures stay with their primary picture.
 ///
 /// A unit whose `forbidden_zero_bit` is set is not a NAL unit (garbage between start codes): it is
 /// dropped and reported as ``H264Error/Code/forbiddenZeroBit``, and assembly goes on with the
@@ -35,13 +31,7 @@ public struct AccessUnitAssembler: Sendable {
     private var data: [UInt8] = []
     private var types: [NALUnitType] = []
     private var startOffset = 0
-    private var hasVCL = false
-    private var lastSlice: SliceHeader?
-    private var lastFirstMb: Int = -1
-    private var sawPrimaryMbZero = false
-    private var closedByEndOfSequence = false
-    private var closedByEndOfStream = false
-    private var firstPPSId: Int?
+    private var boundary = AccessUnitBoundary()
     private var lastFormat: FormatDescription?
     private var cachedFormat: (ppsId: Int, format: FormatDescription)?
 
@@ -72,78 +62,24 @@ public struct AccessUnitAssembler: Sendable {
                              "a \(nalUnit.count)-byte unit with forbidden_zero_bit set was dropped"))
             return nil
         }
-        let header = NALUnitHeader(byte: first)
-        let type = header.nalUnitType
-        // After end of sequence only an end of stream may follow in the same access unit.
-        var startsNew = !types.isEmpty && (closedByEndOfStream || (closedByEndOfSequence && type != .endOfStream))
-        var slice: SliceHeader?
-        var firstMb: Int?
-
-        switch type.rawValue {
-        case 6, 7, 8, 9, 14, 15, 16, 17, 18:
-            if hasVCL { startsNew = true }
-        case 1, 2, 5:
-            do {
-                slice = try SliceHeader(nalUnit: nalUnit, pictureParameterSets: parameterSets.pictureParameterSets,
-                                        sequenceParameterSets: parameterSets.sequenceParameterSets)
-            } catch {
-                report(error.offset(by: streamOffset))
-            }
-            firstMb = slice?.firstMbInSlice ?? SliceHeader.firstMbInSlice(ofNALUnit: nalUnit)
-            if hasVCL {
-                if let slice, let lastSlice {
-                    if slice.startsNewPicture(after: lastSlice) { startsNew = true }
-                    if slice.redundantPicCnt == 0 && slice.firstMbInSlice == 0 && sawPrimaryMbZero { startsNew = true }
-                } else if let firstMb, firstMb <= lastFirstMb {
-                    startsNew = true
-                }
-            }
-        default:
-            break
-        }
-
-        var completed: AccessUnit?
-        if startsNew {
-            completed = close(at: streamOffset)
-        }
+        let type = NALUnitHeader(byte: first).nalUnitType
+        let decision = boundary.decide(nalUnit, type: type, parameterSets: parameterSets)
+        if let problem = decision.problem { report(problem.offset(by: streamOffset)) }
+        let completed = decision.startsNew ? close(at: streamOffset) : nil
+        boundary.record(decision, type: type)
 
         // Append the NAL unit in AVCC form.
-        let count = nalUnit.count
-        data.append(UInt8(truncatingIfNeeded: count >> 24))
-        data.append(UInt8(truncatingIfNeeded: count >> 16))
-        data.append(UInt8(truncatingIfNeeded: count >> 8))
-        data.append(UInt8(truncatingIfNeeded: count))
+        AVCC.appendLength(nalUnit.count, lengthSize: 4, to: &data)
         data.append(contentsOf: nalUnit)
         types.append(type)
 
-        switch type.rawValue {
-        case 1, 2, 5:
-            hasVCL = true
-            if let slice {
-                if slice.redundantPicCnt == 0 {
-                    lastSlice = slice
-                    if slice.firstMbInSlice == 0 { sawPrimaryMbZero = true }
-                }
-                if firstPPSId == nil { firstPPSId = slice.picParameterSetId }
-            } else {
-                lastSlice = nil
-            }
-            if let firstMb { lastFirstMb = firstMb }
-        case 3, 4:
-            hasVCL = true
-        case 7, 8:
+        if type == .sequenceParameterSet || type == .pictureParameterSet {
             do {
                 let change = try parameterSets.store(nalUnit)
                 if change == .replaced { cachedFormat = nil }
             } catch {
                 report(error.offset(by: streamOffset))
             }
-        case 10:
-            closedByEndOfSequence = true
-        case 11:
-            closedByEndOfStream = true
-        default:
-            break
         }
         return completed
     }
@@ -168,7 +104,7 @@ public struct AccessUnitAssembler: Sendable {
     private mutating func close(at offset: Int) -> AccessUnit {
         var format: FormatDescription?
         var changed = false
-        if let id = firstPPSId, let current = self.format(forPPS: id) {
+        if let id = boundary.firstPPSId, let current = self.format(forPPS: id) {
             format = current
             changed = lastFormat != nil && lastFormat != current
             lastFormat = current
@@ -180,13 +116,7 @@ public struct AccessUnitAssembler: Sendable {
         data.reserveCapacity(unit.data.count)
         types = []
         startOffset = offset
-        hasVCL = false
-        lastSlice = nil
-        lastFirstMb = -1
-        sawPrimaryMbZero = false
-        closedByEndOfSequence = false
-        closedByEndOfStream = false
-        firstPPSId = nil
+        boundary = AccessUnitBoundary()
         return unit
     }
 }

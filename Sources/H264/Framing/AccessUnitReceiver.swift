@@ -261,7 +261,7 @@ public struct AccessUnitReceiver: Sendable {
         var ppsId: Int?
         var spsId: Int?
         if let slice = unit.nalUnits.first(where: { $0.first.map { NALUnitHeader(byte: $0).nalUnitType.isVCL } ?? false }) {
-            ppsId = SliceHeader.picParameterSetId(ofNALUnit: slice)
+            ppsId = try? SliceHeader.Prefix(nalUnit: slice).picParameterSetId
             if let ppsId, let pps = assembler.parameterSets.pictureParameterSets[ppsId],
                assembler.parameterSets.sequenceParameterSets[pps.seqParameterSetId] == nil {
                 spsId = pps.seqParameterSetId
@@ -269,16 +269,5 @@ public struct AccessUnitReceiver: Sendable {
         }
         return MissingParameterSets(streamOffset: unit.streamOffset, isIDR: unit.isIDR,
                                     pictureParameterSetId: ppsId, sequenceParameterSetId: spsId)
-    }
-}
-
-extension SliceHeader {
-    /// Reads only `pic_parameter_set_id` of a slice NAL unit (the third element of its header,
-    /// clause 7.3.3; no parameter sets needed), or `nil` when it cannot be read.
-    public static func picParameterSetId<Bytes: Collection<UInt8>>(ofNALUnit nalUnit: Bytes) -> Int? {
-        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: 16))
-        guard (try? reader.readUE("first_mb_in_slice")) != nil,
-              (try? reader.readUE("slice_type", max: 9)) != nil else { return nil }
-        return try? reader.readUE("pic_parameter_set_id", max: 255)
     }
 }
