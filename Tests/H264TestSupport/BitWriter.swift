@@ -5,6 +5,9 @@ public struct BitWriter: Sendable {
 
     public init() {}
 
+    /// How many bits have been written: the bit offset of the next one.
+    public var bitPosition: Int { bitCount }
+
     public mutating func bit(_ value: Bool) { bits(value ? 1 : 0, 1) }
 
     public mutating func bits(_ value: Int, _ count: Int) {

@@ -149,6 +149,8 @@ extension AnnexB {
             guard nalUnit[0] & 0x80 == 0 else { return boundary.isEmpty }
             let type = NALUnitHeader(byte: nalUnit[0]).nalUnitType
             let decision = boundary.decide(nalUnit, type: type, parameterSets: cache)
+            // A slice whose header cannot be read stays where it is, like garbage.
+            if decision.isDamaged { return boundary.isEmpty }
             let starts = boundary.isEmpty || decision.startsNew
             boundary.record(decision, type: type)
             if type == .sequenceParameterSet || type == .pictureParameterSet { _ = try? cache.store(nalUnit) }

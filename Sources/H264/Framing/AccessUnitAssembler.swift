@@ -10,22 +10,40 @@
 ///
 /// A unit whose `forbidden_zero_bit` is set is not a NAL unit (garbage between start codes): it is
 /// dropped and reported as ``H264Error/Code/forbiddenZeroBit``, and assembly goes on with the
-/// next start code.
+/// next start code. So is a slice whose first header elements (``SliceHeader/Prefix``) cannot be
+/// read (a NAL unit cut short), reported with the bit reader's error. A parameter set that does
+/// not parse stays in its access unit's data but is not used.
 ///
 /// Parameter sets are taken from the stream as they pass (and may be seeded from a
-/// configuration record). Problems — a slice naming an unknown PPS, a malformed parameter set —
-/// never stop assembly: they are counted and the most recent are kept in ``recentErrors``.
+/// configuration record). Problems never stop assembly; they come in two kinds, kept apart:
+/// - damaged: a unit that is not a NAL unit, a malformed parameter set (not stored), a slice
+///   naming an unknown PPS — counted in ``errorCount``, the most recent kept in ``recentErrors``;
+/// - tolerable: a value out of range that does not change how the rest is read (e.g. a VUI
+///   `log2_max_mv_length_horizontal` of 16) — the value is kept, and the warning counted in
+///   ``warningCount``, the most recent kept in ``recentWarnings``.
+///
+/// Only lost framing is fatal, and that is found before the assembler (by the Annex-B or AVCC
+/// reader).
 ///
 /// Feed NAL units in order with ``append(nalUnit:streamOffset:)``; each call returns the access
 /// unit the NAL unit completed, if any. Call ``finish(streamLength:)`` at the end of the stream.
 public struct AccessUnitAssembler: Sendable {
     /// The parameter sets seen so far.
     public private(set) var parameterSets: ParameterSetCache
-    /// How many problems were met (malformed parameter sets, slices with unknown parameter sets).
+    /// How many problems were met (damaged units skipped, malformed parameter sets, slices with
+    /// unknown parameter sets).
     public private(set) var errorCount = 0
-    /// The most recent problems, oldest first (at most ``recentErrorLimit``).
+    /// The most recent problems, oldest first (at most ``recentErrorLimit``). A reader that
+    /// wants every one compares ``errorCount`` before and after each append.
     public private(set) var recentErrors: [H264Error] = []
-    /// How many problems ``recentErrors`` keeps.
+    /// How many tolerable problems were met: values out of range that were kept (the
+    /// ``SequenceParameterSet/diagnostics`` of each new or changed parameter set, and of slice
+    /// headers). The stream is read as if they were in range.
+    public private(set) var warningCount = 0
+    /// The most recent tolerable problems, oldest first (at most ``recentErrorLimit``), each
+    /// with its NAL unit's stream offset as `byteOffset` and its bit offset in that NAL unit.
+    public private(set) var recentWarnings: [H264Error] = []
+    /// How many problems ``recentErrors`` and ``recentWarnings`` keep.
     public static let recentErrorLimit = 16
 
     private var data: [UInt8] = []
@@ -38,6 +56,12 @@ public struct AccessUnitAssembler: Sendable {
     /// Creates an assembler, optionally knowing parameter sets already (e.g. from an avcC).
     public init(parameterSets: ParameterSetCache = ParameterSetCache()) {
         self.parameterSets = parameterSets
+    }
+
+    private mutating func warn(_ warning: H264Error) {
+        warningCount += 1
+        if recentWarnings.count == Self.recentErrorLimit { recentWarnings.removeFirst() }
+        recentWarnings.append(warning)
     }
 
     private mutating func report(_ error: H264Error) {
@@ -65,6 +89,10 @@ public struct AccessUnitAssembler: Sendable {
         let type = NALUnitHeader(byte: first).nalUnitType
         let decision = boundary.decide(nalUnit, type: type, parameterSets: parameterSets)
         if let problem = decision.problem { report(problem.offset(by: streamOffset)) }
+        // A slice whose header cannot be read at all (cut short, garbage) belongs to no picture:
+        // it is dropped like garbage; nothing assembled so far is lost.
+        if decision.isDamaged { return nil }
+        for warning in decision.slice?.diagnostics ?? [] { warn(warning.offset(by: streamOffset)) }
         let completed = decision.startsNew ? close(at: streamOffset) : nil
         boundary.record(decision, type: type)
 
@@ -74,12 +102,14 @@ public struct AccessUnitAssembler: Sendable {
         types.append(type)
 
         if type == .sequenceParameterSet || type == .pictureParameterSet {
+            var warnings: [H264Error] = []
             do {
-                let change = try parameterSets.store(nalUnit)
+                let change = try parameterSets.store(nalUnit, diagnostics: &warnings)
                 if change == .replaced { cachedFormat = nil }
             } catch {
                 report(error.offset(by: streamOffset))
             }
+            for warning in warnings { warn(warning.offset(by: streamOffset)) }
         }
         return completed
     }

@@ -24,6 +24,9 @@ struct AccessUnitBoundary: Sendable {
         var firstMb: Int?
         /// Why a slice header could not be read, if it could not.
         var problem: H264Error?
+        /// True when not even the slice header's ``SliceHeader/Prefix`` could be read: the unit
+        /// is damaged and cannot be placed in any access unit.
+        var isDamaged = false
     }
 
     /// True while the current access unit holds no NAL unit.
@@ -46,9 +49,16 @@ struct AccessUnitBoundary: Sendable {
         case 6, 7, 8, 9, 14, 15, 16, 17, 18:
             if hasVCL { decision.startsNew = true }
         case 1, 2, 5:
+            let prefix: SliceHeader.Prefix
             do {
-                let prefix = try SliceHeader.Prefix(nalUnit: nalUnit)
-                decision.firstMb = prefix.firstMbInSlice
+                prefix = try SliceHeader.Prefix(nalUnit: nalUnit)
+            } catch {
+                decision.problem = error
+                decision.isDamaged = true
+                return decision
+            }
+            decision.firstMb = prefix.firstMbInSlice
+            do {
                 decision.slice = try SliceHeader(prefix: prefix, parameterSets: parameterSets)
             } catch {
                 decision.problem = error

@@ -52,6 +52,18 @@ public struct ParameterSetCache: Sendable {
     ///   naming an SPS that is not stored.
     @discardableResult
     public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes) throws(H264Error) -> Change {
+        var ignored: [H264Error] = []
+        return try store(nalUnit, diagnostics: &ignored)
+    }
+
+    /// Stores an SPS or PPS NAL unit (header byte first), appending the parameter set's
+    /// tolerable problems (``SequenceParameterSet/diagnostics``, ``PictureParameterSet/diagnostics``)
+    /// to `diagnostics` when it is new or replaces another (not when it repeats one).
+    ///
+    /// - Returns: whether the id was new, unchanged or replaced.
+    /// - Throws: as ``store(_:)``.
+    @discardableResult
+    public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes, diagnostics: inout [H264Error]) throws(H264Error) -> Change {
         let header = try NALUnitHeader(validating: nalUnit)
         switch header.nalUnitType {
         case .sequenceParameterSet:
@@ -60,6 +72,7 @@ public struct ParameterSetCache: Sendable {
             let id = sps.seqParameterSetId
             let previous = spsBytes[id]
             if previous == bytes { return .unchanged }
+            diagnostics += sps.diagnostics
             spsBytes[id] = bytes
             sequenceParameterSets[id] = sps
             guard previous != nil else { return .added }
@@ -75,6 +88,7 @@ public struct ParameterSetCache: Sendable {
             let id = pps.picParameterSetId
             let previous = ppsBytes[id]
             if previous == bytes { return .unchanged }
+            diagnostics += pps.diagnostics
             ppsBytes[id] = bytes
             pictureParameterSets[id] = pps
             return previous == nil ? .added : .replaced

@@ -22,7 +22,7 @@ public struct SliceHeader: Hashable, Sendable {
     public var fieldPicFlag: Bool
     /// `bottom_field_flag`.
     public var bottomFieldFlag: Bool
-    /// `idr_pic_id`, present in IDR slices.
+    /// `idr_pic_id`, present in IDR slices (0…65535; a larger value is kept with a warning).
     public var idrPicId: Int
     /// `pic_order_cnt_lsb` (POC type 0).
     public var picOrderCntLsb: Int
@@ -32,6 +32,9 @@ public struct SliceHeader: Hashable, Sendable {
     public var deltaPicOrderCnt: [Int]
     /// `redundant_pic_cnt`: 0 for primary coded pictures.
     public var redundantPicCnt: Int
+    /// Tolerable problems met while parsing (an `idr_pic_id` above 65535 is kept: it is only
+    /// compared), each with the code, field and bit offset an error would have.
+    public var diagnostics: [H264Error]
 
     /// The kind of slice, from `slice_type` modulo 5 (Table 7-6).
     public enum Kind: Int, Hashable, Sendable {
@@ -145,7 +148,7 @@ public struct SliceHeader: Hashable, Sendable {
             fieldPicFlag = try reader.readFlag("field_pic_flag")
             if fieldPicFlag { bottomFieldFlag = try reader.readFlag("bottom_field_flag") }
         }
-        idrPicId = type == .idrSlice ? try reader.readUE("idr_pic_id", max: 65_535) : 0
+        idrPicId = type == .idrSlice ? try reader.readUE("idr_pic_id", tolerating: 0...65_535) : 0
         picOrderCntLsb = 0
         deltaPicOrderCntBottom = 0
         deltaPicOrderCnt = []
@@ -162,6 +165,7 @@ public struct SliceHeader: Hashable, Sendable {
             }
         }
         redundantPicCnt = pps.redundantPicCntPresentFlag ? try reader.readUE("redundant_pic_cnt", max: 127) : 0
+        diagnostics = reader.diagnostics
     }
 
     /// True when a slice with this header, following `previous` (a VCL NAL unit of the current
