@@ -104,6 +104,9 @@ public struct AccessUnitReceiver: Sendable {
 
     private var reader = AnnexBStreamReader()
     private var assembler: AccessUnitAssembler
+    /// The assembler counts of the streams already finished (each stream gets a new assembler).
+    private var finishedErrorCount = 0
+    private var finishedWarningCount = 0
     private var pending: [Event] = []
     private var pendingHead = 0
     /// Stream offset where the current skip began.
@@ -139,8 +142,22 @@ public struct AccessUnitReceiver: Sendable {
     /// The format of the last access unit handed out.
     public var formatDescription: FormatDescription? { lastDeliveredFormat }
 
-    /// How many problems the assembler met (malformed parameter sets, unparsable slice headers).
-    public var assemblerErrorCount: Int { assembler.errorCount }
+    /// How many problems the assembler met, in every stream so far: damaged units skipped
+    /// (`forbidden_zero_bit` set, slice headers cut short), malformed parameter sets, slices
+    /// naming unknown parameter sets. See ``AccessUnitAssembler/errorCount``.
+    public var assemblerErrorCount: Int { finishedErrorCount + assembler.errorCount }
+
+    /// How many tolerable problems (values out of range that were kept) the assembler met, in
+    /// every stream so far. See ``AccessUnitAssembler/warningCount``.
+    public var assemblerWarningCount: Int { finishedWarningCount + assembler.warningCount }
+
+    /// The assembler's most recent problems in the current stream (see
+    /// ``AccessUnitAssembler/recentErrors``).
+    public var recentErrors: [H264Error] { assembler.recentErrors }
+
+    /// The assembler's most recent tolerable problems in the current stream (see
+    /// ``AccessUnitAssembler/recentWarnings``).
+    public var recentWarnings: [H264Error] { assembler.recentWarnings }
 
     /// The number of bytes received in the current stream.
     public var streamLength: Int { reader.streamLength }
@@ -194,6 +211,8 @@ public struct AccessUnitReceiver: Sendable {
         events.append(contentsOf: pending[pendingHead...])
         pending.removeAll(keepingCapacity: true)
         pendingHead = 0
+        finishedErrorCount += assembler.errorCount
+        finishedWarningCount += assembler.warningCount
         assembler = AccessUnitAssembler(parameterSets: assembler.parameterSets)
         isDecoding = false
         skipStart = 0
