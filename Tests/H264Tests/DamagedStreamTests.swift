@@ -88,3 +88,20 @@ import Testing
         #expect(receiver.assemblerErrorCount == 1)
     }
 }
+
+/// The Annex-B → AVCC conversion carries a parameter set whose id cannot be read over as it is
+/// and says so, keeping everything else.
+@Suite struct DamagedConversionTests {
+    @Test func aDamagedParameterSetIsKeptAndReported() throws {
+        let cut: [UInt8] = [0x68] // a PPS cut right after its header byte
+        let units = [SyntheticStream.sps(), SyntheticStream.pps(), SyntheticStream.slice(idr: true), cut,
+                     SyntheticStream.slice(idr: false, frameNum: 1, pocLsb: 2)]
+        let bytes = units.flatMap { AnnexB.fourByteStartCode + $0 }
+        let result = try AVCC.fromAnnexB(bytes, parameterSets: .configuration)
+        let cutOffset = units[..<3].reduce(0) { $0 + 4 + $1.count } + 4
+        #expect(result.diagnostics == [H264Error(.truncated, field: "pic_parameter_set_id", byteOffset: cutOffset,
+                                                 "a 1-byte parameter set ends before its id")])
+        #expect(try AVCC.nalUnits(in: result.data, lengthSize: 4).map { Array(result.data[$0]) } == [units[2], cut, units[4]])
+        #expect(result.pictureParameterSets == [units[1]])
+    }
+}

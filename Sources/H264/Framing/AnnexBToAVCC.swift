@@ -21,10 +21,15 @@ extension AVCC {
         public var pictureParameterSets: [[UInt8]]
         /// The first SPS extension NAL unit (type 13) of each id, in order of appearance.
         public var sequenceParameterSetExtensions: [[UInt8]]
+        /// Damaged units the conversion read past, in stream order: parameter sets whose id
+        /// cannot be read (kept in `data` where they were, never moved into the configuration),
+        /// each with the byte offset of its NAL unit.
+        public var diagnostics: [H264Error]
 
         /// Creates a result.
         public init(data: [UInt8], lengthSize: Int, sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]],
-                    sequenceParameterSetExtensions: [[UInt8]]) {
+                    sequenceParameterSetExtensions: [[UInt8]], diagnostics: [H264Error] = []) {
+            self.diagnostics = diagnostics
             self.data = data
             self.lengthSize = lengthSize
             self.sequenceParameterSets = sequenceParameterSets
@@ -64,7 +69,8 @@ extension AVCC {
         }
         let data = try outcome.get()
         return ConversionResult(data: data, lengthSize: lengthSize, sequenceParameterSets: converter.sps,
-                                pictureParameterSets: converter.pps, sequenceParameterSetExtensions: converter.exts)
+                                pictureParameterSets: converter.pps, sequenceParameterSetExtensions: converter.exts,
+                                diagnostics: converter.diagnostics)
     }
 
     /// The id of an SPS (`seq_parameter_set_id`), PPS (`pic_parameter_set_id`) or SPS extension
