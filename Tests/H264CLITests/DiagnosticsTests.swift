@@ -101,6 +101,15 @@ import H264TestSupport
         #expect(got.accessUnits == wantUnits)
         #expect(got.sps == want.sps)
 
+        // `h264 convert` carries every NAL unit over, the damaged one included, and warns the same way.
+        let avcc = try CLI.temporaryDirectory().appendingPathComponent("damaged.avcc").path
+        let converted = try CLI.run(["convert", "--to", "avcc", path, "-o", avcc])
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(converted.stderr == result.stderr.replacingOccurrences(of: "h264 inspect:", with: "h264 convert:"))
+        let avccBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: avcc)))
+        #expect(try AVCC.nalUnits(in: avccBytes, lengthSize: 4).map { Array(avccBytes[$0]) }
+                == AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) })
+
         let probe = try Subprocess.run("ffprobe", ["-v", "quiet", "-count_frames", "-select_streams", "v", "-show_entries",
                                                    "stream=nb_read_frames:packet=size", "-of", "csv=p=0", path])
         let rows = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
