@@ -68,6 +68,19 @@ import Testing
         #expect(units.allSatisfy { $0.formatDescription != nil })
     }
 
+    /// A recording cut off inside its last slice: every access unit before it is FFmpeg's, the
+    /// last keeps what arrived, and nothing is reported (a cut slice still has its header).
+    @Test func aRecordingCutInsideItsLastSliceKeepsEverythingBefore() throws {
+        let whole = try TestFixtures.data("conformance/\(Self.stream)")
+        let want = try ExpectedStream.load(Self.stream)
+        let cut = want.accessUnits.last!.bytes / 2
+        let bytes = Array(whole.dropLast(cut))
+        let units = AccessUnitAssembler.accessUnits(inAnnexB: bytes)
+        #expect(Array(units.dropLast().map(\.byteCount)) == Array(want.accessUnits.dropLast().map(\.bytes)))
+        #expect(units.map { $0.nalUnitTypes.map { Int($0.rawValue) } } == want.accessUnits.map(\.nalTypes))
+        #expect(units.last?.byteCount == want.accessUnits.last!.bytes - cut)
+    }
+
     /// The live receiver reads the damaged stream the same way, chunked or not, and keeps decoding.
     @Test(arguments: Damage.allCases, [1 << 20, 100])
     func receiverKeepsDecodingPastTheDamage(_ damage: Damage, chunk: Int) throws {
