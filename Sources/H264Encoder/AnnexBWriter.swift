@@ -52,7 +52,7 @@ public struct AnnexBWriter: Sendable {
     /// Appends the Annex-B bytes of `frame` to `output`, sending parameter sets whenever the
     /// receiver might lack them (see ``needsParameterSets(before:)``).
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` for a malformed ``EncodedFrame/data``;
+    /// - Throws: `H264Error.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``;
     ///   `output` is then as it was.
     public mutating func write(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
         let withParameterSets = needsParameterSets(before: frame)
@@ -66,7 +66,7 @@ public struct AnnexBWriter: Sendable {
     /// The Annex-B bytes of `frame`: an access unit delimiter when enabled, SPS and PPS before
     /// an IDR, then the frame's NAL units.
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` for a malformed ``EncodedFrame/data``.
+    /// - Throws: `H264Error.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``.
     public func annexB(_ frame: EncodedFrame) throws(H264Error) -> [UInt8] {
         var out: [UInt8] = []
         try append(frame, to: &out)
@@ -76,7 +76,7 @@ public struct AnnexBWriter: Sendable {
     /// Appends the Annex-B bytes of `frame` to `output`: an access unit delimiter when enabled,
     /// SPS and PPS before an IDR, then the frame's NAL units. Stateless (see ``write(_:to:)``).
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` for a malformed ``EncodedFrame/data``;
+    /// - Throws: `H264Error.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``;
     ///   `output` is then as it was.
     public func append(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
         try Self.append(frame, parameterSets: frame.isKeyframe, delimiter: accessUnitDelimiters, to: &output)
@@ -151,7 +151,10 @@ public struct AnnexBWriter: Sendable {
     /// Rewrites AVCC data with 4-byte lengths into Annex-B in place: each 4-byte length becomes
     /// the start code `00 00 00 01` (the cost is per NAL unit, not per byte).
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end; the
+    /// The walk over the lengths is `AVCC.forEachNALUnit(in:lengthSize:allowingEmptyNALUnits:_:)`.
+    ///
+    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end,
+    ///   `H264Error.Code.truncated` when fewer than 4 bytes remain for a length; the
     ///   buffer is then partly converted.
     public static func convertLengthsToStartCodes(_ data: inout [UInt8]) throws(H264Error) {
         try data.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in
@@ -160,18 +163,8 @@ public struct AnnexBWriter: Sendable {
     }
 
     static func convertLengthsToStartCodes(_ buffer: UnsafeMutableBufferPointer<UInt8>) throws(H264Error) {
-        var i = 0
-        let count = buffer.count
-        while i < count {
-            guard count - i >= 4 else {
-                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "\(count - i) bytes left for a 4-byte length")
-            }
-            let length = Int(buffer[i]) << 24 | Int(buffer[i + 1]) << 16 | Int(buffer[i + 2]) << 8 | Int(buffer[i + 3])
-            guard length <= count - i - 4 else {
-                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "length \(length) with \(count - i - 4) bytes left")
-            }
-            buffer[i] = 0; buffer[i + 1] = 0; buffer[i + 2] = 0; buffer[i + 3] = 1
-            i += 4 + length
+        try AVCC.forEachNALUnit(in: UnsafeRawBufferPointer(buffer), lengthSize: 4, allowingEmptyNALUnits: true) { lengthOffset, _ in
+            buffer[lengthOffset] = 0; buffer[lengthOffset + 1] = 0; buffer[lengthOffset + 2] = 0; buffer[lengthOffset + 3] = 1
         }
     }
 }

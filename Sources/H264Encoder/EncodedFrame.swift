@@ -55,22 +55,20 @@ public struct EncodedFrame: Sendable {
 
     /// The NAL units (without length prefixes), as slices of ``data``.
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end of data
-    ///   (never for frames a session made).
+    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end of data,
+    ///   `H264Error.Code.truncated` when fewer than 4 bytes remain for a length (never for
+    ///   frames a session made).
     public func nalUnits() throws(H264Error) -> [ArraySlice<UInt8>] {
         var units: [ArraySlice<UInt8>] = []
-        var i = 0
-        while i < data.count {
-            guard data.count - i >= 4 else {
-                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "\(data.count - i) bytes left for a 4-byte length")
+        let data = self.data
+        let walk = data.withUnsafeBytes { buffer in
+            Result { () throws(H264Error) in
+                try AVCC.forEachNALUnit(in: buffer, lengthSize: 4, allowingEmptyNALUnits: true) { _, range in
+                    units.append(data[range])
+                }
             }
-            let length = Int(data[i]) << 24 | Int(data[i + 1]) << 16 | Int(data[i + 2]) << 8 | Int(data[i + 3])
-            guard length <= data.count - i - 4 else {
-                throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: i, "length \(length) with \(data.count - i - 4) bytes left")
-            }
-            units.append(data[(i + 4)..<(i + 4 + length)])
-            i += 4 + length
         }
+        try walk.get()
         return units
     }
 }

@@ -59,10 +59,26 @@ enum CLIIO {
         }
     }
 
+    /// Prints each diagnostic once on standard error, one line each in the format of errors
+    /// (`h264 COMMAND: warning: FILE: byte N: …`); with `strict`, prints them as errors and
+    /// fails (exit status 1).
+    static func report(_ diagnostics: [H264Error], file: String, command: String, strict: Bool) throws {
+        let kind = strict ? "error" : "warning"
+        for diagnostic in diagnostics {
+            printLine(command: command, kind: kind, CLIError(file: file, diagnostic).description)
+        }
+        if strict && !diagnostics.isEmpty { throw ExitCode.failure }
+    }
+
+    /// Writes `h264 COMMAND: KIND: MESSAGE` as one line on standard error.
+    static func printLine(command: String, kind: String, _ message: String) {
+        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        FileHandle.standardError.write(Data("h264 \(command): \(kind): \(oneLine)\n".utf8))
+    }
+
     /// Writes `h264 COMMAND: error: MESSAGE` as one line on standard error.
     static func printError(command: String, _ message: String) {
-        let oneLine = message.split(whereSeparator: \.isNewline).joined(separator: " ")
-        FileHandle.standardError.write(Data("h264 \(command): error: \(oneLine)\n".utf8))
+        printLine(command: command, kind: "error", message)
     }
 }
 

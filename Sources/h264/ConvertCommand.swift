@@ -12,6 +12,10 @@ struct ConvertCommand: ParsableCommand {
         --to annexb reads AVCC (lengths of --length-size bytes, or the size the --config avcC names) \
         and writes a byte stream with start codes, inserting the avcC's SPS and PPS before each IDR \
         access unit that lacks them.
+        Values out of range that do not change how the rest is read, and damaged NAL units, do not \
+        stop the conversion (every NAL unit is carried over as it is): each is printed once on \
+        standard error as a warning, as `h264 inspect` finds it (exit status 0), or as an error with \
+        --strict (exit status 1, nothing written).
         """
     )
 
@@ -50,6 +54,20 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "With --to flv: legacy FLV tags (CodecID 7) or enhanced (Enhanced RTMP, FourCC avc1).")
     var flvSyntax: FLVConversion.SyntaxOption = .legacy
 
+    @Flag(help: "Treat every warning (a value kept out of range, a damaged unit) as an error: write nothing.")
+    var strict = false
+
+    /// Prints what `h264 inspect` would warn about in the input; with --strict, fails.
+    private func reportDiagnostics(_ bytes: [UInt8], name: String, record: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws {
+        let inspection: StreamInspection
+        do throws(H264Error) {
+            inspection = try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize)
+        } catch {
+            throw CLIError(file: name, error)
+        }
+        try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "convert", strict: strict)
+    }
+
     func validate() throws {
         if let lengthSize, ![1, 2, 4].contains(lengthSize) {
             throw ValidationError("--length-size must be 1, 2 or 4")
@@ -67,7 +85,7 @@ struct ConvertCommand: ParsableCommand {
             let bytes = try CLIIO.read(input)
             let name = input == "-" ? "<stdin>" : input
             if to == .flv || (to == .annexb && FLVConversion.isFLV(bytes)) {
-                try FLVConversion.run(to: to, bytes, name: name, output: output, frameRate: fps, syntax: flvSyntax)
+                try FLVConversion.run(to: to, bytes, name: name, output: output, frameRate: fps, syntax: flvSyntax, strict: strict)
                 return
             }
             switch to {
@@ -81,6 +99,7 @@ struct ConvertCommand: ParsableCommand {
                 } catch {
                     throw CLIError(file: name, error)
                 }
+                try reportDiagnostics(bytes, name: name, record: nil, lengthSize: nil)
                 try CLIIO.write(result.data, to: output)
                 if let configOut {
                     let record: AVCDecoderConfigurationRecord
@@ -106,6 +125,7 @@ struct ConvertCommand: ParsableCommand {
                 } catch {
                     throw CLIError(file: name, error)
                 }
+                try reportDiagnostics(bytes, name: name, record: record, lengthSize: size)
                 try CLIIO.write(converted, to: output)
                 if let configOut, let record {
                     do {

@@ -87,8 +87,8 @@ enum FLVConversion {
     /// An FLV file's video as Annex-B: every access unit, with the sequence header's SPS and
     /// PPS inserted before each IDR picture that lacks them (as FFmpeg's `h264_mp4toannexb`).
     ///
-    /// - Returns: the bytes and a line for each skipped tag or warning (`byte N: what`).
-    static func annexB(fromFLV bytes: [UInt8]) throws(H264Error) -> (bytes: [UInt8], diagnostics: [String]) {
+    /// - Returns: the bytes, and the skipped tags and warnings in file order.
+    static func annexB(fromFLV bytes: [UInt8]) throws(H264Error) -> (bytes: [UInt8], diagnostics: [H264Error]) {
         let contents = try FLVReader.read(bytes)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
@@ -96,14 +96,9 @@ enum FLVConversion {
             output += try AnnexB.fromAVCC(frame.accessUnit.data, lengthSize: 4,
                                           parameterSets: frame.accessUnit.formatDescription?.configurationRecord)
         }
-        let diagnostics = (contents.skippedTags.map { ("skipped tag", $0) } + contents.warnings.map { ("warning", $0) })
-            .map { kind, error in
-                var what = error
-                what.byteOffset = nil
-                return "\(kind) at byte \(error.byteOffset ?? 0): \(what)"
-            }
+        let diagnostics = (contents.skippedTags + contents.warnings).sorted { ($0.byteOffset ?? 0) < ($1.byteOffset ?? 0) }
         if contents.frames.isEmpty {
-            return (output, diagnostics + ["no H.264 frames in the file"])
+            return (output, diagnostics + [H264Error(.missingParameterSet, field: "VIDEODATA", "no H.264 frames in the file")])
         }
         return (output, diagnostics)
     }
@@ -120,14 +115,15 @@ extension FLVConversion {
         var syntax: FLVVideoTag.Syntax { self == .legacy ? .legacy : .enhanced }
     }
 
-    /// The `convert` command's FLV cases: Annex-B → FLV (`--to flv`), FLV → Annex-B.
+    /// The `convert` command's FLV cases: Annex-B → FLV (`--to flv`), FLV → Annex-B (damaged
+    /// tags skipped and reported as warnings; with `strict`, errors and nothing written).
     static func run(to target: ConvertCommand.Target, _ bytes: [UInt8], name: String, output: String,
-                    frameRate: Double?, syntax: SyntaxOption) throws {
+                    frameRate: Double?, syntax: SyntaxOption, strict: Bool) throws {
         if let frameRate, !(frameRate.isFinite && frameRate > 0) {
             throw CLIError("--fps \(frameRate) must be a positive number")
         }
         let converted: [UInt8]
-        var diagnostics: [String] = []
+        var diagnostics: [H264Error] = []
         do throws(H264Error) {
             if target == .flv {
                 converted = try flv(fromAnnexB: bytes, frameRate: frameRate, syntax: syntax.syntax)
@@ -137,7 +133,8 @@ extension FLVConversion {
         } catch {
             throw CLIError(file: name, error)
         }
-        for line in diagnostics { FileHandle.standardError.write(Data("h264 convert: warning: \(name): \(line)\n".utf8)) }
+        // Damaged tags and warnings, as `h264 convert` reports the stream's: with --strict, fail.
+        try CLIIO.report(diagnostics, file: name, command: "convert", strict: strict)
         try CLIIO.write(converted, to: output)
     }
 }

@@ -10,8 +10,12 @@ struct InspectCommand: ParsableCommand {
         FILE is an Annex-B byte stream, or AVCC (length-prefixed NAL units without container) when \
         --config or --length-size is given. '-' reads standard input.
         With --json, prints one object: {"access_units":[{"offset":…,"bytes":…,"nal_types":[…]},…],\
-        "sps":[[["name",value],…],…],"pps":[…]} — each distinct SPS and PPS once, in order of first \
-        appearance, its syntax elements in bitstream order with the spec's names.
+        "sps":[[["name",value],…],…],"pps":[…],"diagnostics":[{"kind":…,"code":…,"field":…,\
+        "byte_offset":…,"bit_offset":…,"message":…},…]} — each distinct SPS and PPS once, in order of \
+        first appearance, its syntax elements in bitstream order with the spec's names.
+        Values out of range that do not change how the rest is read are kept, and damaged NAL units \
+        are skipped: each is printed once on standard error as a warning (exit status 0), or as an \
+        error with --strict (exit status 1).
         """
     )
 
@@ -27,6 +31,9 @@ struct InspectCommand: ParsableCommand {
     @Option(help: "FILE is AVCC with NAL unit lengths of this many bytes (1, 2 or 4).")
     var lengthSize: Int?
 
+    @Flag(help: "Treat every warning (a value kept out of range, a damaged unit skipped) as an error.")
+    var strict = false
+
     func run() throws {
         try runReportingErrors(command: "inspect") {
             let bytes = try CLIIO.read(file)
@@ -38,6 +45,7 @@ struct InspectCommand: ParsableCommand {
             } catch {
                 throw CLIError(file: name, error)
             }
+            try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "inspect", strict: strict)
             if json {
                 print(inspection.json())
             } else {

@@ -3,6 +3,18 @@ import H264
 
 /// What `h264 inspect` reads off a stream: its NAL units, access units and distinct parameter sets.
 struct StreamInspection {
+    /// A problem read past: a tolerable value kept, or a damaged unit skipped.
+    struct Diagnostic {
+        enum Kind: String {
+            /// A value out of range that was kept (the rest reads the same).
+            case warning
+            /// A damaged unit (or one that refers to what is missing) that was skipped or read around.
+            case skipped
+        }
+        var kind: Kind
+        var error: H264Error
+    }
+
     struct NALUnitRow {
         var offset: Int
         var size: Int
@@ -19,7 +31,9 @@ struct StreamInspection {
     var accessUnits: [AccessUnit] = []
     var sequenceParameterSets: [ParameterSetDump] = []
     var pictureParameterSets: [ParameterSetDump] = []
-    var problems: [H264Error] = []
+    /// What was read past: tolerable values kept (warnings) and damaged units skipped, in stream
+    /// order, each distinct warning once.
+    var diagnostics: [Diagnostic] = []
 
     /// Reads a stream: Annex-B when `lengthSize` is nil, AVCC otherwise.
     init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(H264Error) {
@@ -29,15 +43,13 @@ struct StreamInspection {
                 units.append((range.lowerBound - lengthSize, range))
             }
         } else {
-            let locations = AnnexB.nalUnits(in: bytes)
-            if let first = locations.first {
-                let leading = bytes[0..<first.startCodeOffset]
-                if leading.contains(where: { $0 != 0 }) {
-                    throw H264Error(.missingStartCode, byteOffset: 0,
-                                    "\(first.startCodeOffset) bytes before the first start code (AVCC input needs --length-size or --config)")
-                }
-            } else if !bytes.isEmpty {
-                throw H264Error(.missingStartCode, byteOffset: 0, "no start code found (AVCC input needs --length-size or --config)")
+            let locations: [NALUnitLocation]
+            do {
+                locations = try AnnexB.nalUnits(validating: bytes)
+            } catch {
+                var hinted = error
+                hinted.message += " (AVCC input needs --length-size or --config)"
+                throw hinted
             }
             units = locations.map { ($0.startCodeOffset, $0.range) }
         }
@@ -49,26 +61,38 @@ struct StreamInspection {
             for pps in configurationRecord.pictureParameterSets { try dump(pps, offset: 0, cache: &cache) }
             assembler = AccessUnitAssembler(parameterSets: cache)
         }
+        var seenWarnings = Set<H264Error>()
         for unit in units {
             let nal = bytes[unit.range]
-            let header: NALUnitHeader
-            do {
-                header = try NALUnitHeader(validating: nal)
-            } catch {
-                throw error.offset(by: unit.range.lowerBound)
-            }
-            nalUnits.append(NALUnitRow(offset: unit.offset, size: unit.range.count, header: header))
-            if header.nalUnitType.isParameterSet {
-                try dump(Array(nal), offset: unit.range.lowerBound, cache: &cache)
-            }
+            let errorsBefore = assembler.errorCount
+            let warningsBefore = assembler.warningCount
             if let completed = assembler.append(nalUnit: nal, streamOffset: unit.offset) {
                 accessUnits.append(completed)
+            }
+            // A damaged unit (forbidden_zero_bit set) is skipped by the assembler, which says so.
+            if let header = try? NALUnitHeader(validating: nal) {
+                nalUnits.append(NALUnitRow(offset: unit.offset, size: unit.range.count, header: header))
+                // Parameter sets that do not parse are reported by the assembler too.
+                if header.nalUnitType.isParameterSet {
+                    try? dump(Array(nal), offset: unit.range.lowerBound, cache: &cache)
+                }
+            }
+            // Everything this append reported concerns this NAL unit: say where its header byte is
+            // (bit offsets count from it).
+            for var error in assembler.recentErrors.suffix(assembler.errorCount - errorsBefore) {
+                error.byteOffset = unit.range.lowerBound
+                diagnostics.append(Diagnostic(kind: .skipped, error: error))
+            }
+            for var warning in assembler.recentWarnings.suffix(assembler.warningCount - warningsBefore) {
+                warning.byteOffset = nil
+                guard seenWarnings.insert(warning).inserted else { continue }
+                warning.byteOffset = unit.range.lowerBound
+                diagnostics.append(Diagnostic(kind: .warning, error: warning))
             }
         }
         if let last = assembler.finish(streamLength: bytes.count) {
             accessUnits.append(last)
         }
-        problems = assembler.recentErrors
     }
 
     private mutating func dump(_ nalUnit: [UInt8], offset: Int, cache: inout ParameterSetCache) throws(H264Error) {
@@ -105,8 +129,21 @@ struct StreamInspection {
         out += sequenceParameterSets.map { Self.jsonElements($0.elements) }.joined(separator: ",")
         out += "],\"pps\":["
         out += pictureParameterSets.map { Self.jsonElements($0.elements) }.joined(separator: ",")
+        out += "],\"diagnostics\":["
+        out += diagnostics.map(Self.jsonDiagnostic).joined(separator: ",")
         out += "]}"
         return out
+    }
+
+    /// `{"kind":"warning","code":…,"field":…,"byte_offset":…,"bit_offset":…,"message":…}`.
+    private static func jsonDiagnostic(_ diagnostic: Diagnostic) -> String {
+        let error = diagnostic.error
+        var fields = ["\"kind\":\(jsonString(diagnostic.kind.rawValue))", "\"code\":\(jsonString(error.code.rawValue))"]
+        fields.append("\"field\":" + (error.field.map(jsonString) ?? "null"))
+        fields.append("\"byte_offset\":" + (error.byteOffset.map(String.init) ?? "null"))
+        fields.append("\"bit_offset\":" + (error.bitOffset.map(String.init) ?? "null"))
+        fields.append("\"message\":\(jsonString(error.message))")
+        return "{" + fields.joined(separator: ",") + "}"
     }
 
     private static func jsonElements(_ elements: [SyntaxElement]) -> String {
@@ -163,9 +200,6 @@ struct StreamInspection {
             if pps.weightedPredFlag || pps.weightedBipredIdc != 0 { line += ", weighted prediction" }
             line += ", pic_init_qp \(26 + pps.picInitQpMinus26)"
             lines.append(line)
-        }
-        for problem in problems {
-            lines.append("warning: \(problem)")
         }
         return lines.joined(separator: "\n")
     }

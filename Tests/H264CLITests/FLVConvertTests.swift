@@ -217,8 +217,12 @@ import H264TestSupport
         try Data(damaged).write(to: flv)
         let out = dir.appendingPathComponent("x.264").path
         let result = try Self.convert(["--to", "annexb", flv.path, "-o", out])
-        #expect(result.stderr.contains("skipped tag at byte \(tags[1] + 16)") && result.stderr.contains("lengthPastEnd"), "\(result.stderr)")
+        #expect(result.stderr.contains("warning: \(flv.path): byte \(tags[1] + 16): lengthPastEnd"), "\(result.stderr)")
         #expect(try ffmpegDecode(out).frames == 8)
+        let strictOut = dir.appendingPathComponent("strict.264").path
+        let strict = try CLI.run(["convert", "--strict", "--to", "annexb", flv.path, "-o", strictOut])
+        #expect(strict.status == 1 && strict.stderr.contains("error: \(flv.path): byte \(tags[1] + 16): lengthPastEnd"), "\(strict.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: strictOut))
 
         bytes[tags[2]] = 0x1F
         try Data(bytes).write(to: flv)

@@ -47,19 +47,24 @@ import H264TestSupport
         #expect(viaStdin.stdout == viaFile.stdout)
     }
 
-    @Test func badInputIsOneLineWithFileAndOffset() throws {
+    /// A damaged SPS is skipped and reported as one warning line with file and offset (exit 0);
+    /// `--strict` makes it an error (exit 1), in the same format.
+    @Test func damagedUnitIsOneLineWithFileAndOffset() throws {
         let dir = try CLI.temporaryDirectory()
         // A valid start, then an SPS whose seq_parameter_set_id is out of range (ue = 32).
         let bad: [UInt8] = [0, 0, 0, 1, 0x67, 0x42, 0x00, 0x1E, 0b0000_0100, 0b0010_0000, 0x80]
         let file = dir.appendingPathComponent("bad.264")
         try Data(bad).write(to: file)
-        let result = try CLI.run(["inspect", file.path])
-        #expect(result.status == 1)
-        let lines = result.stderr.split(separator: "\n")
-        #expect(lines.count == 1)
-        #expect(result.stderr.contains(file.path))
-        #expect(result.stderr.contains("byte 4"))
-        #expect(result.stderr.contains("seq_parameter_set_id"))
+        for strict in [false, true] {
+            let result = try CLI.run(["inspect"] + (strict ? ["--strict"] : []) + [file.path])
+            #expect(result.status == (strict ? 1 : 0))
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1)
+            #expect(lines.first?.hasPrefix(strict ? "h264 inspect: error: " : "h264 inspect: warning: ") == true, "\(result.stderr)")
+            #expect(result.stderr.contains(file.path))
+            #expect(result.stderr.contains("byte 4"))
+            #expect(result.stderr.contains("valueOutOfRange in seq_parameter_set_id"))
+        }
     }
 
     @Test func missingFileFails() throws {

@@ -145,10 +145,13 @@ struct AnnexBWriterTests {
         #expect(try frame(.p).nalUnits().map(Array.init) == [[0x65, 0x88], [0x06, 0x05, 0x80]])
     }
 
-    @Test(arguments: [[0, 0, 0, 9, 0x65], [0, 0, 0, 1, 0x65, 0, 0], [0, 0, 0xFF, 0xFF, 0xFF]] as [[UInt8]])
-    func malformedLengthsThrow(data: [UInt8]) {
+    @Test(arguments: [([0, 0, 0, 9, 0x65], .lengthPastEnd), ([0, 0, 0, 1, 0x65, 0, 0], .truncated),
+                      ([0, 0, 0xFF, 0xFF, 0xFF], .lengthPastEnd), ([0, 0, 0x01], .truncated)] as [([UInt8], H264Error.Code)])
+    func malformedLengthsThrow(data: [UInt8], code: H264Error.Code) {
+        // The one AVCC walk (AVCC.forEachNALUnit): a length past the end, or a length field cut short.
         var copy = data
-        #expect((#expect(throws: H264Error.self) { try AnnexBWriter.convertLengthsToStartCodes(&copy) })?.code == .lengthPastEnd)
-        #expect((#expect(throws: H264Error.self) { try AnnexBWriter().annexB(frame(.p, data)) })?.code == .lengthPastEnd)
+        #expect((#expect(throws: H264Error.self) { try AnnexBWriter.convertLengthsToStartCodes(&copy) })?.code == code)
+        #expect((#expect(throws: H264Error.self) { try AnnexBWriter().annexB(frame(.p, data)) })?.code == code)
+        #expect((#expect(throws: H264Error.self) { try frame(.p, data).nalUnits() })?.code == code)
     }
 }

@@ -5,6 +5,9 @@ public struct BitWriter: Sendable {
 
     public init() {}
 
+    /// How many bits have been written: the bit offset of the next one.
+    public var bitPosition: Int { bitCount }
+
     public mutating func bit(_ value: Bool) { bits(value ? 1 : 0, 1) }
 
     public mutating func bits(_ value: Int, _ count: Int) {
@@ -56,7 +59,9 @@ public struct BitWriter: Sendable {
 /// Hand-built parameter sets and slices (Baseline-style, CAVLC).
 public enum SyntheticStream {
     /// A Baseline SPS: 16x16 macroblocks wide/high as given, POC type 0, frame_mbs_only.
-    public static func sps(id: Int = 0, widthInMbs: Int = 2, heightInMbs: Int = 2, pocType: Int = 0, frameMbsOnly: Bool = true) -> [UInt8] {
+    /// `vui`, when given, writes `vui_parameters()`.
+    public static func sps(id: Int = 0, widthInMbs: Int = 2, heightInMbs: Int = 2, pocType: Int = 0, frameMbsOnly: Bool = true,
+                           vui: ((inout BitWriter) -> Void)? = nil) -> [UInt8] {
         var w = BitWriter()
         w.bits(66, 8)            // profile_idc
         w.bits(0b1100_0000, 8)   // constraint flags + reserved_zero_2bits
@@ -73,9 +78,24 @@ public enum SyntheticStream {
         if !frameMbsOnly { w.bit(false) }
         w.bit(true)              // direct_8x8_inference_flag
         w.bit(false)             // frame_cropping_flag
-        w.bit(false)             // vui_parameters_present_flag
+        w.bit(vui != nil)        // vui_parameters_present_flag
+        vui?(&w)
         w.trailingBits()
         return w.nalUnit(type: 7)
+    }
+
+    /// `vui_parameters()` with only a bitstream restriction: `log2_max_mv_length_horizontal` as
+    /// given (16 was allowed by the 2003 and 2005 editions, 15 is the limit since).
+    public static func bitstreamRestrictionVUI(log2MaxMvLengthHorizontal: Int) -> (inout BitWriter) -> Void {
+        { w in
+            for _ in 0..<8 { w.bit(false) } // aspect ratio … pic_struct_present_flag (no HRD)
+            w.bit(true)                     // bitstream_restriction_flag
+            w.bit(true)                     // motion_vectors_over_pic_boundaries_flag
+            w.ue(2); w.ue(1)                // max_bytes_per_pic_denom, max_bits_per_mb_denom
+            w.ue(log2MaxMvLengthHorizontal)
+            w.ue(15)                        // log2_max_mv_length_vertical
+            w.ue(0); w.ue(1)                // max_num_reorder_frames, max_dec_frame_buffering
+        }
     }
 
     /// A PPS naming `spsId`.

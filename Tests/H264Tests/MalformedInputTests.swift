@@ -186,10 +186,12 @@ import Testing
             // 144 rows, CropUnitY 2: top + bottom at most 71.
             _ = try SequenceParameterSet(nalUnit: SPS(crop: (0, 0, 10, 62)).nalUnit)
         },
-        Case("SPS: VUI chroma_sample_loc_type_top_field 6", .valueOutOfRange, field: "chroma_sample_loc_type_top_field") {
+        Case("SPS: VUI cpb_cnt_minus1 32", .valueOutOfRange, field: "cpb_cnt_minus1") {
+            // Unlike the tolerable VUI values (TolerableValueTests), the CPB count decides how
+            // many entries follow: out of range is an error.
             _ = try SequenceParameterSet(nalUnit: SPS(vui: { w in
-                w.bit(false); w.bit(false); w.bit(false) // aspect ratio, overscan, video signal type
-                w.bit(true); w.ue(6); w.ue(0)          // chroma_loc_info_present_flag, top, bottom
+                w.bit(false); w.bit(false); w.bit(false); w.bit(false); w.bit(false) // … timing_info_present_flag
+                w.bit(true); w.ue(32)                  // nal_hrd_parameters_present_flag, cpb_cnt_minus1
             }).nalUnit)
         },
         Case("SPS: rbsp_stop_one_bit missing", .invalidTrailingBits, field: "rbsp_stop_one_bit") {
@@ -333,6 +335,8 @@ import Testing
 /// 176x144, POC type 0. Each property is the element of the same spec name.
 struct SPS {
     var profileIdc = 66
+    var constraintByte = 0xC0                 // constraint_set0…5_flag, reserved_zero_2bits
+    var levelIdc = 30
     var id = 0
     var idBits: ((inout BitWriter) -> Void)?
     var chromaFormatIdc = 1
@@ -354,8 +358,8 @@ struct SPS {
     var nalUnit: [UInt8] {
         var w = BitWriter()
         w.bits(profileIdc, 8)
-        w.bits(0xC0, 8)                       // constraint_set0/1_flag, the rest 0
-        w.bits(30, 8)                         // level_idc
+        w.bits(constraintByte, 8)             // constraint_set0/1_flag, the rest 0
+        w.bits(levelIdc, 8)                   // level_idc
         if let idBits { idBits(&w) } else { w.ue(id) }
         if [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].contains(profileIdc) {
             w.ue(chromaFormatIdc)

@@ -32,22 +32,40 @@ public enum AVCC {
     ///   the length field.
     public static func nalUnits(in buffer: UnsafeRawBufferPointer, lengthSize: Int,
                                 allowingEmptyNALUnits: Bool = false) throws(H264Error) -> [Range<Int>] {
-        try validate(lengthSize: lengthSize)
         var result: [Range<Int>] = []
+        try forEachNALUnit(in: buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits) { _, range in
+            if !range.isEmpty { result.append(range) }
+        }
+        return result
+    }
+
+    /// Calls `body` with each NAL unit of length-prefixed data, in order: the one walk over AVCC
+    /// length fields that every reader and rewriter of AVCC data in this package uses.
+    ///
+    /// - Parameters:
+    ///   - buffer: One sample (access unit) or a whole raw AVCC stream.
+    ///   - lengthSize: The size of each length prefix: 1, 2 or 4.
+    ///   - allowingEmptyNALUnits: When true, a zero length is passed to `body` as an empty range
+    ///     instead of being rejected.
+    ///   - body: Called with the offset of each length field and the byte range of the NAL unit
+    ///     that follows it (header byte first).
+    /// - Throws: the errors of ``nalUnits(in:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``,
+    ///   and whatever `body` throws. NAL units before the offending length field have already
+    ///   been passed to `body`.
+    @inline(__always)
+    public static func forEachNALUnit(in buffer: UnsafeRawBufferPointer, lengthSize: Int, allowingEmptyNALUnits: Bool = false,
+                                      _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(H264Error) -> Void) throws(H264Error) {
+        try validate(lengthSize: lengthSize)
         var position = 0
         while position < buffer.count {
             let length = try readLength(in: buffer, at: position, lengthSize: lengthSize)
             let start = position + lengthSize
-            if length == 0 {
-                guard allowingEmptyNALUnits else {
-                    throw H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
-                }
-            } else {
-                result.append(start..<start + length)
+            guard length > 0 || allowingEmptyNALUnits else {
+                throw H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
             }
+            try body(position, start..<start + length)
             position = start + length
         }
-        return result
     }
 
     /// Splits length-prefixed data into its NAL units.

@@ -1,53 +1,67 @@
 /// Groups NAL units into access units (clauses 7.4.1.2.3 and 7.4.1.2.4).
 ///
-/// A new access unit begins, once the current one holds a coded picture, with an access unit
+/// Where one access unit ends and the next begins is decided by one rule, shared with the raw
+/// AVCC stream conversion (``AnnexB/fromAVCCStream(_:lengthSize:parameterSets:startCodes:)``):
+/// a new access unit begins, once the current one holds a coded picture, with an access unit
 /// delimiter, SPS, PPS, SEI or NAL unit types 14…18, or with the first VCL NAL unit of a new
-/// primary coded picture — a slice whose header differs from the previous slice's in `frame_num`,
-/// `pic_parameter_set_id`, field flags, `nal_ref_idc` being zero, picture order count, IDR-ness
-/// or `idr_pic_id` (clause 7.4.1.2.4). Two further rules keep real, not-quite-conforming
-/// streams apart: a second primary slice starting at macroblock 0 begins a new picture (encoders
-/// that repeat `idr_pic_id`), and a slice whose parameter sets are unknown falls back to
-/// FFmpeg's rule (`first_mb_in_slice` not increasing). End of sequence and end of stream stay with
-/// the access unit before them (an end of stream may follow an end of sequence); the next NAL unit
-/// begins a new one. Redundant coded pictures
-/// (`redundant_pic_cnt` > 0) stay with their primary picture.
+/// primary coded picture (clause 7.4.1.2.4; a slice whose parameter sets are unknown falls back
+/// to FFmpeg's rule, `first_mb_in_slice` not increasing). End of sequence and end of stream stay
+/// with the access unit before them; redundant coded pictures stay with their primary picture.
 ///
 /// A unit whose `forbidden_zero_bit` is set is not a NAL unit (garbage between start codes): it is
 /// dropped and reported as ``H264Error/Code/forbiddenZeroBit``, and assembly goes on with the
-/// next start code.
+/// next start code. So is a slice whose first header elements (``SliceHeader/Prefix``) cannot be
+/// read (a NAL unit cut short), reported with the bit reader's error. A parameter set that does
+/// not parse stays in its access unit's data but is not used.
 ///
 /// Parameter sets are taken from the stream as they pass (and may be seeded from a
-/// configuration record). Problems — a slice naming an unknown PPS, a malformed parameter set —
-/// never stop assembly: they are counted and the most recent are kept in ``recentErrors``.
+/// configuration record). Problems never stop assembly; they come in two kinds, kept apart:
+/// - damaged: a unit that is not a NAL unit, a malformed parameter set (not stored), a slice
+///   naming an unknown PPS — counted in ``errorCount``, the most recent kept in ``recentErrors``;
+/// - tolerable: a value out of range that does not change how the rest is read (e.g. a VUI
+///   `log2_max_mv_length_horizontal` of 16) — the value is kept, and the warning counted in
+///   ``warningCount``, the most recent kept in ``recentWarnings``.
+///
+/// Only lost framing is fatal, and that is found before the assembler (by the Annex-B or AVCC
+/// reader).
 ///
 /// Feed NAL units in order with ``append(nalUnit:streamOffset:)``; each call returns the access
 /// unit the NAL unit completed, if any. Call ``finish(streamLength:)`` at the end of the stream.
 public struct AccessUnitAssembler: Sendable {
     /// The parameter sets seen so far.
     public private(set) var parameterSets: ParameterSetCache
-    /// How many problems were met (malformed parameter sets, slices with unknown parameter sets).
+    /// How many problems were met (damaged units skipped, malformed parameter sets, slices with
+    /// unknown parameter sets).
     public private(set) var errorCount = 0
-    /// The most recent problems, oldest first (at most ``recentErrorLimit``).
+    /// The most recent problems, oldest first (at most ``recentErrorLimit``). A reader that
+    /// wants every one compares ``errorCount`` before and after each append.
     public private(set) var recentErrors: [H264Error] = []
-    /// How many problems ``recentErrors`` keeps.
+    /// How many tolerable problems were met: values out of range that were kept (the
+    /// ``SequenceParameterSet/diagnostics`` of each new or changed parameter set, and of slice
+    /// headers). The stream is read as if they were in range.
+    public private(set) var warningCount = 0
+    /// The most recent tolerable problems, oldest first (at most ``recentErrorLimit``), each
+    /// with its NAL unit's stream offset as `byteOffset` and its bit offset in that NAL unit.
+    public private(set) var recentWarnings: [H264Error] = []
+    /// How many problems ``recentErrors`` and ``recentWarnings`` keep.
     public static let recentErrorLimit = 16
 
     private var data: [UInt8] = []
     private var types: [NALUnitType] = []
     private var startOffset = 0
-    private var hasVCL = false
-    private var lastSlice: SliceHeader?
-    private var lastFirstMb: Int = -1
-    private var sawPrimaryMbZero = false
-    private var closedByEndOfSequence = false
-    private var closedByEndOfStream = false
-    private var firstPPSId: Int?
+    private var boundary = AccessUnitBoundary()
     private var lastFormat: FormatDescription?
     private var cachedFormat: (ppsId: Int, format: FormatDescription)?
 
     /// Creates an assembler, optionally knowing parameter sets already (e.g. from an avcC).
     public init(parameterSets: ParameterSetCache = ParameterSetCache()) {
         self.parameterSets = parameterSets
+    }
+
+    private mutating func warn(_ warning: H264Error) {
+        warningCount += 1
+        if recentWarnings.count == Self.recentErrorLimit { recentWarnings.removeFirst() }
+        recentWarnings.append(warning)
     }
 
     private mutating func report(_ error: H264Error) {
@@ -72,78 +86,30 @@ public struct AccessUnitAssembler: Sendable {
                              "a \(nalUnit.count)-byte unit with forbidden_zero_bit set was dropped"))
             return nil
         }
-        let header = NALUnitHeader(byte: first)
-        let type = header.nalUnitType
-        // After end of sequence only an end of stream may follow in the same access unit.
-        var startsNew = !types.isEmpty && (closedByEndOfStream || (closedByEndOfSequence && type != .endOfStream))
-        var slice: SliceHeader?
-        var firstMb: Int?
-
-        switch type.rawValue {
-        case 6, 7, 8, 9, 14, 15, 16, 17, 18:
-            if hasVCL { startsNew = true }
-        case 1, 2, 5:
-            do {
-                slice = try SliceHeader(nalUnit: nalUnit, pictureParameterSets: parameterSets.pictureParameterSets,
-                                        sequenceParameterSets: parameterSets.sequenceParameterSets)
-            } catch {
-                report(error.offset(by: streamOffset))
-            }
-            firstMb = slice?.firstMbInSlice ?? SliceHeader.firstMbInSlice(ofNALUnit: nalUnit)
-            if hasVCL {
-                if let slice, let lastSlice {
-                    if slice.startsNewPicture(after: lastSlice) { startsNew = true }
-                    if slice.redundantPicCnt == 0 && slice.firstMbInSlice == 0 && sawPrimaryMbZero { startsNew = true }
-                } else if let firstMb, firstMb <= lastFirstMb {
-                    startsNew = true
-                }
-            }
-        default:
-            break
-        }
-
-        var completed: AccessUnit?
-        if startsNew {
-            completed = close(at: streamOffset)
-        }
+        let type = NALUnitHeader(byte: first).nalUnitType
+        let decision = boundary.decide(nalUnit, type: type, parameterSets: parameterSets)
+        if let problem = decision.problem { report(problem.offset(by: streamOffset)) }
+        // A slice whose header cannot be read at all (cut short, garbage) belongs to no picture:
+        // it is dropped like garbage; nothing assembled so far is lost.
+        if decision.isDamaged { return nil }
+        for warning in decision.slice?.diagnostics ?? [] { warn(warning.offset(by: streamOffset)) }
+        let completed = decision.startsNew ? close(at: streamOffset) : nil
+        boundary.record(decision, type: type)
 
         // Append the NAL unit in AVCC form.
-        let count = nalUnit.count
-        data.append(UInt8(truncatingIfNeeded: count >> 24))
-        data.append(UInt8(truncatingIfNeeded: count >> 16))
-        data.append(UInt8(truncatingIfNeeded: count >> 8))
-        data.append(UInt8(truncatingIfNeeded: count))
+        AVCC.appendLength(nalUnit.count, lengthSize: 4, to: &data)
         data.append(contentsOf: nalUnit)
         types.append(type)
 
-        switch type.rawValue {
-        case 1, 2, 5:
-            hasVCL = true
-            if let slice {
-                if slice.redundantPicCnt == 0 {
-                    lastSlice = slice
-                    if slice.firstMbInSlice == 0 { sawPrimaryMbZero = true }
-                }
-                if firstPPSId == nil { firstPPSId = slice.picParameterSetId }
-            } else {
-                lastSlice = nil
-            }
-            if let firstMb { lastFirstMb = firstMb }
-        case 3, 4:
-            hasVCL = true
-        case 7, 8:
+        if type == .sequenceParameterSet || type == .pictureParameterSet {
+            var warnings: [H264Error] = []
             do {
-                let change = try parameterSets.store(nalUnit)
+                let change = try parameterSets.store(nalUnit, diagnostics: &warnings)
                 if change == .replaced { cachedFormat = nil }
             } catch {
                 report(error.offset(by: streamOffset))
             }
-        case 10:
-            closedByEndOfSequence = true
-        case 11:
-            closedByEndOfStream = true
-        default:
-            break
+            for warning in warnings { warn(warning.offset(by: streamOffset)) }
         }
         return completed
     }
@@ -168,7 +134,7 @@ public struct AccessUnitAssembler: Sendable {
     private mutating func close(at offset: Int) -> AccessUnit {
         var format: FormatDescription?
         var changed = false
-        if let id = firstPPSId, let current = self.format(forPPS: id) {
+        if let id = boundary.firstPPSId, let current = self.format(forPPS: id) {
             format = current
             changed = lastFormat != nil && lastFormat != current
             lastFormat = current
@@ -180,13 +146,7 @@ public struct AccessUnitAssembler: Sendable {
         data.reserveCapacity(unit.data.count)
         types = []
         startOffset = offset
-        hasVCL = false
-        lastSlice = nil
-        lastFirstMb = -1
-        sawPrimaryMbZero = false
-        closedByEndOfSequence = false
-        closedByEndOfStream = false
-        firstPPSId = nil
+        boundary = AccessUnitBoundary()
         return unit
     }
 }

@@ -104,6 +104,9 @@ public struct AccessUnitReceiver: Sendable {
 
     private var reader = AnnexBStreamReader()
     private var assembler: AccessUnitAssembler
+    /// The assembler counts of the streams already finished (each stream gets a new assembler).
+    private var finishedErrorCount = 0
+    private var finishedWarningCount = 0
     private var pending: [Event] = []
     private var pendingHead = 0
     /// Stream offset where the current skip began.
@@ -139,8 +142,22 @@ public struct AccessUnitReceiver: Sendable {
     /// The format of the last access unit handed out.
     public var formatDescription: FormatDescription? { lastDeliveredFormat }
 
-    /// How many problems the assembler met (malformed parameter sets, unparsable slice headers).
-    public var assemblerErrorCount: Int { assembler.errorCount }
+    /// How many problems the assembler met, in every stream so far: damaged units skipped
+    /// (`forbidden_zero_bit` set, slice headers cut short), malformed parameter sets, slices
+    /// naming unknown parameter sets. See ``AccessUnitAssembler/errorCount``.
+    public var assemblerErrorCount: Int { finishedErrorCount + assembler.errorCount }
+
+    /// How many tolerable problems (values out of range that were kept) the assembler met, in
+    /// every stream so far. See ``AccessUnitAssembler/warningCount``.
+    public var assemblerWarningCount: Int { finishedWarningCount + assembler.warningCount }
+
+    /// The assembler's most recent problems in the current stream (see
+    /// ``AccessUnitAssembler/recentErrors``).
+    public var recentErrors: [H264Error] { assembler.recentErrors }
+
+    /// The assembler's most recent tolerable problems in the current stream (see
+    /// ``AccessUnitAssembler/recentWarnings``).
+    public var recentWarnings: [H264Error] { assembler.recentWarnings }
 
     /// The number of bytes received in the current stream.
     public var streamLength: Int { reader.streamLength }
@@ -194,6 +211,8 @@ public struct AccessUnitReceiver: Sendable {
         events.append(contentsOf: pending[pendingHead...])
         pending.removeAll(keepingCapacity: true)
         pendingHead = 0
+        finishedErrorCount += assembler.errorCount
+        finishedWarningCount += assembler.warningCount
         assembler = AccessUnitAssembler(parameterSets: assembler.parameterSets)
         isDecoding = false
         skipStart = 0
@@ -261,7 +280,7 @@ public struct AccessUnitReceiver: Sendable {
         var ppsId: Int?
         var spsId: Int?
         if let slice = unit.nalUnits.first(where: { $0.first.map { NALUnitHeader(byte: $0).nalUnitType.isVCL } ?? false }) {
-            ppsId = SliceHeader.picParameterSetId(ofNALUnit: slice)
+            ppsId = try? SliceHeader.Prefix(nalUnit: slice).picParameterSetId
             if let ppsId, let pps = assembler.parameterSets.pictureParameterSets[ppsId],
                assembler.parameterSets.sequenceParameterSets[pps.seqParameterSetId] == nil {
                 spsId = pps.seqParameterSetId
@@ -269,16 +288,5 @@ public struct AccessUnitReceiver: Sendable {
         }
         return MissingParameterSets(streamOffset: unit.streamOffset, isIDR: unit.isIDR,
                                     pictureParameterSetId: ppsId, sequenceParameterSetId: spsId)
-    }
-}
-
-extension SliceHeader {
-    /// Reads only `pic_parameter_set_id` of a slice NAL unit (the third element of its header,
-    /// clause 7.3.3; no parameter sets needed), or `nil` when it cannot be read.
-    public static func picParameterSetId<Bytes: Collection<UInt8>>(ofNALUnit nalUnit: Bytes) -> Int? {
-        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: 16))
-        guard (try? reader.readUE("first_mb_in_slice")) != nil,
-              (try? reader.readUE("slice_type", max: 9)) != nil else { return nil }
-        return try? reader.readUE("pic_parameter_set_id", max: 255)
     }
 }

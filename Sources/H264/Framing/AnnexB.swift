@@ -96,11 +96,20 @@ public enum AnnexB {
         // Without units there may still be a start code (one at the very end, or only empty
         // units): what precedes it is the leading part.
         let leading = units.first?.startCodeOffset ?? firstStartCode(in: bytes) ?? bytes.count
-        if let bad = bytes[0..<leading].firstIndex(where: { $0 != 0 }) {
+        let check = bytes.withUnsafeBytes { buffer in
+            Result { () throws(H264Error) in try checkLeadingBytes(buffer, before: leading) }
+        }
+        try check.get()
+        return units
+    }
+
+    /// The one leading-garbage check: throws ``H264Error/Code/missingStartCode`` (with the offset
+    /// of the first offending byte) when a byte before `leading`, the first start code, is not zero.
+    static func checkLeadingBytes(_ buffer: UnsafeRawBufferPointer, before leading: Int) throws(H264Error) {
+        if let bad = buffer[0..<leading].firstIndex(where: { $0 != 0 }) {
             throw H264Error(.missingStartCode, field: "start_code_prefix_one_3bytes", byteOffset: bad,
                             "\(leading) byte(s) before the first start code, not all zero")
         }
-        return units
     }
 
     /// The offset of the first start code at or after `offset`, counting its `zero_byte` when

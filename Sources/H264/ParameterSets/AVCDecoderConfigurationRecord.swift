@@ -58,9 +58,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
     public init(avcProfileIndication: UInt8, profileCompatibility: UInt8, avcLevelIndication: UInt8,
                 nalUnitLengthSize: Int = 4, sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]],
                 highProfileExtension: HighProfileExtension? = nil) throws(H264Error) {
-        guard nalUnitLengthSize == 1 || nalUnitLengthSize == 2 || nalUnitLengthSize == 4 else {
-            throw H264Error(.invalidLengthSize, field: "lengthSizeMinusOne", "NAL unit length size \(nalUnitLengthSize) is not 1, 2 or 4")
-        }
+        try AVCC.validate(lengthSize: nalUnitLengthSize)
         self.avcProfileIndication = avcProfileIndication
         self.profileCompatibility = profileCompatibility
         self.avcLevelIndication = avcLevelIndication
@@ -116,8 +114,10 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
         profileCompatibility = try byte("profile_compatibility")
         avcLevelIndication = try byte("AVCLevelIndication")
         lengthSizeMinusOne = try byte("lengthSizeMinusOne") & 0x03
-        guard lengthSizeMinusOne != 2 else {
-            throw H264Error(.invalidLengthSize, field: "lengthSizeMinusOne", byteOffset: 4, "NAL unit length size 3 is not allowed")
+        do throws(H264Error) {
+            try AVCC.validate(lengthSize: Int(lengthSizeMinusOne) + 1)
+        } catch {
+            throw error.offset(by: 4)
         }
         let spsCount = Int(try byte("numOfSequenceParameterSets") & 0x1F)
         sequenceParameterSets = try nalUnits(count: spsCount, "sequenceParameterSet")
@@ -173,5 +173,54 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
             try append(ext.sequenceParameterSetExtensions, "sequenceParameterSetExtLength")
         }
         return out
+    }
+}
+
+// MARK: - Building a record from what was read
+
+extension AVCDecoderConfigurationRecord {
+    /// Reads codec extradata in either form found in the wild: an `avcC` record (first byte 1,
+    /// the `configurationVersion`), or Annex-B parameter sets (anything else), as FFmpeg's
+    /// `ff_h264_decode_extradata` decides.
+    ///
+    /// From Annex-B extradata the SPS, PPS and SPS extension NAL units are taken (other NAL
+    /// units are ignored) and a record is built from them with a 4-byte length size; profile,
+    /// compatibility and level come from the first SPS.
+    ///
+    /// - Throws: the errors of ``init(parsing:)`` for an `avcC`; for Annex-B,
+    ///   ``H264Error/Code/missingStartCode`` when it does not begin with a start code and
+    ///   ``H264Error/Code/missingParameterSet`` without an SPS or PPS; ``H264Error/Code/truncated``
+    ///   for empty extradata.
+    public init(extradata: [UInt8]) throws(H264Error) {
+        guard let first = extradata.first else {
+            throw H264Error(.truncated, field: "extradata", byteOffset: 0, "empty extradata")
+        }
+        if first == 1 {
+            try self.init(parsing: extradata)
+            return
+        }
+        let units = try AnnexB.nalUnits(validating: extradata)
+        guard !units.isEmpty else {
+            throw H264Error(.missingStartCode, field: "extradata", byteOffset: 0, "extradata is neither avcC nor Annex-B")
+        }
+        let converted = try AVCC.fromAnnexB(extradata, lengthSize: 4, parameterSets: .configuration)
+        self = try converted.configurationRecord()
+    }
+}
+
+extension AVCC.ConversionResult {
+    /// A configuration record holding the parameter sets found, with this length size.
+    ///
+    /// - Throws: ``H264Error/Code/missingParameterSet`` without an SPS or a PPS.
+    public func configurationRecord() throws(H264Error) -> AVCDecoderConfigurationRecord {
+        var record = try AVCDecoderConfigurationRecord(sequenceParameterSets: sequenceParameterSets,
+                                                       pictureParameterSets: pictureParameterSets,
+                                                       nalUnitLengthSize: lengthSize)
+        if !sequenceParameterSetExtensions.isEmpty {
+            var ext = record.highProfileExtension ?? .init()
+            ext.sequenceParameterSetExtensions = sequenceParameterSetExtensions
+            record.highProfileExtension = ext
+        }
+        return record
     }
 }

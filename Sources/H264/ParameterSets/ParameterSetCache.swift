@@ -52,19 +52,27 @@ public struct ParameterSetCache: Sendable {
     ///   naming an SPS that is not stored.
     @discardableResult
     public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes) throws(H264Error) -> Change {
+        var ignored: [H264Error] = []
+        return try store(nalUnit, diagnostics: &ignored)
+    }
+
+    /// Stores an SPS or PPS NAL unit (header byte first), appending the parameter set's
+    /// tolerable problems (``SequenceParameterSet/diagnostics``, ``PictureParameterSet/diagnostics``)
+    /// to `diagnostics` when it is new or replaces another (not when it repeats one).
+    ///
+    /// - Returns: whether the id was new, unchanged or replaced.
+    /// - Throws: as ``store(_:)``.
+    @discardableResult
+    public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes, diagnostics: inout [H264Error]) throws(H264Error) -> Change {
         let header = try NALUnitHeader(validating: nalUnit)
         switch header.nalUnitType {
         case .sequenceParameterSet:
             let bytes = Array(nalUnit)
             let sps = try SequenceParameterSet(nalUnit: bytes)
-            let id = sps.seqParameterSetId
-            let previous = spsBytes[id]
-            if previous == bytes { return .unchanged }
-            spsBytes[id] = bytes
-            sequenceParameterSets[id] = sps
-            guard previous != nil else { return .added }
-            reparsePictureParameterSets(naming: id)
-            return .replaced
+            let change = Self.put(bytes, sps, id: sps.seqParameterSetId, warnings: sps.diagnostics,
+                                  bytesById: &spsBytes, parsedById: &sequenceParameterSets, diagnostics: &diagnostics)
+            if change == .replaced { reparsePictureParameterSets(naming: sps.seqParameterSetId) }
+            return change
         case .pictureParameterSet:
             let bytes = Array(nalUnit)
             let pps = try PictureParameterSet(nalUnit: bytes, sequenceParameterSets: sequenceParameterSets)
@@ -72,16 +80,25 @@ public struct ParameterSetCache: Sendable {
                 throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
                                 "PPS \(pps.picParameterSetId) names SPS \(pps.seqParameterSetId), which has not been seen")
             }
-            let id = pps.picParameterSetId
-            let previous = ppsBytes[id]
-            if previous == bytes { return .unchanged }
-            ppsBytes[id] = bytes
-            pictureParameterSets[id] = pps
-            return previous == nil ? .added : .replaced
+            return Self.put(bytes, pps, id: pps.picParameterSetId, warnings: pps.diagnostics,
+                            bytesById: &ppsBytes, parsedById: &pictureParameterSets, diagnostics: &diagnostics)
         default:
             throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
                             "NAL unit type \(header.nalUnitType.rawValue) is not a parameter set")
         }
+    }
+
+    /// Stores a parsed parameter set and its bytes under `id` unless the same bytes are there
+    /// already (then nothing changes and its warnings are not repeated).
+    private static func put<Parsed>(_ bytes: [UInt8], _ parsed: Parsed, id: Int, warnings: [H264Error],
+                                    bytesById: inout [Int: [UInt8]], parsedById: inout [Int: Parsed],
+                                    diagnostics: inout [H264Error]) -> Change {
+        let previous = bytesById[id]
+        if previous == bytes { return .unchanged }
+        diagnostics += warnings
+        bytesById[id] = bytes
+        parsedById[id] = parsed
+        return previous == nil ? .added : .replaced
     }
 
     private mutating func reparsePictureParameterSets(naming spsId: Int) {

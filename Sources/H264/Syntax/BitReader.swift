@@ -13,6 +13,10 @@ public struct BitReader: Sendable {
     public var recordsElements: Bool
     /// The syntax elements read so far (name and value), when ``recordsElements`` is true.
     public var elements: [(name: String, value: Int)] = []
+    /// Tolerable problems met so far, in bitstream order: values out of range in elements that
+    /// do not change how the rest is read. Each has the code, field and bit offset the error
+    /// would have had; the value was kept.
+    public private(set) var diagnostics: [H264Error] = []
 
     /// Creates a reader over RBSP bytes (emulation prevention already removed; see ``RBSP``).
     public init(_ bytes: [UInt8], recordsElements: Bool = false) {
@@ -88,6 +92,39 @@ public struct BitReader: Sendable {
     /// Reads an unsigned Exp-Golomb code no larger than `max`.
     public mutating func readUE(_ name: @autoclosure () -> String, max: Int) throws(H264Error) -> Int {
         try readUE(name(), range: 0...max)
+    }
+
+    /// Reads an unsigned Exp-Golomb code whose range is tolerable: a value outside `range` is
+    /// kept and recorded in ``diagnostics`` as ``H264Error/Code/valueOutOfRange`` (for elements
+    /// that do not change how the rest is read, such as the VUI's bitstream restriction).
+    ///
+    /// - Throws: ``H264Error/Code/expGolombOverflow`` and ``H264Error/Code/truncated`` only.
+    public mutating func readUE(_ name: @autoclosure () -> String, tolerating range: ClosedRange<Int>) throws(H264Error) -> Int {
+        let start = bitOffset
+        let value = try rawUE(name)
+        if !range.contains(value) {
+            diagnostics.append(error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound) (kept)"))
+        }
+        if recordsElements { elements.append((name(), value)) }
+        return value
+    }
+
+    /// Reads `count` bits as an unsigned value whose allowed values are `allowed`: any other is
+    /// kept and recorded in ``diagnostics`` as ``H264Error/Code/valueOutOfRange`` (reserved
+    /// values of tolerable elements, e.g. `colour_primaries` or `reserved_zero_2bits`).
+    public mutating func readBits(_ count: Int, _ name: @autoclosure () -> String, tolerating allowed: (Int) -> Bool,
+                                  _ expectation: @autoclosure () -> String) throws(H264Error) -> Int {
+        let start = bitOffset
+        let value = try readBits(count, name())
+        if !allowed(value) {
+            diagnostics.append(error(.valueOutOfRange, name, at: start, "\(value) is reserved or not allowed, expected \(expectation()) (kept)"))
+        }
+        return value
+    }
+
+    /// Records a tolerable problem in ``diagnostics`` (the value it concerns was kept).
+    public mutating func warn(_ code: H264Error.Code, _ name: String, at bit: Int, _ message: String) {
+        diagnostics.append(H264Error(code, field: name, bitOffset: bit, message))
     }
 
     /// Reads a signed Exp-Golomb code, `se(v)`, and checks it against `range`.

@@ -39,7 +39,8 @@ public struct PictureParameterSet: Hashable, Sendable {
     public let weightedBipredIdc: Int
     /// `pic_init_qp_minus26`, −(26 + 6 × `bit_depth_luma_minus8`)…25.
     public let picInitQpMinus26: Int
-    /// `pic_init_qs_minus26`, −26…25.
+    /// `pic_init_qs_minus26`, −26…25 (a value outside is kept with a warning: only SP and SI
+    /// slices use it).
     public let picInitQsMinus26: Int
     /// `chroma_qp_index_offset`, −12…12.
     public let chromaQpIndexOffset: Int
@@ -58,6 +59,9 @@ public struct PictureParameterSet: Hashable, Sendable {
     public let picScalingLists: [ScalingList?]
     /// `second_chroma_qp_index_offset`, −12…12; equal to `chroma_qp_index_offset` when absent.
     public let secondChromaQpIndexOffset: Int
+    /// Tolerable problems met while parsing (values out of range in elements that do not change
+    /// how the rest is read), each with the code, field and bit offset an error would have.
+    public let diagnostics: [H264Error]
 
     /// Parses a picture parameter set NAL unit.
     ///
@@ -163,7 +167,12 @@ public struct PictureParameterSet: Hashable, Sendable {
         }
         let qpMin = -(26 + 6 * (sps?.bitDepthLumaMinus8 ?? 6))
         picInitQpMinus26 = try reader.readSE("pic_init_qp_minus26", range: qpMin...25)
-        picInitQsMinus26 = try reader.readSE("pic_init_qs_minus26", range: -26...25)
+        // Used only by SP and SI slices, never to read the rest: out of range, kept with a warning.
+        let qsAt = reader.bitOffset
+        picInitQsMinus26 = try reader.readSE("pic_init_qs_minus26")
+        if !(-26...25).contains(picInitQsMinus26) {
+            reader.warn(.valueOutOfRange, "pic_init_qs_minus26", at: qsAt, "\(picInitQsMinus26) is outside -26...25 (kept)")
+        }
         chromaQpIndexOffset = try reader.readSE("chroma_qp_index_offset", range: -12...12)
         deblockingFilterControlPresentFlag = try reader.readFlag("deblocking_filter_control_present_flag")
         constrainedIntraPredFlag = try reader.readFlag("constrained_intra_pred_flag")
@@ -193,6 +202,7 @@ public struct PictureParameterSet: Hashable, Sendable {
             secondChromaQpIndexOffset = chromaQpIndexOffset
         }
         try reader.readTrailingBits()
+        diagnostics = reader.diagnostics
     }
 }
 

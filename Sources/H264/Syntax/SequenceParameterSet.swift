@@ -19,9 +19,10 @@ public struct SequenceParameterSet: Hashable, Sendable {
     public let constraintSet4Flag: Bool
     /// `constraint_set5_flag`.
     public let constraintSet5Flag: Bool
-    /// `reserved_zero_2bits` (decoders ignore its value).
+    /// `reserved_zero_2bits` (decoders ignore its value; a non-zero value is kept with a warning).
     public let reservedZero2Bits: Int
-    /// `level_idc` (Table A-1): ten times the level number, 9 for level 1b.
+    /// `level_idc` (Table A-1): ten times the level number, 9 for level 1b (a value not in the
+    /// table is kept with a warning).
     public let levelIdc: Int
     /// `seq_parameter_set_id`, 0…31.
     public let seqParameterSetId: Int
@@ -82,6 +83,11 @@ public struct SequenceParameterSet: Hashable, Sendable {
     public var vuiParametersPresentFlag: Bool { vuiParameters != nil }
     /// The VUI (Annex E), when `vui_parameters_present_flag` is 1.
     public let vuiParameters: VUIParameters?
+    /// Tolerable problems met while parsing, in bitstream order: values out of range in elements
+    /// that do not change how the rest is read (reserved bits, `level_idc`, the VUI's colour
+    /// description, timing and bitstream restriction, HRD rate order). Each is an ``H264Error``
+    /// with the code, field and bit offset an error would have; the value is kept.
+    public let diagnostics: [H264Error]
 
     /// Parses a sequence parameter set NAL unit.
     ///
@@ -121,8 +127,9 @@ public struct SequenceParameterSet: Hashable, Sendable {
         constraintSet3Flag = try reader.readFlag("constraint_set3_flag")
         constraintSet4Flag = try reader.readFlag("constraint_set4_flag")
         constraintSet5Flag = try reader.readFlag("constraint_set5_flag")
-        reservedZero2Bits = try reader.readBits(2, "reserved_zero_2bits")
-        levelIdc = try reader.readBits(8, "level_idc")
+        reservedZero2Bits = try reader.readBits(2, "reserved_zero_2bits", tolerating: { $0 == 0 }, "0")
+        let levelAt = reader.bitOffset
+        levelIdc = try reader.readBits(8, "level_idc", tolerating: { Self.maxFrameSizes[$0] != nil }, "a level_idc of Table A-1")
         seqParameterSetId = try reader.readUE("seq_parameter_set_id", max: 31)
 
         if Self.highProfileIdcs.contains(profileIdc) {
@@ -194,6 +201,12 @@ public struct SequenceParameterSet: Hashable, Sendable {
                             "picture of \(widthInMbs) x \(heightInMbs) macroblocks overflows")
         }
 
+        // Level limit (Table A-1, MaxFS): decoders read on past a picture too large for its level.
+        if let maxFS = Self.maxFrameSizes[levelIdc], mbs > maxFS {
+            reader.warn(.valueOutOfRange, "level_idc", at: levelAt,
+                        "a frame of \(mbs) macroblocks exceeds MaxFS \(maxFS) of level_idc \(levelIdc) (kept)")
+        }
+
         direct8x8InferenceFlag = try reader.readFlag("direct_8x8_inference_flag")
         frameCroppingFlag = try reader.readFlag("frame_cropping_flag")
         if frameCroppingFlag {
@@ -214,7 +227,13 @@ public struct SequenceParameterSet: Hashable, Sendable {
 
         vuiParameters = try reader.readFlag("vui_parameters_present_flag") ? try VUIParameters(reader: &reader) : nil
         try reader.readTrailingBits()
+        diagnostics = reader.diagnostics
     }
+
+    /// `MaxFS` (frame size in macroblocks) of each `level_idc` of Table A-1 (9 is level 1b).
+    static let maxFrameSizes: [Int: Int] = [9: 99, 10: 99, 11: 396, 12: 396, 13: 396, 20: 396, 21: 792, 22: 1620, 30: 1620,
+                                            31: 3600, 32: 5120, 40: 8192, 41: 8192, 42: 8704, 50: 22080, 51: 36864,
+                                            52: 36864, 60: 139_264, 61: 139_264, 62: 139_264]
 
     static func cropUnitX(chromaArrayType: Int) -> Int {
         chromaArrayType == 1 || chromaArrayType == 2 ? 2 : 1

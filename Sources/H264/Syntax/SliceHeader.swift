@@ -22,7 +22,7 @@ public struct SliceHeader: Hashable, Sendable {
     public var fieldPicFlag: Bool
     /// `bottom_field_flag`.
     public var bottomFieldFlag: Bool
-    /// `idr_pic_id`, present in IDR slices.
+    /// `idr_pic_id`, present in IDR slices (0…65535; a larger value is kept with a warning).
     public var idrPicId: Int
     /// `pic_order_cnt_lsb` (POC type 0).
     public var picOrderCntLsb: Int
@@ -32,6 +32,9 @@ public struct SliceHeader: Hashable, Sendable {
     public var deltaPicOrderCnt: [Int]
     /// `redundant_pic_cnt`: 0 for primary coded pictures.
     public var redundantPicCnt: Int
+    /// Tolerable problems met while parsing (an `idr_pic_id` above 65535 is kept: it is only
+    /// compared), each with the code, field and bit offset an error would have.
+    public var diagnostics: [H264Error]
 
     /// The kind of slice, from `slice_type` modulo 5 (Table 7-6).
     public enum Kind: Int, Hashable, Sendable {
@@ -57,6 +60,47 @@ public struct SliceHeader: Hashable, Sendable {
     /// (13 elements, each at most 65 bits as Exp-Golomb codes are capped at 32 leading zeros).
     public static let maximumEncodedSize = 128
 
+    /// The first three elements of a slice header (clause 7.3.3), which need no parameter set:
+    /// the one reader of a slice header's beginning, used wherever only these are wanted.
+    public struct Prefix: Hashable, Sendable {
+        /// `nal_unit_type` of the slice's NAL unit (1, 2 or 5).
+        public var nalUnitType: NALUnitType
+        /// `nal_ref_idc` of the slice's NAL unit.
+        public var nalRefIdc: UInt8
+        /// `first_mb_in_slice`.
+        public var firstMbInSlice: Int
+        /// `slice_type`, 0…9.
+        public var sliceType: Int
+        /// `pic_parameter_set_id`, 0…255.
+        public var picParameterSetId: Int
+        /// The RBSP read so far and where the next element begins, to read on from.
+        let rbsp: [UInt8]
+        let nextBit: Int
+
+        /// Reads `first_mb_in_slice`, `slice_type` and `pic_parameter_set_id` of a slice NAL unit.
+        ///
+        /// - Parameter nalUnit: the slice NAL unit, header byte first (emulation prevention still
+        ///   present); only its first ``SliceHeader/maximumEncodedSize`` bytes are read.
+        /// - Throws: ``H264Error/Code/unexpectedNALUnitType`` for NAL units that do not start with
+        ///   a slice header, the NAL unit header's errors and the bit reader's errors.
+        public init<Bytes: Collection<UInt8>>(nalUnit: Bytes) throws(H264Error) {
+            let header = try NALUnitHeader(validating: nalUnit)
+            let type = header.nalUnitType
+            guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
+                throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
+                                "NAL unit type \(type.rawValue) has no slice header")
+            }
+            var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: SliceHeader.maximumEncodedSize))
+            nalUnitType = type
+            nalRefIdc = header.nalRefIdc
+            firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
+            sliceType = try reader.readUE("slice_type", max: 9)
+            picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)
+            rbsp = reader.bytes
+            nextBit = reader.bitOffset
+        }
+    }
+
     /// Parses the leading elements of a slice header.
     ///
     /// - Parameters:
@@ -70,18 +114,24 @@ public struct SliceHeader: Hashable, Sendable {
     public init<Bytes: Collection<UInt8>>(nalUnit: Bytes,
                                           pictureParameterSets: [Int: PictureParameterSet],
                                           sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
-        let header = try NALUnitHeader(validating: nalUnit)
-        let type = header.nalUnitType
-        guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
-            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
-                            "NAL unit type \(type.rawValue) has no slice header")
-        }
-        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: Self.maximumEncodedSize))
+        try self.init(prefix: Prefix(nalUnit: nalUnit), pictureParameterSets: pictureParameterSets,
+                      sequenceParameterSets: sequenceParameterSets)
+    }
+
+    /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read.
+    ///
+    /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown, and
+    ///   the bit reader's errors.
+    public init(prefix: Prefix, pictureParameterSets: [Int: PictureParameterSet],
+                sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+        var reader = BitReader(prefix.rbsp)
+        try reader.skipBits(prefix.nextBit)
+        let type = prefix.nalUnitType
         nalUnitType = type
-        nalRefIdc = header.nalRefIdc
-        firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
-        sliceType = try reader.readUE("slice_type", max: 9)
-        picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)
+        nalRefIdc = prefix.nalRefIdc
+        firstMbInSlice = prefix.firstMbInSlice
+        sliceType = prefix.sliceType
+        picParameterSetId = prefix.picParameterSetId
         guard let pps = pictureParameterSets[picParameterSetId] else {
             throw H264Error(.missingParameterSet, field: "pic_parameter_set_id",
                             "slice refers to PPS \(picParameterSetId), which has not been seen")
@@ -98,7 +148,7 @@ public struct SliceHeader: Hashable, Sendable {
             fieldPicFlag = try reader.readFlag("field_pic_flag")
             if fieldPicFlag { bottomFieldFlag = try reader.readFlag("bottom_field_flag") }
         }
-        idrPicId = type == .idrSlice ? try reader.readUE("idr_pic_id", max: 65_535) : 0
+        idrPicId = type == .idrSlice ? try reader.readUE("idr_pic_id", tolerating: 0...65_535) : 0
         picOrderCntLsb = 0
         deltaPicOrderCntBottom = 0
         deltaPicOrderCnt = []
@@ -115,6 +165,7 @@ public struct SliceHeader: Hashable, Sendable {
             }
         }
         redundantPicCnt = pps.redundantPicCntPresentFlag ? try reader.readUE("redundant_pic_cnt", max: 127) : 0
+        diagnostics = reader.diagnostics
     }
 
     /// True when a slice with this header, following `previous` (a VCL NAL unit of the current
@@ -142,10 +193,10 @@ extension SliceHeader {
                       sequenceParameterSets: parameterSets.sequenceParameterSets)
     }
 
-    /// Reads only `first_mb_in_slice` of a slice NAL unit (no parameter sets needed), or `nil`
-    /// when it cannot be read.
-    public static func firstMbInSlice<Bytes: Collection<UInt8>>(ofNALUnit nalUnit: Bytes) -> Int? {
-        var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: 8))
-        return try? reader.readUE("first_mb_in_slice")
+    /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read,
+    /// taking the PPS and SPS from a cache.
+    public init(prefix: Prefix, parameterSets: ParameterSetCache) throws(H264Error) {
+        try self.init(prefix: prefix, pictureParameterSets: parameterSets.pictureParameterSets,
+                      sequenceParameterSets: parameterSets.sequenceParameterSets)
     }
 }

@@ -42,8 +42,19 @@ public struct HRDParameters: Hashable, Sendable {
         cpbSizeScale = try reader.readBits(4, "cpb_size_scale")
         var bitRates: [Int] = [], cpbSizes: [Int] = [], cbr: [Bool] = []
         for i in 0...cpbCntMinus1 {
+            // E.2.2: for i > 0 bit rates increase and CPB sizes do not; tolerable (kept, warned).
+            let bitRateAt = reader.bitOffset
             bitRates.append(try reader.readUE("bit_rate_value_minus1[\(i)]"))
+            if i > 0 && bitRates[i] <= bitRates[i - 1] {
+                reader.warn(.valueOutOfRange, "bit_rate_value_minus1[\(i)]", at: bitRateAt,
+                            "\(bitRates[i]) is not greater than bit_rate_value_minus1[\(i - 1)] = \(bitRates[i - 1]) (kept)")
+            }
+            let cpbSizeAt = reader.bitOffset
             cpbSizes.append(try reader.readUE("cpb_size_value_minus1[\(i)]"))
+            if i > 0 && cpbSizes[i] > cpbSizes[i - 1] {
+                reader.warn(.valueOutOfRange, "cpb_size_value_minus1[\(i)]", at: cpbSizeAt,
+                            "\(cpbSizes[i]) is greater than cpb_size_value_minus1[\(i - 1)] = \(cpbSizes[i - 1]) (kept)")
+            }
             cbr.append(try reader.readFlag("cbr_flag[\(i)]"))
         }
         bitRateValueMinus1 = bitRates
@@ -58,7 +69,10 @@ public struct HRDParameters: Hashable, Sendable {
 
 /// Video usability information, `vui_parameters()` (Annex E.1.1, semantics E.2.1).
 ///
-/// Values that are absent from the bitstream hold the value the semantics infer.
+/// Values that are absent from the bitstream hold the value the semantics infer. The VUI does not
+/// change how the rest of the stream is read, so a value outside its range here (a reserved
+/// colour description, zero timing, a bitstream restriction beyond its limit) is kept and recorded
+/// as a warning in the SPS's ``SequenceParameterSet/diagnostics``, as FFmpeg reads on.
 public struct VUIParameters: Hashable, Sendable {
     /// `aspect_ratio_info_present_flag`.
     public let aspectRatioInfoPresentFlag: Bool
@@ -116,17 +130,17 @@ public struct VUIParameters: Hashable, Sendable {
     public let bitstreamRestrictionFlag: Bool
     /// `motion_vectors_over_pic_boundaries_flag`; true when absent.
     public let motionVectorsOverPicBoundariesFlag: Bool
-    /// `max_bytes_per_pic_denom`, 0…16; 2 when absent.
+    /// `max_bytes_per_pic_denom`, 0…16 (a larger value is kept with a warning); 2 when absent.
     public let maxBytesPerPicDenom: Int
-    /// `max_bits_per_mb_denom`, 0…16; 1 when absent.
+    /// `max_bits_per_mb_denom`, 0…16 (a larger value is kept with a warning); 1 when absent.
     public let maxBitsPerMbDenom: Int
-    /// `log2_max_mv_length_horizontal`, 0…15; 15 when absent.
+    /// `log2_max_mv_length_horizontal`, 0…15 (0…16 in the 2003 and 2005 editions: a larger value is kept with a warning); 15 when absent.
     public let log2MaxMvLengthHorizontal: Int
-    /// `log2_max_mv_length_vertical`, 0…15; 15 when absent.
+    /// `log2_max_mv_length_vertical`, 0…15 (0…16 in the 2003 and 2005 editions: a larger value is kept with a warning); 15 when absent.
     public let log2MaxMvLengthVertical: Int
-    /// `max_num_reorder_frames`, 0…16; nil when absent (the inferred value depends on the level).
+    /// `max_num_reorder_frames`, 0…16 (a larger value is kept with a warning); nil when absent (the inferred value depends on the level).
     public let maxNumReorderFrames: Int?
-    /// `max_dec_frame_buffering`, 0…16; nil when absent (the inferred value is `MaxDpbFrames`).
+    /// `max_dec_frame_buffering`, 0…16 (a larger value is kept with a warning); nil when absent (the inferred value is `MaxDpbFrames`).
     public let maxDecFrameBuffering: Int?
 
     /// The sample aspect ratio from Table E-1 or `sar_width:sar_height`; nil when unspecified
@@ -146,7 +160,7 @@ public struct VUIParameters: Hashable, Sendable {
         aspectRatioInfoPresentFlag = try reader.readFlag("aspect_ratio_info_present_flag")
         var idc = 0, sarW = 0, sarH = 0
         if aspectRatioInfoPresentFlag {
-            idc = try reader.readBits(8, "aspect_ratio_idc")
+            idc = try reader.readBits(8, "aspect_ratio_idc", tolerating: { $0 <= 16 || $0 == 255 }, "0...16 or 255 (Table E-1)")
             if idc == 255 {
                 sarW = try reader.readBits(16, "sar_width")
                 sarH = try reader.readBits(16, "sar_height")
@@ -162,13 +176,16 @@ public struct VUIParameters: Hashable, Sendable {
         videoSignalTypePresentFlag = try reader.readFlag("video_signal_type_present_flag")
         var format = 5, fullRange = false, colourPresent = false, primaries = 2, transfer = 2, matrix = 2
         if videoSignalTypePresentFlag {
-            format = try reader.readBits(3, "video_format")
+            format = try reader.readBits(3, "video_format", tolerating: { $0 <= 5 }, "0...5 (Table E-2)")
             fullRange = try reader.readFlag("video_full_range_flag")
             colourPresent = try reader.readFlag("colour_description_present_flag")
             if colourPresent {
-                primaries = try reader.readBits(8, "colour_primaries")
-                transfer = try reader.readBits(8, "transfer_characteristics")
-                matrix = try reader.readBits(8, "matrix_coefficients")
+                primaries = try reader.readBits(8, "colour_primaries", tolerating: { (1...12).contains($0) && $0 != 3 || $0 == 22 },
+                                                "1, 2, 4...12 or 22 (Table E-3)")
+                transfer = try reader.readBits(8, "transfer_characteristics", tolerating: { (1...18).contains($0) && $0 != 3 },
+                                               "1, 2, 4...18 (Table E-4)")
+                matrix = try reader.readBits(8, "matrix_coefficients", tolerating: { (0...14).contains($0) && $0 != 3 },
+                                             "0...2, 4...14 (Table E-5)")
             }
         }
         videoFormat = format
@@ -180,8 +197,8 @@ public struct VUIParameters: Hashable, Sendable {
 
         chromaLocInfoPresentFlag = try reader.readFlag("chroma_loc_info_present_flag")
         if chromaLocInfoPresentFlag {
-            chromaSampleLocTypeTopField = try reader.readUE("chroma_sample_loc_type_top_field", max: 5)
-            chromaSampleLocTypeBottomField = try reader.readUE("chroma_sample_loc_type_bottom_field", max: 5)
+            chromaSampleLocTypeTopField = try reader.readUE("chroma_sample_loc_type_top_field", tolerating: 0...5)
+            chromaSampleLocTypeBottomField = try reader.readUE("chroma_sample_loc_type_bottom_field", tolerating: 0...5)
         } else {
             chromaSampleLocTypeTopField = 0
             chromaSampleLocTypeBottomField = 0
@@ -189,10 +206,10 @@ public struct VUIParameters: Hashable, Sendable {
 
         timingInfoPresentFlag = try reader.readFlag("timing_info_present_flag")
         if timingInfoPresentFlag {
-            // Zero is not allowed by E.2.1 but is accepted here (frameRate is then nil), as
-            // FFmpeg's decoder does, so that such a stream can still be inspected.
-            numUnitsInTick = try reader.readBits(32, "num_units_in_tick")
-            timeScale = try reader.readBits(32, "time_scale")
+            // Zero is not allowed by E.2.1 but is kept with a warning (frameRate is then nil), as
+            // FFmpeg's decoder accepts it, so that such a stream can still be read.
+            numUnitsInTick = try reader.readBits(32, "num_units_in_tick", tolerating: { $0 > 0 }, "greater than 0 (E.2.1)")
+            timeScale = try reader.readBits(32, "time_scale", tolerating: { $0 > 0 }, "greater than 0 (E.2.1)")
             fixedFrameRateFlag = try reader.readFlag("fixed_frame_rate_flag")
         } else {
             numUnitsInTick = 0
@@ -212,12 +229,19 @@ public struct VUIParameters: Hashable, Sendable {
         bitstreamRestrictionFlag = try reader.readFlag("bitstream_restriction_flag")
         if bitstreamRestrictionFlag {
             motionVectorsOverPicBoundariesFlag = try reader.readFlag("motion_vectors_over_pic_boundaries_flag")
-            maxBytesPerPicDenom = try reader.readUE("max_bytes_per_pic_denom", max: 16)
-            maxBitsPerMbDenom = try reader.readUE("max_bits_per_mb_denom", max: 16)
-            log2MaxMvLengthHorizontal = try reader.readUE("log2_max_mv_length_horizontal", max: 15)
-            log2MaxMvLengthVertical = try reader.readUE("log2_max_mv_length_vertical", max: 15)
-            let reorder = try reader.readUE("max_num_reorder_frames", max: 16)
-            let buffering = try reader.readUE("max_dec_frame_buffering", max: 16)
+            // Limits a decoder may ignore: out-of-range values (e.g. log2_max_mv_length_* = 16,
+            // allowed by the 2003 and 2005 editions) are kept with a warning.
+            maxBytesPerPicDenom = try reader.readUE("max_bytes_per_pic_denom", tolerating: 0...16)
+            maxBitsPerMbDenom = try reader.readUE("max_bits_per_mb_denom", tolerating: 0...16)
+            log2MaxMvLengthHorizontal = try reader.readUE("log2_max_mv_length_horizontal", tolerating: 0...15)
+            log2MaxMvLengthVertical = try reader.readUE("log2_max_mv_length_vertical", tolerating: 0...15)
+            let reorder = try reader.readUE("max_num_reorder_frames", tolerating: 0...16)
+            let bufferingAt = reader.bitOffset
+            let buffering = try reader.readUE("max_dec_frame_buffering", tolerating: 0...16)
+            if buffering < reorder && buffering <= 16 {
+                reader.warn(.valueOutOfRange, "max_dec_frame_buffering", at: bufferingAt,
+                            "\(buffering) is less than max_num_reorder_frames = \(reorder) (kept)")
+            }
             maxNumReorderFrames = reorder
             maxDecFrameBuffering = buffering
         } else {
