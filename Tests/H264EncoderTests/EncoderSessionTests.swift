@@ -244,6 +244,39 @@ struct EncoderLifecycleTests {
         #expect((#expect(throws: H264Error.self) { try session.setAverageBitRate(1_000_000) })?.code == .invalidState)
     }
 
+    /// x264 refuses to open (lossless CRF 0 in the High profile, which `x264_param_apply_profile`
+    /// rejects): the session is not prepared, keeps its state, and takes a new configuration
+    /// that then prepares and encodes.
+    @Test func failedPrepareLeavesTheSessionConfigurable() throws {
+        var configuration = EncoderConfiguration.liveCapture
+        configuration.constantRateFactor = 0
+        let session = try EncoderSession(width: 320, height: 240, configuration: configuration)
+        let failure = #expect(throws: H264Error.self) { try session.prepare() }
+        #expect(failure?.code == .invalidConfiguration)
+        #expect(session.state == .created)
+        #expect(session.formatDescription == nil)
+        try session.configure { $0.constantRateFactor = 23 }
+        #expect(session.state == .configured)
+        let format = try session.prepare()
+        #expect(session.state == .prepared)
+        #expect(session.formatDescription == format)
+        try session.encode(try frame(), presentationTimeStamp: .zero)
+        try session.completeFrames()
+        session.invalidate()
+    }
+
+    /// `frames` read for the first time after `invalidate()` is a stream that has already
+    /// finished (before the fix it never finished: the time limit failed the test).
+    @Test(.timeLimit(.minutes(1)))
+    func framesFirstReadAfterInvalidateFinishesAtOnce() async throws {
+        let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture)
+        try session.encode(try frame(), presentationTimeStamp: .zero)
+        session.invalidate()
+        var count = 0
+        for await _ in session.frames { count += 1 }
+        #expect(count == 0)
+    }
+
     @Test func switchWithoutPrewarmIsAnError() throws {
         let session = try EncoderSession(width: 320, height: 240)
         #expect((#expect(throws: H264Error.self) { try session.switchToPrewarmedSession() })?.code == .invalidState)
