@@ -176,9 +176,9 @@ final class X264Encoder {
     /// loose enough not to matter but present so the rate can change live.
     private static func applyVBV(_ param: inout x264_param_t, _ c: EncoderConfiguration, width: Int, height: Int) {
         guard let bitRate = c.effectiveAverageBitRate(width: width, height: height) else {
-            if let tightest = c.dataRateLimits.min(by: { $0.bitsPerSecond < $1.bitsPerSecond }) {
-                param.rc.i_vbv_max_bitrate = Int32(max(1, tightest.bitsPerSecond / 1000))
-                param.rc.i_vbv_buffer_size = Int32(max(1, Double(tightest.bytes) * 8 / 1000))
+            if let vbv = c.dataRateLimitsVBV {
+                param.rc.i_vbv_max_bitrate = Int32(max(1, vbv.bitsPerSecond / 1000))
+                param.rc.i_vbv_buffer_size = Int32(max(1, vbv.bufferBits / 1000))
             }
             return
         }
@@ -186,9 +186,9 @@ final class X264Encoder {
         if c.lowLatencyRateControl {
             param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
             param.rc.i_vbv_buffer_size = Int32(max(1, kbps / c.expectedFrameRate))
-        } else if let tightest = c.dataRateLimits.min(by: { $0.bitsPerSecond < $1.bitsPerSecond }) {
-            param.rc.i_vbv_max_bitrate = Int32(max(1, tightest.bitsPerSecond / 1000))
-            param.rc.i_vbv_buffer_size = Int32(max(1, Double(tightest.bytes) * 8 / 1000))
+        } else if let vbv = c.dataRateLimitsVBV {
+            param.rc.i_vbv_max_bitrate = Int32(max(1, vbv.bitsPerSecond / 1000))
+            param.rc.i_vbv_buffer_size = Int32(max(1, vbv.bufferBits / 1000))
         } else {
             // A maximum rate at the average makes x264's ABR forget old rates within seconds
             // (its complexity sums decay when the VBV rate is under 1.5 × the bit rate), so a
