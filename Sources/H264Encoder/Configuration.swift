@@ -129,6 +129,29 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// the next one is captured. Overrides ``dataRateLimits``. Default false.
     public var lowLatencyRateControl: Bool = false
 
+    /// The named configurations below, for code that picks one by name (a command-line option,
+    /// a table of tests); raw values are the names of the static properties.
+    public enum Preset: String, Hashable, Sendable, CaseIterable {
+        /// ``EncoderConfiguration/liveCapture``.
+        case liveCapture
+        /// ``EncoderConfiguration/ultraLowLatency``.
+        case ultraLowLatency
+        /// ``EncoderConfiguration/activeTranscoding``.
+        case activeTranscoding
+        /// ``EncoderConfiguration/backgroundTranscoding``.
+        case backgroundTranscoding
+
+        /// The configuration the preset names.
+        public var configuration: EncoderConfiguration {
+            switch self {
+            case .liveCapture: .liveCapture
+            case .ultraLowLatency: .ultraLowLatency
+            case .activeTranscoding: .activeTranscoding
+            case .backgroundTranscoding: .backgroundTranscoding
+            }
+        }
+    }
+
     /// The default configuration: High profile, automatic level, recommended bit rate,
     /// B-frames allowed, x264 preset `medium`, not real time.
     public init() {}

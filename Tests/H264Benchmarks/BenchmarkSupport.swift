@@ -1,6 +1,6 @@
 import CX264Baseline
 import Foundation
-import Synchronization
+import H264
 import Testing
 
 /// All benchmarks, one after another (never beside each other or beside other tests' work).
@@ -147,7 +147,7 @@ final class BenchmarkReport: Sendable {
         var detail: String
     }
 
-    private let rows = Mutex<[Row]>([])
+    private let rows = Locked<[Row]>([])
 
     /// Records a figure, prints its row, and rewrites the JSON report.
     func record(_ name: String, _ value: Double, goal: String, detail: String) {

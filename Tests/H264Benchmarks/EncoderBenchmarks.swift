@@ -4,7 +4,6 @@ import H264
 import H264Encoder
 import H264TestSupport
 import MallocInterposerSwift
-import Synchronization
 import Testing
 
 /// 720p I420 frames in memory: the 30 frames of `Fixtures/cars_320x240_30f.y4m` (real
@@ -54,15 +53,9 @@ enum Frames720p {
     }
 }
 
-/// Collects a session's outputs (the output handler runs on the session's queue).
-final class Collector: Sendable {
-    private let storage = Mutex<[EncodedFrame]>([])
-    init(capacity: Int) { storage.withLock { $0.reserveCapacity(capacity) } }
-    var handler: EncoderSession.OutputHandler { { [self] frame in storage.withLock { $0.append(frame) } } }
-    var count: Int { storage.withLock { $0.count } }
-    var bytes: [UInt8] { storage.withLock { Array($0.map(\.data).joined()) } }
-    var frames: [EncodedFrame] { storage.withLock { $0 } }
-    func removeAll() { storage.withLock { $0.removeAll(keepingCapacity: true) } }
+extension Collector where Element == EncodedFrame {
+    /// Every collected output's bytes, back to back.
+    var bytes: [UInt8] { Array(all.map(\.data).joined()) }
 }
 
 /// The encoder settings of `encoder_vs_c_*`: ultrafast, zerolatency, CRF 23, no B-frames,
@@ -133,7 +126,7 @@ struct EncoderBenchmarks {
     @Test(arguments: [("encoder_vs_c_1thread", 1), ("encoder_vs_c_auto", 0)])
     func encoderVersusC(name: String, threads: Int) throws {
         let configuration = benchmarkConfiguration(threads: threads == 0 ? nil : threads)
-        let collector = Collector(capacity: frames.count)
+        let collector = Collector<EncodedFrame>(capacity: frames.count)
         var session: EncoderSession?
         func setUp() {
             session?.invalidate()
@@ -214,7 +207,7 @@ struct EncoderBenchmarks {
     /// quantiser and make the baseline frames smaller and cheaper than any real keyframe.
     @Test func firstFrameAfterSwitchVersusIDR() throws {
         let configuration = EncoderConfiguration.liveCapture
-        let collector = Collector(capacity: 256)
+        let collector = Collector<EncodedFrame>(capacity: 256)
         let warm = try EncoderSession(width: Frames720p.width, height: Frames720p.height, configuration: configuration,
                                       outputHandler: collector.handler)
         var warmIndex = 0
@@ -229,7 +222,7 @@ struct EncoderBenchmarks {
         var failures = 0
         var switchFaults = 0
         var idrFaults = 0
-        let switchCollector = Collector(capacity: 64)
+        let switchCollector = Collector<EncodedFrame>(capacity: 64)
         let times = Bench.interleave(
             setUpMeasure: {
                 switching?.invalidate()
@@ -271,11 +264,11 @@ struct EncoderBenchmarks {
         // Every measured frame came out at once (4 per switching session, one per warm encode),
         // and each measured frame is an IDR.
         let rounds = Bench.runs + Bench.warmUpRuns
-        let switched = switchCollector.frames
+        let switched = switchCollector.all
         #expect(switched.count == 4 * rounds)
         #expect(switched.enumerated().allSatisfy { $0.offset % 4 != 3 || $0.element.frameType == .idr })
         #expect(collector.count == warmIndex)
-        let idrs = collector.frames.filter { $0.frameType == .idr }
+        let idrs = collector.all.filter { $0.frameType == .idr }
         #expect(idrs.count == rounds + 1)
         // The sizes say whether the two sides coded comparable pictures (rate control decides
         // the quantiser; a much smaller baseline frame would be cheaper to code).
@@ -291,7 +284,7 @@ struct EncoderBenchmarks {
     /// Frames accepted but not yet output, after each frame has been handled, with
     /// ``EncoderConfiguration/ultraLowLatency`` (the largest over 30 frames).
     @Test func ultraLowLatencyDelayFrames() throws {
-        let collector = Collector(capacity: frames.count)
+        let collector = Collector<EncodedFrame>(capacity: frames.count)
         let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
                                          configuration: .ultraLowLatency, outputHandler: collector.handler)
         var delay = 0
@@ -337,7 +330,7 @@ struct EncoderBenchmarks {
         MallocInterposerSwift.initialize()
         let measured = 60
         let configuration = benchmarkConfiguration(threads: 1)
-        let collector = Collector(capacity: 128)
+        let collector = Collector<EncodedFrame>(capacity: 128)
         let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
                                          configuration: configuration, outputHandler: collector.handler)
         for index in 0..<10 { try session.encode(frames[index], presentationTimeStamp: Self.pts(index)) }

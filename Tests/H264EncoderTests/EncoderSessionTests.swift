@@ -2,22 +2,10 @@ import Foundation
 import H264
 @testable import H264Encoder
 import H264TestSupport
-import Synchronization
 import Testing
 
-enum PresetName: String, CaseIterable, CustomTestStringConvertible {
-    case liveCapture, ultraLowLatency, activeTranscoding, backgroundTranscoding
-    var configuration: EncoderConfiguration {
-        switch self {
-        case .liveCapture: .liveCapture
-        case .ultraLowLatency: .ultraLowLatency
-        case .activeTranscoding: .activeTranscoding
-        case .backgroundTranscoding: .backgroundTranscoding
-        }
-    }
-    var testDescription: String { rawValue }
-}
-
+/// The named presets, as test arguments.
+typealias PresetName = EncoderConfiguration.Preset
 
 /// FFprobe's names for the profiles x264 writes (x264 signals Baseline as Constrained Baseline).
 func ffprobeName(_ profile: EncoderConfiguration.Profile) -> String {
@@ -72,7 +60,7 @@ struct EncoderSessionTests {
     /// ultraLowLatency: frame N's output is out once encode(N) has been handled; no B-frames.
     @Test(arguments: [PresetName.ultraLowLatency, .liveCapture])
     func noFrameDelay(preset: PresetName) throws {
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         let session = try EncoderSession(width: Cars.width, height: Cars.height, configuration: preset.configuration,
                                          outputHandler: collector.handler)
         for (i, bytes) in try Cars.frames.enumerated() {
@@ -136,7 +124,7 @@ struct EncoderSessionTests {
         config.averageBitRate = 1_500_000
         config.maxKeyFrameInterval = 1000
         config.maxKeyFrameIntervalDuration = nil
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         let session = try EncoderSession(width: 640, height: 360, configuration: config, outputHandler: collector.handler)
         for i in 0..<300 {
             if i == 150 { try session.setAverageBitRate(500_000) }
@@ -160,7 +148,7 @@ struct EncoderSessionTests {
     /// switched frame, which is an IDR with a new format description.
     @Test(arguments: [true, false])
     func prewarmedSwitch(prewarmed: Bool) throws {
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         let session = try EncoderSession(width: 320, height: 240, configuration: .activeTranscoding, outputHandler: collector.handler)
         try session.prepare()
         let small = try Cars.frames.map { frame -> [UInt8] in
@@ -284,8 +272,8 @@ struct EncoderLifecycleTests {
 
     /// completeFrames and both waits would wait for the handler itself: each throws.
     @Test func completeFramesFromTheHandlerIsAnError() throws {
-        let seen = Mutex<[H264Error.Code?]>([])
-        let box = Mutex<EncoderSession?>(nil)
+        let seen = Locked<[H264Error.Code?]>([])
+        let box = Locked<EncoderSession?>(nil)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
             let s = box.withLock { $0 }
             do { try s?.completeFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
@@ -305,7 +293,7 @@ struct EncoderLifecycleTests {
     /// copied, even while later frames are still queued.
     @Test func waitForQueuedFramesDownToReleasesHandedOverFrames() throws {
         let gate = DispatchSemaphore(value: 0)
-        let delivered = Mutex(0)
+        let delivered = Locked(0)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
             // The third frame's output holds the queue until the test lets it go.
             if delivered.withLock({ $0 += 1; return $0 }) == 3 { gate.wait() }
@@ -330,31 +318,49 @@ struct EncoderLifecycleTests {
         session.invalidate()
     }
 
-    /// Releasing the session with frames queued and in x264's lookahead: no crash, and output
-    /// arriving after the release is dropped.
+    /// Releasing the last reference with frames queued: no crash, the queued work does not
+    /// keep the session alive, and nothing is delivered after the release. The first output
+    /// holds the encoding queue (in the handler) until the session is gone; the 19 frames
+    /// queued behind it are then dropped, which the queue, drained, shows.
     @Test func releaseWithFramesInFlight() throws {
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
+        let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
         weak var weakSession: EncoderSession?
+        let queue: DispatchQueue
         do {
-            let session = try EncoderSession(width: 320, height: 240, configuration: .backgroundTranscoding, outputHandler: collector.handler)
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture) { frame in
+                collector.append(frame)
+                if collector.count == 1 { entered.signal(); gate.wait() }
+            }
             weakSession = session
+            queue = session.queue
             for i in 0..<20 { try session.encode(try frame(i), presentationTimeStamp: .milliseconds(i * 100) / 3) }
+            entered.wait()
         }
         #expect(weakSession == nil)
-        #expect(collector.all.count <= 20)
+        gate.signal()
+        queue.sync {}
+        #expect(collector.count == 1)
     }
 
-    /// invalidate twice from two threads while a third encodes: no crash; encode then throws.
+    /// invalidate twice from two threads while a third encodes: no crash; every encode before
+    /// the invalidation is accepted, every one after it throws `invalidState`, and only
+    /// accepted frames come out.
     @Test func invalidateFromTwoThreadsDuringEncode() throws {
         for _ in 0..<5 {
-            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture, outputHandler: { _ in })
+            let delivered = Collector<EncodedFrame>()
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture, outputHandler: delivered.handler)
             let frames = try (0..<10).map { try frame($0) }
-            let afterInvalidate = Mutex(0)
+            let outcomes = Locked<[H264Error.Code?]>([])   // nil: accepted
             DispatchQueue.concurrentPerform(iterations: 3) { worker in
                 if worker == 0 {
                     for (i, f) in frames.enumerated() {
-                        do { try session.encode(f, presentationTimeStamp: .milliseconds(i * 100) / 3) }
-                        catch { afterInvalidate.withLock { $0 += 1 } }
+                        do throws(H264Error) {
+                            try session.encode(f, presentationTimeStamp: .milliseconds(i * 100) / 3)
+                            outcomes.withLock { $0.append(nil) }
+                        } catch {
+                            outcomes.withLock { $0.append(error.code) }
+                        }
                     }
                 } else {
                     session.invalidate()
@@ -362,13 +368,20 @@ struct EncoderLifecycleTests {
                 }
             }
             #expect(session.state == .invalidated)
+            let all = outcomes.withLock { $0 }
+            let accepted = all.firstIndex { $0 != nil } ?? all.count
+            #expect(all.count == frames.count)
+            #expect(all[accepted...].allSatisfy { $0 == .invalidState }, "\(all)")
+            session.waitForQueue()
+            #expect(delivered.count <= accepted)
+            #expect(delivered.all.map(frameIndex) == Array(0..<delivered.count))
             #expect((#expect(throws: H264Error.self) { try session.encode(frames[0], presentationTimeStamp: .seconds(1)) })?.code == .invalidState)
         }
     }
 
     @Test func invalidateFromTheOutputHandler() throws {
-        let box = Mutex<EncoderSession?>(nil)
-        let count = Mutex(0)
+        let box = Locked<EncoderSession?>(nil)
+        let count = Locked(0)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
             count.withLock { $0 += 1 }
             box.withLock { $0 }?.invalidate()
@@ -385,7 +398,7 @@ struct EncoderLifecycleTests {
 /// The README's library example, on a synthetic moving gradient (no fixtures needed).
 @Test func readmeExample() throws {
     let writer = AnnexBWriter()
-    let stream = Mutex<[UInt8]>([])
+    let stream = Locked<[UInt8]>([])
     let session = try EncoderSession(width: 64, height: 48, configuration: .liveCapture) { frame in
         stream.withLock { try? writer.append(frame, to: &$0) }
     }
@@ -407,13 +420,9 @@ struct EncoderLifecycleTests {
     session.invalidate()
     let bytes = stream.withLock { $0 }
     // Three IDRs (frame 0, the forced frame 5, the switched frame), each after SPS and PPS.
-    var idr = 0, sps = 0
-    for i in 0..<(bytes.count - 4) where bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 0 && bytes[i + 3] == 1 {
-        if bytes[i + 4] & 0x1F == 5 { idr += 1 }
-        if bytes[i + 4] & 0x1F == 7 { sps += 1 }
-    }
-    #expect(idr == 3)
-    #expect(sps == 3)
+    let types = ReferenceAnnexB.nalUnits(bytes).map { bytes[$0.range.lowerBound] & 0x1F }
+    #expect(types.filter { $0 == 5 }.count == 3)
+    #expect(types.filter { $0 == 7 }.count == 3)
 }
 
 @Suite struct DataRateLimitTests {

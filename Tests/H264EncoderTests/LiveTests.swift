@@ -131,7 +131,7 @@ import H264TestSupport
         try #require(landscape.count == 30)
         let portrait = try Self.portrait(landscape)
         try #require(portrait.count == 30)
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         var configuration = EncoderConfiguration.liveCapture
         configuration.threads = 1
         let session = try EncoderSession(width: 640, height: 360, configuration: configuration, outputHandler: collector.handler)
