@@ -457,3 +457,33 @@ struct EncoderLifecycleTests {
         #expect(Self.peakBytes(unlimited, window: 30) > 40_000)
     }
 }
+
+/// `EncoderLifecycle`, the session's one transition function: each row applies events in order
+/// and expects the state after each, or the error code it throws.
+@Suite struct EncoderLifecycleTransitionTests {
+    enum Outcome: Equatable { case state(EncoderSession.State), error(H264Error.Code) }
+
+    static let rows: [(String, [EncoderLifecycle.Event], [Outcome])] = [
+        ("configure, prepare", [.configure, .prepare, .prepared],
+         [.state(.configured), .state(.configured), .state(.prepared)]),
+        ("configure while preparing", [.prepare, .configure, .prepareFailed, .configure],
+         [.state(.created), .error(.invalidState), .state(.created), .state(.configured)]),
+        ("configure once prepared", [.encode("encode"), .configure], [.state(.prepared), .error(.invalidState)]),
+        ("a failed prepare keeps the state", [.configure, .prepare, .prepareFailed], [.state(.configured), .state(.configured), .state(.configured)]),
+        ("use changes nothing", [.use("prewarm"), .configure, .use("rate change")], [.state(.created), .state(.configured), .state(.configured)]),
+        ("invalidate twice", [.invalidate, .invalidate], [.state(.invalidated), .state(.invalidated)]),
+        ("every call after invalidate", [.invalidate, .configure, .prepare, .encode("encode"), .use("completeFrames"), .encode("switch")],
+         [.state(.invalidated), .error(.invalidState), .error(.invalidState), .error(.invalidState), .error(.invalidState), .error(.invalidState)]),
+        ("invalidated while preparing", [.prepare, .invalidate, .prepared], [.state(.created), .state(.invalidated), .error(.invalidState)]),
+    ]
+
+    @Test(arguments: rows.indices)
+    func transitions(row: Int) {
+        let (name, events, expected) = Self.rows[row]
+        var lifecycle = EncoderLifecycle()
+        let outcomes = events.map { event -> Outcome in
+            do throws(H264Error) { return .state(try lifecycle.apply(event)) } catch { return .error(error.code) }
+        }
+        #expect(outcomes == expected, "\(name)")
+    }
+}
