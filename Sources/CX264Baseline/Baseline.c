@@ -22,6 +22,12 @@ static double now_seconds(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static double thread_cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 /// Appends one x264_encoder_encode call's output (payloads are back to back) to `out`.
 static int append_output(x264_nal_t *nals, int size, uint8_t *out, long capacity, long *used) {
     if (size <= 0) return 0;
@@ -32,7 +38,7 @@ static int append_output(x264_nal_t *nals, int size, uint8_t *out, long capacity
 }
 
 long cx264_baseline_encode(const cx264_baseline_settings *s, const uint8_t *const *frames, int frame_count,
-                           uint8_t *out, long out_capacity, double *encode_seconds) {
+                           uint8_t *out, long out_capacity, double *encode_seconds, double *cpu_seconds) {
     x264_param_t param;
     if (x264_param_default_preset(&param, s->preset, s->tune) < 0) return -1;
     param.i_log_level = X264_LOG_WARNING;
@@ -72,6 +78,7 @@ long cx264_baseline_encode(const cx264_baseline_settings *s, const uint8_t *cons
     int failed = 0;
     const int luma = s->width * s->height;
     double start = now_seconds();
+    double cpu_first = 0, cpu_last = 0;
     for (int i = 0; i < frame_count && !failed; i++) {
         x264_picture_t pic, pic_out;
         x264_picture_init(&pic);
@@ -88,6 +95,8 @@ long cx264_baseline_encode(const cx264_baseline_settings *s, const uint8_t *cons
         int count;
         int size = x264_encoder_encode(encoder, &nals, &count, &pic, &pic_out);
         if (size < 0 || append_output(nals, size, out, out_capacity, &used) < 0) failed = 1;
+        if (i == 0) cpu_first = thread_cpu_seconds();
+        if (i == frame_count - 1) cpu_last = thread_cpu_seconds();
     }
     while (!failed && x264_encoder_delayed_frames(encoder) > 0) {
         x264_picture_t pic_out;
@@ -98,6 +107,7 @@ long cx264_baseline_encode(const cx264_baseline_settings *s, const uint8_t *cons
     }
     x264_encoder_close(encoder);
     if (encode_seconds != NULL) *encode_seconds = now_seconds() - start;
+    if (cpu_seconds != NULL) *cpu_seconds = cpu_last - cpu_first;
     free(scratch);
     return failed ? -1 : used;
 }

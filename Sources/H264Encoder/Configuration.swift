@@ -90,8 +90,17 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// Constant quality instead of a bit rate: x264's CRF, 0 (lossless) … 51; about 23 is
     /// x264's default quality. Setting both this and ``averageBitRate`` is an error.
     public var constantRateFactor: Double? = nil
-    /// Hard limits on the data rate (VideoToolbox's `DataRateLimits`). The tightest rate becomes
-    /// x264's VBV maximum rate, and its window the VBV buffer. Empty (default): with a bit rate,
+    /// Hard limits on the data rate (VideoToolbox's `DataRateLimits`): at most `bytes` in any
+    /// window of `seconds`, for each limit.
+    ///
+    /// x264 has one VBV — a maximum rate R and a buffer B — and a stream that keeps to it carries
+    /// at most B + R × T bits in any window of T seconds (a full buffer, then R for T seconds).
+    /// So the limit kept as the rate is the one with the lowest rate (it bounds the long-term
+    /// rate, which no buffer can): R is three quarters of it. The buffer is then the largest
+    /// that keeps B + R × `seconds` within `bytes` for every limit, which leaves each a quarter
+    /// of its bytes at least: every limit holds, to x264's VBV accuracy, not only the lowest.
+    /// (Taking that limit's rate and its window's bytes as R and B, as a plain mapping would,
+    /// lets a window carry up to twice its bytes.) Empty (default): with a bit rate,
     /// the session uses a VBV at the average rate with one second of buffer (x264 changes rates
     /// live only with a VBV, and follows a change promptly only when the VBV rate is close to the
     /// average); with ``constantRateFactor``, no VBV.
@@ -119,6 +128,29 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// VideoToolbox's low-latency rate control, for calls where a frame must be sendable before
     /// the next one is captured. Overrides ``dataRateLimits``. Default false.
     public var lowLatencyRateControl: Bool = false
+
+    /// The named configurations below, for code that picks one by name (a command-line option,
+    /// a table of tests); raw values are the names of the static properties.
+    public enum Preset: String, Hashable, Sendable, CaseIterable {
+        /// ``EncoderConfiguration/liveCapture``.
+        case liveCapture
+        /// ``EncoderConfiguration/ultraLowLatency``.
+        case ultraLowLatency
+        /// ``EncoderConfiguration/activeTranscoding``.
+        case activeTranscoding
+        /// ``EncoderConfiguration/backgroundTranscoding``.
+        case backgroundTranscoding
+
+        /// The configuration the preset names.
+        public var configuration: EncoderConfiguration {
+            switch self {
+            case .liveCapture: .liveCapture
+            case .ultraLowLatency: .ultraLowLatency
+            case .activeTranscoding: .activeTranscoding
+            case .backgroundTranscoding: .backgroundTranscoding
+            }
+        }
+    }
 
     /// The default configuration: High profile, automatic level, recommended bit rate,
     /// B-frames allowed, x264 preset `medium`, not real time.
@@ -221,6 +253,14 @@ public struct EncoderConfiguration: Hashable, Sendable {
                 throw H264Error(.invalidConfiguration, field: "dataRateLimits[\(i)].seconds", "\(limit.seconds) is outside 0.001…3600")
             }
         }
+    }
+
+    /// The VBV that keeps every ``dataRateLimits`` entry (see there); `nil` without limits.
+    var dataRateLimitsVBV: (bitsPerSecond: Double, bufferBits: Double)? {
+        guard let lowest = dataRateLimits.map(\.bitsPerSecond).min() else { return nil }
+        let rate = lowest * 3 / 4
+        let buffer = dataRateLimits.map { Double($0.bytes) * 8 - rate * $0.seconds }.min() ?? 0
+        return (rate, buffer)
     }
 
     /// The keyframe interval in frames, the smaller of ``maxKeyFrameInterval`` and

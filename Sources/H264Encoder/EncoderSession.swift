@@ -7,13 +7,14 @@ import Dispatch
 ///
 /// ## Lifecycle
 /// A session is a state machine, `created → configured → prepared → invalidated`, with every
-/// transition in this type and every illegal call a thrown `H264Error` (never a crash):
+/// transition in one value (`EncoderLifecycle`, applied under the session's lock) and every
+/// illegal call a thrown `H264Error` (never a crash):
 /// - ``init(width:height:configuration:logger:outputHandler:)`` validates and allocates nothing
 ///   of x264 (cheap);
 /// - ``configure(_:)`` changes any property until the session is prepared;
 /// - ``prepare()`` opens x264 and computes SPS, PPS and the `FormatDescription` before the
 ///   first frame (``encode(_:presentationTimeStamp:duration:forceKeyframe:)`` prepares
-///   implicitly);
+///   implicitly); when x264 cannot open, the session stays as it was, configurable;
 /// - ``invalidate()`` ends the session: idempotent, from any thread, at any time.
 ///
 /// ## Threading: why encode does not wait
@@ -33,9 +34,10 @@ import Dispatch
 /// a decoder) bounds it with ``waitForQueuedFrames(downTo:)`` before each frame.
 ///
 /// ## Output
-/// The output handler runs on the encoding queue for every access unit, through a context
-/// object that holds the session weakly: output produced after the session was released or
-/// invalidated is dropped. ``frames`` offers the same outputs as an `AsyncStream`.
+/// The output handler runs on the encoding queue for every access unit. Output produced after
+/// the session was invalidated (releasing the last reference invalidates it) is dropped: the
+/// queue reads the one invalidated flag before each frame and each delivery. ``frames``
+/// offers the same outputs as an `AsyncStream`.
 /// Errors x264 reports while encoding queued frames are thrown by the next `encode` or
 /// ``completeFrames()``.
 public final class EncoderSession: Sendable {
@@ -55,23 +57,13 @@ public final class EncoderSession: Sendable {
     /// Receives every encoded access unit, in decode order, on the session's encoding queue.
     public typealias OutputHandler = @Sendable (EncodedFrame) -> Void
 
-    private struct Shared {
-        var state: State = .created
-        var configuration: EncoderConfiguration
-        var width: Int
-        var height: Int
-        var current: Lane?
-        var prewarmed: Lane?
-        var continuation: AsyncStream<EncodedFrame>.Continuation?
-        var stream: AsyncStream<EncodedFrame>?
-        /// The last accepted frame's presentation time stamp: the next must be later.
-        var lastPresentationTimeStamp: Duration?
-    }
-
-    private let shared: Locked<Shared>
-    private let output: OutputSink
-    private let context: OutputContext
-    private let queue: DispatchQueue
+    /// What the session and its encoding queue share, under the session's one lock.
+    private var shared: Locked<SessionCore.Shared> { core.shared }
+    /// Shared with the jobs on the encoding queue, which never hold the session itself (so the
+    /// last release of the session runs `deinit`, which invalidates).
+    private let core: SessionCore
+    /// The serial encoding queue (internal for tests, which wait on it after a release).
+    let queue: DispatchQueue
     private let logger: Logger
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
     /// Frames accepted by `encode`, oldest first; each submission of ``encodeNext`` to the
@@ -95,23 +87,22 @@ public final class EncoderSession: Sendable {
                 logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
         try Self.validateSize(width: width, height: height)
         try configuration.validate()
-        shared = Locked(Shared(configuration: configuration, width: width, height: height))
-        output = OutputSink(handler: outputHandler)
+        let core = SessionCore(configuration: configuration, width: width, height: height, handler: outputHandler)
+        self.core = core
         queue = DispatchQueue(label: "H264Encoder.EncoderSession")
         self.logger = logger
-        context = OutputContext(sink: output)
         let pending = Locked(PendingFrames())
         pendingFrames = pending
-        encodeNext = { [context] in
+        encodeNext = {
             var next = pending.withLock { $0.popFirst() }
-            if let job = next, !context.sink.isInvalidated {
+            if let job = next, !core.isInvalidated {
                 do {
                     if let encoded = try job.lane.encode(job.frame, presentationTimeStamp: job.presentationTimeStamp,
                                                          duration: job.duration, forceKeyframe: job.forceKeyframe) {
-                        context.deliver(encoded)
+                        core.deliver(encoded)
                     }
                 } catch {
-                    context.sink.record(error)
+                    core.record(error)
                 }
             }
             // The frame is released (x264 copied its pixels) before the count falls: a producer
@@ -119,8 +110,7 @@ public final class EncoderSession: Sendable {
             next = nil
             pending.withLockWakingWaiters { $0.finishOne() }
         }
-        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(output))
-        context.session = self
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(core))
     }
 
     deinit {
@@ -142,7 +132,7 @@ public final class EncoderSession: Sendable {
     }
 
     /// The lifecycle state.
-    public var state: State { shared.withLock { $0.state } }
+    public var state: State { shared.withLock { $0.lifecycle.state } }
 
     /// The configuration in force (including live rate changes).
     public var configuration: EncoderConfiguration { shared.withLock { $0.configuration } }
@@ -151,14 +141,18 @@ public final class EncoderSession: Sendable {
     public var size: (width: Int, height: Int) { shared.withLock { ($0.width, $0.height) } }
 
     /// The encoded frames as an asynchronous sequence, in decode order. It yields the frames
-    /// produced after its first access and finishes when the session is invalidated.
+    /// produced after its first access and finishes when the session is invalidated (at once
+    /// when it is first read after ``invalidate()``).
     public var frames: AsyncStream<EncodedFrame> {
         shared.withLock { s in
             if let stream = s.stream { return stream }
             let (stream, continuation) = AsyncStream<EncodedFrame>.makeStream()
             s.stream = stream
-            s.continuation = continuation
-            output.setContinuation(continuation)
+            if s.lifecycle.isInvalidated {
+                continuation.finish()
+            } else {
+                s.continuation = continuation
+            }
             return stream
         }
     }
@@ -169,23 +163,17 @@ public final class EncoderSession: Sendable {
     /// try session.configure { $0.averageBitRate = 2_000_000; $0.maxKeyFrameIntervalDuration = 1 }
     /// ```
     /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property (the
-    ///   configuration is then unchanged); `H264Error.Code.invalidState` once prepared or
-    ///   invalidated.
+    ///   configuration is then unchanged); `H264Error.Code.invalidState` once prepared (or
+    ///   while ``prepare()`` opens x264) or invalidated.
     public func configure(_ change: (inout EncoderConfiguration) -> Void) throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
-            switch s.state {
-            case .created, .configured: break
-            case .prepared:
-                throw H264Error(.invalidState, field: "configuration",
-                                "the session is prepared: only averageBitRate and dataRateLimits can change (setAverageBitRate, setDataRateLimits)")
-            case .invalidated:
-                throw H264Error(.invalidState, field: "configuration", "the session is invalidated")
-            }
+            var lifecycle = s.lifecycle
+            try lifecycle.apply(.configure)
             var updated = s.configuration
             change(&updated)
             try updated.validate()
             s.configuration = updated
-            s.state = .configured
+            s.lifecycle = lifecycle
         }
     }
 
@@ -194,18 +182,36 @@ public final class EncoderSession: Sendable {
     ///
     /// - Returns: the format description (SPS, PPS, avcC) the first frames will carry.
     /// - Throws: `H264Error.Code.invalidState` after invalidate;
-    ///   `H264Error.Code.encoderFailed` when x264 cannot open.
+    ///   `H264Error.Code.encoderFailed` or `H264Error.Code.invalidConfiguration` when x264
+    ///   cannot open (the session is then as it was before the call, and can be configured).
     @discardableResult
     public func prepare() throws(H264Error) -> FormatDescription {
         let lane = try shared.withLock { (s) throws(H264Error) -> Lane in
-            guard s.state != .invalidated else { throw H264Error(.invalidState, "prepare after invalidate") }
-            s.state = .prepared
+            try s.lifecycle.apply(.prepare)
             if let lane = s.current { return lane }
             let lane = Lane(width: s.width, height: s.height, configuration: s.configuration, logger: logger)
             s.current = lane
             return lane
         }
-        return try lane.open()
+        let format: FormatDescription
+        do {
+            format = try lane.open()
+        } catch {
+            shared.withLock { s in
+                _ = try? s.lifecycle.apply(.prepareFailed)
+                // The lane was made for a configuration x264 refused: a later prepare or frame
+                // makes a new one (unless a frame was already queued on it).
+                if s.lifecycle.state != .prepared, s.current === lane { s.current = nil }
+            }
+            throw error
+        }
+        do {
+            try shared.withLock { (s) throws(H264Error) in _ = try s.lifecycle.apply(.prepared) }
+        } catch {
+            lane.close()   // invalidated while x264 opened
+            throw error
+        }
+        return format
     }
 
     /// The format description of the current encoder, once prepared (`nil` before).
@@ -231,14 +237,15 @@ public final class EncoderSession: Sendable {
     public func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration = .zero,
                        forceKeyframe: Bool = false) throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
-            guard s.state != .invalidated else { throw H264Error(.invalidState, "encode after invalidate") }
+            var lifecycle = s.lifecycle
+            try lifecycle.apply(.encode("encode"))
             if let last = s.lastPresentationTimeStamp, presentationTimeStamp <= last {
                 throw H264Error(.invalidTimestamp, field: "presentationTimeStamp",
                                 "\(presentationTimeStamp) is not after the previous frame's \(last)")
             }
-            if let error = output.takeError() { throw error }
+            if let error = s.takeError() { throw error }
+            s.lifecycle = lifecycle
             s.lastPresentationTimeStamp = presentationTimeStamp
-            s.state = .prepared
             if s.current == nil || s.current!.width != frame.width || s.current!.height != frame.height {
                 let next: Lane
                 if let pre = s.prewarmed, pre.width == frame.width, pre.height == frame.height {
@@ -271,23 +278,23 @@ public final class EncoderSession: Sendable {
     /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the
     ///   output handler (it would wait for itself); an error x264 reported while encoding.
     public func completeFrames() throws(H264Error) {
-        guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
+        guard !isOnEncodingQueue else {
             throw H264Error(.invalidState, "completeFrames cannot be called from the output handler")
         }
         let lane = try shared.withLock { (s) throws(H264Error) -> Lane? in
-            guard s.state != .invalidated else { throw H264Error(.invalidState, "completeFrames after invalidate") }
+            try s.lifecycle.apply(.use("completeFrames"))
             return s.current
         }
-        let context = self.context
+        let core = self.core
         queue.sync {
-            guard let lane, !context.sink.isInvalidated else { return }
+            guard let lane, !core.isInvalidated else { return }
             do {
-                for encoded in try lane.flush() { context.deliver(encoded) }
+                for encoded in try lane.flush() { core.deliver(encoded) }
             } catch {
-                context.sink.record(error)
+                core.record(error)
             }
         }
-        if let error = output.takeError() { throw error }
+        if let error = shared.withLock({ $0.takeError() }) { throw error }
     }
 
     /// Ends the session (VideoToolbox's `VTCompressionSessionInvalidate`): frames not yet
@@ -295,15 +302,13 @@ public final class EncoderSession: Sendable {
     /// x264 is closed on the encoding queue once a frame in progress is done. Idempotent; safe
     /// from any thread, any number of times, during an encode and from the output handler.
     public func invalidate() {
-        let lanes: [Lane] = shared.withLock { s in
-            guard s.state != .invalidated else { return [] }
-            s.state = .invalidated
-            output.invalidate()
-            let lanes = [s.current, s.prewarmed].compactMap { $0 }
-            s.current = nil
-            s.prewarmed = nil
-            return lanes
+        let (lanes, continuation) = shared.withLock { s -> ([Lane], AsyncStream<EncodedFrame>.Continuation?) in
+            guard !s.lifecycle.isInvalidated else { return ([], nil) }
+            _ = try? s.lifecycle.apply(.invalidate)
+            defer { s.current = nil; s.prewarmed = nil; s.continuation = nil }
+            return ([s.current, s.prewarmed].compactMap { $0 }, s.continuation)
         }
+        continuation?.finish()
         for lane in lanes {
             queue.async { lane.close() }
         }
@@ -336,15 +341,15 @@ public final class EncoderSession: Sendable {
 
     private func changeLive(_ change: (inout EncoderConfiguration) throws(H264Error) -> Void) throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
-            guard s.state != .invalidated else { throw H264Error(.invalidState, "rate change after invalidate") }
+            try s.lifecycle.apply(.use("rate change"))
             var updated = s.configuration
             try change(&updated)
             try updated.validate()
             s.configuration = updated
             for lane in [s.current, s.prewarmed].compactMap({ $0 }) {
-                let context = self.context
+                let core = self.core
                 queue.async { [updated] in
-                    do { try lane.reconfigure(updated) } catch { context.sink.record(error) }
+                    do { try lane.reconfigure(updated) } catch { core.record(error) }
                 }
             }
         }
@@ -359,13 +364,13 @@ public final class EncoderSession: Sendable {
     public func prewarm(width: Int, height: Int) throws(H264Error) {
         try Self.validateSize(width: width, height: height)
         let configuration = try shared.withLock { (s) throws(H264Error) -> EncoderConfiguration in
-            guard s.state != .invalidated else { throw H264Error(.invalidState, "prewarm after invalidate") }
+            try s.lifecycle.apply(.use("prewarm"))
             return s.configuration
         }
         let lane = Lane(width: width, height: height, configuration: configuration, logger: logger)
         _ = try lane.open()
         let replaced: Lane? = shared.withLock { s in
-            guard s.state != .invalidated else { return lane }
+            guard !s.lifecycle.isInvalidated else { return lane }
             let old = s.prewarmed
             s.prewarmed = lane
             return old
@@ -382,7 +387,8 @@ public final class EncoderSession: Sendable {
     ///   invalidate.
     public func switchToPrewarmedSession() throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
-            guard s.state != .invalidated else { throw H264Error(.invalidState, "switch after invalidate") }
+            var lifecycle = s.lifecycle
+            try lifecycle.apply(.encode("switch"))
             guard let next = s.prewarmed else {
                 throw H264Error(.invalidState, "no prewarmed session: call prewarm(width:height:) first")
             }
@@ -391,19 +397,19 @@ public final class EncoderSession: Sendable {
             s.prewarmed = nil
             s.width = next.width
             s.height = next.height
-            s.state = .prepared
+            s.lifecycle = lifecycle
         }
     }
 
     /// Queues the flush of `lane`'s delayed frames (delivered in order) and its closing.
     private func enqueueRetire(_ lane: Lane) {
-        let context = self.context
+        let core = self.core
         queue.async {
-            guard !context.sink.isInvalidated else { lane.close(); return }
+            guard !core.isInvalidated else { lane.close(); return }
             do {
-                for encoded in try lane.flush() { context.deliver(encoded) }
+                for encoded in try lane.flush() { core.deliver(encoded) }
             } catch {
-                context.sink.record(error)
+                core.record(error)
             }
             lane.close()
         }
@@ -416,7 +422,7 @@ public final class EncoderSession: Sendable {
     ///
     /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
     public func waitForQueuedFrames() throws(H264Error) {
-        guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
+        guard !isOnEncodingQueue else {
             throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
         }
         queue.sync {}
@@ -437,7 +443,7 @@ public final class EncoderSession: Sendable {
     /// - Throws: `H264Error.Code.invalidState` from inside the output handler (it would
     ///   wait for itself).
     public func waitForQueuedFrames(downTo count: Int) throws(H264Error) {
-        guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
+        guard !isOnEncodingQueue else {
             throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
         }
         let limit = max(count, 0)
@@ -447,6 +453,12 @@ public final class EncoderSession: Sendable {
     /// Waits until every queued job has run (tests).
     func waitForQueue() {
         queue.sync {}
+    }
+
+    /// True on this session's encoding queue (in its output handler), where waiting for the
+    /// queue would wait for itself.
+    private var isOnEncodingQueue: Bool {
+        DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(core)
     }
 }
 
@@ -495,64 +507,53 @@ private struct PendingFrames: Sendable {
     }
 }
 
-/// Holds the session weakly for the encoding queue: output produced after the session was
-/// released (or invalidated) is dropped.
-final class OutputContext: Sendable {
-    let sink: OutputSink
-    nonisolated(unsafe) weak var session: EncoderSession?
-
-    init(sink: OutputSink) { self.sink = sink }
-
-    func deliver(_ frame: EncodedFrame) {
-        guard session != nil else { return }
-        sink.deliver(frame)
-    }
-}
-
-/// Where outputs go, and the session's asynchronous error slot.
-final class OutputSink: Sendable {
-    private struct State {
-        var invalidated = false
-        var error: H264Error?
+/// The session's state behind its one lock, shared with the jobs on the encoding queue: the
+/// lifecycle (whose invalidated flag every part reads), the encoders, the asynchronous error
+/// slot and the `frames` continuation.
+final class SessionCore: Sendable {
+    struct Shared: Sendable {
+        var lifecycle = EncoderLifecycle()
+        var configuration: EncoderConfiguration
+        var width: Int
+        var height: Int
+        var current: Lane?
+        var prewarmed: Lane?
         var continuation: AsyncStream<EncodedFrame>.Continuation?
+        var stream: AsyncStream<EncodedFrame>?
+        /// The last accepted frame's presentation time stamp: the next must be later.
+        var lastPresentationTimeStamp: Duration?
+        /// The first error x264 reported on the encoding queue, until a call throws it.
+        var error: H264Error?
+
+        mutating func takeError() -> H264Error? {
+            defer { error = nil }
+            return error
+        }
     }
+
+    let shared: Locked<Shared>
     private let handler: EncoderSession.OutputHandler?
-    private let state = Locked(State())
 
-    init(handler: EncoderSession.OutputHandler?) { self.handler = handler }
-
-    var isInvalidated: Bool { state.withLock { $0.invalidated } }
-
-    func setContinuation(_ continuation: AsyncStream<EncodedFrame>.Continuation) {
-        state.withLock { $0.continuation = continuation }
+    init(configuration: EncoderConfiguration, width: Int, height: Int, handler: EncoderSession.OutputHandler?) {
+        shared = Locked(Shared(configuration: configuration, width: width, height: height))
+        self.handler = handler
     }
 
+    /// The session's one invalidated flag.
+    var isInvalidated: Bool { shared.withLock { $0.lifecycle.isInvalidated } }
+
+    /// Hands `frame` to the output handler and the `frames` stream, unless invalidated.
     func deliver(_ frame: EncodedFrame) {
-        let (invalidated, continuation) = state.withLock { ($0.invalidated, $0.continuation) }
+        let (invalidated, continuation) = shared.withLock { ($0.lifecycle.isInvalidated, $0.continuation) }
         guard !invalidated else { return }
         handler?(frame)
         continuation?.yield(frame)
     }
 
-    func invalidate() {
-        let continuation = state.withLock { s in
-            s.invalidated = true
-            defer { s.continuation = nil }
-            return s.continuation
-        }
-        continuation?.finish()
-    }
-
+    /// Keeps the first error of the encoding queue for the next call to throw.
     func record(_ error: any Error) {
         let h264 = error as? H264Error ?? H264Error(.encoderFailed, "\(error)")
-        state.withLock { if $0.error == nil { $0.error = h264 } }
-    }
-
-    func takeError() -> H264Error? {
-        state.withLock { s in
-            defer { s.error = nil }
-            return s.error
-        }
+        shared.withLock { if $0.error == nil { $0.error = h264 } }
     }
 }
 
@@ -564,12 +565,8 @@ final class Lane: Sendable {
     let height: Int
     private let configuration: Locked<EncoderConfiguration>
     private let logger: Logger
-    private struct Slot {
-        var encoder: X264Encoder?
-        var closed = false
-    }
-    /// The x264 encoder, used only inside this lock.
-    private let lock = Locked(Slot())
+    /// The x264 encoder, used only inside this lock (opened again after a flush).
+    private let encoder = Locked<X264Encoder?>(nil)
     private let cachedFormat = Locked<FormatDescription?>(nil)
 
     init(width: Int, height: Int, configuration: EncoderConfiguration, logger: Logger) {
@@ -582,15 +579,14 @@ final class Lane: Sendable {
     var openFormatDescription: FormatDescription? { cachedFormat.withLock { $0 } }
 
     private func withEncoder<R>(_ body: (X264Encoder) throws(H264Error) -> R) throws(H264Error) -> R {
-        try lock.withLock { (slot) throws(H264Error) -> R in
-            if slot.encoder == nil {
-                guard !slot.closed else { throw H264Error(.invalidState, "the encoder was closed") }
-                let encoder = try X264Encoder(width: width, height: height,
-                                              configuration: configuration.withLock { $0 }, logger: logger)
-                cachedFormat.withLock { $0 = encoder.formatDescription }
-                slot.encoder = encoder
+        try encoder.withLock { (slot) throws(H264Error) -> R in
+            if slot == nil {
+                let opened = try X264Encoder(width: width, height: height,
+                                             configuration: configuration.withLock { $0 }, logger: logger)
+                cachedFormat.withLock { $0 = opened.formatDescription }
+                slot = opened
             }
-            return try body(slot.encoder!)
+            return try body(slot!)
         }
     }
 
@@ -607,26 +603,27 @@ final class Lane: Sendable {
 
     /// Drains x264 and closes it; a later frame reopens a fresh encoder.
     func flush() throws(H264Error) -> [EncodedFrame] {
-        try lock.withLock { (slot) throws(H264Error) -> [EncodedFrame] in
-            guard let encoder = slot.encoder else { return [] }
-            slot.encoder = nil
-            return try encoder.flushAndClose()
+        try encoder.withLock { (slot) throws(H264Error) -> [EncodedFrame] in
+            guard let open = slot else { return [] }
+            slot = nil
+            return try open.flushAndClose()
         }
     }
 
     func reconfigure(_ c: EncoderConfiguration) throws(H264Error) {
         configuration.withLock { $0 = c }
-        try lock.withLock { (slot) throws(H264Error) in
-            try slot.encoder?.reconfigure(c)
+        try encoder.withLock { (slot) throws(H264Error) in
+            try slot?.reconfigure(c)
         }
     }
 
-    /// Closes x264 for good (idempotent).
+    /// Closes x264 (idempotent). The session calls it only for a lane it no longer uses (retired,
+    /// replaced or invalidated): the queue's frame jobs read the session's invalidated flag
+    /// before they reach a lane, so none opens a closed lane again.
     func close() {
-        lock.withLock { slot in
-            slot.closed = true
-            slot.encoder?.close()
-            slot.encoder = nil
+        encoder.withLock { slot in
+            slot?.close()
+            slot = nil
         }
     }
 }

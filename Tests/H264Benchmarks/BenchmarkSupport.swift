@@ -1,6 +1,6 @@
 import CX264Baseline
 import Foundation
-import Synchronization
+import H264
 import Testing
 
 /// All benchmarks, one after another (never beside each other or beside other tests' work).
@@ -147,7 +147,7 @@ final class BenchmarkReport: Sendable {
         var detail: String
     }
 
-    private let rows = Mutex<[Row]>([])
+    private let rows = Locked<[Row]>([])
 
     /// Records a figure, prints its row, and rewrites the JSON report.
     func record(_ name: String, _ value: Double, goal: String, detail: String) {
@@ -164,11 +164,11 @@ final class BenchmarkReport: Sendable {
 
     static func format(_ row: Row) -> String {
         let value = String(format: "%10.4f", row.value)
-        return "\(row.name.padding(toLength: 36, withPad: " ", startingAt: 0)) \(value)  goal \(row.goal.padding(toLength: 7, withPad: " ", startingAt: 0))  \(row.detail)"
+        return "\(row.name.padding(toLength: 40, withPad: " ", startingAt: 0)) \(value)  goal \(row.goal.padding(toLength: 7, withPad: " ", startingAt: 0))  \(row.detail)"
     }
 
     static func table(_ rows: [Row]) -> String {
-        let header = "measure".padding(toLength: 36, withPad: " ", startingAt: 0) + "      value  goal      detail"
+        let header = "measure".padding(toLength: 40, withPad: " ", startingAt: 0) + "      value  goal      detail"
         let build = Bench.isDebugBuild ? "  (debug build: the figures are meaningless; use -c release)" : ""
         return (["── H264Benchmarks report\(build)", header] + rows.map(format)).joined(separator: "\n")
     }

@@ -4,7 +4,6 @@ import H264
 import H264Encoder
 import H264TestSupport
 import MallocInterposerSwift
-import Synchronization
 import Testing
 
 /// 720p I420 frames in memory: the 30 frames of `Fixtures/cars_320x240_30f.y4m` (real
@@ -54,15 +53,9 @@ enum Frames720p {
     }
 }
 
-/// Collects a session's outputs (the output handler runs on the session's queue).
-final class Collector: Sendable {
-    private let storage = Mutex<[EncodedFrame]>([])
-    init(capacity: Int) { storage.withLock { $0.reserveCapacity(capacity) } }
-    var handler: EncoderSession.OutputHandler { { [self] frame in storage.withLock { $0.append(frame) } } }
-    var count: Int { storage.withLock { $0.count } }
-    var bytes: [UInt8] { storage.withLock { Array($0.map(\.data).joined()) } }
-    var frames: [EncodedFrame] { storage.withLock { $0 } }
-    func removeAll() { storage.withLock { $0.removeAll(keepingCapacity: true) } }
+extension Collector where Element == EncodedFrame {
+    /// Every collected output's bytes, back to back.
+    var bytes: [UInt8] { Array(all.map(\.data).joined()) }
 }
 
 /// The encoder settings of `encoder_vs_c_*`: ultrafast, zerolatency, CRF 23, no B-frames,
@@ -115,31 +108,57 @@ struct EncoderBenchmarks {
 
     static func pts(_ index: Int) -> Duration { .milliseconds(index * 100) / 3 }
 
-    /// The C loop over the frames: output bytes and seconds.
-    func runBaseline(threads: Int) -> (bytes: [UInt8], seconds: Double) {
+    /// The C loop over the frames: output bytes, wall seconds, and the CPU seconds of its
+    /// thread for frames 2…N (see `cx264_baseline_encode`).
+    func runBaseline(threads: Int) -> (bytes: [UInt8], seconds: Double, cpuSeconds: Double) {
         let capacity = Frames720p.frames.count * Frames720p.width * Frames720p.height * 2
         var out = [UInt8](repeating: 0, count: capacity)
-        var seconds = 0.0
+        var seconds = 0.0, cpuSeconds = 0.0
         let count = withBaselineSettings(threads: threads) { s in
             Frames720p.frames.withPlaneBases { bases in
                 out.withUnsafeMutableBufferPointer { o in
-                    cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds)
+                    cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds, &cpuSeconds)
                 }
             }
         }
-        return (Array(out.prefix(max(count, 0))), count < 0 ? .nan : seconds)
+        return (Array(out.prefix(max(count, 0))), count < 0 ? .nan : seconds, count < 0 ? .nan : cpuSeconds)
     }
 
+    /// ``runBaseline(threads:)`` on a libdispatch worker thread — the kind of thread a
+    /// session's serial queue encodes on (libdispatch sets its workers' scheduling itself, so
+    /// a C loop on the test's own thread would not be measured alike) — waited for here.
+    func runBaselineOnWorker(threads: Int, queue: DispatchQueue) -> (bytes: [UInt8], seconds: Double, cpuSeconds: Double) {
+        let result = Locked<(bytes: [UInt8], seconds: Double, cpuSeconds: Double)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        queue.async {
+            let run = runBaseline(threads: threads)
+            result.withLock { $0 = run }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+
+    /// `encoder_vs_c_*`: wall time of the session ÷ the C loop's, both encoding on a libdispatch
+    /// worker, and beside it (`encoder_vs_c_1thread_thread_cpu`) the encoding thread's CPU time
+    /// (`CLOCK_THREAD_CPUTIME_ID`). The CPU figure covers frames 2…30: read in the output handler after each frame
+    /// (the session's encoding thread) and in the C loop after each frame's output was copied.
     @Test(arguments: [("encoder_vs_c_1thread", 1), ("encoder_vs_c_auto", 0)])
     func encoderVersusC(name: String, threads: Int) throws {
         let configuration = benchmarkConfiguration(threads: threads == 0 ? nil : threads)
-        let collector = Collector(capacity: frames.count)
+        let collector = Collector<EncodedFrame>(capacity: frames.count)
+        let cpuReadings = ThreadCPUReadings(capacity: frames.count)
+        let baselineQueue = DispatchQueue(label: "H264Benchmarks.CLoop")
         var session: EncoderSession?
         func setUp() {
             session?.invalidate()
             collector.removeAll()
+            cpuReadings.removeAll()
             session = try? EncoderSession(width: Frames720p.width, height: Frames720p.height,
-                                          configuration: configuration, outputHandler: collector.handler)
+                                          configuration: configuration, outputHandler: { frame in
+                                              collector.append(frame)
+                                              cpuReadings.record()
+                                          })
             _ = try? session?.prepare()
         }
         func encodeAll() {
@@ -152,22 +171,36 @@ struct EncoderBenchmarks {
         // Same bytes first (x264 is deterministic for the same parameters and input).
         setUp()
         encodeAll()
-        let reference = runBaseline(threads: threads)
+        let reference = runBaselineOnWorker(threads: threads, queue: baselineQueue)
         #expect(reference.seconds.isFinite)
         #expect(collector.count == frames.count)
         #expect(collector.bytes == reference.bytes)
 
-        var cSeconds: [Double] = []
+        var cSeconds: [Double] = [], cCPU: [Double] = []
         let times = Bench.interleave(
             setUpMeasure: setUp, measure: encodeAll,
-            baseline: { cSeconds.append(runBaseline(threads: threads).seconds) })
+            baseline: {
+                let run = runBaselineOnWorker(threads: threads, queue: baselineQueue)
+                cSeconds.append(run.seconds)
+                cCPU.append(run.cpuSeconds)
+            })
         session?.invalidate()
         // The C loop times itself without opening x264; use its own median.
         let c = Bench.median(cSeconds.suffix(Bench.runs))
+        // The timed runs are the last ones (before them: the check above and the warm-up).
+        let cpuMeasure = Bench.median(Array(cpuReadings.perRunSeconds(frames: frames.count).suffix(Bench.runs)))
+        let cpuBaseline = Bench.median(cCPU.suffix(Bench.runs))
         BenchmarkReport.shared.record(
             name, times.measure / c, goal: "≤ 1.01",
-            detail: String(format: "H264Encoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (%.1f fps)",
+            detail: String(format: "wall: H264Encoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (%.1f fps), both on libdispatch workers",
                            times.measure * 1e3, c * 1e3, frames.count, Double(frames.count) / times.measure))
+        // With x264's own threads (auto) the encoding thread does only part of the work: the
+        // thread CPU time is compared for one thread only.
+        guard threads == 1 else { return }
+        BenchmarkReport.shared.record(
+            name + "_thread_cpu", cpuMeasure / cpuBaseline, goal: "≤ 1.01",
+            detail: String(format: "encoding thread CPU (CLOCK_THREAD_CPUTIME_ID), frames 2…%d: H264Encoder %.1f ms, C loop %.1f ms",
+                           frames.count, cpuMeasure * 1e3, cpuBaseline * 1e3))
     }
 
     /// `switchToPrewarmedSession()` to a prewarmed 720p encoder ÷ creating and preparing a
@@ -214,7 +247,7 @@ struct EncoderBenchmarks {
     /// quantiser and make the baseline frames smaller and cheaper than any real keyframe.
     @Test func firstFrameAfterSwitchVersusIDR() throws {
         let configuration = EncoderConfiguration.liveCapture
-        let collector = Collector(capacity: 256)
+        let collector = Collector<EncodedFrame>(capacity: 256)
         let warm = try EncoderSession(width: Frames720p.width, height: Frames720p.height, configuration: configuration,
                                       outputHandler: collector.handler)
         var warmIndex = 0
@@ -229,7 +262,7 @@ struct EncoderBenchmarks {
         var failures = 0
         var switchFaults = 0
         var idrFaults = 0
-        let switchCollector = Collector(capacity: 64)
+        let switchCollector = Collector<EncodedFrame>(capacity: 64)
         let times = Bench.interleave(
             setUpMeasure: {
                 switching?.invalidate()
@@ -271,11 +304,11 @@ struct EncoderBenchmarks {
         // Every measured frame came out at once (4 per switching session, one per warm encode),
         // and each measured frame is an IDR.
         let rounds = Bench.runs + Bench.warmUpRuns
-        let switched = switchCollector.frames
+        let switched = switchCollector.all
         #expect(switched.count == 4 * rounds)
         #expect(switched.enumerated().allSatisfy { $0.offset % 4 != 3 || $0.element.frameType == .idr })
         #expect(collector.count == warmIndex)
-        let idrs = collector.frames.filter { $0.frameType == .idr }
+        let idrs = collector.all.filter { $0.frameType == .idr }
         #expect(idrs.count == rounds + 1)
         // The sizes say whether the two sides coded comparable pictures (rate control decides
         // the quantiser; a much smaller baseline frame would be cheaper to code).
@@ -291,7 +324,7 @@ struct EncoderBenchmarks {
     /// Frames accepted but not yet output, after each frame has been handled, with
     /// ``EncoderConfiguration/ultraLowLatency`` (the largest over 30 frames).
     @Test func ultraLowLatencyDelayFrames() throws {
-        let collector = Collector(capacity: frames.count)
+        let collector = Collector<EncodedFrame>(capacity: frames.count)
         let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
                                          configuration: .ultraLowLatency, outputHandler: collector.handler)
         var delay = 0
@@ -337,7 +370,7 @@ struct EncoderBenchmarks {
         MallocInterposerSwift.initialize()
         let measured = 60
         let configuration = benchmarkConfiguration(threads: 1)
-        let collector = Collector(capacity: 128)
+        let collector = Collector<EncodedFrame>(capacity: 128)
         let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
                                          configuration: configuration, outputHandler: collector.handler)
         for index in 0..<10 { try session.encode(frames[index], presentationTimeStamp: Self.pts(index)) }
@@ -364,7 +397,7 @@ struct EncoderBenchmarks {
                 sources.withPlaneBases { bases in
                     MallocInterposerSwift.reset()
                     MallocInterposerSwift.hook()
-                    _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds)
+                    _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds, nil)
                     MallocInterposerSwift.unhook()
                     return MallocInterposerSwift.getStatistics().mallocCount
                 }
@@ -378,6 +411,54 @@ struct EncoderBenchmarks {
 
 extension EncoderSession {
     func waitForQueuedFramesQuietly() { try? waitForQueuedFrames() }
+}
+
+/// The CPU time of the thread that delivers each output (`CLOCK_THREAD_CPUTIME_ID`, read in the
+/// output handler, on the session's encoding thread), kept per run.
+final class ThreadCPUReadings: Sendable {
+    private struct Reading { var thread: pthread_t; var seconds: Double }
+    private struct State { var current: [Reading] = []; var finished: [[Reading]] = [] }
+    private let state: Locked<State>
+
+    init(capacity: Int) {
+        var initial = State()
+        initial.current.reserveCapacity(capacity)
+        state = Locked(initial)
+    }
+
+    /// Reads the calling thread's CPU time.
+    func record() {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        let reading = Reading(thread: pthread_self(), seconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
+        state.withLock { $0.current.append(reading) }
+    }
+
+    /// Ends a run (its readings are kept for ``perRunSeconds(frames:)``).
+    func removeAll() {
+        state.withLock { s in
+            if !s.current.isEmpty { s.finished.append(s.current) }
+            s.current.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Each finished run's CPU seconds for frames 2…`frames`: the sum of the differences
+    /// between consecutive readings on the same thread, scaled up by the frames whose two
+    /// readings fell on different threads (libdispatch may move a queue between workers).
+    func perRunSeconds(frames: Int) -> [Double] {
+        state.withLock { s in
+            let runs = s.finished + (s.current.isEmpty ? [] : [s.current])
+            return runs.compactMap { run -> Double? in
+                var sum = 0.0, counted = 0
+                for (previous, next) in zip(run, run.dropFirst()) where pthread_equal(previous.thread, next.thread) != 0 {
+                    sum += next.seconds - previous.seconds
+                    counted += 1
+                }
+                guard counted > 0 else { return nil }
+                return sum / Double(counted) * Double(frames - 1)
+            }
+        }
+    }
 }
 
 extension Array where Element == [UInt8] {

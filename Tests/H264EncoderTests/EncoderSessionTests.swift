@@ -2,22 +2,10 @@ import Foundation
 import H264
 @testable import H264Encoder
 import H264TestSupport
-import Synchronization
 import Testing
 
-enum PresetName: String, CaseIterable, CustomTestStringConvertible {
-    case liveCapture, ultraLowLatency, activeTranscoding, backgroundTranscoding
-    var configuration: EncoderConfiguration {
-        switch self {
-        case .liveCapture: .liveCapture
-        case .ultraLowLatency: .ultraLowLatency
-        case .activeTranscoding: .activeTranscoding
-        case .backgroundTranscoding: .backgroundTranscoding
-        }
-    }
-    var testDescription: String { rawValue }
-}
-
+/// The named presets, as test arguments.
+typealias PresetName = EncoderConfiguration.Preset
 
 /// FFprobe's names for the profiles x264 writes (x264 signals Baseline as Constrained Baseline).
 func ffprobeName(_ profile: EncoderConfiguration.Profile) -> String {
@@ -72,7 +60,7 @@ struct EncoderSessionTests {
     /// ultraLowLatency: frame N's output is out once encode(N) has been handled; no B-frames.
     @Test(arguments: [PresetName.ultraLowLatency, .liveCapture])
     func noFrameDelay(preset: PresetName) throws {
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         let session = try EncoderSession(width: Cars.width, height: Cars.height, configuration: preset.configuration,
                                          outputHandler: collector.handler)
         for (i, bytes) in try Cars.frames.enumerated() {
@@ -136,7 +124,7 @@ struct EncoderSessionTests {
         config.averageBitRate = 1_500_000
         config.maxKeyFrameInterval = 1000
         config.maxKeyFrameIntervalDuration = nil
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         let session = try EncoderSession(width: 640, height: 360, configuration: config, outputHandler: collector.handler)
         for i in 0..<300 {
             if i == 150 { try session.setAverageBitRate(500_000) }
@@ -160,7 +148,7 @@ struct EncoderSessionTests {
     /// switched frame, which is an IDR with a new format description.
     @Test(arguments: [true, false])
     func prewarmedSwitch(prewarmed: Bool) throws {
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         let session = try EncoderSession(width: 320, height: 240, configuration: .activeTranscoding, outputHandler: collector.handler)
         try session.prepare()
         let small = try Cars.frames.map { frame -> [UInt8] in
@@ -244,6 +232,39 @@ struct EncoderLifecycleTests {
         #expect((#expect(throws: H264Error.self) { try session.setAverageBitRate(1_000_000) })?.code == .invalidState)
     }
 
+    /// x264 refuses to open (lossless CRF 0 in the High profile, which `x264_param_apply_profile`
+    /// rejects): the session is not prepared, keeps its state, and takes a new configuration
+    /// that then prepares and encodes.
+    @Test func failedPrepareLeavesTheSessionConfigurable() throws {
+        var configuration = EncoderConfiguration.liveCapture
+        configuration.constantRateFactor = 0
+        let session = try EncoderSession(width: 320, height: 240, configuration: configuration)
+        let failure = #expect(throws: H264Error.self) { try session.prepare() }
+        #expect(failure?.code == .invalidConfiguration)
+        #expect(session.state == .created)
+        #expect(session.formatDescription == nil)
+        try session.configure { $0.constantRateFactor = 23 }
+        #expect(session.state == .configured)
+        let format = try session.prepare()
+        #expect(session.state == .prepared)
+        #expect(session.formatDescription == format)
+        try session.encode(try frame(), presentationTimeStamp: .zero)
+        try session.completeFrames()
+        session.invalidate()
+    }
+
+    /// `frames` read for the first time after `invalidate()` is a stream that has already
+    /// finished (before the fix it never finished: the time limit failed the test).
+    @Test(.timeLimit(.minutes(1)))
+    func framesFirstReadAfterInvalidateFinishesAtOnce() async throws {
+        let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture)
+        try session.encode(try frame(), presentationTimeStamp: .zero)
+        session.invalidate()
+        var count = 0
+        for await _ in session.frames { count += 1 }
+        #expect(count == 0)
+    }
+
     @Test func switchWithoutPrewarmIsAnError() throws {
         let session = try EncoderSession(width: 320, height: 240)
         #expect((#expect(throws: H264Error.self) { try session.switchToPrewarmedSession() })?.code == .invalidState)
@@ -251,8 +272,8 @@ struct EncoderLifecycleTests {
 
     /// completeFrames and both waits would wait for the handler itself: each throws.
     @Test func completeFramesFromTheHandlerIsAnError() throws {
-        let seen = Mutex<[H264Error.Code?]>([])
-        let box = Mutex<EncoderSession?>(nil)
+        let seen = Locked<[H264Error.Code?]>([])
+        let box = Locked<EncoderSession?>(nil)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
             let s = box.withLock { $0 }
             do { try s?.completeFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
@@ -272,7 +293,7 @@ struct EncoderLifecycleTests {
     /// copied, even while later frames are still queued.
     @Test func waitForQueuedFramesDownToReleasesHandedOverFrames() throws {
         let gate = DispatchSemaphore(value: 0)
-        let delivered = Mutex(0)
+        let delivered = Locked(0)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
             // The third frame's output holds the queue until the test lets it go.
             if delivered.withLock({ $0 += 1; return $0 }) == 3 { gate.wait() }
@@ -297,31 +318,49 @@ struct EncoderLifecycleTests {
         session.invalidate()
     }
 
-    /// Releasing the session with frames queued and in x264's lookahead: no crash, and output
-    /// arriving after the release is dropped.
+    /// Releasing the last reference with frames queued: no crash, the queued work does not
+    /// keep the session alive, and nothing is delivered after the release. The first output
+    /// holds the encoding queue (in the handler) until the session is gone; the 19 frames
+    /// queued behind it are then dropped, which the queue, drained, shows.
     @Test func releaseWithFramesInFlight() throws {
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
+        let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
         weak var weakSession: EncoderSession?
+        let queue: DispatchQueue
         do {
-            let session = try EncoderSession(width: 320, height: 240, configuration: .backgroundTranscoding, outputHandler: collector.handler)
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture) { frame in
+                collector.append(frame)
+                if collector.count == 1 { entered.signal(); gate.wait() }
+            }
             weakSession = session
+            queue = session.queue
             for i in 0..<20 { try session.encode(try frame(i), presentationTimeStamp: .milliseconds(i * 100) / 3) }
+            entered.wait()
         }
         #expect(weakSession == nil)
-        #expect(collector.all.count <= 20)
+        gate.signal()
+        queue.sync {}
+        #expect(collector.count == 1)
     }
 
-    /// invalidate twice from two threads while a third encodes: no crash; encode then throws.
+    /// invalidate twice from two threads while a third encodes: no crash; every encode before
+    /// the invalidation is accepted, every one after it throws `invalidState`, and only
+    /// accepted frames come out.
     @Test func invalidateFromTwoThreadsDuringEncode() throws {
         for _ in 0..<5 {
-            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture, outputHandler: { _ in })
+            let delivered = Collector<EncodedFrame>()
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture, outputHandler: delivered.handler)
             let frames = try (0..<10).map { try frame($0) }
-            let afterInvalidate = Mutex(0)
+            let outcomes = Locked<[H264Error.Code?]>([])   // nil: accepted
             DispatchQueue.concurrentPerform(iterations: 3) { worker in
                 if worker == 0 {
                     for (i, f) in frames.enumerated() {
-                        do { try session.encode(f, presentationTimeStamp: .milliseconds(i * 100) / 3) }
-                        catch { afterInvalidate.withLock { $0 += 1 } }
+                        do throws(H264Error) {
+                            try session.encode(f, presentationTimeStamp: .milliseconds(i * 100) / 3)
+                            outcomes.withLock { $0.append(nil) }
+                        } catch {
+                            outcomes.withLock { $0.append(error.code) }
+                        }
                     }
                 } else {
                     session.invalidate()
@@ -329,13 +368,20 @@ struct EncoderLifecycleTests {
                 }
             }
             #expect(session.state == .invalidated)
+            let all = outcomes.withLock { $0 }
+            let accepted = all.firstIndex { $0 != nil } ?? all.count
+            #expect(all.count == frames.count)
+            #expect(all[accepted...].allSatisfy { $0 == .invalidState }, "\(all)")
+            session.waitForQueue()
+            #expect(delivered.count <= accepted)
+            #expect(delivered.all.map(frameIndex) == Array(0..<delivered.count))
             #expect((#expect(throws: H264Error.self) { try session.encode(frames[0], presentationTimeStamp: .seconds(1)) })?.code == .invalidState)
         }
     }
 
     @Test func invalidateFromTheOutputHandler() throws {
-        let box = Mutex<EncoderSession?>(nil)
-        let count = Mutex(0)
+        let box = Locked<EncoderSession?>(nil)
+        let count = Locked(0)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
             count.withLock { $0 += 1 }
             box.withLock { $0 }?.invalidate()
@@ -352,7 +398,7 @@ struct EncoderLifecycleTests {
 /// The README's library example, on a synthetic moving gradient (no fixtures needed).
 @Test func readmeExample() throws {
     let writer = AnnexBWriter()
-    let stream = Mutex<[UInt8]>([])
+    let stream = Locked<[UInt8]>([])
     let session = try EncoderSession(width: 64, height: 48, configuration: .liveCapture) { frame in
         stream.withLock { try? writer.append(frame, to: &$0) }
     }
@@ -374,11 +420,70 @@ struct EncoderLifecycleTests {
     session.invalidate()
     let bytes = stream.withLock { $0 }
     // Three IDRs (frame 0, the forced frame 5, the switched frame), each after SPS and PPS.
-    var idr = 0, sps = 0
-    for i in 0..<(bytes.count - 4) where bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 0 && bytes[i + 3] == 1 {
-        if bytes[i + 4] & 0x1F == 5 { idr += 1 }
-        if bytes[i + 4] & 0x1F == 7 { sps += 1 }
+    let types = ReferenceAnnexB.nalUnits(bytes).map { bytes[$0.range.lowerBound] & 0x1F }
+    #expect(types.filter { $0 == 5 }.count == 3)
+    #expect(types.filter { $0 == 7 }.count == 3)
+}
+
+@Suite struct DataRateLimitTests {
+    /// The most bytes in any `window` consecutive frames.
+    static func peakBytes(_ frames: [EncodedFrame], window: Int) -> Int {
+        let sizes = frames.sorted { $0.decodeTimeStamp < $1.decodeTimeStamp }.map(\.data.count)
+        guard sizes.count >= window else { return sizes.reduce(0, +) }
+        var sum = sizes[0..<window].reduce(0, +), peak = sum
+        for i in window..<sizes.count {
+            sum += sizes[i] - sizes[i - window]
+            peak = max(peak, sum)
+        }
+        return peak
     }
-    #expect(idr == 3)
-    #expect(sps == 3)
+
+    /// Two limits, 40 000 bytes in any second (320 kbit/s, the lowest rate: x264's VBV rate)
+    /// and 30 000 bytes in any half second: the stream keeps to both, while the bit rate asked
+    /// for (1 Mbit/s) carries far more without them. (Before the VBV left room for its buffer,
+    /// a second carried 46 003 bytes.)
+    @Test func everyLimitHoldsOverItsWindow() throws {
+        let clip = try Cars.frames
+        let frames = (0..<150).map { Cars.pingPong(clip, $0) }
+        var configuration = EncoderConfiguration.liveCapture
+        configuration.averageBitRate = 1_000_000
+        let unlimited = try encode(frames, width: Cars.width, height: Cars.height, configuration: configuration)
+        configuration.dataRateLimits = [.init(bytes: 40_000, seconds: 1), .init(bytes: 30_000, seconds: 0.5)]
+        let limited = try encode(frames, width: Cars.width, height: Cars.height, configuration: configuration)
+        #expect(limited.count == frames.count)
+        let second = Self.peakBytes(limited, window: 30), halfSecond = Self.peakBytes(limited, window: 15)
+        #expect(second <= 40_000, "\(second) bytes in one second")
+        #expect(halfSecond <= 30_000, "\(halfSecond) bytes in half a second")
+        #expect(Self.peakBytes(unlimited, window: 30) > 40_000)
+    }
+}
+
+/// `EncoderLifecycle`, the session's one transition function: each row applies events in order
+/// and expects the state after each, or the error code it throws.
+@Suite struct EncoderLifecycleTransitionTests {
+    enum Outcome: Equatable { case state(EncoderSession.State), error(H264Error.Code) }
+
+    static let rows: [(String, [EncoderLifecycle.Event], [Outcome])] = [
+        ("configure, prepare", [.configure, .prepare, .prepared],
+         [.state(.configured), .state(.configured), .state(.prepared)]),
+        ("configure while preparing", [.prepare, .configure, .prepareFailed, .configure],
+         [.state(.created), .error(.invalidState), .state(.created), .state(.configured)]),
+        ("configure once prepared", [.encode("encode"), .configure], [.state(.prepared), .error(.invalidState)]),
+        ("a failed prepare keeps the state", [.configure, .prepare, .prepareFailed], [.state(.configured), .state(.configured), .state(.configured)]),
+        ("use changes nothing", [.use("prewarm"), .configure, .use("rate change")], [.state(.created), .state(.configured), .state(.configured)]),
+        ("invalidate twice", [.invalidate, .invalidate], [.state(.invalidated), .state(.invalidated)]),
+        ("every call after invalidate", [.invalidate, .configure, .prepare, .encode("encode"), .use("completeFrames"), .encode("switch")],
+         [.state(.invalidated), .error(.invalidState), .error(.invalidState), .error(.invalidState), .error(.invalidState), .error(.invalidState)]),
+        ("invalidated while preparing", [.prepare, .invalidate, .prepared], [.state(.created), .state(.invalidated), .error(.invalidState)]),
+    ]
+
+    @Test(arguments: rows.indices)
+    func transitions(row: Int) {
+        let (name, events, expected) = Self.rows[row]
+        var lifecycle = EncoderLifecycle()
+        let outcomes = events.map { event -> Outcome in
+            do throws(H264Error) { return .state(try lifecycle.apply(event)) } catch { return .error(error.code) }
+        }
+        #expect(outcomes == expected, "\(name)")
+    }
 }

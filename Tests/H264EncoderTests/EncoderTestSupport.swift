@@ -3,7 +3,6 @@ import Testing
 import H264
 @testable import H264Encoder
 import H264TestSupport
-import Synchronization
 
 /// The cars clip: `Fixtures/cars_320x240_30f.y4m` (see Fixtures/PROVENANCE), 30 frames of 8-bit
 /// I420 at 320×240. Reading it throws ``FixtureMissing`` naming the file when it is not there.
@@ -121,13 +120,6 @@ func psnr(_ a: [[UInt8]], _ b: [[UInt8]]) -> Double {
     return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
 }
 
-/// Collects a session's output.
-final class Collector: Sendable {
-    let frames = Mutex<[EncodedFrame]>([])
-    var handler: EncoderSession.OutputHandler { { frame in self.frames.withLock { $0.append(frame) } } }
-    var all: [EncodedFrame] { frames.withLock { $0 } }
-}
-
 func annexB(_ frames: [EncodedFrame]) throws -> [UInt8] {
     var out: [UInt8] = []
     let writer = AnnexBWriter()
@@ -138,7 +130,7 @@ func annexB(_ frames: [EncodedFrame]) throws -> [UInt8] {
 /// Encodes frames (I420 bytes) at 30 fps and completes; returns the outputs.
 func encode(_ frames: [[UInt8]], width: Int, height: Int, configuration: EncoderConfiguration,
             format: InputFormat = .i420, forceKeyframeAt: Set<Int> = []) throws -> [EncodedFrame] {
-    let collector = Collector()
+    let collector = Collector<EncodedFrame>()
     let session = try EncoderSession(width: width, height: height, configuration: configuration, outputHandler: collector.handler)
     for (i, bytes) in frames.enumerated() {
         try session.encode(makeFrame(bytes, width: width, height: height, format: format),

@@ -37,24 +37,6 @@ import H264TestSupport
         return try encode(frames, width: Cars.width, height: Cars.height, configuration: configuration, forceKeyframeAt: forceKeyframeAt)
     }
 
-    static func receive(_ bytes: ArraySlice<UInt8>, seed: UInt64, maxChunk: Int,
-                        receiver: AccessUnitReceiver = AccessUnitReceiver()) -> [AccessUnitReceiver.Event] {
-        var receiver = receiver
-        var generator = SplitMix64(seed: seed)
-        var events: [AccessUnitReceiver.Event] = []
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let n = min(Int.random(in: 1...maxChunk, using: &generator), bytes.endIndex - i)
-            events += receiver.receive(bytes[i..<(i + n)])
-            i += n
-        }
-        return events + receiver.finish()
-    }
-
-    static func accessUnits(_ events: [AccessUnitReceiver.Event]) -> [AccessUnit] {
-        events.compactMap { if case .accessUnit(let unit) = $0 { unit } else { nil } }
-    }
-
     /// What a decoder fed by the receiver sees: each access unit's NAL units (AVCC) back in
     /// Annex-B with 4-byte start codes.
     static func annexB(_ units: [AccessUnit]) throws -> [UInt8] {
@@ -91,8 +73,8 @@ import H264TestSupport
             // The frame the receiver must start at: the first IDR whose first start code it sees
             // whole (it may see the last 3 bytes `00 00 01` of a 4-byte start code).
             guard let k = frames.indices.first(where: { frames[$0].isKeyframe && starts[$0] + 1 >= join }) else { continue }
-            let events = Self.receive(sent.stream[join...], seed: UInt64(n), maxChunk: [1, 100, 1500, 40_000][n % 4])
-            let units = Self.accessUnits(events)
+            let events = receiveInRandomChunks(sent.stream[join...], maxChunk: [1, 100, 1500, 40_000][n % 4], seed: UInt64(n))
+            let units = accessUnits(events)
             let resume = max(0, starts[k] - join)
             let label = "join at \(join) (frame starts \(starts[..<min(starts.count, 20)])…)"
             #expect(units.count == frames.count - k, "\(label)")
@@ -131,7 +113,7 @@ import H264TestSupport
         try #require(landscape.count == 30)
         let portrait = try Self.portrait(landscape)
         try #require(portrait.count == 30)
-        let collector = Collector()
+        let collector = Collector<EncodedFrame>()
         var configuration = EncoderConfiguration.liveCapture
         configuration.threads = 1
         let session = try EncoderSession(width: 640, height: 360, configuration: configuration, outputHandler: collector.handler)
@@ -155,7 +137,7 @@ import H264TestSupport
         var sent = Sent()
         try Self.send(frames, writer: &writer, into: &sent)
         for (seed, maxChunk) in [(1, 1), (2, 777), (3, 100_000)] as [(UInt64, Int)] {
-            let units = Self.accessUnits(Self.receive(sent.stream[...], seed: seed, maxChunk: maxChunk))
+            let units = accessUnits(receiveInRandomChunks(sent.stream[...], maxChunk: maxChunk, seed: seed))
             #expect(units.count == 24)
             #expect(units.indices.filter { units[$0].formatChanged } == [12], "chunks up to \(maxChunk)")
             #expect(units[11].formatDescription.map { "\($0.dimensions.width)x\($0.dimensions.height)" } == "640x360")
@@ -194,7 +176,7 @@ import H264TestSupport
         let nalTypes = AnnexB.nalUnits(in: after.stream).prefix(3).map { after.stream[$0.range.lowerBound] & 0x1F }
         #expect(nalTypes == [7, 8, 5])
         var receiver = AccessUnitReceiver()
-        let units = Self.accessUnits(receiver.receive(after.stream) + receiver.finish())
+        let units = accessUnits(receiver.receive(after.stream) + receiver.finish())
         #expect(units.count == 10)
         #expect(units.first?.isIDR == true)
         let decoded = try Tool.decode(after.stream, width: Cars.width, height: Cars.height)

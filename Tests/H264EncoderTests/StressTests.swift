@@ -1,32 +1,13 @@
 import Foundation
 import H264
 import H264Encoder
+import H264TestSupport
 import Testing
 
 /// Sessions under concurrent use. Every assertion is about what must hold whatever the thread
-/// interleaving (no sleeps: threads meet only through the session and `NSLock`, which TSan
-/// understands). Run clean under `swift test --sanitize=thread` in CI.
+/// interleaving (no sleeps: threads meet only through the session and `Locked`, a pthread mutex,
+/// which TSan understands). Run clean under `swift test --sanitize=thread` in CI.
 @Suite struct StressTests {
-    /// Collects a session's output under a lock.
-    final class Collector: @unchecked Sendable {
-        private let lock = NSLock()
-        private var frames: [EncodedFrame] = []
-        func add(_ frame: EncodedFrame) { lock.withLock { frames.append(frame) } }
-        var all: [EncodedFrame] { lock.withLock { frames } }
-    }
-
-    /// A value shared between threads behind an `NSLock`.
-    final class Guarded<Value>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Value
-        init(_ value: Value) { self.value = value }
-        func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-            lock.lock()
-            defer { lock.unlock() }
-            return try body(&value)
-        }
-    }
-
     static let width = 64, height = 48
 
     /// A frame whose content changes with `index` (a moving ramp), so that x264 has work to do.
@@ -42,13 +23,13 @@ import Testing
 
     @Test func severalSessionsOnSeveralThreads() throws {
         let sessions = 4, framesEach = 12
-        let collectors = (0..<sessions).map { _ in Collector() }
-        let thrown = Guarded<[H264Error]>([])
+        let collectors = (0..<sessions).map { _ in Collector<EncodedFrame>() }
+        let thrown = Locked<[H264Error]>([])
         DispatchQueue.concurrentPerform(iterations: sessions) { index in
             do throws(H264Error) {
                 let collector = collectors[index]
                 let session = try EncoderSession(width: Self.width, height: Self.height, configuration: .liveCapture,
-                                                 outputHandler: { collector.add($0) })
+                                                 outputHandler: { collector.append($0) })
                 for i in 0..<framesEach {
                     try session.encode(Self.frame(i + index), presentationTimeStamp: Self.pts(i), forceKeyframe: i == 6)
                 }
@@ -70,11 +51,11 @@ import Testing
 
     @Test func oneSessionHitFromSeveralThreads() throws {
         for round in 0..<3 {
-            let collector = Collector()
+            let collector = Collector<EncodedFrame>()
             var configuration = EncoderConfiguration.liveCapture
             configuration.averageBitRate = 400_000
             let session = try EncoderSession(width: Self.width, height: Self.height, configuration: configuration,
-                                             outputHandler: { collector.add($0) })
+                                             outputHandler: { collector.append($0) })
             // Encoders take a time stamp and encode under one lock, so stamps increase in call
             // order whichever thread calls; the rest run free.
             struct Book {
@@ -82,7 +63,7 @@ import Testing
                 var accepted: [(pts: Duration, forced: Bool)] = []
                 var unexpected: [H264Error] = []
             }
-            let book = Guarded(Book())
+            let book = Locked(Book())
             let total = 40
             DispatchQueue.concurrentPerform(iterations: 6) { worker in
                 switch worker {
@@ -149,11 +130,11 @@ import Testing
 
     @Test func lastReferenceDroppedWithFramesInFlight() throws {
         for _ in 0..<5 {
-            let collector = Collector()
+            let collector = Collector<EncodedFrame>()
             weak var weakSession: EncoderSession?
             do {
                 let session = try EncoderSession(width: Self.width, height: Self.height, configuration: .liveCapture,
-                                                 outputHandler: { collector.add($0) })
+                                                 outputHandler: { collector.append($0) })
                 weakSession = session
                 for i in 0..<15 { try session.encode(Self.frame(i), presentationTimeStamp: Self.pts(i)) }
                 // No completeFrames, no invalidate: the session goes away with frames queued.

@@ -1,4 +1,5 @@
 public import Foundation
+public import H264
 
 /// Locates test data. Every test reads only the checkout's own `Fixtures/` folder, whose files
 /// are listed, with their origin and terms, in `Fixtures/PROVENANCE`. A missing file is a thrown
@@ -107,21 +108,13 @@ public struct ExpectedStream: Sendable {
     /// Access units in order.
     public var accessUnits: [AccessUnit]
     /// Each distinct SPS's syntax elements, trailing rbsp bits removed.
-    public var sps: [[SyntaxPair]]
+    public var sps: [[SyntaxElement]]
     /// Each distinct PPS's syntax elements, trailing rbsp bits removed.
-    public var pps: [[SyntaxPair]]
+    public var pps: [[SyntaxElement]]
     /// The NAL unit types of all access units, concatenated.
     public var nalTypes: [Int] { accessUnits.flatMap(\.nalTypes) }
     /// The `ffprobe` object.
     public var ffprobe: [String: any Sendable]
-
-    /// A syntax element name and value.
-    public struct SyntaxPair: Sendable, Equatable, CustomStringConvertible {
-        public var name: String
-        public var value: Int
-        public init(name: String, value: Int) { self.name = name; self.value = value }
-        public var description: String { "\(name)=\(value)" }
-    }
 
     /// Loads `Fixtures/expected/NAME.json`.
     public static func load(_ stream: String) throws -> ExpectedStream {
@@ -136,12 +129,12 @@ public struct ExpectedStream: Sendable {
         let units = (object["access_units"] as? [[String: Any]] ?? []).map {
             AccessUnit(bytes: ($0["bytes"] as? Int) ?? -1, nalTypes: ($0["nal_types"] as? [Int]) ?? [])
         }
-        func sets(_ key: String) -> [[SyntaxPair]] {
+        func sets(_ key: String) -> [[SyntaxElement]] {
             (object[key] as? [[[Any]]] ?? []).map { set in
-                set.compactMap { pair -> SyntaxPair? in
+                set.compactMap { pair -> SyntaxElement? in
                     guard pair.count == 2, let name = pair[0] as? String, let value = pair[1] as? Int else { return nil }
-                    if name == "rbsp_stop_one_bit" || name == "rbsp_alignment_zero_bit" { return nil }
-                    return SyntaxPair(name: name, value: value)
+                    let element = SyntaxElement(name: name, value: value)
+                    return element.isRBSPTrailingBit ? nil : element
                 }
             }
         }
@@ -150,5 +143,13 @@ public struct ExpectedStream: Sendable {
             if let v = value as? Int { probe[key] = v } else if let v = value as? String { probe[key] = v }
         }
         return ExpectedStream(accessUnits: units, sps: sets("sps"), pps: sets("pps"), ffprobe: probe)
+    }
+}
+
+extension SyntaxElement {
+    /// `rbsp_stop_one_bit` or `rbsp_alignment_zero_bit`: FFmpeg's trace lists them, the
+    /// comparisons leave them out.
+    public var isRBSPTrailingBit: Bool {
+        name == "rbsp_stop_one_bit" || name == "rbsp_alignment_zero_bit"
     }
 }

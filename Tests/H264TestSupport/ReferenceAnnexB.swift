@@ -25,5 +25,10 @@ public enum ReferenceAnnexB {
         }
         return result
     }
+
+    /// The NAL units' bytes (header byte first), as ``nalUnits(_:)`` finds them.
+    public static func split(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+        nalUnits(bytes).map { bytes[$0.range] }
+    }
 }
 

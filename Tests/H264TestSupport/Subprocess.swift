@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import H264
 
 /// Runs programs (the `h264` executable, FFmpeg, x264) from tests.
 public enum Subprocess {
@@ -27,7 +27,7 @@ public enum Subprocess {
         process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         try process.run()
         let group = DispatchGroup()
-        let errData = Mutex(Data())
+        let errData = Locked(Data())
         DispatchQueue.global().async(group: group) {
             let data = err.fileHandleForReading.readDataToEndOfFile()
             errData.withLock { $0 = data }

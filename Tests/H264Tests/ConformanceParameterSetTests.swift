@@ -3,69 +3,22 @@ import Testing
 import H264
 import H264TestSupport
 
-/// Splits Annex-B bytes at start codes (`00 00 01`, with any leading zeros) into NAL units.
-/// A deliberately simple helper for these tests; the library's own splitter lives in Framing/.
-func splitAnnexB(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
-    var starts: [Int] = []   // index of each NAL unit's first byte
-    var i = 0
-    while i + 2 < bytes.count {
-        if bytes[i] == 0, bytes[i + 1] == 0, bytes[i + 2] == 1 {
-            starts.append(i + 3)
-            i += 3
-        } else {
-            i += 1
-        }
-    }
-    var units: [ArraySlice<UInt8>] = []
-    for (n, start) in starts.enumerated() {
-        var end = n + 1 < starts.count ? starts[n + 1] - 3 : bytes.count
-        while end > start && bytes[end - 1] == 0 { end -= 1 }   // trailing_zero_8bits / next zero_byte
-        if end > start { units.append(bytes[start..<end]) }
-    }
-    return units
-}
-
-/// The `sps` and `pps` element lists of an expected JSON (FFmpeg `trace_headers`), without the
-/// RBSP trailing bits.
-struct ExpectedParameterSets {
-    var sps: [[SyntaxElement]]
-    var pps: [[SyntaxElement]]
-
-    init(jsonData: Data) throws {
-        let object = try #require(try JSONSerialization.jsonObject(with: jsonData) as? [String: Any])
-        func lists(_ key: String) throws -> [[SyntaxElement]] {
-            let raw = try #require(object[key] as? [[[Any]]], "missing \(key)")
-            return try raw.map { list in
-                try list.map { pair in
-                    SyntaxElement(name: try #require(pair[0] as? String), value: try #require(pair[1] as? Int))
-                }.filter { !isTrailingBit($0) }
-            }
-        }
-        sps = try lists("sps")
-        pps = try lists("pps")
-    }
-}
-
-func isTrailingBit(_ element: SyntaxElement) -> Bool {
-    element.name == "rbsp_stop_one_bit" || element.name == "rbsp_alignment_zero_bit"
-}
-
 /// Dumps every distinct SPS and PPS of an Annex-B stream, in order of first appearance.
 func dumpParameterSets(_ stream: [UInt8]) throws -> (sps: [[SyntaxElement]], pps: [[SyntaxElement]], parsedSPS: [SequenceParameterSet]) {
     var spsByID: [Int: SequenceParameterSet] = [:]
     var spsLists: [[SyntaxElement]] = [], ppsLists: [[SyntaxElement]] = []
     var parsed: [SequenceParameterSet] = []
-    for unit in splitAnnexB(stream) {
+    for unit in ReferenceAnnexB.split(stream) {
         switch unit.first.map({ $0 & 0x1F }) {
         case 7:
             let sps = try SequenceParameterSet(nalUnit: unit)
             spsByID[sps.seqParameterSetId] = sps
-            let elements = try SequenceParameterSet.syntaxElements(nalUnit: unit).filter { !isTrailingBit($0) }
+            let elements = try SequenceParameterSet.syntaxElements(nalUnit: unit).filter { !$0.isRBSPTrailingBit }
             if !spsLists.contains(elements) { spsLists.append(elements); parsed.append(sps) }
         case 8:
             _ = try PictureParameterSet(nalUnit: unit, sequenceParameterSets: spsByID)
             let elements = try PictureParameterSet.syntaxElements(nalUnit: unit, sequenceParameterSets: spsByID)
-                .filter { !isTrailingBit($0) }
+                .filter { !$0.isRBSPTrailingBit }
             if !ppsLists.contains(elements) { ppsLists.append(elements) }
         default:
             continue
@@ -89,7 +42,7 @@ struct ConformanceParameterSetTests {
     @Test(arguments: TestFixtures.conformanceStreams)
     func parameterSetsMatchFFmpeg(stream: String) throws {
         let bytes = try TestFixtures.data("conformance/\(stream)")
-        let expected = try ExpectedParameterSets(jsonData: Data(TestFixtures.data("expected/\(stream).json")))
+        let expected = try ExpectedStream.load(stream)
         let ours = try dumpParameterSets(bytes)
         #expect(!expected.sps.isEmpty && !expected.pps.isEmpty)
         #expect(ours.sps.count == expected.sps.count)

@@ -2,19 +2,6 @@ import Foundation
 @testable import H264
 import H264TestSupport
 
-/// SplitMix64 (Steele, Lea & Flood 2014): a small seeded generator, so failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The NAL units of whole-buffer parsing, as bytes.
 func nalUnitBytes(_ bytes: [UInt8]) -> [[UInt8]] {
     AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }

@@ -5,27 +5,6 @@ import H264TestSupport
 /// `AccessUnitReceiver`: live bytes in chunks → decodable access units, joins mid-stream,
 /// missing parameter sets.
 @Suite struct ReceiverTests {
-    /// Feeds `bytes` in chunks of random sizes in 1…`maxChunk` and finishes.
-    static func receive(_ bytes: ArraySlice<UInt8>, maxChunk: Int, seed: UInt64,
-                        receiver: AccessUnitReceiver = AccessUnitReceiver()) -> [AccessUnitReceiver.Event] {
-        var receiver = receiver
-        var generator = SplitMix64(seed: seed)
-        var events: [AccessUnitReceiver.Event] = []
-        var i = bytes.startIndex
-        while i < bytes.endIndex {
-            let n = min(Int.random(in: 1...maxChunk, using: &generator), bytes.endIndex - i)
-            receiver.append(bytes[i..<(i + n)])
-            while let event = receiver.next() { events.append(event) }
-            i += n
-        }
-        events += receiver.finish()
-        return events
-    }
-
-    static func accessUnits(_ events: [AccessUnitReceiver.Event]) -> [AccessUnit] {
-        events.compactMap { if case .accessUnit(let unit) = $0 { unit } else { nil } }
-    }
-
     static func annexB(_ nalUnits: [[UInt8]]) -> [UInt8] {
         nalUnits.flatMap { [0, 0, 0, 1] + $0 }
     }
@@ -60,8 +39,8 @@ import H264TestSupport
     func wholeStreamAnyChunkingGivesFFmpegsAccessUnits(stream: String) throws {
         let bytes = try TestFixtures.data("conformance/\(stream)")
         let expected = try Self.ffmpegUnits(stream)
-        let reference = Self.receive(bytes[...], maxChunk: bytes.count, seed: 0)
-        let units = Self.accessUnits(reference)
+        let reference = receiveInRandomChunks(bytes[...], maxChunk: bytes.count, seed: 0)
+        let units = accessUnits(reference)
         #expect(units.count == expected.count)
         #expect(units.count == reference.count, "no skip or missing-parameter-set events")
         for (unit, want) in zip(units, expected) {
@@ -73,7 +52,7 @@ import H264TestSupport
             #expect(!unit.formatChanged)
         }
         for (seed, maxChunk) in [(1, 1), (2, 7), (3, 188), (4, 1500), (5, 65_536)] as [(UInt64, Int)] {
-            #expect(Self.receive(bytes[...], maxChunk: maxChunk, seed: seed) == reference, "chunks up to \(maxChunk)")
+            #expect(receiveInRandomChunks(bytes[...], maxChunk: maxChunk, seed: seed) == reference, "chunks up to \(maxChunk)")
         }
     }
 
@@ -88,12 +67,12 @@ import H264TestSupport
             let join = expected[i].offset + expected[i].bytes / 2
             guard let k = expected.indices.first(where: { $0 > i && expected[$0].types.contains(5) }) else { continue }
             let resume = expected[k].offset - join
-            let events = Self.receive(bytes[join...], maxChunk: 4096, seed: UInt64(i),
+            let events = receiveInRandomChunks(bytes[join...], maxChunk: 4096, seed: UInt64(i),
                                       receiver: AccessUnitReceiver(parameterSets: known))
             let skip = AccessUnitReceiver.Skip(reason: .waitingForKeyframe, accessUnitCount: k - i - 1,
                                                byteCount: resume, resumedAt: resume)
             #expect(events.first == .skipped(skip), "join at \(join) (access unit \(i))")
-            let units = Self.accessUnits(events)
+            let units = accessUnits(events)
             #expect(units.count == expected.count - k)
             #expect(units.first?.isIDR == true)
             #expect(units.first?.streamOffset == resume)
@@ -111,7 +90,7 @@ import H264TestSupport
         let i = 3
         let join = expected[i].offset + expected[i].bytes / 2
         var receiver = AccessUnitReceiver()
-        let events = Self.receive(bytes[join...], maxChunk: 1000, seed: 9, receiver: receiver)
+        let events = receiveInRandomChunks(bytes[join...], maxChunk: 1000, seed: 9, receiver: receiver)
         let idrs = expected.indices.filter { $0 > i && expected[$0].types.contains(5) }
         let missing = idrs.map {
             AccessUnitReceiver.Event.missingParameterSets(.init(streamOffset: expected[$0].offset - join, isIDR: true,
@@ -142,14 +121,14 @@ import H264TestSupport
         let bytes = Self.annexB(nals)
         let offsets = nals.indices.map { nals[..<$0].reduce(0) { $0 + $1.count + 4 } }
         for maxChunk in [1, 3, bytes.count] {
-            let events = Self.receive(bytes[...], maxChunk: maxChunk, seed: 11)
+            let events = receiveInRandomChunks(bytes[...], maxChunk: maxChunk, seed: 11)
             guard events.count == 6 else { Issue.record("\(events.map { "\($0)".prefix(300) })"); continue }
-            #expect(Self.accessUnits(Array(events[0...1])).map(\.nalUnitTypes) == [[.sequenceParameterSet, .pictureParameterSet, .idrSlice], [.slice]])
+            #expect(accessUnits(Array(events[0...1])).map(\.nalUnitTypes) == [[.sequenceParameterSet, .pictureParameterSet, .idrSlice], [.slice]])
             #expect(events[2] == .missingParameterSets(.init(streamOffset: offsets[4], isIDR: false, pictureParameterSetId: 5,
                                                              sequenceParameterSetId: nil)))
             #expect(events[3] == .skipped(.init(reason: .missingParameterSets, accessUnitCount: 2,
                                                 byteCount: offsets[6] - offsets[4], resumedAt: offsets[6])))
-            #expect(Self.accessUnits(Array(events[4...])).map(\.nalUnitTypes) == [[.idrSlice], [.slice]])
+            #expect(accessUnits(Array(events[4...])).map(\.nalUnitTypes) == [[.idrSlice], [.slice]])
         }
     }
 
@@ -159,7 +138,7 @@ import H264TestSupport
         let nals = [sps, pps, SyntheticStream.slice(idr: true), SyntheticStream.slice(idr: false, frameNum: 1, pocLsb: 2),
                     wide, pps, SyntheticStream.slice(idr: true, idrPicId: 1), SyntheticStream.slice(idr: false, frameNum: 1, pocLsb: 2),
                     sps, pps, SyntheticStream.slice(idr: true, idrPicId: 2)]
-        let units = Self.accessUnits(Self.receive(Self.annexB(nals)[...], maxChunk: 5, seed: 3))
+        let units = accessUnits(receiveInRandomChunks(Self.annexB(nals)[...], maxChunk: 5, seed: 3))
         #expect(units.map(\.formatChanged) == [false, false, true, false, true])
         #expect(units.map { $0.formatDescription?.dimensions.width } == [32, 32, 64, 64, 32])
         #expect(units.map(\.isIDR) == [true, false, true, false, true])
@@ -168,7 +147,7 @@ import H264TestSupport
     /// The same parameter sets sent again (as before every IDR of a live stream) are no change.
     @Test func repeatedParameterSetsAreNoFormatChange() {
         let nals = [sps, pps, SyntheticStream.slice(idr: true), sps, pps, SyntheticStream.slice(idr: true, idrPicId: 1)]
-        let units = Self.accessUnits(Self.receive(Self.annexB(nals)[...], maxChunk: 2, seed: 4))
+        let units = accessUnits(receiveInRandomChunks(Self.annexB(nals)[...], maxChunk: 2, seed: 4))
         #expect(units.map(\.formatChanged) == [false, false])
         #expect(units.count == 2)
     }
@@ -178,24 +157,24 @@ import H264TestSupport
     @Test func reconnectKeepsParameterSets() {
         var receiver = AccessUnitReceiver()
         let first = receiver.receive(Self.annexB([sps, pps, SyntheticStream.slice(idr: true)])) + receiver.finish()
-        #expect(Self.accessUnits(first).count == 1)
+        #expect(accessUnits(first).count == 1)
         let second = receiver.receive(Self.annexB([SyntheticStream.slice(idr: false, frameNum: 1, pocLsb: 2),
                                                    SyntheticStream.slice(idr: true, idrPicId: 1),
                                                    SyntheticStream.slice(idr: false, frameNum: 1, pocLsb: 2)])) + receiver.finish()
         let skippedBytes = SyntheticStream.slice(idr: false, frameNum: 1, pocLsb: 2).count + 4
         #expect(second.first == .skipped(.init(reason: .waitingForKeyframe, accessUnitCount: 1, byteCount: skippedBytes,
                                                resumedAt: skippedBytes)))
-        #expect(Self.accessUnits(second).map(\.isIDR) == [true, false])
+        #expect(accessUnits(second).map(\.isIDR) == [true, false])
         #expect(receiver.deliveredAccessUnitCount == 3)
     }
 
     /// Garbage before the first start code counts as skipped bytes.
     @Test func garbageBeforeTheFirstStartCodeIsSkipped() {
         let garbage: [UInt8] = [0x47, 0x40, 0x11, 0x10, 0x00, 0x42] // looks like a TS packet header
-        let events = Self.receive((garbage + Self.annexB([sps, pps, SyntheticStream.slice(idr: true)]))[...], maxChunk: 2, seed: 5)
+        let events = receiveInRandomChunks((garbage + Self.annexB([sps, pps, SyntheticStream.slice(idr: true)]))[...], maxChunk: 2, seed: 5)
         #expect(events.first == .skipped(.init(reason: .waitingForKeyframe, accessUnitCount: 0, byteCount: garbage.count,
                                                resumedAt: garbage.count)))
-        #expect(Self.accessUnits(events).count == 1)
+        #expect(accessUnits(events).count == 1)
     }
 
     /// Random bytes and mutated streams never trap; whatever comes out is decodable-looking:
@@ -206,7 +185,7 @@ import H264TestSupport
         var bytes = Self.annexB([sps, pps, SyntheticStream.slice(idr: true), SyntheticStream.slice(idr: false, frameNum: 1, pocLsb: 2)])
         bytes += (0..<2000).map { _ in UInt8.random(in: 0...255, using: &generator) }
         for _ in 0..<40 { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = [0, 1, 0x65, 0x67, 0x68][Int.random(in: 0..<5, using: &generator)] }
-        let events = Self.receive(bytes[...], maxChunk: 64, seed: UInt64(seed))
+        let events = receiveInRandomChunks(bytes[...], maxChunk: 64, seed: UInt64(seed))
         var decoding = false
         for event in events {
             switch event {

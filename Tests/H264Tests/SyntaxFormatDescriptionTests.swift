@@ -5,7 +5,7 @@ import H264TestSupport
 
 @Suite struct SyntaxFormatDescriptionTests {
     private func parameterSets(_ name: String) throws -> (sps: [[UInt8]], pps: [[UInt8]], probe: [String: Any]) {
-        let units = splitAnnexB(try TestFixtures.data("x264/\(name).264"))
+        let units = ReferenceAnnexB.split(try TestFixtures.data("x264/\(name).264"))
         let json = try #require(try JSONSerialization.jsonObject(with: Data(TestFixtures.data("x264/\(name).json"))) as? [String: Any])
         return (units.filter { $0.first! & 0x1F == 7 }.map(Array.init), units.filter { $0.first! & 0x1F == 8 }.map(Array.init),
                 try #require(json["ffprobe"] as? [String: Any]))

@@ -21,7 +21,7 @@ private struct X264Fixture {
         stream = try TestFixtures.data("x264/\(name).264")
         json = try #require(try JSONSerialization.jsonObject(with: Data(TestFixtures.data("x264/\(name).json"))) as? [String: Any])
         probe = try #require(json["ffprobe"] as? [String: Any])
-        let units = splitAnnexB(stream)
+        let units = ReferenceAnnexB.split(stream)
         sps = try SequenceParameterSet(nalUnit: try #require(units.first { $0.first! & 0x1F == 7 }))
         pps = try PictureParameterSet(nalUnit: try #require(units.first { $0.first! & 0x1F == 8 }),
                                       sequenceParameterSets: [sps.seqParameterSetId: sps])
@@ -40,7 +40,7 @@ private struct X264Fixture {
     @Test(arguments: x264Fixtures + ["baseline_slicegroups_80x44"])
     func dumpMatchesFFmpeg(name: String) throws {
         let fixture = try X264Fixture(name)
-        let expected = try ExpectedParameterSets(jsonData: Data(TestFixtures.data("x264/\(name).json")))
+        let expected = try ExpectedStream.parse(Data(TestFixtures.data("x264/\(name).json")))
         let ours = try dumpParameterSets(fixture.stream)
         #expect(!expected.sps.isEmpty && !expected.pps.isEmpty)
         #expect(ours.sps.count == expected.sps.count)
@@ -127,7 +127,7 @@ private struct X264Fixture {
 
     /// Hand-assembled slice-group PPSs (see the script) after x264's 80x48 Baseline SPS.
     @Test func sliceGroupsAreKeptAsValues() throws {
-        let units = splitAnnexB(try TestFixtures.data("x264/baseline_slicegroups_80x44.264"))
+        let units = ReferenceAnnexB.split(try TestFixtures.data("x264/baseline_slicegroups_80x44.264"))
         let sps = try SequenceParameterSet(nalUnit: try #require(units.first))
         let sets = try units.filter { $0.first! & 0x1F == 8 }.map {
             try PictureParameterSet(nalUnit: $0, sequenceParameterSets: [sps.seqParameterSetId: sps])
@@ -141,11 +141,12 @@ private struct X264Fixture {
         #expect(sets[4].sliceGroupMapType == 1 && sets[4].numSliceGroups == 2)
         // With the SPS, pic_size_in_map_units_minus1 must be PicSizeInMapUnits − 1 (clause 7.4.2.2).
         var w = BitWriter()
-        w.u(8, 0x68); w.ue(9); w.ue(sps.seqParameterSetId); w.u(1, 0); w.u(1, 0)
+        w.ue(9); w.ue(sps.seqParameterSetId); w.bits(0, 1); w.bits(0, 1)
         w.ue(1); w.ue(6); w.ue(13)     // two slice groups, map type 6, 14 map units instead of 15
-        for _ in 0..<14 { w.u(1, 0) }
+        for _ in 0..<14 { w.bits(0, 1) }
+        w.trailingBits()
         expectError(.valueOutOfRange, field: "pic_size_in_map_units_minus1") { () throws(H264Error) in
-            _ = try PictureParameterSet(nalUnit: w.nalUnit(), sequenceParameterSets: [sps.seqParameterSetId: sps])
+            _ = try PictureParameterSet(nalUnit: w.nalUnit(type: 8), sequenceParameterSets: [sps.seqParameterSetId: sps])
         }
     }
 
@@ -160,73 +161,48 @@ private struct X264Fixture {
 
 // MARK: - Hand-assembled parameter sets
 
-/// Writes bits MSB first: enough to assemble parameter sets for error cases (clause 7.3, 9.1).
-private struct BitWriter {
-    var bits: [Bool] = []
-    mutating func u(_ count: Int, _ value: Int) {
-        for i in stride(from: count - 1, through: 0, by: -1) { bits.append((value >> i) & 1 == 1) }
-    }
-    mutating func ue(_ value: Int) {
-        let code = value + 1
-        let length = Int.bitWidth - code.leadingZeroBitCount
-        u(length - 1, 0)
-        u(length, code)
-    }
-    mutating func se(_ value: Int) { ue(value > 0 ? 2 * value - 1 : -2 * value) }
-    /// rbsp_trailing_bits() then emulation prevention (RBSP.encode).
-    func nalUnit() -> [UInt8] {
-        var all = bits + [true]
-        while all.count % 8 != 0 { all.append(false) }
-        var bytes: [UInt8] = []
-        for i in stride(from: 0, to: all.count, by: 8) {
-            bytes.append(all[i..<i + 8].reduce(0) { $0 << 1 | ($1 ? 1 : 0) })
-        }
-        return RBSP.encode(bytes)
-    }
-}
-
 /// A Baseline SPS per clause 7.3.2.1.1 with the values given (defaults: 176x144, POC type 0).
 private func baselineSPS(id: Int = 0, log2MaxFrameNumMinus4: Int = 0, pocType: Int = 0, pocCycle: Int = 0,
                          widthMinus1: Int = 10, heightMinus1: Int = 8,
                          crop: (Int, Int, Int, Int)? = nil, idRaw: ((inout BitWriter) -> Void)? = nil) -> [UInt8] {
     var w = BitWriter()
-    w.u(8, 0x67)                     // forbidden_zero_bit 0, nal_ref_idc 3, nal_unit_type 7
-    w.u(8, 66); w.u(8, 0xC0); w.u(8, 30)   // profile_idc, constraint flags, level_idc
+    w.bits(66, 8); w.bits(0xC0, 8); w.bits(30, 8)   // profile_idc, constraint flags, level_idc
     if let idRaw { idRaw(&w) } else { w.ue(id) }
     w.ue(log2MaxFrameNumMinus4)
     w.ue(pocType)
     if pocType == 0 { w.ue(0) }
     if pocType == 1 {
-        w.u(1, 0); w.se(0); w.se(0); w.ue(pocCycle)
+        w.bits(0, 1); w.se(0); w.se(0); w.ue(pocCycle)
         for _ in 0..<pocCycle { w.se(1) }
     }
-    w.ue(1); w.u(1, 0)               // max_num_ref_frames, gaps_in_frame_num_value_allowed_flag
+    w.ue(1); w.bits(0, 1)               // max_num_ref_frames, gaps_in_frame_num_value_allowed_flag
     w.ue(widthMinus1); w.ue(heightMinus1)
-    w.u(1, 1); w.u(1, 1)             // frame_mbs_only_flag, direct_8x8_inference_flag
+    w.bits(1, 1); w.bits(1, 1)             // frame_mbs_only_flag, direct_8x8_inference_flag
     if let crop {
-        w.u(1, 1); w.ue(crop.0); w.ue(crop.1); w.ue(crop.2); w.ue(crop.3)
+        w.bits(1, 1); w.ue(crop.0); w.ue(crop.1); w.ue(crop.2); w.ue(crop.3)
     } else {
-        w.u(1, 0)
+        w.bits(0, 1)
     }
-    w.u(1, 0)                        // vui_parameters_present_flag
-    return w.nalUnit()
+    w.bits(0, 1)                        // vui_parameters_present_flag
+    w.trailingBits()
+    return w.nalUnit(type: 7)
 }
 
 /// A PPS per clause 7.3.2.2; `tail` adds transform_8x8_mode_flag 1 and pic_scaling_matrix_present_flag 1.
 private func pps(id: Int = 0, spsID: Int = 0, tail: Bool = false) -> [UInt8] {
     var w = BitWriter()
-    w.u(8, 0x68)
     w.ue(id); w.ue(spsID)
-    w.u(1, 0); w.u(1, 0); w.ue(0)    // entropy_coding_mode_flag, bottom_field_pic_order…, num_slice_groups_minus1
-    w.ue(0); w.ue(0); w.u(1, 0); w.u(2, 0)
+    w.bits(0, 1); w.bits(0, 1); w.ue(0)    // entropy_coding_mode_flag, bottom_field_pic_order…, num_slice_groups_minus1
+    w.ue(0); w.ue(0); w.bits(0, 1); w.bits(0, 2)
     w.se(0); w.se(0); w.se(0)
-    w.u(1, 1); w.u(1, 0); w.u(1, 0)
+    w.bits(1, 1); w.bits(0, 1); w.bits(0, 1)
     if tail {
-        w.u(1, 1); w.u(1, 1)
-        for _ in 0..<8 { w.u(1, 0) }  // pic_scaling_list_present_flag[i] (8 lists for 4:2:0)
+        w.bits(1, 1); w.bits(1, 1)
+        for _ in 0..<8 { w.bits(0, 1) }  // pic_scaling_list_present_flag[i] (8 lists for 4:2:0)
         w.se(0)
     }
-    return w.nalUnit()
+    w.trailingBits()
+    return w.nalUnit(type: 8)
 }
 
 private func expectError(_ code: H264Error.Code, field: String?, _ body: () throws(H264Error) -> Void,
@@ -301,7 +277,7 @@ private func expectError(_ code: H264Error.Code, field: String?, _ body: () thro
 
     @Test func expGolombOverflow() {
         expectError(.expGolombOverflow, field: "seq_parameter_set_id") { () throws(H264Error) in
-            _ = try SequenceParameterSet(nalUnit: baselineSPS(idRaw: { w in w.u(32, 0); w.u(1, 1); w.u(32, 0) }))
+            _ = try SequenceParameterSet(nalUnit: baselineSPS(idRaw: { w in w.bits(0, 32); w.bits(1, 1); w.bits(0, 32) }))
         }
     }
 
@@ -336,7 +312,7 @@ private func expectError(_ code: H264Error.Code, field: String?, _ body: () thro
     /// or throws an `H264Error` — never traps.
     @Test func damagedParameterSetsNeverTrap() throws {
         for name in x264Fixtures {
-            let units = splitAnnexB(try TestFixtures.data("x264/\(name).264")).filter { [7, 8].contains($0.first! & 0x1F) }
+            let units = ReferenceAnnexB.split(try TestFixtures.data("x264/\(name).264")).filter { [7, 8].contains($0.first! & 0x1F) }
             let sps = try SequenceParameterSet(nalUnit: try #require(units.first))
             for unit in units.map(Array.init) {
                 var variants: [[UInt8]] = (1..<unit.count).map { Array(unit.prefix($0)) }

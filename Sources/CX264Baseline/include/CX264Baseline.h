@@ -30,10 +30,12 @@ typedef struct cx264_baseline_settings {
 /// flushes delayed frames and closes x264: the timed part, whose seconds go to
 /// `*encode_seconds`. Every frame's NAL units (4-byte lengths, as x264 writes with
 /// b_annexb = 0) are copied to `out` (capacity `out_capacity`; NULL to copy into a scratch
-/// buffer of the same size instead).
+/// buffer of the same size instead). `*cpu_seconds` (unless NULL) gets the calling thread's CPU
+/// time (CLOCK_THREAD_CPUTIME_ID) from after the first frame's output was copied to after the
+/// last frame's: frames 2…frame_count, what the session's benchmark reads on its encoding thread.
 ///
 /// Returns the number of output bytes, or -1 when x264 fails or `out` is too small.
 long cx264_baseline_encode(const cx264_baseline_settings *settings, const uint8_t *const *frames, int frame_count,
-                           uint8_t *out, long out_capacity, double *encode_seconds);
+                           uint8_t *out, long out_capacity, double *encode_seconds, double *cpu_seconds);
 
 #endif

@@ -3,8 +3,8 @@ import CX264
 import H264
 import Logging
 
-/// Carries the session's logger to x264's log callback.
-final class X264LogBox: @unchecked Sendable {
+/// Carries the session's logger to x264's log callback (called on x264's own threads too).
+final class X264LogBox: Sendable {
     let logger: Logger
     init(logger: Logger) { self.logger = logger }
 
@@ -30,18 +30,65 @@ final class X264LogBox: @unchecked Sendable {
     }
 }
 
+/// Owns what an x264 encoder holds outside Swift's memory: the log target x264 calls back
+/// through, the logger box it points at and, once opened, the `x264_t` handle. Everything is
+/// released in one place, `deinit` — whichever step of opening failed — the handle first
+/// (x264 may log while it closes), then the log target.
+final class X264Handle {
+    /// What `param.p_log_private` points at; valid until `deinit`.
+    let logTarget: UnsafeMutablePointer<cx264_log_target>
+    private let logBox: Unmanaged<X264LogBox>
+    /// The open encoder, `nil` before ``open(_:)`` succeeds and after ``close()``.
+    private(set) var encoder: OpaquePointer?
+
+    init(logger: Logger) {
+        let box = Unmanaged.passRetained(X264LogBox(logger: logger))
+        logBox = box
+        logTarget = .allocate(capacity: 1)
+        logTarget.initialize(to: cx264_log_target(
+            sink: { context, level, message in
+                guard let context, let message else { return }
+                Unmanaged<X264LogBox>.fromOpaque(context).takeUnretainedValue()
+                    .log(level: level, message: String(cString: message))
+            },
+            context: box.toOpaque()))
+    }
+
+    /// x264's log level for the logger's level.
+    var logLevel: Int32 { logBox.takeUnretainedValue().x264Level }
+
+    /// Opens an encoder with `param`; `false` when x264 cannot.
+    /// The corresponding x264 call is `x264_encoder_open`.
+    func open(_ param: inout x264_param_t) -> Bool {
+        encoder = cx264_encoder_open(&param)
+        return encoder != nil
+    }
+
+    /// Closes the encoder once. The corresponding x264 call is `x264_encoder_close`.
+    func close() {
+        if let h = encoder {
+            encoder = nil
+            x264_encoder_close(h)
+        }
+    }
+
+    deinit {
+        close()
+        logTarget.deallocate()
+        logBox.release()
+    }
+}
+
 /// One open libx264 encoder (`x264_t`) for one frame size.
 ///
 /// Not thread-safe, like x264 itself: the session serialises every use (its lane's mutex).
 final class X264Encoder {
     let width: Int
     let height: Int
-    let configuration: EncoderConfiguration
     let formatDescription: FormatDescription
 
-    private var handle: OpaquePointer?
-    private let logTarget: UnsafeMutablePointer<cx264_log_target>
-    private let logBox: Unmanaged<X264LogBox>
+    private let x264: X264Handle
+    private var handle: OpaquePointer? { x264.encoder }
     /// Presentation time stamp and duration of each frame, by the frame index given to x264
     /// as `i_pts` (x264's time base is 1/fps and b_vfr_input is off, as in the x264 CLI).
     private var timing: [Int64: (pts: Duration, duration: Duration)] = [:]
@@ -58,17 +105,9 @@ final class X264Encoder {
     init(width: Int, height: Int, configuration c: EncoderConfiguration, logger: Logger) throws(H264Error) {
         self.width = width
         self.height = height
-        self.configuration = c
-        let box = Unmanaged.passRetained(X264LogBox(logger: logger))
-        logBox = box
-        logTarget = .allocate(capacity: 1)
-        logTarget.initialize(to: cx264_log_target(
-            sink: { context, level, message in
-                guard let context, let message else { return }
-                Unmanaged<X264LogBox>.fromOpaque(context).takeUnretainedValue()
-                    .log(level: level, message: String(cString: message))
-            },
-            context: box.toOpaque()))
+        // Released by its deinit if any step below throws.
+        let x264 = X264Handle(logger: logger)
+        self.x264 = x264
         let fps = Self.rational(c.expectedFrameRate)
         nominalFrameDuration = .seconds(Double(fps.den) / Double(fps.num))
 
@@ -76,10 +115,9 @@ final class X264Encoder {
         let preset = (c.x264Preset ?? (c.realTime ? .veryfast : .medium)).rawValue
         let tune = c.x264Tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
         guard x264_param_default_preset(&param, preset, tune) == 0 else {
-            logTarget.deallocate(); box.release()
             throw H264Error(.invalidConfiguration, field: "x264Tune", "x264 rejected preset \(preset) with tune \(tune ?? "none")")
         }
-        cx264_param_set_log(&param, logTarget, box.takeUnretainedValue().x264Level)
+        cx264_param_set_log(&param, x264.logTarget, x264.logLevel)
         param.i_width = Int32(width)
         param.i_height = Int32(height)
         param.i_csp = X264_CSP_I420
@@ -109,14 +147,11 @@ final class X264Encoder {
         }
         Self.applyVBV(&param, c, width: width, height: height)
         guard x264_param_apply_profile(&param, c.profile.rawValue) == 0 else {
-            logTarget.deallocate(); box.release()
             throw H264Error(.invalidConfiguration, field: "profile", "x264 cannot apply profile \(c.profile.rawValue) to this configuration")
         }
-        guard let h = cx264_encoder_open(&param) else {
-            logTarget.deallocate(); box.release()
+        guard x264.open(&param), let h = x264.encoder else {
             throw H264Error(.encoderFailed, field: "x264_encoder_open", "x264 could not open an encoder for \(width)×\(height) (see the log)")
         }
-        handle = h
 
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
@@ -133,26 +168,17 @@ final class X264Encoder {
         do {
             formatDescription = try FormatDescription(sequenceParameterSets: sps, pictureParameterSets: pps, nalUnitLengthSize: 4)
         } catch {
-            x264_encoder_close(h)
-            handle = nil
-            logTarget.deallocate(); box.release()
             throw H264Error(.encoderFailed, field: "x264_encoder_headers", "x264 gave no usable SPS/PPS: \(error)")
         }
-    }
-
-    deinit {
-        close()
-        logTarget.deallocate()
-        logBox.release()
     }
 
     /// The VBV from data-rate limits, low-latency rate control or (with a bit rate) a default
     /// loose enough not to matter but present so the rate can change live.
     private static func applyVBV(_ param: inout x264_param_t, _ c: EncoderConfiguration, width: Int, height: Int) {
         guard let bitRate = c.effectiveAverageBitRate(width: width, height: height) else {
-            if let tightest = c.dataRateLimits.min(by: { $0.bitsPerSecond < $1.bitsPerSecond }) {
-                param.rc.i_vbv_max_bitrate = Int32(max(1, tightest.bitsPerSecond / 1000))
-                param.rc.i_vbv_buffer_size = Int32(max(1, Double(tightest.bytes) * 8 / 1000))
+            if let vbv = c.dataRateLimitsVBV {
+                param.rc.i_vbv_max_bitrate = Int32(max(1, vbv.bitsPerSecond / 1000))
+                param.rc.i_vbv_buffer_size = Int32(max(1, vbv.bufferBits / 1000))
             }
             return
         }
@@ -160,9 +186,9 @@ final class X264Encoder {
         if c.lowLatencyRateControl {
             param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
             param.rc.i_vbv_buffer_size = Int32(max(1, kbps / c.expectedFrameRate))
-        } else if let tightest = c.dataRateLimits.min(by: { $0.bitsPerSecond < $1.bitsPerSecond }) {
-            param.rc.i_vbv_max_bitrate = Int32(max(1, tightest.bitsPerSecond / 1000))
-            param.rc.i_vbv_buffer_size = Int32(max(1, Double(tightest.bytes) * 8 / 1000))
+        } else if let vbv = c.dataRateLimitsVBV {
+            param.rc.i_vbv_max_bitrate = Int32(max(1, vbv.bitsPerSecond / 1000))
+            param.rc.i_vbv_buffer_size = Int32(max(1, vbv.bufferBits / 1000))
         } else {
             // A maximum rate at the average makes x264's ABR forget old rates within seconds
             // (its complexity sums decay when the VBV rate is under 1.5 × the bit rate), so a
@@ -275,8 +301,6 @@ final class X264Encoder {
         var out: [EncodedFrame] = []
         defer { close() }
         while x264_encoder_delayed_frames(h) > 0 {
-            var pic = x264_picture_t()
-            x264_picture_init(&pic)
             let nalsResult = try encodeRaw(h, nil)
             if let frame = nalsResult { out.append(frame) }
         }
@@ -321,11 +345,6 @@ final class X264Encoder {
 
     /// Closes the encoder once. The corresponding x264 call is `x264_encoder_close`.
     func close() {
-        if let h = handle {
-            handle = nil
-            x264_encoder_close(h)
-        }
+        x264.close()
     }
-
-    var isOpen: Bool { handle != nil }
 }
