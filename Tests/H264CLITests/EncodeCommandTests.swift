@@ -41,7 +41,7 @@ private func reference() throws -> [[UInt8]] { try TestFixtures.y4mFrames("cars_
 /// The same frames as a raw I420 file in a temporary folder (the caller removes it).
 private func rawCarsFile() throws -> String {
     let path = temporaryPath("cars_320x240.i420")
-    FileManager.default.createFile(atPath: path, contents: Data(try reference().joined()))
+    try Data(try reference().joined()).write(to: URL(fileURLWithPath: path))
     return path
 }
 
