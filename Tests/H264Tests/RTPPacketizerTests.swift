@@ -189,3 +189,16 @@ struct RTPPacketizerTests {
         #expect(throws: H264Error.self) { try packetizer.packets(avcc: avccData([Self.slice(10)]), presentationTime: .zero) }
     }
 }
+
+extension RTPPacketizerTests {
+    @Test(arguments: [UInt8(0), 24, 28, 31])
+    func nalUnitTypesRTPUsesItselfAreRefused(type: UInt8) {
+        var packetizer = RTPPacketizer(configuration: rtpConfiguration())
+        do {
+            _ = try packetizer.packets(avcc: avccData([[0x60 | type, 1, 2, 3]]), presentationTime: .zero)
+            Issue.record("type \(type) accepted")
+        } catch {
+            #expect(error.code == .unsupported && error.field == "nal_unit_type")
+        }
+    }
+}

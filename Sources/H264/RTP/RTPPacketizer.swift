@@ -152,7 +152,9 @@ public struct RTPPacketizer: Sendable {
     ///   - emit: called once per packet, in sending order.
     /// - Throws: as `AVCC.nalUnits(in:lengthSize:)` for malformed input;
     ///   ``H264Error/Code/valueOutOfRange`` (field `maximumTransmissionUnit`) when the MTU
-    ///   leaves fewer than 3 payload bytes; ``H264Error/Code/nalUnitTooLarge`` in
+    ///   leaves fewer than 3 payload bytes; ``H264Error/Code/unsupported`` for a NAL unit of
+    ///   type 0 or 24–31 (unspecified in H.264, payload structures in RFC 6184);
+    ///   ``H264Error/Code/nalUnitTooLarge`` in
     ///   packetization-mode 0 for a NAL unit over the payload limit. Nothing is emitted when
     ///   it throws.
     public mutating func packetize(avcc: UnsafeRawBufferPointer, lengthSize: Int = 4, presentationTime: Duration,
@@ -170,6 +172,9 @@ public struct RTPPacketizer: Sendable {
             case 5: hasIDR = true
             case 7: hasSPS = true
             case 8: hasPPS = true
+            case 0, 24...31:
+                throw H264Error(.unsupported, field: "nal_unit_type", byteOffset: range.lowerBound,
+                                "NAL unit type \(avcc[range.lowerBound] & 0x1F) cannot be sent in RTP: RFC 6184 gives types 0 and 24–31 other meanings")
             default: break
             }
         }
