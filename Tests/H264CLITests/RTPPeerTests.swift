@@ -182,3 +182,26 @@ import Glibc
         #expect(server.stop() == 0)
     }
 }
+
+extension RTPPeerTests {
+    /// `h264 receive` of what `h264 serve --rtp` sends: FFmpeg decodes the Annex-B it writes.
+    @Test func receiveWritesAnnexBFFmpegDecodes() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sdp = directory.appendingPathComponent("stream.sdp").path
+        let output = directory.appendingPathComponent("out.h264").path
+        let server = try Self.serveRTP(port: try Self.freePort(), sdp: sdp)
+        defer { server.kill() }
+        let received = try CLI.run(["receive", sdp, "-o", output, "--frames", "40", "--idle-timeout", "10"])
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(received.stderr.contains("wrote 40 access units"), "\(received.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        let types = AnnexB.nalUnits(in: bytes).map { bytes[$0.range.lowerBound] & 0x1F }
+        #expect(Array(types.prefix(3)) == [7, 8, 5], "SPS, PPS, IDR first")
+        let probe = try Subprocess.run("ffmpeg", ["-v", "error", "-i", output, "-f", "framecrc", "-"])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
+        let frames = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(frames.count == 40)
+        #expect(server.stop() == 0)
+    }
+}
