@@ -214,3 +214,16 @@ struct RTPDepacketizerTests {
         #expect(events.accessUnits.count <= untouched.count)
     }
 }
+
+extension RTPDepacketizerTests {
+    @Test func anAccessUnitPastTheSizeLimitIsDropped() throws {
+        let stream = try PacketizedStream(configuration: rtpConfiguration())
+        let limit = 2000
+        let events = DepacketizedEvents(stream.packets, configuration: .init(maximumAccessUnitSize: limit))
+        let small = stream.accessUnits.filter { $0.data.count <= limit }
+        #expect(small.count < stream.accessUnits.count, "some access units are larger than the limit")
+        #expect(events.nalUnits == Self.nalUnits(small))
+        #expect(events.diagnostics.count == stream.accessUnits.count - small.count)
+        #expect(events.diagnostics.allSatisfy { $0.code == .overflow })
+    }
+}

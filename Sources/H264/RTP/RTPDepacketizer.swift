@@ -44,11 +44,16 @@ public struct RTPDepacketizer: Sendable {
         public var reorderWindow: Int
         /// The payload type to accept; nil accepts any.
         public var payloadType: UInt8?
+        /// The largest access unit kept while it is received, in bytes: one that grows past it
+        /// (a sender that never ends a fragmented NAL unit or a picture) is dropped with an
+        /// ``H264Error/Code/overflow`` diagnostic.
+        public var maximumAccessUnitSize: Int
 
         /// Creates a configuration.
-        public init(reorderWindow: Int = 16, payloadType: UInt8? = nil) {
+        public init(reorderWindow: Int = 16, payloadType: UInt8? = nil, maximumAccessUnitSize: Int = 32 << 20) {
             self.reorderWindow = Swift.max(0, reorderWindow)
             self.payloadType = payloadType
+            self.maximumAccessUnitSize = Swift.max(1, maximumAccessUnitSize)
         }
     }
 
@@ -107,6 +112,7 @@ public struct RTPDepacketizer: Sendable {
     private var fragmentInProgress = false
     private var pendingNALCount = 0
     private var pendingHasVCL = false
+    private var pendingByteCount = 0
     private var pendingTimestamp: UInt32 = 0
     private var streamOffset = 0
     private var discarding = false
@@ -339,6 +345,15 @@ public struct RTPDepacketizer: Sendable {
             }
             return
         }
+        guard pendingByteCount + fragment.count + body.count <= configuration.maximumAccessUnitSize else {
+            report(H264Error(.overflow, field: "FU header",
+                             "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
+            dropPending()
+            discarding = true
+            discardTimestamp = header.timestamp
+            discardCounted = true
+            return
+        }
         fragment.append(contentsOf: body)
         if end {
             fragmentInProgress = false
@@ -362,14 +377,27 @@ public struct RTPDepacketizer: Sendable {
     // MARK: - Access units
 
     private mutating func deliver(_ nalUnit: UnsafeRawBufferPointer, _ header: RTPHeader) {
+        guard !discarding else { return }
         if pendingNALCount == 0 { pendingTimestamp = header.timestamp }
+        if pendingByteCount + 4 + nalUnit.count > configuration.maximumAccessUnitSize {
+            report(H264Error(.overflow, field: "access unit",
+                             "an access unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): dropped"))
+            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
+            dropPending()
+            discarding = true
+            discardTimestamp = header.timestamp
+            discardCounted = true
+            return
+        }
         if let unit = assembler.append(nalUnit: nalUnit, streamOffset: streamOffset) {
             emit(unit, endedByMarker: false)
             pendingNALCount = 0
             pendingHasVCL = false
+            pendingByteCount = 0
             pendingTimestamp = header.timestamp
         }
         streamOffset += 4 + nalUnit.count
+        pendingByteCount += 4 + nalUnit.count
         pendingNALCount += 1
         if (1...5).contains(nalUnit[0] & 0x1F) { pendingHasVCL = true }
     }
@@ -378,6 +406,7 @@ public struct RTPDepacketizer: Sendable {
         if let unit = assembler.finish() { emit(unit, endedByMarker: endedByMarker) }
         pendingNALCount = 0
         pendingHasVCL = false
+        pendingByteCount = 0
     }
 
     private mutating func emit(_ unit: AccessUnit, endedByMarker: Bool) {
@@ -390,6 +419,7 @@ public struct RTPDepacketizer: Sendable {
         _ = assembler.finish()
         pendingNALCount = 0
         pendingHasVCL = false
+        pendingByteCount = 0
         fragmentInProgress = false
         fragment.removeAll(keepingCapacity: true)
     }
