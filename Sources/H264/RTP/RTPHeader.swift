@@ -18,8 +18,9 @@ public struct RTPHeader: Hashable, Sendable {
     public var timestamp: UInt32
     /// `SSRC`: identifies the sender's stream.
     public var ssrc: UInt32
-    /// `CSRC` list (at most 15 entries); ``write(to:)`` writes none.
-    public var csrcs: [UInt32]
+    /// `CC`: how many CSRC identifiers followed the fixed header (they are skipped, not kept, so
+    /// that a header stays a plain value); ``write(to:)`` writes none.
+    public var csrcCount: Int
     /// `X`: a header extension was present (it is skipped, not kept).
     public var hadExtension: Bool
     /// Padding bytes that followed the payload (`P`), removed from it.
@@ -32,7 +33,7 @@ public struct RTPHeader: Hashable, Sendable {
         self.sequenceNumber = sequenceNumber
         self.timestamp = timestamp
         self.ssrc = ssrc
-        self.csrcs = []
+        self.csrcCount = 0
         self.hadExtension = false
         self.paddingCount = 0
     }
@@ -61,10 +62,8 @@ public struct RTPHeader: Hashable, Sendable {
         guard packet.count - position >= 4 * csrcCount else {
             throw H264Error(.truncated, field: "CSRC", byteOffset: position, "\(csrcCount) CSRCs do not fit the packet")
         }
-        if csrcCount > 0 {
-            header.csrcs = (0..<csrcCount).map { readUInt32(packet, at: position + 4 * $0) }
-            position += 4 * csrcCount
-        }
+        header.csrcCount = csrcCount
+        position += 4 * csrcCount
         if first & 0x10 != 0 {
             header.hadExtension = true
             guard packet.count - position >= 4 else {
@@ -101,14 +100,10 @@ public struct RTPHeader: Hashable, Sendable {
     /// start of `buffer`, which must hold at least ``fixedSize`` bytes.
     public func write(to buffer: UnsafeMutableRawBufferPointer) {
         precondition(buffer.count >= Self.fixedSize, "an RTP header needs 12 bytes")
-        buffer[0] = 0x80
-        buffer[1] = (marker ? 0x80 : 0) | (payloadType & 0x7F)
-        buffer[2] = UInt8(truncatingIfNeeded: sequenceNumber >> 8)
-        buffer[3] = UInt8(truncatingIfNeeded: sequenceNumber)
-        for index in 0..<4 {
-            buffer[4 + index] = UInt8(truncatingIfNeeded: timestamp >> (24 - 8 * index))
-            buffer[8 + index] = UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * index))
-        }
+        let first = UInt32(0x80) << 24 | UInt32((marker ? 0x80 : 0) | (payloadType & 0x7F)) << 16 | UInt32(sequenceNumber)
+        buffer.storeBytes(of: first.bigEndian, toByteOffset: 0, as: UInt32.self)
+        buffer.storeBytes(of: timestamp.bigEndian, toByteOffset: 4, as: UInt32.self)
+        buffer.storeBytes(of: ssrc.bigEndian, toByteOffset: 8, as: UInt32.self)
     }
 
     /// The 12-byte fixed header as an array.
