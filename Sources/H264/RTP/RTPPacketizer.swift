@@ -108,8 +108,8 @@ public struct RTPPacketizer: Sendable {
         public func bytes() -> [UInt8] {
             var result: [UInt8] = []
             result.reserveCapacity(byteCount)
-            result.append(contentsOf: prefix)
-            result.append(contentsOf: payload)
+            result.append(contentsOf: prefix.assumingMemoryBound(to: UInt8.self))
+            result.append(contentsOf: payload.assumingMemoryBound(to: UInt8.self))
             return result
         }
     }
@@ -199,7 +199,9 @@ public struct RTPPacketizer: Sendable {
         }
         let timestamp = timestamp(for: presentationTime)
         let emitsAccessUnit = !units.isEmpty
-        withUnsafeTemporaryAllocation(byteCount: RTPHeader.fixedSize + 2 + limit, alignment: 8) { scratch in
+        // Typed bytes, so that packets' slices may be read as `UInt8` (`Packet.bytes()`, iovecs).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RTPHeader.fixedSize + 2 + limit) { typed in
+            let scratch = UnsafeMutableRawBufferPointer(typed)
             if sendParameterSets {
                 parameterSetBytes.withUnsafeBytes { bytes in
                     emitUnits(bytes, parameterSetRanges, timestamp: timestamp, setsMarker: !emitsAccessUnit,
