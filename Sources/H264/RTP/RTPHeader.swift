@@ -1,7 +1,7 @@
 /// The fixed RTP header and what follows it up to the payload (RFC 3550 clause 5.1): version,
 /// padding, extension, CSRC list, marker, payload type, sequence number, timestamp and SSRC.
 ///
-/// ``init(parsing:)`` reads the 12 fixed bytes, skips the CSRC list and a header extension, and
+/// ``parse(_:)-(UnsafeRawBufferPointer)`` reads the 12 fixed bytes, skips the CSRC list and a header extension, and
 /// removes padding, returning where the payload lies; ``write(to:)`` writes the 12 fixed bytes
 /// (no CSRCs, no extension, no padding: what ``RTPPacketizer`` sends).
 public struct RTPHeader: Hashable, Sendable {
