@@ -110,3 +110,13 @@ struct SessionDescriptionTests {
         malformed.expectRejected()
     }
 }
+
+extension SessionDescriptionTests {
+    /// Found by the `sdp` fuzz target: a description without a connection address wrote an
+    /// empty `c=` line, which it then refused to parse.
+    @Test func aDescriptionWithoutAddressSurvivesItsText() throws {
+        let sdp = SessionDescription(sessionName: "", address: "", port: 5999)
+        #expect(!sdp.text.contains("c="))
+        #expect(try SessionDescription(parsing: sdp.text) == sdp)
+    }
+}

@@ -71,11 +71,10 @@ public struct SessionDescription: Hashable, Sendable {
         if !parameterSets.isEmpty {
             fmtp += ";sprop-parameter-sets=" + parameterSets.map { Base64.encode($0) }.joined(separator: ",")
         }
-        let lines = [
-            "v=0",
-            "o=- 0 0 IN \(family) \(address)",
-            "s=\(sessionName)",
-            "c=IN \(family) \(address)",
+        // Without an address there is no connection line (a parsed description keeps none either).
+        var lines = ["v=0", "o=- 0 0 IN \(family) \(address.isEmpty ? "0.0.0.0" : address)", "s=\(sessionName)"]
+        if !address.isEmpty { lines.append("c=IN \(family) \(address)") }
+        lines += [
             "t=0 0",
             "m=video \(port) RTP/AVP \(payloadType)",
             "a=rtpmap:\(payloadType) H264/\(clockRate)",
@@ -119,7 +118,7 @@ public struct SessionDescription: Hashable, Sendable {
                 continue
             }
             if kind == "s", !inVideo, !doneVideo { sessionName = String(value) }
-            if kind == "c" {
+            if kind == "c", !doneVideo {
                 let fields = value.split(separator: " ")
                 guard fields.count >= 3, fields[0] == "IN" else {
                     throw H264Error(.invalidSessionDescription, field: "c=", byteOffset: offset, "malformed connection line \"\(line)\"")
