@@ -205,3 +205,50 @@ extension RTPPeerTests {
         #expect(server.stop() == 0)
     }
 }
+
+extension RTPPeerTests {
+    /// `h264 receive` of what `ffmpeg -f rtp` sends (the SDP written by the library for the same
+    /// port): the Annex-B it writes holds the sender's input NAL units.
+    @Test func receiveReadsWhatFFmpegSends() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try Self.freePort()
+        let sdp = directory.appendingPathComponent("stream.sdp").path
+        let output = directory.appendingPathComponent("out.h264").path
+        try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
+
+        let receiver = Process()
+        receiver.executableURL = CLI.executable
+        receiver.arguments = ["receive", sdp, "-o", output, "--idle-timeout", "2"]
+        let err = Pipe()
+        receiver.standardError = err
+        receiver.standardOutput = FileHandle.nullDevice
+        try receiver.run()
+        defer { if receiver.isRunning { receiver.terminate() } }
+        // The receiver says when its socket is bound; only then may FFmpeg send.
+        var log = ""
+        while !log.contains("listening on udp port") {
+            let data = err.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            log += String(decoding: data, as: UTF8.self)
+        }
+        #expect(log.contains("listening on udp port \(port)"))
+        let ffmpeg = try Subprocess.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", try TestFixtures.path(Self.fixture),
+                                                   "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
+        #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
+        log += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        receiver.waitUntilExit()
+        #expect(receiver.terminationStatus == 0, "\(log)")
+        #expect(log.contains("wrote 100 access units (0 before the first IDR skipped)"), "\(log)")
+        // SPS and PPS go before every IDR that lacks them; everything else is the input, unit for unit.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
+        let original = try Self.fixtureNALUnits()
+        let isParameterSet = { (unit: [UInt8]) in unit[0] & 0x1F == 7 || unit[0] & 0x1F == 8 }
+        #expect(units.filter { !isParameterSet($0) } == original.filter { !isParameterSet($0) })
+        #expect(Set(units.filter(isParameterSet)) == Set(original.filter(isParameterSet)))
+        for index in units.indices where units[index][0] & 0x1F == 5 && (index == 0 || units[index - 1][0] & 0x1F != 5) {
+            #expect(index >= 2 && units[index - 2][0] & 0x1F == 7 && units[index - 1][0] & 0x1F == 8, "SPS, PPS before the IDR at \(index)")
+        }
+    }
+}
