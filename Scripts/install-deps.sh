@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(libx264-dev libyuv-dev pkg-config)
 if [ "${1:-}" != "--runtime" ]; then
   packages+=(ffmpeg x264 valgrind time)
+  # RTP peer tests: gst-launch-1.0 with udpsrc/udpsink, rtph264pay/depay, y4menc (good), h264parse (bad), avdec_h264 (libav).
+  packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
 fi
 missing=()
 for p in "${packages[@]}"; do
