@@ -7,8 +7,9 @@ set -euo pipefail
 packages=(libx264-dev libyuv-dev pkg-config)
 if [ "${1:-}" != "--runtime" ]; then
   packages+=(ffmpeg x264 valgrind time)
-  # GStreamer (flvdemux, h264parse, avdec_h264) reads our FLV in H264CLITests.
-  packages+=(gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
+  # GStreamer, the second peer in H264CLITests: flvdemux, udpsrc/udpsink, rtph264pay/depay
+  # (good), y4menc (base), h264parse (bad), avdec_h264 (libav).
+  packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -38,9 +38,14 @@ struct ServeCommand: AsyncParsableCommand {
     var accessUnitDelimiters = false
     @Flag(help: "No log lines for clients and no summary.")
     var quiet = false
+    @Option(help: "Also send the stream as plain RTP (RFC 6184, 1200-byte packets) to udp://HOST:PORT.")
+    var rtp: String?
+    @Option(help: "With --rtp: write the stream's SDP to this file (ffplay -protocol_whitelist file,udp,rtp FILE).")
+    var sdp: String?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        if sdp != nil && rtp == nil { throw ValidationError("--sdp describes the --rtp stream: give --rtp too") }
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
         if let clientQueueFrames, clientQueueFrames < 1 { throw ValidationError("--client-queue-frames must be at least 1") }
         if let sendBufferSize, !(1024...(64 << 20)).contains(sendBufferSize) {
@@ -75,7 +80,9 @@ struct ServeCommand: AsyncParsableCommand {
         let broadcaster = Broadcaster(queueLimit: queueLimit, log: log)
 
         let writer = NIOLockedValueBox(AnnexBWriter(accessUnitDelimiters: accessUnitDelimiters))
+        let rtpSender = try rtp.map { try RTPSender(url: $0, maximumTransmissionUnit: 1200) }
         let session = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
+            do { try rtpSender?.send(frame) } catch { log("RTP: dropped a frame: \(error)") }
             var bytes: [UInt8] = []
             do {
                 try writer.withLockedValue { w in try w.write(frame, to: &bytes) }
@@ -86,7 +93,8 @@ struct ServeCommand: AsyncParsableCommand {
             broadcaster.broadcast(ByteBuffer(bytes: bytes), isKeyframe: frame.isKeyframe)
         }
         defer { session.invalidate() }
-        _ = try session.prepare()
+        let format = try session.prepare()
+        if let rtpSender, let sdp { try rtpSender.writeSessionDescription(format: format, to: sdp) }
 
         // SIGINT/SIGTERM end the pacing loop; everything then closes in order (exit status 0).
         let stop = StopFlag()

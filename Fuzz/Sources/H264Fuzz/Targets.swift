@@ -35,6 +35,13 @@ enum FuzzTarget: String, CaseIterable {
     /// streamed in chunks (sizes from the input's length) it gives the same events; the frames
     /// written again by `FLVWriter` read back the same.
     case flv
+    /// `RTPDepacketizer` on packets cut from the input (2-byte length prefixes): every access unit
+    /// holds whole NAL units; then the input as Annex-B, packetized at an MTU drawn from its first
+    /// byte and depacketized, gives its NAL units back.
+    case rtp
+    /// `SessionDescription(parsing:)` on the input as text; a parsed description's text parses
+    /// back to the same description. `Base64.decode` on the input, re-encoded, decodes the same.
+    case sdp
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -49,6 +56,8 @@ enum FuzzTarget: String, CaseIterable {
         case .roundtrip: Self.roundTrip(bytes)
         case .y4m: Self.y4m(bytes)
         case .flv: Self.flv(bytes)
+        case .rtp: Self.rtp(bytes)
+        case .sdp: Self.sdp(bytes)
         }
     }
 
@@ -375,6 +384,72 @@ enum FuzzTarget: String, CaseIterable {
             } catch {
                 check(false, "writing what was read failed: \(error)")
             }
+        }
+    static func rtp(_ bytes: [UInt8]) {
+        // 1. Arbitrary packets, reorder window from the first byte.
+        var depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: Int(bytes.first ?? 0) % 8))
+        var position = 1
+        var events = 0
+        func drain() {
+            while let event = depacketizer.next() {
+                events += 1
+                if case .accessUnit(let unit) = event {
+                    check(unit.accessUnit.nalUnits.count == unit.accessUnit.nalUnitTypes.count, "access unit with broken AVCC")
+                }
+            }
+        }
+        while position + 2 <= bytes.count {
+            let length = min(Int(bytes[position]) << 8 | Int(bytes[position + 1]), bytes.count - position - 2)
+            depacketizer.append(packet: Array(bytes[(position + 2)..<(position + 2 + length)]))
+            drain()
+            position += 2 + length
+        }
+        depacketizer.finish()
+        drain()
+        check(depacketizer.lostPacketCount >= 0, "negative loss")
+
+        // 2. The input as Annex-B, through the packetizer and back.
+        let units = AccessUnitAssembler.accessUnits(inAnnexB: bytes)
+        let mtu = 20 + 8 + 12 + 3 + Int(bytes.first ?? 0) * 4
+        var packetizer = RTPPacketizer(configuration: .init(maximumTransmissionUnit: mtu, ssrc: 7, initialSequenceNumber: 65_000, initialTimestamp: 0))
+        var receiver = RTPDepacketizer()
+        var sent: [ArraySlice<UInt8>] = []
+        var received: [ArraySlice<UInt8>] = []
+        for (index, unit) in units.enumerated() {
+            let packets: [[UInt8]]
+            do {
+                packets = try packetizer.packets(avcc: unit.data, presentationTime: .milliseconds(index))
+            } catch {
+                // Types 0 and 24–31 cannot travel in RTP; nothing else may be refused.
+                check(error.code == .unsupported, "packetizer refused an assembled access unit: \(error)")
+                return
+            }
+            for packet in packets {
+                check(packet.count + 28 <= mtu, "a packet of \(packet.count) bytes over an MTU of \(mtu)")
+                receiver.append(packet: packet)
+            }
+            sent += unit.nalUnits
+        }
+        receiver.finish()
+        while let event = receiver.next() {
+            switch event {
+            case .accessUnit(let unit): received += unit.accessUnit.nalUnits
+            default: break
+            }
+        }
+        // Units with forbidden_zero_bit set are dropped by the assembler on both sides.
+        check(received == sent.filter { $0.first! & 0x80 == 0 }, "packetize → depacketize changed the NAL units")
+    }
+
+    static func sdp(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let description = try? SessionDescription(parsing: text) {
+            let again = try? SessionDescription(parsing: description.text)
+            check(again == description, "SDP does not survive its own text: \(description)")
+            _ = try? description.formatDescription()
+        }
+        if let decoded = try? Base64.decode(text) {
+            check((try? Base64.decode(Base64.encode(decoded))) == decoded, "base64 round trip")
         }
     }
 }

@@ -1,0 +1,432 @@
+/// Turns received RTP packets of an H.264 stream (RFC 6184, packetization-modes 0 and 1) back
+/// into access units.
+///
+/// ```swift
+/// var depacketizer = RTPDepacketizer()
+/// for datagram in socket {
+///     depacketizer.append(packet: datagram)
+///     while let event = depacketizer.next() {
+///         switch event {
+///         case .accessUnit(let unit):   decode(unit.accessUnit.data)        // AVCC, 4-byte lengths
+///         case .loss(let loss):         log("lost \(loss.packetCount) packets")
+///         case .keyframeRequest:        sendPictureLossIndication()
+///         case .diagnostic(let error):  log(error)
+///         }
+///     }
+/// }
+/// ```
+///
+/// - Single NAL unit packets (types 1–23), STAP-A (24) and FU-A (28) are read; STAP-B (25),
+///   MTAP16 (26), MTAP24 (27) and FU-B (29) — interleaved mode only — and the undefined types 0,
+///   30 and 31 are dropped with an ``H264Error/Code/unsupported`` diagnostic.
+/// - RTP header extensions, CSRC lists and padding are parsed and skipped (``RTPHeader``).
+/// - Packets are put back in sequence-number order within a window of
+///   ``Configuration/reorderWindow`` packets: a packet that is missing while that many later
+///   ones wait is declared lost.
+/// - A loss drops the access unit it hit (what was received of it, and its remaining packets:
+///   those with the same timestamp as the first packet after the gap), reports a
+///   ``Event/loss(_:)`` and raises ``Event/keyframeRequest``. An FU-A without its start
+///   fragment (a stream joined mid-NAL unit) drops that access unit the same way, with a
+///   ``H264Error/Code/missingFragmentStart`` diagnostic. A single FU-A with both S and E set is
+///   a whole NAL unit.
+/// - Access units end at the packet with the marker bit, once they hold a picture; a sender
+///   that never sets the marker bit is handled by the access-unit boundary rule of
+///   ``AccessUnitAssembler`` (clause 7.4.1.2.4): its access units come out when the next one
+///   begins, or at ``finish()``.
+///
+/// No packet, however malformed, makes it trap: damaged packets are reported as
+/// ``Event/diagnostic(_:)`` and skipped.
+public struct RTPDepacketizer: Sendable {
+    /// How packets are received.
+    public struct Configuration: Hashable, Sendable {
+        /// How many later packets may wait for a missing one before it is declared lost (0: a
+        /// gap is a loss at once).
+        public var reorderWindow: Int
+        /// The payload type to accept; nil accepts any.
+        public var payloadType: UInt8?
+        /// The largest access unit kept while it is received, in bytes: one that grows past it
+        /// (a sender that never ends a fragmented NAL unit or a picture) is dropped with an
+        /// ``H264Error/Code/overflow`` diagnostic.
+        public var maximumAccessUnitSize: Int
+
+        /// Creates a configuration.
+        public init(reorderWindow: Int = 16, payloadType: UInt8? = nil, maximumAccessUnitSize: Int = 32 << 20) {
+            self.reorderWindow = Swift.max(0, reorderWindow)
+            self.payloadType = payloadType
+            self.maximumAccessUnitSize = Swift.max(1, maximumAccessUnitSize)
+        }
+    }
+
+    /// An access unit with its RTP timestamp.
+    public struct ReceivedAccessUnit: Hashable, Sendable {
+        /// The access unit (AVCC, 4-byte lengths) and the format its slices refer to.
+        public var accessUnit: AccessUnit
+        /// The 90 kHz RTP timestamp of its packets.
+        public var timestamp: UInt32
+        /// True when a packet with the marker bit ended it (false: the next access unit or the
+        /// end of the stream did).
+        public var endedByMarker: Bool
+    }
+
+    /// Packets that never arrived.
+    public struct Loss: Hashable, Sendable {
+        /// The sequence number of the first lost packet.
+        public var firstSequenceNumber: UInt16
+        /// How many consecutive packets were lost.
+        public var packetCount: Int
+        /// True when an access unit already partly received was dropped because of the loss.
+        public var droppedPartialAccessUnit: Bool
+    }
+
+    /// What the depacketizer found.
+    public enum Event: Hashable, Sendable {
+        /// A complete access unit, in decoding order.
+        case accessUnit(ReceivedAccessUnit)
+        /// Packets were lost; the access unit they belonged to is dropped.
+        case loss(Loss)
+        /// The receiver should ask the sender for an IDR picture (RTCP PLI or FIR): pictures
+        /// after a loss refer to what was lost.
+        case keyframeRequest
+        /// A packet or NAL unit was dropped: unsupported, damaged, late or out of place.
+        case diagnostic(H264Error)
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// Packets given to ``append(packet:)-(UnsafeRawBufferPointer)``.
+    public private(set) var packetCount = 0
+    /// Packets declared lost.
+    public private(set) var lostPacketCount = 0
+    /// Access units dropped because of loss or damage.
+    public private(set) var droppedAccessUnitCount = 0
+    /// The parameter sets seen so far (from the stream, or given at creation, e.g. from an SDP).
+    public var parameterSets: ParameterSetCache { assembler.parameterSets }
+
+    private var assembler: AccessUnitAssembler
+    private var events: [Event] = []
+    private var eventIndex = 0
+    private var ssrc: UInt32?
+    private var expected: UInt16?
+    private var waiting: [(sequenceNumber: UInt16, bytes: [UInt8])] = []
+    private var fragment: [UInt8] = []
+    private var fragmentInProgress = false
+    private var pendingNALCount = 0
+    private var pendingHasVCL = false
+    private var pendingByteCount = 0
+    private var pendingTimestamp: UInt32 = 0
+    private var streamOffset = 0
+    private var discarding = false
+    private var discardTimestamp: UInt32?
+    private var discardCounted = false
+
+    /// Creates a depacketizer, optionally knowing parameter sets already (e.g. from the SDP's
+    /// `sprop-parameter-sets`).
+    public init(configuration: Configuration = Configuration(), parameterSets: ParameterSetCache = ParameterSetCache()) {
+        self.configuration = configuration
+        self.assembler = AccessUnitAssembler(parameterSets: parameterSets)
+    }
+
+    /// Takes one received RTP packet (a UDP payload).
+    public mutating func append(packet: UnsafeRawBufferPointer) {
+        packetCount += 1
+        let header: RTPHeader, payload: Range<Int>
+        do {
+            (header, payload) = try RTPHeader.parse(packet)
+        } catch {
+            report(error)
+            return
+        }
+        if let payloadType = configuration.payloadType, header.payloadType != payloadType {
+            report(H264Error(.unexpectedPayloadType, field: "PT", byteOffset: 1,
+                             "payload type \(header.payloadType), expected \(payloadType)"))
+            return
+        }
+        if let ssrc, ssrc != header.ssrc {
+            report(H264Error(.ssrcChanged, field: "SSRC", byteOffset: 8, "SSRC \(header.ssrc) after \(ssrc): starting over"))
+            dropPending()
+            waiting = []
+            expected = nil
+        }
+        ssrc = header.ssrc
+        let sequenceNumber = header.sequenceNumber
+        guard let expectedNumber = expected else {
+            expected = sequenceNumber &+ 1
+            process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
+            return
+        }
+        let distance = Int16(bitPattern: sequenceNumber &- expectedNumber)
+        if distance < 0 || (distance > 0 && waiting.contains { $0.sequenceNumber == sequenceNumber }) {
+            report(H264Error(.latePacket, field: "sequence number", byteOffset: 2,
+                             "packet \(sequenceNumber) arrived after the depacketizer moved past it (expected \(expectedNumber))"))
+            return
+        }
+        if distance == 0 {
+            expected = sequenceNumber &+ 1
+            process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
+            drainWaiting()
+            return
+        }
+        waiting.append((sequenceNumber, Array(packet.assumingMemoryBound(to: UInt8.self))))
+        while waiting.count > configuration.reorderWindow {
+            skipToEarliestWaiting()
+        }
+    }
+
+    /// Takes one received RTP packet held in an array.
+    public mutating func append(packet: [UInt8]) {
+        packet.withUnsafeBytes { append(packet: $0) }
+    }
+
+    /// The next event, or nil when none is waiting.
+    public mutating func next() -> Event? {
+        guard eventIndex < events.count else {
+            if !events.isEmpty { events.removeAll(keepingCapacity: true); eventIndex = 0 }
+            return nil
+        }
+        defer { eventIndex += 1 }
+        return events[eventIndex]
+    }
+
+    /// Ends the stream: packets still waiting for a missing one are taken (the missing ones are
+    /// lost), and the last access unit is handed out if it is complete as far as can be told.
+    /// Read the events with ``next()``.
+    public mutating func finish() {
+        while !waiting.isEmpty { skipToEarliestWaiting() }
+        if fragmentInProgress {
+            report(H264Error(.incompleteFragment, field: "FU header", "the stream ended inside a fragmented NAL unit"))
+            dropPending()
+        } else if !discarding {
+            closeAccessUnit(endedByMarker: false)
+        } else {
+            dropPending()
+        }
+    }
+
+    // MARK: - Sequence order
+
+    private mutating func drainWaiting() {
+        while !waiting.isEmpty, let index = waiting.firstIndex(where: { $0.sequenceNumber == expected }) {
+            let entry = waiting.remove(at: index)
+            expected = entry.sequenceNumber &+ 1
+            entry.bytes.withUnsafeBytes { buffer in
+                // Parsed once already when it arrived.
+                if let (header, payload) = try? RTPHeader.parse(buffer) {
+                    process(header, UnsafeRawBufferPointer(rebasing: buffer[payload]))
+                }
+            }
+        }
+    }
+
+    private mutating func skipToEarliestWaiting() {
+        guard let expectedNumber = expected,
+              let earliest = waiting.min(by: { $0.sequenceNumber &- expectedNumber < $1.sequenceNumber &- expectedNumber }) else { return }
+        let lost = Int(earliest.sequenceNumber &- expectedNumber)
+        lose(firstSequenceNumber: expectedNumber, count: lost)
+        expected = earliest.sequenceNumber
+        drainWaiting()
+    }
+
+    private mutating func lose(firstSequenceNumber: UInt16, count: Int) {
+        lostPacketCount += count
+        let partial = pendingNALCount > 0 || fragmentInProgress
+        events.append(.loss(Loss(firstSequenceNumber: firstSequenceNumber, packetCount: count, droppedPartialAccessUnit: partial)))
+        events.append(.keyframeRequest)
+        dropPending()
+        discarding = true
+        discardTimestamp = nil
+        discardCounted = partial
+    }
+
+    // MARK: - Payload
+
+    private mutating func process(_ header: RTPHeader, _ payload: UnsafeRawBufferPointer) {
+        if discarding {
+            if discardTimestamp == nil { discardTimestamp = header.timestamp }
+            if header.timestamp == discardTimestamp {
+                if !discardCounted { droppedAccessUnitCount += 1; discardCounted = true }
+                if header.marker { discarding = false; discardTimestamp = nil }
+                return
+            }
+            discarding = false
+            discardTimestamp = nil
+        }
+        guard let first = payload.first else {
+            report(H264Error(.emptyNALUnit, field: "RTP payload", byteOffset: RTPHeader.fixedSize, "packet \(header.sequenceNumber) has no payload"))
+            return
+        }
+        let type = first & 0x1F
+        switch type {
+        case 1...23:
+            abandonFragment(header)
+            deliver(payload, header)
+        case 24:
+            abandonFragment(header)
+            aggregation(payload, header)
+        case 28:
+            fragmentUnit(payload, header)
+        case 25, 26, 27, 29:
+            let names: [UInt8: String] = [25: "STAP-B", 26: "MTAP16", 27: "MTAP24", 29: "FU-B"]
+            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
+                             "\(names[type]!) (type \(type)) belongs to the interleaved packetization-mode 2, which is not supported; packet \(header.sequenceNumber) dropped"))
+        default:
+            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
+                             "payload type \(type) is undefined in RFC 6184; packet \(header.sequenceNumber) dropped"))
+        }
+        if header.marker && pendingHasVCL && !fragmentInProgress {
+            closeAccessUnit(endedByMarker: true)
+        }
+    }
+
+    private mutating func aggregation(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
+        // Check every size first: a damaged STAP-A is dropped whole.
+        var position = 1
+        var count = 0
+        while position < payload.count {
+            guard payload.count - position >= 2 else {
+                report(H264Error(.truncated, field: "NALU size", byteOffset: position,
+                                 "STAP-A in packet \(header.sequenceNumber) ends inside a size field; packet dropped"))
+                return
+            }
+            let size = Int(payload[position]) << 8 | Int(payload[position + 1])
+            guard size > 0, size <= payload.count - position - 2 else {
+                report(H264Error(size == 0 ? .emptyNALUnit : .lengthPastEnd, field: "NALU size", byteOffset: position,
+                                 "STAP-A unit of \(size) bytes with \(payload.count - position - 2) left in packet \(header.sequenceNumber); packet dropped"))
+                return
+            }
+            position += 2 + size
+            count += 1
+        }
+        if count == 0 {
+            report(H264Error(.emptyNALUnit, field: "NALU size", byteOffset: 1, "STAP-A without NAL units in packet \(header.sequenceNumber)"))
+            return
+        }
+        position = 1
+        while position < payload.count {
+            let size = Int(payload[position]) << 8 | Int(payload[position + 1])
+            deliver(UnsafeRawBufferPointer(rebasing: payload[(position + 2)..<(position + 2 + size)]), header)
+            position += 2 + size
+        }
+    }
+
+    private mutating func fragmentUnit(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
+        guard payload.count >= 3 else {
+            report(H264Error(.truncated, field: "FU header", byteOffset: 0,
+                             "FU-A of \(payload.count) bytes in packet \(header.sequenceNumber); packet dropped"))
+            return
+        }
+        let indicator = payload[0], fuHeader = payload[1]
+        let start = fuHeader & 0x80 != 0, end = fuHeader & 0x40 != 0
+        let nalHeader = (indicator & 0xE0) | (fuHeader & 0x1F)
+        // Typed, so that appending is one memcpy rather than a byte loop.
+        let body = UnsafeRawBufferPointer(rebasing: payload[2...]).assumingMemoryBound(to: UInt8.self)
+        if start {
+            abandonFragment(header)
+            if end {
+                fragment.removeAll(keepingCapacity: true)
+                fragment.append(nalHeader)
+                fragment.append(contentsOf: body)
+                deliverFragment(header)
+                return
+            }
+            fragment.removeAll(keepingCapacity: true)
+            fragment.append(nalHeader)
+            fragment.append(contentsOf: body)
+            fragmentInProgress = true
+            return
+        }
+        guard fragmentInProgress else {
+            report(H264Error(.missingFragmentStart, field: "FU header", byteOffset: 1,
+                             "FU-A fragment without its start in packet \(header.sequenceNumber): its access unit is dropped"))
+            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
+            dropPending()
+            if !header.marker {
+                discarding = true
+                discardTimestamp = header.timestamp
+                discardCounted = true
+            }
+            return
+        }
+        guard pendingByteCount + fragment.count + body.count <= configuration.maximumAccessUnitSize else {
+            report(H264Error(.overflow, field: "FU header",
+                             "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
+            dropPending()
+            discarding = true
+            discardTimestamp = header.timestamp
+            discardCounted = true
+            return
+        }
+        fragment.append(contentsOf: body)
+        if end {
+            fragmentInProgress = false
+            deliverFragment(header)
+        }
+    }
+
+    private mutating func deliverFragment(_ header: RTPHeader) {
+        let nalUnit = fragment
+        nalUnit.withUnsafeBytes { deliver($0, header) }
+    }
+
+    /// A packet other than the continuation of an FU-A arrived while one was in progress.
+    private mutating func abandonFragment(_ header: RTPHeader) {
+        guard fragmentInProgress else { return }
+        report(H264Error(.incompleteFragment, field: "FU header",
+                         "a fragmented NAL unit ended without its end fragment before packet \(header.sequenceNumber): its access unit is dropped"))
+        dropPending()
+    }
+
+    // MARK: - Access units
+
+    private mutating func deliver(_ nalUnit: UnsafeRawBufferPointer, _ header: RTPHeader) {
+        guard !discarding else { return }
+        if pendingNALCount == 0 { pendingTimestamp = header.timestamp }
+        if pendingByteCount + 4 + nalUnit.count > configuration.maximumAccessUnitSize {
+            report(H264Error(.overflow, field: "access unit",
+                             "an access unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): dropped"))
+            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
+            dropPending()
+            discarding = true
+            discardTimestamp = header.timestamp
+            discardCounted = true
+            return
+        }
+        // Typed, so that the assembler's append is one memcpy rather than a byte loop.
+        if let unit = assembler.append(nalUnit: nalUnit.assumingMemoryBound(to: UInt8.self), streamOffset: streamOffset) {
+            emit(unit, endedByMarker: false)
+            pendingNALCount = 0
+            pendingHasVCL = false
+            pendingByteCount = 0
+            pendingTimestamp = header.timestamp
+        }
+        streamOffset += 4 + nalUnit.count
+        pendingByteCount += 4 + nalUnit.count
+        pendingNALCount += 1
+        if (1...5).contains(nalUnit[0] & 0x1F) { pendingHasVCL = true }
+    }
+
+    private mutating func closeAccessUnit(endedByMarker: Bool) {
+        if let unit = assembler.finish() { emit(unit, endedByMarker: endedByMarker) }
+        pendingNALCount = 0
+        pendingHasVCL = false
+        pendingByteCount = 0
+    }
+
+    private mutating func emit(_ unit: AccessUnit, endedByMarker: Bool) {
+        events.append(.accessUnit(ReceivedAccessUnit(accessUnit: unit, timestamp: pendingTimestamp, endedByMarker: endedByMarker)))
+    }
+
+    /// Drops the access unit being received and any fragment in progress.
+    private mutating func dropPending() {
+        if pendingNALCount > 0 || fragmentInProgress { droppedAccessUnitCount += 1 }
+        _ = assembler.finish()
+        pendingNALCount = 0
+        pendingHasVCL = false
+        pendingByteCount = 0
+        fragmentInProgress = false
+        fragment.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func report(_ error: H264Error) {
+        events.append(.diagnostic(error))
+    }
+}

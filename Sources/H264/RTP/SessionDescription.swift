@@ -1,0 +1,214 @@
+/// An SDP session description (RFC 8866) of one H.264 RTP video stream (RFC 6184 clause 8):
+/// `m=video`, `a=rtpmap:PT H264/90000` and `a=fmtp:PT` with `packetization-mode`,
+/// `profile-level-id` and `sprop-parameter-sets`.
+///
+/// ```swift
+/// let sdp = SessionDescription(formatDescription: format, address: "127.0.0.1", port: 5004)
+/// try sdp.text.write(to: "stream.sdp")              // ffplay -protocol_whitelist file,udp,rtp stream.sdp
+/// let back = try SessionDescription(parsing: sdp.text).formatDescription()
+/// ```
+///
+/// Parsing reads the first `m=video` section whose `rtpmap` names H264, the connection address
+/// (media level before session level) and the `fmtp` parameters of that payload type; other
+/// lines and attributes are ignored.
+public struct SessionDescription: Hashable, Sendable {
+    /// `s=`: the session name.
+    public var sessionName: String
+    /// The connection address (`c=IN IP4 ADDRESS`, or `IP6`), where the RTP packets go.
+    public var address: String
+    /// The UDP port of the RTP packets (`m=video PORT`).
+    public var port: Int
+    /// The RTP payload type (`m=` format and `a=rtpmap:`), 0…127.
+    public var payloadType: UInt8
+    /// The RTP clock rate of `a=rtpmap` (90000 for H.264).
+    public var clockRate: Int
+    /// `packetization-mode` (0 when absent, as RFC 6184 says).
+    public var packetizationMode: Int
+    /// `profile-level-id`: profile_idc, the constraint-flags byte and level_idc; nil when absent.
+    public var profileLevelId: [UInt8]?
+    /// `sprop-parameter-sets`: the parameter set NAL units, each header byte first.
+    public var parameterSets: [[UInt8]]
+
+    /// Creates a description from its fields.
+    public init(sessionName: String = "h264", address: String, port: Int, payloadType: UInt8 = 96, clockRate: Int = 90_000,
+                packetizationMode: Int = 1, profileLevelId: [UInt8]? = nil, parameterSets: [[UInt8]] = []) {
+        self.sessionName = sessionName
+        self.address = address
+        self.port = port
+        self.payloadType = payloadType
+        self.clockRate = clockRate
+        self.packetizationMode = packetizationMode
+        self.profileLevelId = profileLevelId
+        self.parameterSets = parameterSets
+    }
+
+    /// Creates a description of a stream of `formatDescription`: profile-level-id from its
+    /// configuration record, sprop-parameter-sets from its SPS and PPS.
+    public init(formatDescription: FormatDescription, sessionName: String = "h264", address: String, port: Int,
+                payloadType: UInt8 = 96, packetizationMode: RTPPacketizer.PacketizationMode = .nonInterleaved) {
+        let record = formatDescription.configurationRecord
+        self.init(sessionName: sessionName, address: address, port: port, payloadType: payloadType,
+                  packetizationMode: packetizationMode.rawValue,
+                  profileLevelId: [record.avcProfileIndication, record.profileCompatibility, record.avcLevelIndication],
+                  parameterSets: formatDescription.sequenceParameterSets + formatDescription.pictureParameterSets)
+    }
+
+    /// The format the `sprop-parameter-sets` describe.
+    ///
+    /// - Throws: ``H264Error/Code/missingParameterSet`` when they lack an SPS or a PPS.
+    public func formatDescription() throws(H264Error) -> FormatDescription {
+        try FormatDescription(sequenceParameterSets: parameterSets.filter { $0.first.map { $0 & 0x1F } == 7 },
+                              pictureParameterSets: parameterSets.filter { $0.first.map { $0 & 0x1F } == 8 })
+    }
+
+    /// The SDP text, lines ending in CRLF.
+    public var text: String {
+        let family = address.contains(":") ? "IP6" : "IP4"
+        var fmtp = "packetization-mode=\(packetizationMode)"
+        if let profileLevelId {
+            fmtp += ";profile-level-id=" + profileLevelId.map { hex($0) }.joined()
+        }
+        if !parameterSets.isEmpty {
+            fmtp += ";sprop-parameter-sets=" + parameterSets.map { Base64.encode($0) }.joined(separator: ",")
+        }
+        // Without an address there is no connection line (a parsed description keeps none either).
+        var lines = ["v=0", "o=- 0 0 IN \(family) \(address.isEmpty ? "0.0.0.0" : address)", "s=\(sessionName)"]
+        if !address.isEmpty { lines.append("c=IN \(family) \(address)") }
+        lines += [
+            "t=0 0",
+            "m=video \(port) RTP/AVP \(payloadType)",
+            "a=rtpmap:\(payloadType) H264/\(clockRate)",
+            "a=fmtp:\(payloadType) \(fmtp)",
+        ]
+        return lines.map { $0 + "\r\n" }.joined()
+    }
+
+    /// Parses an SDP text.
+    ///
+    /// - Throws: ``H264Error/Code/invalidSessionDescription`` (field: the SDP line or parameter)
+    ///   without an H.264 `m=video` section, or with a malformed `m=`, `c=`, `rtpmap`,
+    ///   `packetization-mode` or `profile-level-id`; ``H264Error/Code/valueOutOfRange`` (field
+    ///   `base64`) for a malformed `sprop-parameter-sets` entry.
+    public init(parsing text: String) throws(H264Error) {
+        var sessionName = ""
+        var sessionAddress: String?
+        var mediaAddress: String?
+        var inVideo = false, doneVideo = false
+        var port: Int?
+        var formats: [UInt8] = []
+        var rtpmaps: [UInt8: Int] = [:]
+        var fmtps: [UInt8: Substring] = [:]
+        // "\r\n" is one Character: split on any line end.
+        for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
+            let offset = text.utf8.distance(from: text.startIndex, to: line.startIndex)
+            guard line.count >= 2, line.dropFirst().first == "=" else { continue }
+            let kind = line.first!
+            let value = line.dropFirst(2)
+            if kind == "m" {
+                if inVideo { doneVideo = true }
+                inVideo = false
+                guard !doneVideo, value.hasPrefix("video ") else { continue }
+                let fields = value.split(separator: " ")
+                guard fields.count >= 4, let number = Int(fields[1].split(separator: "/").first ?? ""), (0...65_535).contains(number) else {
+                    throw H264Error(.invalidSessionDescription, field: "m=", byteOffset: offset, "malformed media line \"\(line)\"")
+                }
+                inVideo = true
+                port = number
+                formats = fields.dropFirst(3).compactMap { UInt8($0) }.filter { $0 < 128 }
+                continue
+            }
+            if kind == "s", !inVideo, !doneVideo { sessionName = String(value) }
+            if kind == "c", !doneVideo {
+                let fields = value.split(separator: " ")
+                guard fields.count >= 3, fields[0] == "IN" else {
+                    throw H264Error(.invalidSessionDescription, field: "c=", byteOffset: offset, "malformed connection line \"\(line)\"")
+                }
+                let address = String(fields[2].split(separator: "/").first ?? fields[2])
+                if inVideo { mediaAddress = address } else if !doneVideo { sessionAddress = address }
+            }
+            guard kind == "a", inVideo else { continue }
+            if value.hasPrefix("rtpmap:") {
+                let fields = value.dropFirst("rtpmap:".count).split(separator: " ", maxSplits: 1)
+                guard fields.count == 2, let type = UInt8(fields[0]) else {
+                    throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed \"\(line)\"")
+                }
+                let encoding = fields[1].split(separator: "/")
+                if encoding.count >= 2, encoding[0].uppercased() == "H264" {
+                    guard let rate = Int(encoding[1]), rate > 0 else {
+                        throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed clock rate in \"\(line)\"")
+                    }
+                    rtpmaps[type] = rate
+                }
+            } else if value.hasPrefix("fmtp:") {
+                let fields = value.dropFirst("fmtp:".count).split(separator: " ", maxSplits: 1)
+                if let type = UInt8(fields.first ?? ""), fields.count == 2 { fmtps[type] = fields[1] }
+            }
+        }
+        guard let port, let payloadType = formats.first(where: { rtpmaps[$0] != nil }), let clockRate = rtpmaps[payloadType] else {
+            throw H264Error(.invalidSessionDescription, field: "m=video", "no video media with an H264 rtpmap")
+        }
+        var mode = 0
+        var profileLevelId: [UInt8]?
+        var parameterSets: [[UInt8]] = []
+        for parameter in (fmtps[payloadType] ?? "").split(separator: ";") {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            let key = pair[0].trimmingSpaces.lowercased(), value = pair[1].trimmingSpaces
+            switch key {
+            case "packetization-mode":
+                guard let number = Int(value), (0...2).contains(number) else {
+                    throw H264Error(.invalidSessionDescription, field: "packetization-mode", "\"\(value)\" is not 0, 1 or 2")
+                }
+                mode = number
+            case "profile-level-id":
+                let digits = Array(value.utf8)
+                guard digits.count == 6, let bytes = Self.hexBytes(digits) else {
+                    throw H264Error(.invalidSessionDescription, field: "profile-level-id", "\"\(value)\" is not 6 hex digits")
+                }
+                profileLevelId = bytes
+            case "sprop-parameter-sets":
+                for entry in value.split(separator: ",") where !entry.isEmpty {
+                    let unit = try Base64.decode(entry)
+                    if !unit.isEmpty { parameterSets.append(unit) }
+                }
+            default:
+                break
+            }
+        }
+        self.init(sessionName: sessionName, address: mediaAddress ?? sessionAddress ?? "", port: port, payloadType: payloadType,
+                  clockRate: clockRate, packetizationMode: mode, profileLevelId: profileLevelId, parameterSets: parameterSets)
+    }
+
+    private func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+    }
+
+    private static func hexBytes(_ digits: [UInt8]) -> [UInt8]? {
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        var index = 0
+        while index + 1 < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        var result = self
+        while result.first == " " || result.first == "\t" { result = result.dropFirst() }
+        while result.last == " " || result.last == "\t" || result.last == "\r" { result = result.dropLast() }
+        return result
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// RTP against real peers, on 127.0.0.1 only: FFmpeg and GStreamer read what `h264 serve --rtp`
+/// sends (through its SDP), and `RTPDepacketizer` reads what FFmpeg (`-f rtp`) and GStreamer
+/// (`rtph264pay`) send, giving back the sender's NAL units.
+@Suite(.serialized) struct RTPPeerTests {
+    /// A UDP socket on 127.0.0.1 and a free port, with an 8 MB receive buffer (senders here are
+    /// not paced).
+    final class UDPSocket {
+        let descriptor: Int32
+        let port: Int
+
+        init() throws {
+            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            self.descriptor = descriptor
+            var size: Int32 = 8 << 20
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            port = Int(UInt16(bigEndian: address.sin_port))
+            guard descriptor >= 0, bound == 0, self.port > 0 else { throw ServeTestError("cannot bind a UDP socket") }
+        }
+
+        deinit { close(descriptor) }
+
+        /// Receives datagrams until `senderDone()` and then half a second passes without one
+        /// (at most 60 s in all).
+        func receive(until senderDone: () -> Bool) -> [[UInt8]] {
+            var packets: [[UInt8]] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+                if poll(&descriptor, 1, 500) > 0 {
+                    let count = buffer.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
+                    if count > 0 { packets.append(Array(buffer[0..<count])) }
+                } else if senderDone() {
+                    break
+                }
+            }
+            return packets
+        }
+    }
+
+    /// Starts a program (looked up on PATH) without waiting for it.
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Depacketizes packets; returns the NAL units of every access unit, in order, and the events
+    /// that were not access units.
+    static func depacketize(_ packets: [[UInt8]]) -> (nalUnits: [[UInt8]], problems: [String]) {
+        var depacketizer = RTPDepacketizer()
+        var units: [[UInt8]] = []
+        var problems: [String] = []
+        func drain() {
+            while let event = depacketizer.next() {
+                if case .accessUnit(let unit) = event {
+                    units += unit.accessUnit.nalUnits.map(Array.init)
+                } else {
+                    problems.append("\(event)")
+                }
+            }
+        }
+        for packet in packets {
+            depacketizer.append(packet: packet)
+            drain()
+        }
+        depacketizer.finish()
+        drain()
+        return (units, problems)
+    }
+
+    static let fixture = "conformance/MIDR_MW_D.264"
+
+    /// The fixture's NAL units, by the library's Annex-B scanner.
+    static func fixtureNALUnits() throws -> [[UInt8]] {
+        let bytes = try TestFixtures.data(fixture)
+        return AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
+    }
+
+    @Test func readsWhatFFmpegSends() throws {
+        let input = try TestFixtures.path(Self.fixture)
+        let socket = try UDPSocket()
+        let ffmpeg = try Self.start(["ffmpeg", "-v", "error", "-f", "h264", "-i", input, "-c", "copy",
+                                     "-f", "rtp", "rtp://127.0.0.1:\(socket.port)"])
+        let packets = socket.receive { !ffmpeg.isRunning }
+        ffmpeg.waitUntilExit()
+        #expect(ffmpeg.terminationStatus == 0)
+        let (units, problems) = Self.depacketize(packets)
+        #expect(problems.isEmpty, "\(problems.prefix(5))")
+        #expect(units == (try Self.fixtureNALUnits()))
+    }
+
+    @Test(arguments: ["zero-latency", "max-stap", "none"])
+    func readsWhatGStreamerSends(aggregateMode: String) throws {
+        let input = try TestFixtures.path(Self.fixture)
+        let socket = try UDPSocket()
+        let gst = try Self.start(["gst-launch-1.0", "-q", "filesrc", "location=\(input)", "!", "h264parse", "!",
+                                  "rtph264pay", "aggregate-mode=\(aggregateMode)", "config-interval=-1", "mtu=1200", "!",
+                                  "udpsink", "host=127.0.0.1", "port=\(socket.port)", "sync=false"])
+        let packets = socket.receive { !gst.isRunning }
+        gst.waitUntilExit()
+        #expect(gst.terminationStatus == 0)
+        #expect(packets.allSatisfy { $0.count <= 1200 })
+        let (units, problems) = Self.depacketize(packets)
+        #expect(problems.isEmpty, "\(problems.prefix(5))")
+        // config-interval=-1 repeats SPS and PPS before every IDR: the rest is the input, unit for unit.
+        let original = try Self.fixtureNALUnits()
+        let isParameterSet = { (unit: [UInt8]) in unit[0] & 0x1F == 7 || unit[0] & 0x1F == 8 }
+        #expect(units.filter { !isParameterSet($0) } == original.filter { !isParameterSet($0) })
+        #expect(Set(units.filter(isParameterSet)) == Set(original.filter(isParameterSet)))
+        if aggregateMode != "none" {
+            #expect(packets.contains { $0.count > 12 && $0[12] & 0x1F == 24 }, "STAP-A packets from aggregate-mode=\(aggregateMode)")
+        }
+    }
+
+    /// A UDP port that was free a moment ago.
+    static func freePort() throws -> Int { try UDPSocket().port }
+
+    static func serveRTP(port: Int, sdp: String) throws -> ServeProcess {
+        try ServeProcess(ServeTests.light + ["--loop", "--max-keyframe-interval", "10", "--quiet",
+                                             "--rtp", "udp://127.0.0.1:\(port)", "--sdp", sdp])
+    }
+
+    @Test func ffmpegDecodesWhatServeSends() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sdp = directory.appendingPathComponent("stream.sdp").path
+        let server = try Self.serveRTP(port: try Self.freePort(), sdp: sdp)
+        defer { server.kill() }
+        let description = try SessionDescription(parsing: String(contentsOfFile: sdp, encoding: .utf8))
+        #expect(description.packetizationMode == 1 && description.parameterSets.count == 2)
+        let probe = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
+                                                   "-i", sdp, "-frames:v", "45", "-f", "framecrc", "-"])
+        #expect(probe.status == 0)
+        #expect(probe.stderr.isEmpty, "\(probe.stderr)")
+        let frames = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(frames.count == 45)
+        #expect(frames.allSatisfy { $0.contains("115200") }, "320×240 I420 frames")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func gstreamerDecodesWhatServeSends() throws {
+        let port = try Self.freePort()
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try Self.serveRTP(port: port, sdp: directory.appendingPathComponent("stream.sdp").path)
+        defer { server.kill() }
+        let gst = try Subprocess.run("timeout", ["30", "gst-launch-1.0", "-q", "udpsrc", "port=\(port)", "num-buffers=400",
+                                                 "caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96",
+                                                 "!", "rtph264depay", "!", "avdec_h264", "!", "y4menc", "!", "fdsink", "fd=1"])
+        #expect(gst.status == 0)
+        #expect(!gst.stderr.contains("ERROR") && !gst.stderr.contains("WARNING"), "\(gst.stderr)")
+        let text = String(decoding: gst.stdout.prefix(100), as: UTF8.self)
+        #expect(text.hasPrefix("YUV4MPEG2 C420 W320 H240"))
+        let frameCount = (gst.stdout.count - (gst.stdout.firstIndex(of: 0x0A) ?? 0) - 1) / (6 + 115_200)
+        #expect(frameCount >= 30, "\(frameCount) frames decoded from 400 packets")
+        #expect(server.stop() == 0)
+    }
+}
+
+extension RTPPeerTests {
+    /// `h264 receive` of what `h264 serve --rtp` sends: FFmpeg decodes the Annex-B it writes.
+    @Test func receiveWritesAnnexBFFmpegDecodes() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sdp = directory.appendingPathComponent("stream.sdp").path
+        let output = directory.appendingPathComponent("out.h264").path
+        let server = try Self.serveRTP(port: try Self.freePort(), sdp: sdp)
+        defer { server.kill() }
+        let received = try CLI.run(["receive", sdp, "-o", output, "--frames", "40", "--idle-timeout", "10"])
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(received.stderr.contains("wrote 40 access units"), "\(received.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        let types = AnnexB.nalUnits(in: bytes).map { bytes[$0.range.lowerBound] & 0x1F }
+        #expect(Array(types.prefix(3)) == [7, 8, 5], "SPS, PPS, IDR first")
+        let probe = try Subprocess.run("ffmpeg", ["-v", "error", "-i", output, "-f", "framecrc", "-"])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
+        let frames = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(frames.count == 40)
+        #expect(server.stop() == 0)
+    }
+}
+
+extension RTPPeerTests {
+    /// `h264 receive` of what `ffmpeg -f rtp` sends (the SDP written by the library for the same
+    /// port): the Annex-B it writes holds the sender's input NAL units.
+    @Test func receiveReadsWhatFFmpegSends() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try Self.freePort()
+        let sdp = directory.appendingPathComponent("stream.sdp").path
+        let output = directory.appendingPathComponent("out.h264").path
+        try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
+
+        let receiver = Process()
+        receiver.executableURL = CLI.executable
+        receiver.arguments = ["receive", sdp, "-o", output, "--idle-timeout", "2"]
+        let err = Pipe()
+        receiver.standardError = err
+        receiver.standardOutput = FileHandle.nullDevice
+        try receiver.run()
+        defer { if receiver.isRunning { receiver.terminate() } }
+        // The receiver says when its socket is bound; only then may FFmpeg send.
+        var log = ""
+        while !log.contains("listening on udp port") {
+            let data = err.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            log += String(decoding: data, as: UTF8.self)
+        }
+        #expect(log.contains("listening on udp port \(port)"))
+        let ffmpeg = try Subprocess.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", try TestFixtures.path(Self.fixture),
+                                                   "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
+        #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
+        log += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        receiver.waitUntilExit()
+        #expect(receiver.terminationStatus == 0, "\(log)")
+        #expect(log.contains("wrote 100 access units (0 before the first IDR skipped)"), "\(log)")
+        // SPS and PPS go before every IDR that lacks them; everything else is the input, unit for unit.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
+        let original = try Self.fixtureNALUnits()
+        let isParameterSet = { (unit: [UInt8]) in unit[0] & 0x1F == 7 || unit[0] & 0x1F == 8 }
+        #expect(units.filter { !isParameterSet($0) } == original.filter { !isParameterSet($0) })
+        #expect(Set(units.filter(isParameterSet)) == Set(original.filter(isParameterSet)))
+        for index in units.indices where units[index][0] & 0x1F == 5 && (index == 0 || units[index - 1][0] & 0x1F != 5) {
+            #expect(index >= 2 && units[index - 2][0] & 0x1F == 7 && units[index - 1][0] & 0x1F == 8, "SPS, PPS before the IDR at \(index)")
+        }
+    }
+}
