@@ -41,7 +41,7 @@ public struct FLVFileHeader: Hashable, Sendable {
         let flags = bytes[bytes.index(start, offsetBy: 4)]
         hasAudio = flags & 0x04 != 0
         hasVideo = flags & 0x01 != 0
-        dataOffset = FLVBigEndian.read(bytes, at: bytes.index(start, offsetBy: 5), count: 4)
+        dataOffset = BigEndian.read(bytes, at: bytes.index(start, offsetBy: 5), count: 4)
         guard dataOffset >= Self.size else {
             throw H264Error(.invalidFLVHeader, field: "DataOffset", byteOffset: 5, "DataOffset \(dataOffset) is below 9")
         }
@@ -55,7 +55,7 @@ public struct FLVFileHeader: Hashable, Sendable {
     public func append(to output: inout [UInt8]) {
         output.append(contentsOf: [0x46, 0x4C, 0x56, version, (hasAudio ? 0x04 : 0) | (hasVideo ? 0x01 : 0)])
         let offset = Swift.max(dataOffset, Self.size)
-        FLVBigEndian.append(offset, count: 4, to: &output)
+        BigEndian.append(offset, count: 4, to: &output)
         output.append(contentsOf: repeatElement(0, count: offset - Self.size))
     }
 }

@@ -41,7 +41,7 @@ public struct FLVMetadata: Hashable, Sendable {
         var output: [UInt8] = [0x02]
         Self.appendName("onMetaData", to: &output)
         output.append(0x08)
-        FLVBigEndian.append(entries.count, count: 4, to: &output)
+        BigEndian.append(entries.count, count: 4, to: &output)
         for (name, value) in entries {
             Self.appendName(name, to: &output)
             output.append(0x00)
@@ -54,7 +54,7 @@ public struct FLVMetadata: Hashable, Sendable {
 
     private static func appendName(_ name: String, to output: inout [UInt8]) {
         let utf8 = Array(name.utf8)
-        FLVBigEndian.append(utf8.count, count: 2, to: &output)
+        BigEndian.append(utf8.count, count: 2, to: &output)
         output.append(contentsOf: utf8)
     }
 }

@@ -136,7 +136,7 @@ public struct FLVReader: Sendable {
                                               "the file ends inside PreviousTagSize"))
                 }
                 expectingPreviousTagSize = false
-                let value = FLVBigEndian.read(bytes, at: position, count: 4)
+                let value = BigEndian.read(bytes, at: position, count: 4)
                 let at = base + position
                 position += 4
                 if value != previousTagSize {

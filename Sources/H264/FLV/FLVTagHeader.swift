@@ -55,7 +55,7 @@ public struct FLVTagHeader: Hashable, Sendable {
             throw H264Error(.truncated, field: "TagType", byteOffset: 0, "\(bytes.count) byte(s) left for an 11-byte tag header")
         }
         let start = bytes.startIndex
-        func at(_ offset: Int, _ count: Int) -> Int { FLVBigEndian.read(bytes, at: bytes.index(start, offsetBy: offset), count: count) }
+        func at(_ offset: Int, _ count: Int) -> Int { BigEndian.read(bytes, at: bytes.index(start, offsetBy: offset), count: count) }
         let first = UInt8(at(0, 1))
         tagType = TagType(rawValue: first & 0x1F)
         filter = first & 0x20 != 0
@@ -83,9 +83,9 @@ public struct FLVTagHeader: Hashable, Sendable {
             throw H264Error(.valueOutOfRange, field: "StreamID", "StreamID \(streamId) does not fit 24 bits")
         }
         output.append((filter ? 0x20 : 0) | (tagType.rawValue & 0x1F))
-        FLVBigEndian.append(dataSize, count: 3, to: &output)
-        FLVBigEndian.append(Int(timestamp & 0xFF_FFFF), count: 3, to: &output)
+        BigEndian.append(dataSize, count: 3, to: &output)
+        BigEndian.append(Int(timestamp & 0xFF_FFFF), count: 3, to: &output)
         output.append(UInt8(timestamp >> 24))
-        FLVBigEndian.append(streamId, count: 3, to: &output)
+        BigEndian.append(streamId, count: 3, to: &output)
     }
 }

@@ -118,7 +118,7 @@ public struct FLVVideoTag: Hashable, Sendable {
                     throw H264Error(.truncated, field: "CompositionTime", byteOffset: 5, "the tag ends inside its composition time")
                 }
                 let time = Int(byte(5)) << 16 | Int(byte(6)) << 8 | Int(byte(7))
-                packet = .codedFrames(data: payload(from: 8), compositionTime: FLVBigEndian.signExtend24(time))
+                packet = .codedFrames(data: payload(from: 8), compositionTime: BigEndian.signExtend24(time))
             case 2:
                 packet = .endOfSequence
             case 3:
@@ -137,7 +137,7 @@ public struct FLVVideoTag: Hashable, Sendable {
                 throw H264Error(.truncated, field: count < 2 ? "AVCPacketType" : "CompositionTime",
                                 byteOffset: Swift.min(count, 2), "the tag ends inside its AVC packet header")
             }
-            let time = FLVBigEndian.signExtend24(Int(byte(2)) << 16 | Int(byte(3)) << 8 | Int(byte(4)))
+            let time = BigEndian.signExtend24(Int(byte(2)) << 16 | Int(byte(3)) << 8 | Int(byte(4)))
             switch byte(1) {
             case 0: packet = .sequenceHeader(try Self.record(data.dropFirst(5), at: 5))
             case 1: packet = .codedFrames(data: payload(from: 5), compositionTime: time)
@@ -175,7 +175,7 @@ public struct FLVVideoTag: Hashable, Sendable {
             case .codedFrames(let data, let compositionTime):
                 try Self.checkCompositionTime(compositionTime)
                 output.append(1)
-                FLVBigEndian.append(Int(compositionTime), count: 3, to: &output)
+                BigEndian.append(Int(compositionTime), count: 3, to: &output)
                 output.append(contentsOf: data)
             case .endOfSequence:
                 output.append(contentsOf: [2, 0, 0, 0])
@@ -191,7 +191,7 @@ public struct FLVVideoTag: Hashable, Sendable {
                 try Self.checkCompositionTime(compositionTime)
                 output.append(header | (compositionTime == 0 ? 3 : 1))
                 output.append(contentsOf: Self.avcFourCC)
-                if compositionTime != 0 { FLVBigEndian.append(Int(compositionTime), count: 3, to: &output) }
+                if compositionTime != 0 { BigEndian.append(Int(compositionTime), count: 3, to: &output) }
                 output.append(contentsOf: data)
             case .endOfSequence:
                 output.append(header | 2)

@@ -25,7 +25,7 @@ public struct FLVWriter: Sendable {
     public init(header: FLVFileHeader = FLVFileHeader(), syntax: FLVVideoTag.Syntax = .legacy) {
         self.syntax = syntax
         header.append(to: &bytes)
-        FLVBigEndian.append(0, count: 4, to: &bytes)
+        BigEndian.append(0, count: 4, to: &bytes)
     }
 
     /// Appends one video tag at `timestamp` milliseconds (its decoding time), followed by its
@@ -58,7 +58,7 @@ public struct FLVWriter: Sendable {
             try FLVTagHeader(tagType: type, dataSize: dataSize, timestamp: UInt32(timestamp)).append(to: &header)
             bytes.replaceSubrange(start..<start + FLVTagHeader.size, with: header)
             lastTagSize = FLVTagHeader.size + dataSize
-            FLVBigEndian.append(lastTagSize, count: 4, to: &bytes)
+            BigEndian.append(lastTagSize, count: 4, to: &bytes)
         } catch {
             bytes.removeSubrange(start...)
             throw error

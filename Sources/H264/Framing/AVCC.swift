@@ -135,10 +135,6 @@ public enum AVCC {
     /// Appends `length` as a `lengthSize`-byte big-endian integer (the caller has checked it fits).
     @inline(__always)
     static func appendLength(_ length: Int, lengthSize: Int, to output: inout [UInt8]) {
-        var shift = 8 * (lengthSize - 1)
-        while shift >= 0 {
-            output.append(UInt8(truncatingIfNeeded: length >> shift))
-            shift -= 8
-        }
+        BigEndian.append(length, count: lengthSize, to: &output)
     }
 }

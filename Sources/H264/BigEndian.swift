@@ -1,6 +1,6 @@
-/// The big-endian reads and writes of the FLV syntax (UI8/UI24/UI32, SI24); callers check that
-/// the bytes are there.
-enum FLVBigEndian {
+/// The big-endian reads and writes of the byte syntaxes (AVCC lengths, avcC, FLV UI8/UI24/UI32 and
+/// SI24); callers check that the bytes are there.
+enum BigEndian {
     /// Reads `count` (≤ 4) bytes at `offset` as an unsigned big-endian number.
     @inline(__always)
     static func read<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Bytes.Index, count: Int) -> Int {
