@@ -119,7 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
                 .bind(host: host, port: port).get()
         } catch {
             try? await group.shutdownGracefully()
-            throw Y4MError("cannot listen on \(host):\(port): \(error)")
+            throw CLIError("cannot listen on \(host):\(port): \(error)")
         }
         let boundPort = server.localAddress?.port ?? port
         // Always printed: scripts and tests read the port from it.
@@ -147,11 +147,11 @@ struct ServeCommand: AsyncParsableCommand {
                     if loop && reader.framesRead > 0 {
                         (reader, _) = try source.open()
                         guard reader.header.width == header.width, reader.header.height == header.height else {
-                            throw Y4MError("the input changed size between loops")
+                            throw CLIError("the input changed size between loops")
                         }
                         continue
                     }
-                    if index == 0 { throw Y4MError("the input has no frames") }
+                    if index == 0 { throw CLIError("the input has no frames") }
                     endedByInput = true
                     break
                 }
