@@ -59,6 +59,11 @@ let package = Package(
             "H264", "H264Encoder", "H264TestSupport", "CX264Baseline",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
-        .testTarget(name: "H264CLITests", dependencies: ["H264", "h264", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264CLITests", dependencies: [
+            "H264", "h264", "H264TestSupport",
+            // The serve broadcaster's unit tests run it on EmbeddedChannel.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ], swiftSettings: strictSwift),
     ]
 )
