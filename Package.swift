@@ -57,6 +57,7 @@ let package = Package(
         .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
         .testTarget(name: "H264Benchmarks", dependencies: [
             "H264", "H264Encoder", "H264TestSupport", "CX264Baseline",
+            "h264", // ServeBenchmarks runs `h264 serve`
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: [

@@ -62,6 +62,14 @@ public final class ServeProcess: Sendable {
         self.port = port
     }
 
+    /// The built `h264` executable: test bundles live in the same build products folder.
+    public static var h264Executable: URL {
+        let products = Bundle.main.bundleURL
+        let candidates = [products.appendingPathComponent("h264"),
+                          products.deletingLastPathComponent().appendingPathComponent("h264")]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
     /// What the server wrote on standard error so far.
     public var stderr: String { log.withLock { $0 } }
 
