@@ -23,12 +23,14 @@ struct ServeBenchmarks {
     /// Viewers joining one at a time while the 50 stream, a third of a second apart.
     static let lateJoiners = 10
 
-    /// One run: the server (x264 ultrafast, one thread, as the serve tests), 50 viewers at
-    /// once, then 10 more one at a time. Returns every viewer's rate over its first 90 pictures
+    /// One run: the server (x264 ultrafast, one thread, as the serve tests; under
+    /// `nice -n $H264_SERVE_NICE` when that is set), 50 viewers at once, then 10 more one at a
+    /// time. Returns every viewer's rate over its first 90 pictures
     /// (the 50) and every viewer's wait for its first IDR in frame intervals (all 60).
     static func run() throws -> (fps: [Double], idrFrames: [Double]) {
         let server = try ServeProcess(executable: ServeProcess.h264Executable, input: y4m,
-                                      ["--loop", "--quiet", "--speed", "ultrafast", "--threads", "1"])
+                                      ["--loop", "--quiet", "--speed", "ultrafast", "--threads", "1"],
+                                      nice: ProcessInfo.processInfo.environment["H264_SERVE_NICE"].flatMap { Int32($0) })
         defer { server.kill() }
         // The viewers stand for other machines: they read at nice −10 where that is allowed,
         // so that their own lag does not show as the server's.

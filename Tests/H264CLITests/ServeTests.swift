@@ -1,5 +1,6 @@
 import Foundation
 import H264
+@testable import h264
 import H264TestSupport
 import Testing
 
@@ -103,6 +104,31 @@ import Testing
         try slow.checkDecodes(label: "slow viewer")
         fast.close()
         slow.close()
+        #expect(server.stop() == 0)
+    }
+
+    /// Started under `nice`, every thread of the server runs at that nice value
+    /// (`ProcessPriority`: libdispatch on Linux starts its workers, which run the encoder and
+    /// the event loop, at 0 or −4 whatever the process's value). Lowering is allowed to anyone,
+    /// so the server runs under `nice -n 5`; it adopts new threads once a second, so this reads
+    /// /proc for up to 5 s (the server gives no signal when it has adopted a thread).
+    @Test func everyThreadKeepsThePriorityTheServerWasStartedWith() throws {
+        let server = try ServeProcess(executable: CLI.executable, input: Self.y4m, ["--loop", "--quiet"] + Self.light, nice: 5)
+        defer { server.kill() }
+        let viewer = try TCPClient(port: server.port)
+        try TCPClient.pump([viewer], deadline: .now + .seconds(20)) { viewer.accessUnits.count >= 31 }
+        let pid = server.process.processIdentifier
+        func niceValues() -> [Int32] { Array(ProcessPriority.threadNiceValues(of: pid).values) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        var values = niceValues()
+        while values.contains(where: { $0 != 5 }), ContinuousClock.now < deadline {
+            // Three more pictures (about 0.1 s of the stream) between reads of /proc.
+            let mark = viewer.accessUnits.count
+            try TCPClient.pump([viewer], deadline: .now + .seconds(20)) { viewer.accessUnits.count >= mark + 3 }
+            values = niceValues()
+        }
+        #expect(values.count > 2 && values.allSatisfy { $0 == 5 }, "nice values of the server's threads: \(values)")
+        viewer.close()
         #expect(server.stop() == 0)
     }
 
