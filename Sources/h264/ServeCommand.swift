@@ -91,7 +91,8 @@ struct ServeCommand: AsyncParsableCommand {
         pacer.everySecond = priority.adopt
         let outcome = await pacer.run(encoder: session)
 
-        // Input ended: each client is closed once its queue has been written (at most two seconds).
+        // The input ended: each client is closed once its queue has been written (at most two
+        // seconds). Stopped or failed: at once.
         session.invalidate()
         try? await server.close()
         await broadcaster.closeAll(flushing: outcome.ending == .inputEnded, on: group.next())
