@@ -57,8 +57,14 @@ let package = Package(
         .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
         .testTarget(name: "H264Benchmarks", dependencies: [
             "H264", "H264Encoder", "H264TestSupport", "CX264Baseline",
+            "h264", // ServeBenchmarks runs `h264 serve`
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
-        .testTarget(name: "H264CLITests", dependencies: ["H264", "h264", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264CLITests", dependencies: [
+            "H264", "h264", "H264TestSupport",
+            // The serve broadcaster's unit tests run it on EmbeddedChannel.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ], swiftSettings: strictSwift),
     ]
 )

@@ -2,23 +2,6 @@ import ArgumentParser
 import Foundation
 import H264
 
-/// A failure the CLI reports as one line on standard error, exiting with status 1.
-struct CLIError: Error, CustomStringConvertible {
-    var description: String
-
-    /// `FILE: byte N: what` for bitstream errors.
-    init(file: String, _ error: H264Error) {
-        var text = "\(file)"
-        if let offset = error.byteOffset { text += ": byte \(offset)" }
-        var what = error
-        what.byteOffset = nil
-        text += ": \(what)"
-        description = text
-    }
-
-    init(_ description: String) { self.description = description }
-}
-
 enum CLIIO {
     /// Reads a whole file, or standard input for `-`.
     static func read(_ path: String) throws -> [UInt8] {

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Encoder
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -39,8 +38,8 @@ struct EncodeCommand: ParsableCommand {
     }
 
     private func encode() throws {
-        if configOut != nil && format != .avcc { throw Y4MError("--config-out needs --format avcc") }
-        if let frames, frames < 1 { throw Y4MError("--frames must be at least 1") }
+        if configOut != nil && format != .avcc { throw CLIError("--config-out needs --format avcc") }
+        if let frames, frames < 1 { throw CLIError("--frames must be at least 1") }
         var (reader, total) = try source.open()
         let header = reader.header
         if let frames { total = min(total ?? frames, frames) }
@@ -51,7 +50,7 @@ struct EncodeCommand: ParsableCommand {
             out = .standardOutput
         } else {
             guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
-                throw Y4MError("cannot create \(output)")
+                throw CLIError("cannot create \(output)")
             }
             out = h
         }
@@ -60,7 +59,7 @@ struct EncodeCommand: ParsableCommand {
         let descriptor = out.fileDescriptor
         // The output handler runs on the session's queue; the state is shared with this thread.
         // `scratch` is the Annex-B buffer, reused frame to frame.
-        let stats = Mutex((frames: 0, bytes: 0, error: String?.none, format: FormatDescription?.none, scratch: [UInt8]()))
+        let stats = Locked((frames: 0, bytes: 0, error: String?.none, format: FormatDescription?.none, scratch: [UInt8]()))
         let session = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
             stats.withLock { s in
                 guard s.error == nil else { return }
@@ -103,7 +102,7 @@ struct EncodeCommand: ParsableCommand {
             let frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: pool[slot])
             try session.encode(frame, presentationTimeStamp: frameDuration * index, duration: frameDuration)
             index += 1
-            if let error = stats.withLock({ $0.error }) { throw Y4MError(error) }
+            if let error = stats.withLock({ $0.error }) { throw CLIError(error) }
             if progress, clock.now - lastProgress > .milliseconds(250) {
                 lastProgress = clock.now
                 let s = stats.withLock { ($0.frames, $0.bytes) }
@@ -119,11 +118,11 @@ struct EncodeCommand: ParsableCommand {
         session.invalidate()
         if out !== FileHandle.standardOutput { try out.close() }
         let s = stats.withLock { (frames: $0.frames, bytes: $0.bytes, error: $0.error, format: $0.format) }
-        if let error = s.error { throw Y4MError(error) }
-        guard index > 0 else { throw Y4MError("the input has no frames") }
+        if let error = s.error { throw CLIError(error) }
+        guard index > 0 else { throw CLIError("the input has no frames") }
         if let configOut {
             let avcC = (s.format ?? formatDescription).avcC
-            guard FileManager.default.createFile(atPath: configOut, contents: Data(avcC)) else { throw Y4MError("cannot create \(configOut)") }
+            guard FileManager.default.createFile(atPath: configOut, contents: Data(avcC)) else { throw CLIError("cannot create \(configOut)") }
         }
         if !quiet {
             let elapsed = (clock.now - started) / .seconds(1)
@@ -141,28 +140,6 @@ struct EncodeCommand: ParsableCommand {
     }
 }
 
-/// Reads a file descriptor with `read(2)`, straight into the caller's buffer.
-struct FileSource: ByteSource {
-    let handle: FileHandle
-    /// Where the bytes come from, for error messages.
-    var name = "input"
-
-    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        while true {
-            let count = readDescriptor(handle.fileDescriptor, base, buffer.count)
-            if count >= 0 { return count }
-            if errno == EINTR { continue }
-            throw Y4MError("reading \(name): \(String(cString: strerror(errno)))")
-        }
-    }
-}
-
-/// `read(2)` (a free function, so that `FileSource.read(into:)` can call it by name).
-private func readDescriptor(_ descriptor: Int32, _ base: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(descriptor, base, count)
-}
-
 /// Writes all of `bytes` to a file descriptor (`write(2)`, retried after short writes).
 private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws {
     try bytes.withUnsafeBytes { buffer in
@@ -171,7 +148,7 @@ private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throw
             let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                throw Y4MError("writing \(name == "-" ? "standard output" : name): \(String(cString: strerror(errno)))")
+                throw CLIError("writing \(name == "-" ? "standard output" : name): \(String(cString: strerror(errno)))")
             }
             offset += written
         }

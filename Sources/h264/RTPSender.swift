@@ -24,7 +24,7 @@ final class RTPSender: Sendable {
     init(url: String, maximumTransmissionUnit: Int) throws {
         guard url.hasPrefix("udp://"), let colon = url.lastIndex(of: ":"), colon > url.index(url.startIndex, offsetBy: 6),
               let port = Int(url[url.index(after: colon)...]), (1...65_535).contains(port) else {
-            throw Y4MError("--rtp wants udp://HOST:PORT, not \(url)")
+            throw CLIError("--rtp wants udp://HOST:PORT, not \(url)")
         }
         var host = String(url[url.index(url.startIndex, offsetBy: 6)..<colon])
         if host == "localhost" { host = "127.0.0.1" }
@@ -32,10 +32,10 @@ final class RTPSender: Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw Y4MError("--rtp: \(host) is not an IPv4 address")
+            throw CLIError("--rtp: \(host) is not an IPv4 address")
         }
         let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Y4MError("--rtp: cannot open a UDP socket (errno \(errno))") }
+        guard descriptor >= 0 else { throw CLIError("--rtp: cannot open a UDP socket (errno \(errno))") }
         var bufferSize: Int32 = 1 << 20
         setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
         self.host = host

@@ -60,7 +60,7 @@ struct ReceiveCommand: ParsableCommand {
                                            parameterSets: parameterSets)
 
         let socketDescriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw Y4MError("cannot open a UDP socket (errno \(errno))") }
+        guard socketDescriptor >= 0 else { throw CLIError("cannot open a UDP socket (errno \(errno))") }
         defer { close(socketDescriptor) }
         var bufferSize: Int32 = 4 << 20
         setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
@@ -71,14 +71,14 @@ struct ReceiveCommand: ParsableCommand {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw Y4MError("cannot listen on UDP port \(description.port) (errno \(errno))") }
+        guard bound == 0 else { throw CLIError("cannot listen on UDP port \(description.port) (errno \(errno))") }
 
         let out: FileHandle
         if output == "-" {
             out = FileHandle.standardOutput
         } else {
             guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
-                throw Y4MError("cannot write \(output)")
+                throw CLIError("cannot write \(output)")
             }
             out = handle
         }

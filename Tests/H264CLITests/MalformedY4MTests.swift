@@ -2,7 +2,7 @@
 import Testing
 
 /// The y4m part of the malformed-input catalogue: `h264 encode`'s reader names each problem with
-/// a `Y4MError.Code`. Headers follow the YUV4MPEG2 format as FFmpeg writes it
+/// a `CLIError.Code`. Headers follow the YUV4MPEG2 format as FFmpeg writes it
 /// (`YUV4MPEG2 W.. H.. F..:.. Ip A..:.. C420jpeg`, then `FRAME\n` and the I420 planes).
 @Suite struct MalformedY4MTests {
     static func y4m(_ header: String, frames: [Int] = []) -> [UInt8] {
@@ -14,7 +14,7 @@ import Testing
     /// 16x8 I420: 128 + 2 × 32 bytes.
     static let frameBytes = 16 * 8 * 3 / 2
 
-    static let cases: [(name: String, bytes: [UInt8], code: Y4MError.Code)] = [
+    static let cases: [(name: String, bytes: [UInt8], code: CLIError.Code)] = [
         ("empty input", [], .emptyInput),
         ("not YUV4MPEG2", y4m("YUV4MPEG W16 H8"), .notY4M),
         ("header without end of line", Array("YUV4MPEG2 W16 H8 F25:1".utf8), .truncatedHeader),
@@ -44,10 +44,10 @@ import Testing
             var frames = 0
             while try reader.nextFrame() != nil { frames += 1 }
             Issue.record("\(c.name): accepted \(frames) frame(s), expected \(c.code)")
-        } catch let error as Y4MError {
+        } catch let error as CLIError {
             #expect(error.code == c.code, "\(c.name): \(error)")
         } catch {
-            Issue.record("\(c.name): \(error) is not a Y4MError")
+            Issue.record("\(c.name): \(error) is not a CLIError")
         }
     }
 
@@ -56,7 +56,7 @@ import Testing
         var reader = try FrameReader(y4m: BufferSource(bytes: Self.y4m("YUV4MPEG2 W16 H8 F25:1", frames: [Self.frameBytes, Self.frameBytes, 10])))
         #expect(try reader.nextFrame()?.count == Self.frameBytes)
         #expect(try reader.nextFrame()?.count == Self.frameBytes)
-        #expect((#expect(throws: Y4MError.self) { try reader.nextFrame() })?.code == .truncatedFrame)
+        #expect((#expect(throws: CLIError.self) { try reader.nextFrame() })?.code == .truncatedFrame)
     }
 
     /// Unknown and extension tags are ignored, as FFmpeg's y4m demuxer ignores them.

@@ -34,7 +34,7 @@ import Glibc
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
             }
             port = Int(UInt16(bigEndian: address.sin_port))
-            guard descriptor >= 0, bound == 0, self.port > 0 else { throw ServeTestError("cannot bind a UDP socket") }
+            guard descriptor >= 0, bound == 0, self.port > 0 else { throw LoopbackError("cannot bind a UDP socket") }
         }
 
         deinit { close(descriptor) }
@@ -142,8 +142,8 @@ import Glibc
     static func freePort() throws -> Int { try UDPSocket().port }
 
     static func serveRTP(port: Int, sdp: String) throws -> ServeProcess {
-        try ServeProcess(ServeTests.light + ["--loop", "--max-keyframe-interval", "10", "--quiet",
-                                             "--rtp", "udp://127.0.0.1:\(port)", "--sdp", sdp])
+        try ServeTests.server(["--loop", "--max-keyframe-interval", "10", "--quiet",
+                               "--rtp", "udp://127.0.0.1:\(port)", "--sdp", sdp])
     }
 
     @Test func ffmpegDecodesWhatServeSends() throws {

@@ -27,8 +27,8 @@ enum FuzzTarget: String, CaseIterable {
     case assembler
     /// Annex-B → AVCC → Annex-B (length sizes 4, 2, 1): every NAL unit is preserved.
     case roundtrip
-    /// The y4m reader of `h264 encode` (Y4MReader.swift is a link to Sources/h264's): frames
-    /// come out whole or as a `Y4MError`.
+    /// The y4m reader of `h264 encode` (FrameReader.swift and Y4MHeader.swift link to Sources/h264's): frames
+    /// come out whole or as a `CLIError`.
     case y4m
     /// `FLVReader` on the input as a file and, behind an FLV header, as tags: frames hold valid
     /// 4-byte AVCC inside the input, offsets are in it, the only fatal error is lost framing;
@@ -295,7 +295,7 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     /// Up to 16 frames of a y4m stream, or how it was rejected.
-    private static func readY4M(_ bytes: [UInt8], chunk: Int) -> Result<[[UInt8]], Y4MError> {
+    private static func readY4M(_ bytes: [UInt8], chunk: Int) -> Result<[[UInt8]], CLIError> {
         do {
             var reader = try FrameReader(y4m: BufferSource(bytes: bytes, chunk: chunk))
             let header = reader.header
@@ -308,11 +308,11 @@ enum FuzzTarget: String, CaseIterable {
                 frames.append(buffer)
             }
             return .success(frames)
-        } catch let error as Y4MError {
+        } catch let error as CLIError {
             // A typed, described rejection: fine.
             return .failure(error)
         } catch {
-            check(false, "the y4m reader threw \(error), not a Y4MError")
+            check(false, "the y4m reader threw \(error), not a CLIError")
             return .success([])
         }
     }

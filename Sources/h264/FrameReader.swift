@@ -1,112 +1,3 @@
-/// A YUV4MPEG2 (`.y4m`) stream: the header, then frames. What `ffmpeg -f yuv4mpegpipe`
-/// writes and x264 reads.
-///
-/// Format: a header line `YUV4MPEG2 W<width> H<height> F<num>:<den> I<p|t|b|m|?>
-/// A<num>:<den> C<colorspace> X<comment>…` ending in `\n`, then for each frame a line starting
-/// with `FRAME` (with optional parameters) and the frame's planes. Only 8-bit 4:2:0 is
-/// accepted (C420, C420jpeg, C420paldv, C420mpeg2 — the chroma siting differs, the layout does
-/// not; no C tag means 420jpeg), progressive or unknown interlacing; mono and 4:2:2/4:4:4 are
-/// rejected with a clear error. Parsing works on bytes and throws, so it can be fuzzed.
-struct Y4MHeader: Equatable {
-    var width: Int
-    var height: Int
-    var frameRateNumerator: Int
-    var frameRateDenominator: Int
-    var colorspace: String
-
-    /// The frame rate in frames per second.
-    var frameRate: Double { Double(frameRateNumerator) / Double(frameRateDenominator) }
-    /// The bytes of one frame's planes (I420).
-    var frameBytes: Int { width * height * 3 / 2 }
-
-    static let accepted: Set<String> = ["420", "420jpeg", "420paldv", "420mpeg2"]
-
-    /// Parses the header line (without its `\n`).
-    static func parse(_ line: ArraySlice<UInt8>) throws(Y4MError) -> Y4MHeader {
-        let text = String(decoding: line, as: UTF8.self)
-        var fields = text.split(separator: " ", omittingEmptySubsequences: true)
-        guard fields.first == "YUV4MPEG2" else { throw Y4MError(.notY4M, "not a y4m stream: the header must start with YUV4MPEG2") }
-        fields.removeFirst()
-        var width: Int?, height: Int?
-        var rate = (30, 1)
-        var colorspace = "420jpeg"
-        for field in fields {
-            let tag = field.first!
-            let value = field.dropFirst()
-            switch tag {
-            case "W":
-                guard let w = Int(value), (1...16_384).contains(w) else { throw Y4MError(.badDimension, "bad width W\(value) (1…16384)") }
-                width = w
-            case "H":
-                guard let h = Int(value), (1...16_384).contains(h) else { throw Y4MError(.badDimension, "bad height H\(value) (1…16384)") }
-                height = h
-            case "F":
-                let parts = value.split(separator: ":")
-                guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), n > 0, d > 0, n <= 1_000_000, d <= 1_000_000,
-                      Double(n) / Double(d) <= 1000, Double(n) / Double(d) >= 0.1
-                else { throw Y4MError(.badFrameRate, "bad frame rate F\(value) (n:d, 0.1…1000 fps)") }
-                rate = (n, d)
-            case "I":
-                guard value == "p" || value == "?" else {
-                    throw Y4MError(.unsupportedInterlacing, "interlaced input I\(value) is not supported (progressive only)")
-                }
-            case "C":
-                let c = String(value)
-                guard accepted.contains(c) else {
-                    throw Y4MError(.unsupportedChroma, "unsupported chroma format C\(c): only 8-bit 4:2:0 (420, 420jpeg, 420paldv, 420mpeg2)")
-                }
-                colorspace = c
-            default:
-                // A (aspect), X (extensions) and tags this reader does not know are ignored,
-                // as FFmpeg's y4m demuxer ignores them.
-                break
-            }
-        }
-        guard let width else { throw Y4MError(.missingDimension, "the header has no width (W)") }
-        guard let height else { throw Y4MError(.missingDimension, "the header has no height (H)") }
-        guard width % 2 == 0, height % 2 == 0 else { throw Y4MError(.badDimension, "\(width)×\(height): 4:2:0 needs an even width and height") }
-        return Y4MHeader(width: width, height: height, frameRateNumerator: rate.0, frameRateDenominator: rate.1, colorspace: colorspace)
-    }
-}
-
-/// A y4m or raw-video input problem, with a one-line message.
-struct Y4MError: Error, CustomStringConvertible, Equatable {
-    /// What went wrong, for callers and tests that branch on it (the message is for people).
-    enum Code: String, Equatable, Sendable {
-        /// A command-line or file problem outside the y4m syntax.
-        case usage
-        /// No input at all.
-        case emptyInput
-        /// The first line does not start with `YUV4MPEG2`.
-        case notY4M
-        /// The header line has no `\n` within its size limit.
-        case truncatedHeader
-        /// No `W` or no `H` field.
-        case missingDimension
-        /// A width or height out of range, or odd (4:2:0 needs even sizes).
-        case badDimension
-        /// An `F` field that is not `n:d` within 0.1…1000 fps.
-        case badFrameRate
-        /// A `C` field other than 8-bit 4:2:0.
-        case unsupportedChroma
-        /// An `I` field other than progressive or unknown.
-        case unsupportedInterlacing
-        /// A frame whose `FRAME` line does not end.
-        case truncatedFrameHeader
-        /// A frame that does not start with `FRAME`.
-        case badFrameHeader
-        /// The input ends inside a frame's planes.
-        case truncatedFrame
-    }
-    var code: Code
-    var description: String
-    init(_ description: String) { self.init(.usage, description) }
-    init(_ code: Code, _ description: String) {
-        self.code = code
-        self.description = description
-    }
-}
-
 /// Where bytes come from: `read(into:)` fills up to the whole buffer and returns how many
 /// bytes it wrote, 0 at the end.
 protocol ByteSource {
@@ -163,7 +54,7 @@ struct FrameReader<Source: ByteSource> {
         layout = .y4m
         header = Y4MHeader(width: 0, height: 0, frameRateNumerator: 30, frameRateDenominator: 1, colorspace: "420")
         guard let line = try readLine(limit: 4096) else {
-            throw Y4MError(buffered == 0 ? .emptyInput : .truncatedHeader, buffered == 0 ? "empty input: no y4m header" : "truncated y4m header (no end of line)")
+            throw CLIError(buffered == 0 ? .emptyInput : .truncatedHeader, buffered == 0 ? "empty input: no y4m header" : "truncated y4m header (no end of line)")
         }
         header = try Y4MHeader.parse(line[...])
     }
@@ -227,10 +118,10 @@ struct FrameReader<Source: ByteSource> {
         try fill(1)
         if buffered == 0 { return false }
         guard let line = try readLine(limit: 1024) else {
-            throw Y4MError(.truncatedFrameHeader, "truncated y4m: frame \(framesRead + 1) has an incomplete FRAME line")
+            throw CLIError(.truncatedFrameHeader, "truncated y4m: frame \(framesRead + 1) has an incomplete FRAME line")
         }
         guard line.starts(with: Array("FRAME".utf8)), line.count == 5 || line[5] == 0x20 else {
-            throw Y4MError(.badFrameHeader, "malformed y4m: frame \(framesRead + 1) does not start with FRAME")
+            throw CLIError(.badFrameHeader, "malformed y4m: frame \(framesRead + 1) does not start with FRAME")
         }
         return true
     }
@@ -258,7 +149,7 @@ struct FrameReader<Source: ByteSource> {
         start += copied
         if layout == .rawI420 && filled == 0 { return false }
         guard filled == size else {
-            throw Y4MError(.truncatedFrame, "truncated input: frame \(framesRead + 1) has \(filled) of \(size) bytes")
+            throw CLIError(.truncatedFrame, "truncated input: frame \(framesRead + 1) has \(filled) of \(size) bytes")
         }
         framesRead += 1
         return true

@@ -5,7 +5,7 @@ import Testing
 
 /// The y4m reader against FFmpeg's reading of the same file, whatever sizes the source's reads
 /// come in and whether the caller reuses its frame buffers (as `h264 encode` does).
-@Suite struct Y4MReaderTests {
+@Suite struct FrameReaderTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE).
     static let path = TestFixtures.url("cars_320x240_30f.y4m").path
 
@@ -64,6 +64,6 @@ import Testing
         #expect(try raw.nextFrame() == nil)
         var short = FrameReader(rawI420: BufferSource(bytes: Array(frame.dropLast())), width: 16, height: 8,
                                 frameRateNumerator: 30, frameRateDenominator: 1)
-        #expect((#expect(throws: Y4MError.self) { try short.nextFrame() })?.code == .truncatedFrame)
+        #expect((#expect(throws: CLIError.self) { try short.nextFrame() })?.code == .truncatedFrame)
     }
 }

@@ -1,0 +1,1 @@
+../../../Sources/h264/Y4MHeader.swift

@@ -1,0 +1,39 @@
+import Dispatch
+import Synchronization // Atomic: a flag read by the pacing loop, set from a signal handler
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A stop asked for (SIGINT, SIGTERM): a flag the pacing loop reads, and a doorbell rung so
+/// that a loop asleep until its next frame looks at the flag at once.
+final class StopSignal: Sendable {
+    private let flag = Atomic<Bool>(false)
+    private let doorbell: Doorbell
+
+    init(doorbell: Doorbell) { self.doorbell = doorbell }
+
+    /// True once a stop was asked for.
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+
+    /// Asks for a stop.
+    func set() {
+        flag.store(true, ordering: .releasing)
+        doorbell.ring()
+    }
+
+    /// Turns SIGINT and SIGTERM into ``set()`` (instead of ending the process) until the
+    /// returned `cancel` is called.
+    func catchSignals() -> () -> Void {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in set() }
+            source.resume()
+            return source
+        }
+        return { for source in sources { source.cancel() } }
+    }
+}
