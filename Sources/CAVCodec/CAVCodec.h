@@ -1,0 +1,193 @@
+#ifndef CAVCODEC_H
+#define CAVCODEC_H
+// C at the edge for the decoder: the only libavcodec that swift-h264 touches. Everything here is
+// a `static inline` shim with a `cav_` prefix, so Swift never sees FFmpeg's macros (AVERROR,
+// AV_INPUT_BUFFER_PADDING_SIZE, AV_FRAME_FLAG_CORRUPT …) or deprecated fields.
+#include <stdint.h>
+#include <string.h>
+
+// A missing system library is named here, at compile time, with the package that provides it,
+// rather than as a bare "libavcodec/avcodec.h not found".
+#if defined(__has_include)
+#if !__has_include(<libavcodec/avcodec.h>)
+#error "swift-h264 needs libavcodec: install it with 'apt-get install libavcodec-dev' (Debian, Ubuntu) or 'brew install ffmpeg'"
+#endif
+#if !__has_include(<libavutil/frame.h>)
+#error "swift-h264 needs libavutil: install it with 'apt-get install libavutil-dev' (Debian, Ubuntu) or 'brew install ffmpeg'"
+#endif
+#endif
+#include <libavcodec/avcodec.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/log.h>
+#include <libavutil/md5.h>
+#include <libavutil/pixdesc.h>
+
+/// `AVERROR(EAGAIN)`: the decoder wants more input before it gives a frame.
+static inline int cav_error_again(void) { return AVERROR(EAGAIN); }
+/// `AVERROR_EOF`: the decoder is drained.
+static inline int cav_error_eof(void) { return AVERROR_EOF; }
+/// `AVERROR_INVALIDDATA`: damaged input.
+static inline int cav_error_invalid_data(void) { return AVERROR_INVALIDDATA; }
+/// `AV_INPUT_BUFFER_PADDING_SIZE`: zero bytes every packet and the extradata carry beyond their end.
+static inline int cav_padding_size(void) { return AV_INPUT_BUFFER_PADDING_SIZE; }
+
+/// FFmpeg's message for an error code.
+static inline void cav_error_string(int error, char *buffer, size_t size) {
+    av_strerror(error, buffer, size);
+}
+
+/// Silences libavcodec's own log (the session reports what matters through swift-log).
+static inline void cav_set_log_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
+
+/// Opens an H.264 decoder. `extradata` (an avcC or Annex-B parameter sets, may be NULL) is copied
+/// with padding. `threads`: 0 = auto; `low_delay`: no frame threading and AV_CODEC_FLAG_LOW_DELAY.
+/// Returns NULL on failure with the error in `*error`.
+static inline AVCodecContext *cav_h264_open(const uint8_t *extradata, int extradata_size,
+                                            int threads, int low_delay, int *error) {
+    *error = 0;
+    const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_H264);
+    if (codec == NULL) { *error = AVERROR_DECODER_NOT_FOUND; return NULL; }
+    AVCodecContext *ctx = avcodec_alloc_context3(codec);
+    if (ctx == NULL) { *error = AVERROR(ENOMEM); return NULL; }
+    if (extradata != NULL && extradata_size > 0) {
+        ctx->extradata = av_mallocz((size_t)extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+        if (ctx->extradata == NULL) { avcodec_free_context(&ctx); *error = AVERROR(ENOMEM); return NULL; }
+        memcpy(ctx->extradata, extradata, (size_t)extradata_size);
+        ctx->extradata_size = extradata_size;
+    }
+    ctx->thread_count = threads;
+    if (low_delay) {
+        ctx->thread_type = FF_THREAD_SLICE;
+        ctx->flags |= AV_CODEC_FLAG_LOW_DELAY;
+    } else {
+        ctx->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    }
+    ctx->pkt_timebase = (AVRational){1, 1000000};
+    int status = avcodec_open2(ctx, codec, NULL);
+    if (status < 0) { avcodec_free_context(&ctx); *error = status; return NULL; }
+    return ctx;
+}
+
+/// Frees a decoder (and sets the pointer to NULL).
+static inline void cav_close(AVCodecContext *ctx) {
+    avcodec_free_context(&ctx);
+}
+
+/// Makes `pkt` own a new zero-padded buffer of `size` bytes and returns it for the caller to fill
+/// (NULL when out of memory).
+static inline uint8_t *cav_packet_prepare(AVPacket *pkt, int size) {
+    av_packet_unref(pkt);
+    if (av_new_packet(pkt, size) < 0) return NULL;
+    return pkt->data;
+}
+
+/// Sends the packet `cav_packet_prepare` filled, with times in microseconds (INT64_MIN = none),
+/// then releases it.
+static inline int cav_send_prepared(AVCodecContext *ctx, AVPacket *pkt, int64_t pts, int64_t duration, int key) {
+    pkt->pts = pts == INT64_MIN ? AV_NOPTS_VALUE : pts;
+    pkt->dts = AV_NOPTS_VALUE;
+    pkt->duration = duration;
+    if (key) pkt->flags |= AV_PKT_FLAG_KEY;
+    int status = avcodec_send_packet(ctx, pkt);
+    av_packet_unref(pkt);
+    return status;
+}
+
+/// Starts draining: the decoder outputs its delayed frames, then AVERROR_EOF.
+static inline int cav_send_drain(AVCodecContext *ctx) { return avcodec_send_packet(ctx, NULL); }
+
+/// FFmpeg's name of a pixel format ("yuv420p10le"), or "unknown".
+static inline const char *cav_pix_fmt_name(int format) {
+    const char *name = av_get_pix_fmt_name((enum AVPixelFormat)format);
+    return name ? name : "unknown";
+}
+
+/// The byte count of the frame's samples packed without stride padding.
+static inline int cav_frame_packed_size(const AVFrame *f) {
+    return av_image_get_buffer_size((enum AVPixelFormat)f->format, f->width, f->height, 1);
+}
+
+/// Copies the frame's samples, plane after plane without stride padding, into `buffer`.
+static inline int cav_frame_copy_packed(const AVFrame *f, uint8_t *buffer, int size) {
+    return av_image_copy_to_buffer(buffer, size, (const uint8_t *const *)f->data, f->linesize,
+                                   (enum AVPixelFormat)f->format, f->width, f->height, 1);
+}
+
+/// Receives one decoded frame into `frame` (0), or EAGAIN / EOF / an error.
+static inline int cav_receive(AVCodecContext *ctx, AVFrame *frame) {
+    return avcodec_receive_frame(ctx, frame);
+}
+
+/// Makes the context usable again after draining.
+static inline void cav_flush(AVCodecContext *ctx) { avcodec_flush_buffers(ctx); }
+
+/// What Swift reads of a decoded frame, in one call.
+typedef struct cav_frame_info {
+    int width, height, format, bit_depth, chroma_shift_w, chroma_shift_h, planes, nv;
+    int coded_width, coded_height;
+    int64_t pts, duration;
+    int key_frame, pict_type, corrupt, decode_error_flags, interlaced, top_field_first;
+    int sar_num, sar_den;
+    int color_primaries, color_trc, colorspace, color_range;
+    size_t crop_top, crop_bottom, crop_left, crop_right;
+} cav_frame_info;
+
+static inline void cav_frame_get_info(const AVCodecContext *ctx, const AVFrame *f, cav_frame_info *info) {
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)f->format);
+    info->width = f->width;
+    info->height = f->height;
+    info->format = f->format;
+    info->bit_depth = d ? d->comp[0].depth : 8;
+    info->chroma_shift_w = d ? d->log2_chroma_w : 1;
+    info->chroma_shift_h = d ? d->log2_chroma_h : 1;
+    info->planes = d ? av_pix_fmt_count_planes((enum AVPixelFormat)f->format) : 0;
+    info->nv = d && d->nb_components >= 3 && d->comp[1].plane == d->comp[2].plane;
+    info->coded_width = ctx->coded_width;
+    info->coded_height = ctx->coded_height;
+    info->pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
+    if (info->pts == AV_NOPTS_VALUE) info->pts = INT64_MIN;
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+    info->duration = f->duration;
+#else
+    info->duration = f->pkt_duration;
+#endif
+    info->key_frame = f->key_frame;
+    info->pict_type = (int)f->pict_type;
+    info->corrupt = (f->flags & AV_FRAME_FLAG_CORRUPT) != 0;
+    info->decode_error_flags = f->decode_error_flags;
+    info->interlaced = f->interlaced_frame;
+    info->top_field_first = f->top_field_first;
+    info->sar_num = f->sample_aspect_ratio.num;
+    info->sar_den = f->sample_aspect_ratio.den;
+    info->color_primaries = (int)f->color_primaries;
+    info->color_trc = (int)f->color_trc;
+    info->colorspace = (int)f->colorspace;
+    info->color_range = (int)f->color_range;
+    info->crop_top = f->crop_top;
+    info->crop_bottom = f->crop_bottom;
+    info->crop_left = f->crop_left;
+    info->crop_right = f->crop_right;
+}
+
+/// Plane `i`'s data pointer and stride (stride may be negative in FFmpeg; not for H.264 output).
+static inline const uint8_t *cav_frame_plane(const AVFrame *f, int i, int *stride) {
+    *stride = f->linesize[i];
+    return f->data[i];
+}
+
+/// The MD5 of the frame's samples as FFmpeg's framemd5 muxer hashes them: every plane row by row,
+/// `width × bytes per sample` bytes of each row (no stride padding). `digest` gets 16 bytes.
+static inline int cav_frame_md5(const AVFrame *f, uint8_t *digest) {
+    int size = av_image_get_buffer_size((enum AVPixelFormat)f->format, f->width, f->height, 1);
+    if (size < 0) return size;
+    uint8_t *buffer = av_malloc((size_t)size);
+    if (buffer == NULL) return AVERROR(ENOMEM);
+    int status = av_image_copy_to_buffer(buffer, size, (const uint8_t *const *)f->data, f->linesize,
+                                         (enum AVPixelFormat)f->format, f->width, f->height, 1);
+    if (status >= 0) av_md5_sum(digest, buffer, size);
+    av_free(buffer);
+    return status < 0 ? status : size;
+}
+#endif

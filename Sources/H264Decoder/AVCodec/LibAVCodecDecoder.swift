@@ -1,0 +1,109 @@
+internal import CAVCodec
+import H264
+
+/// One libavcodec H.264 decoder. Not thread-safe: the session uses it from its decoding queue
+/// only (and opens it under the session's lock before the first job reaches the queue).
+final class LibAVCodecDecoder {
+    private let context: UnsafeMutablePointer<AVCodecContext>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    /// Frame geometry of the last output, to mark format changes.
+    private var lastGeometry: (Int32, Int32, Int32) = (0, 0, -1)
+
+    /// Opens libavcodec's H.264 decoder.
+    /// The corresponding libavcodec calls are `avcodec_alloc_context3` and `avcodec_open2`.
+    init(configuration: DecoderConfiguration) throws(H264Error) {
+        Self.silenceLibraryLog
+        var status: Int32 = 0
+        guard let context = cav_h264_open(nil, 0, Int32(configuration.threadCount),
+                                          configuration.realTime ? 1 : 0, &status) else {
+            throw Self.error(status, "opening libavcodec's H.264 decoder")
+        }
+        guard let packet = av_packet_alloc() else {
+            cav_close(context)
+            throw H264Error(.decoderFailed, "av_packet_alloc: out of memory")
+        }
+        self.context = context
+        self.packet = packet
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
+        cav_close(context)
+    }
+
+    /// libavcodec logs to standard error by default; the session reports instead.
+    private static let silenceLibraryLog: Void = { cav_set_log_quiet() }()
+
+    static func error(_ status: Int32, _ what: String) -> H264Error {
+        var text = [CChar](repeating: 0, count: 128)
+        cav_error_string(status, &text, text.count)
+        let message = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return H264Error(.decoderFailed, "\(what): \(message) (\(status))")
+    }
+
+    /// The result of sending one access unit.
+    enum SendResult {
+        /// libavcodec took it.
+        case accepted
+        /// libavcodec rejected it as damaged (`AVERROR_INVALIDDATA`): reported, skipped.
+        case damaged
+    }
+
+    /// Sends one packet of `size` bytes that `fill` writes (Annex B), with times in microseconds.
+    /// The corresponding libavcodec call is `avcodec_send_packet`.
+    func send(size: Int, presentationTimeStamp: Int64?, duration: Int64, isKeyframe: Bool,
+              fill: (UnsafeMutableRawBufferPointer) throws(H264Error) -> Void) throws(H264Error) -> SendResult {
+        guard size > 0, size < Int(Int32.max) - 64 else { return .damaged }
+        guard let data = cav_packet_prepare(packet, Int32(size)) else {
+            throw H264Error(.decoderFailed, "av_new_packet: out of memory")
+        }
+        do {
+            try fill(UnsafeMutableRawBufferPointer(start: data, count: size))
+        } catch {
+            av_packet_unref(packet)
+            throw error
+        }
+        let status = cav_send_prepared(context, packet, presentationTimeStamp ?? Int64.min, duration, isKeyframe ? 1 : 0)
+        if status == 0 { return .accepted }
+        if status == cav_error_invalid_data() { return .damaged }
+        throw Self.error(status, "avcodec_send_packet")
+    }
+
+    /// Hands every frame libavcodec has ready to `deliver`.
+    /// The corresponding libavcodec call is `avcodec_receive_frame`.
+    ///
+    /// - Returns: true when the decoder reported the end of a drain (`AVERROR_EOF`).
+    @discardableResult
+    func receiveFrames(formatChanged: inout Bool, _ deliver: (DecodedFrame) -> Void) throws(H264Error) -> Bool {
+        while true {
+            guard let frame = av_frame_alloc() else { throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
+            let status = cav_receive(context, frame)
+            if status < 0 {
+                var p: UnsafeMutablePointer<AVFrame>? = frame
+                av_frame_free(&p)
+                if status == cav_error_again() { return false }
+                if status == cav_error_eof() { return true }
+                if status == cav_error_invalid_data() { continue }
+                throw Self.error(status, "avcodec_receive_frame")
+            }
+            var info = cav_frame_info()
+            cav_frame_get_info(context, frame, &info)
+            let geometry = (info.width, info.height, info.format)
+            let changed = formatChanged || (lastGeometry.2 >= 0 && geometry != lastGeometry)
+            lastGeometry = geometry
+            formatChanged = false
+            deliver(DecodedFrame(buffer: FrameBuffer(frame: frame), info: info, formatChanged: changed))
+        }
+    }
+
+    /// Drains delayed frames into `deliver` and makes the decoder usable again.
+    /// The corresponding libavcodec calls are `avcodec_send_packet(NULL)`, `avcodec_receive_frame`
+    /// until `AVERROR_EOF`, and `avcodec_flush_buffers`.
+    func drain(formatChanged: inout Bool, _ deliver: (DecodedFrame) -> Void) throws(H264Error) {
+        let status = cav_send_drain(context)
+        if status < 0 && status != cav_error_eof() { throw Self.error(status, "avcodec_send_packet(NULL)") }
+        try receiveFrames(formatChanged: &formatChanged, deliver)
+        cav_flush(context)
+    }
+}
