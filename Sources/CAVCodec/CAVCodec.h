@@ -43,9 +43,10 @@ static inline void cav_set_log_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 
 /// Opens an H.264 decoder. `extradata` (an avcC or Annex-B parameter sets, may be NULL) is copied
 /// with padding. `threads`: 0 = auto; `low_delay`: no frame threading and AV_CODEC_FLAG_LOW_DELAY.
-/// Returns NULL on failure with the error in `*error`.
+/// `reorder_depth` is the output delay to start with (`has_b_frames`), as FFmpeg's command-line
+/// tool sets it from probing. Returns NULL on failure with the error in `*error`.
 static inline AVCodecContext *cav_h264_open(const uint8_t *extradata, int extradata_size,
-                                            int threads, int low_delay, int *error) {
+                                            int threads, int low_delay, int reorder_depth, int *error) {
     *error = 0;
     const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_H264);
     if (codec == NULL) { *error = AVERROR_DECODER_NOT_FOUND; return NULL; }
@@ -64,6 +65,7 @@ static inline AVCodecContext *cav_h264_open(const uint8_t *extradata, int extrad
     } else {
         ctx->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
     }
+    ctx->has_b_frames = reorder_depth;
     ctx->pkt_timebase = (AVRational){1, 1000000};
     int status = avcodec_open2(ctx, codec, NULL);
     if (status < 0) { avcodec_free_context(&ctx); *error = status; return NULL; }

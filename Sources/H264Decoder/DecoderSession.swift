@@ -205,7 +205,7 @@ public final class DecoderSession: Sendable {
     }
 
     private func enqueue(_ job: Job) throws(H264Error) {
-        let decoder = try openDecoder(caller: "decode")
+        let decoder = try openDecoder(caller: "decode", firstJob: job)
         if let error = output.takeError() { throw error }
         pending.withLock { $0 += 1 }
         let context = self.context
@@ -227,11 +227,15 @@ public final class DecoderSession: Sendable {
         }
     }
 
-    private func openDecoder(caller: String) throws(H264Error) -> DecoderBox {
+    /// The session's decoder, opened on the caller's thread for the first access unit, with the
+    /// reorder depth its SPS allows (see `SequenceParameterSet.maximumReorderDepth`).
+    private func openDecoder(caller: String, firstJob job: Job) throws(H264Error) -> DecoderBox {
         try shared.withLock { (s) throws(H264Error) -> DecoderBox in
             guard s.state != .invalidated else { throw H264Error(.invalidDecoderState, "\(caller) after invalidate") }
             if let decoder = s.decoder { return decoder }
-            let decoder = DecoderBox(decoder: try LibAVCodecDecoder(configuration: s.configuration))
+            let reorder = s.configuration.realTime ? 0
+                : SequenceParameterSet.reorderDepth(format: job.format ?? formatDescription, avcc: job.data, lengthSize: job.lengthSize) ?? 0
+            let decoder = DecoderBox(decoder: try LibAVCodecDecoder(configuration: s.configuration, reorderDepth: reorder))
             s.decoder = decoder
             s.state = .decoding
             return decoder

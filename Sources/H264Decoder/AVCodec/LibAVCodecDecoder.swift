@@ -9,13 +9,15 @@ final class LibAVCodecDecoder {
     /// Frame geometry of the last output, to mark format changes.
     private var lastGeometry: (Int32, Int32, Int32) = (0, 0, -1)
 
-    /// Opens libavcodec's H.264 decoder.
+    /// Opens libavcodec's H.264 decoder; `reorderDepth` frames of output delay from the start
+    /// (libavcodec's `has_b_frames`).
     /// The corresponding libavcodec calls are `avcodec_alloc_context3` and `avcodec_open2`.
-    init(configuration: DecoderConfiguration) throws(H264Error) {
+    init(configuration: DecoderConfiguration, reorderDepth: Int) throws(H264Error) {
         Self.silenceLibraryLog
         var status: Int32 = 0
         guard let context = cav_h264_open(nil, 0, Int32(configuration.threadCount),
-                                          configuration.realTime ? 1 : 0, &status) else {
+                                          configuration.realTime ? 1 : 0,
+                                          Int32(clamping: reorderDepth), &status) else {
             throw Self.error(status, "opening libavcodec's H.264 decoder")
         }
         guard let packet = av_packet_alloc() else {
