@@ -175,10 +175,12 @@ public final class DecoderSession: Sendable {
     ///   - presentationTimeStamp: when the picture is shown (carried to its ``DecodedFrame``,
     ///     at microsecond precision); nil when unknown.
     ///   - duration: how long it is shown.
-    /// - Throws: `H264Error.Code.invalidDecoderState` after ``invalidate()``;
-    ///   `H264Error.Code.decoderFailed` when libavcodec cannot open, or for a failure while
-    ///   decoding an earlier access unit.
+    /// - Throws: `H264Error.Code.invalidDecoderState` after ``invalidate()``; the errors of
+    ///   `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)` when `data` is not AVCC with
+    ///   4-byte lengths (checked here, before queuing); `H264Error.Code.decoderFailed` when
+    ///   libavcodec cannot open, or for a failure while decoding an earlier access unit.
     public func decode(_ accessUnit: AccessUnit, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
+        _ = try AVCC.nalUnits(in: accessUnit.data, lengthSize: 4)
         try enqueue(Job(data: accessUnit.data, lengthSize: 4, format: accessUnit.formatDescription,
                         carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet),
                         isKeyframe: accessUnit.isIDR, presentationTimeStamp: presentationTimeStamp, duration: duration))
@@ -194,11 +196,14 @@ public final class DecoderSession: Sendable {
     ///     nil to use the session's, or 4-byte lengths and in-band parameter sets without one.
     ///   - presentationTimeStamp: when the picture is shown; nil when unknown.
     ///   - duration: how long it is shown.
-    /// - Throws: `H264Error.Code.invalidDecoderState` after ``invalidate()``;
-    ///   `H264Error.Code.decoderFailed` for a failure of libavcodec.
+    /// - Throws: `H264Error.Code.invalidDecoderState` after ``invalidate()``; the errors of
+    ///   `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)` for bytes that are not AVCC
+    ///   (checked here, before queuing); `H264Error.Code.decoderFailed` for a failure of
+    ///   libavcodec.
     public func decode(avcc: [UInt8], formatDescription: FormatDescription? = nil,
                        presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
         let format = formatDescription ?? self.formatDescription
+        _ = try AVCC.nalUnits(in: avcc, lengthSize: format?.nalUnitLengthSize ?? 4)
         try enqueue(Job(data: avcc, lengthSize: format?.nalUnitLengthSize ?? 4, format: formatDescription,
                         carriesParameterSets: false, isKeyframe: false,
                         presentationTimeStamp: presentationTimeStamp, duration: duration))
@@ -336,7 +341,7 @@ final class DecoderBox: @unchecked Sendable {
     private var decoder: LibAVCodecDecoder?
     /// The format whose parameter sets libavcodec last received out of band.
     private var sentFormat: FormatDescription?
-    private var formatChanged = false
+    private var mark = FormatChangeMark()
     private var damaged = false
 
     init(decoder: LibAVCodecDecoder) { self.decoder = decoder }
@@ -345,7 +350,7 @@ final class DecoderBox: @unchecked Sendable {
         guard let decoder else { return }
         var prefix: [[UInt8]] = []
         if let format = job.format ?? initialFormat, format != sentFormat {
-            if sentFormat != nil { formatChanged = true }
+            if sentFormat != nil { mark.set(presentationTimeStamp: job.presentationTimeStamp.map(Self.microseconds)) }
             sentFormat = format
             if !job.carriesParameterSets {
                 prefix = format.sequenceParameterSets + format.pictureParameterSets
@@ -369,11 +374,11 @@ final class DecoderBox: @unchecked Sendable {
             if job.lengthSize == 4 { try AnnexB.convertAVCCInPlace(rest) }
         }
         if case .damaged = result { damaged = true }
-        try decoder.receiveFrames(formatChanged: &formatChanged, deliver)
+        try decoder.receiveFrames(mark: &mark, deliver)
     }
 
     func drain(deliver: (DecodedFrame) -> Void) throws(H264Error) {
-        try decoder?.drain(formatChanged: &formatChanged, deliver)
+        try decoder?.drain(mark: &mark, deliver)
     }
 
     /// True once after an access unit libavcodec rejected.

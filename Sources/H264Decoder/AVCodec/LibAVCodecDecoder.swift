@@ -72,12 +72,13 @@ final class LibAVCodecDecoder {
         throw Self.error(status, "avcodec_send_packet")
     }
 
-    /// Hands every frame libavcodec has ready to `deliver`.
+    /// Hands every frame libavcodec has ready to `deliver`, marking the first frame of a new
+    /// format (`mark`) or of a new size or pixel format.
     /// The corresponding libavcodec call is `avcodec_receive_frame`.
     ///
     /// - Returns: true when the decoder reported the end of a drain (`AVERROR_EOF`).
     @discardableResult
-    func receiveFrames(formatChanged: inout Bool, _ deliver: (DecodedFrame) -> Void) throws(H264Error) -> Bool {
+    func receiveFrames(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(H264Error) -> Bool {
         while true {
             guard let frame = av_frame_alloc() else { throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
             let status = cav_receive(context, frame)
@@ -92,9 +93,9 @@ final class LibAVCodecDecoder {
             var info = cav_frame_info()
             cav_frame_get_info(context, frame, &info)
             let geometry = (info.width, info.height, info.format)
-            let changed = formatChanged || (lastGeometry.2 >= 0 && geometry != lastGeometry)
+            let geometryChanged = lastGeometry.2 >= 0 && geometry != lastGeometry
             lastGeometry = geometry
-            formatChanged = false
+            let changed = mark.take(presentationTimeStamp: info.pts == Int64.min ? nil : info.pts) || geometryChanged
             deliver(DecodedFrame(buffer: FrameBuffer(frame: frame), info: info, formatChanged: changed))
         }
     }
@@ -102,10 +103,32 @@ final class LibAVCodecDecoder {
     /// Drains delayed frames into `deliver` and makes the decoder usable again.
     /// The corresponding libavcodec calls are `avcodec_send_packet(NULL)`, `avcodec_receive_frame`
     /// until `AVERROR_EOF`, and `avcodec_flush_buffers`.
-    func drain(formatChanged: inout Bool, _ deliver: (DecodedFrame) -> Void) throws(H264Error) {
+    func drain(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(H264Error) {
         let status = cav_send_drain(context)
         if status < 0 && status != cav_error_eof() { throw Self.error(status, "avcodec_send_packet(NULL)") }
-        try receiveFrames(formatChanged: &formatChanged, deliver)
+        try receiveFrames(mark: &mark, deliver)
         cav_flush(context)
+    }
+}
+
+/// Which output frame is the first of a new format: the one decoded from the access unit that
+/// brought the format (found by its presentation time, since frames leave libavcodec in
+/// presentation order), or the next output when that access unit carried no time.
+struct FormatChangeMark {
+    private var pending = false
+    private var presentationTimeStamp: Int64?
+
+    /// A new format starts with the access unit of this time.
+    mutating func set(presentationTimeStamp: Int64?) {
+        pending = true
+        self.presentationTimeStamp = presentationTimeStamp
+    }
+
+    /// True for the frame to mark (once).
+    mutating func take(presentationTimeStamp pts: Int64?) -> Bool {
+        guard pending else { return false }
+        if let wanted = presentationTimeStamp, let pts, pts < wanted { return false }
+        pending = false
+        return true
     }
 }
