@@ -56,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "h264",
             dependencies: [
-                "H264", "H264Encoder",
+                "H264", "H264Encoder", "H264Decoder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
