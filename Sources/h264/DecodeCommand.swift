@@ -56,7 +56,6 @@ struct DecodeCommand: ParsableCommand {
         var damaged = 0
         var error: String?
         var y4mSize: (Int, Int, String)?
-        var frameRate: (Int, Int) = (25, 1)
     }
 
     private func decode() throws {
@@ -81,7 +80,7 @@ struct DecodeCommand: ParsableCommand {
                 guard s.error == nil else { return }
                 do {
                     if asFramemd5 {
-                        if s.frames == 0 { try writeAll(descriptor, Array(Self.framemd5Header(frame, rate: s.frameRate).utf8), name: outputName) }
+                        if s.frames == 0 { try writeAll(descriptor, Array(Self.framemd5Header(frame, rate: Self.rational(frame)).utf8), name: outputName) }
                         try writeAll(descriptor, Array(Self.framemd5Line(frame, index: s.frames).utf8), name: outputName)
                     } else {
                         var bytes: [UInt8] = []
@@ -93,7 +92,7 @@ struct DecodeCommand: ParsableCommand {
                                 }
                             } else {
                                 s.y4mSize = size
-                                bytes += try Self.y4mHeader(frame, rate: s.frameRate).utf8
+                                bytes += try Self.y4mHeader(frame, rate: Self.rational(frame)).utf8
                             }
                             bytes += "FRAME\n".utf8
                         }
@@ -133,55 +132,28 @@ struct DecodeCommand: ParsableCommand {
         let clock = ContinuousClock()
         let started = clock.now
         var lastProgress = started
-        var receiver = AccessUnitReceiver()
+        var decoder = AnnexBDecoder(session: session)
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        var index = 0
-        var frameDuration = Duration.milliseconds(40)
-        var skipped = 0
-        func feed(_ events: [AccessUnitReceiver.Event]) throws {
-            for event in events {
-                switch event {
-                case .accessUnit(let unit):
-                    if index == 0, let rate = unit.formatDescription?.sequenceParameterSet?.frameRate, rate > 0, rate < 1000 {
-                        let fraction = Self.rational(rate)
-                        state.withLock { $0.frameRate = fraction }
-                        frameDuration = .seconds(Double(fraction.1) / Double(fraction.0))
-                    }
-                    try session.waitForQueuedAccessUnits(downTo: 8)
-                    do throws(H264Error) {
-                        try session.decode(unit, presentationTimeStamp: frameDuration * index, duration: frameDuration)
-                    } catch {
-                        throw CLIError(file: name, error)
-                    }
-                    index += 1
-                case .skipped(let skip):
-                    skipped += skip.accessUnitCount
-                case .missingParameterSets:
-                    break
+        do {
+            while true {
+                let count = try chunk.withUnsafeMutableBytes { try stream.read(into: $0) }
+                if count == 0 { break }
+                try session.waitForQueuedAccessUnits(downTo: 8)
+                try decoder.append(chunk[0..<count])
+                if let error = state.withLock({ $0.error }) { throw CLIError(error) }
+                if progress, clock.now - lastProgress > .milliseconds(250) {
+                    lastProgress = clock.now
+                    let frames = state.withLock { $0.frames }
+                    let elapsed = (clock.now - started) / .seconds(1)
+                    FileHandle.standardError.write(Data("\r\(frames) frames, \(EncodeCommand.format(Double(frames) / max(elapsed, 0.001))) fps   ".utf8))
                 }
             }
-            if let error = state.withLock({ $0.error }) { throw CLIError(error) }
-        }
-        while true {
-            let count = try chunk.withUnsafeMutableBytes { try stream.read(into: $0) }
-            if count == 0 { break }
-            chunk.withUnsafeBytes { receiver.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            var events: [AccessUnitReceiver.Event] = []
-            while let event = receiver.next() { events.append(event) }
-            try feed(events)
-            if progress, clock.now - lastProgress > .milliseconds(250) {
-                lastProgress = clock.now
-                let frames = state.withLock { $0.frames }
-                let elapsed = (clock.now - started) / .seconds(1)
-                FileHandle.standardError.write(Data("\r\(frames) frames, \(EncodeCommand.format(Double(frames) / max(elapsed, 0.001))) fps   ".utf8))
-            }
-        }
-        try feed(receiver.finish())
-        do throws(H264Error) {
-            try session.waitForAsynchronousFrames()
-        } catch {
+            try decoder.finish()
+        } catch let error as H264Error {
             throw CLIError(file: name, error)
         }
+        let index = decoder.accessUnitCount
+        let skipped = decoder.skippedAccessUnitCount
         session.invalidate()
         if out !== FileHandle.standardOutput { try out.close() }
         let s = state.withLock { (frames: $0.frames, damaged: $0.damaged, error: $0.error, size: $0.y4mSize) }
@@ -195,6 +167,12 @@ struct DecodeCommand: ParsableCommand {
             if skipped > 0 { line += ", \(skipped) access units skipped before a usable IDR" }
             FileHandle.standardError.write(Data((line + "\n").utf8))
         }
+    }
+
+    /// The frame rate of a frame's duration (which `AnnexBDecoder` sets from the SPS).
+    static func rational(_ frame: DecodedFrame) -> (Int, Int) {
+        let seconds = frame.duration / .seconds(1)
+        return seconds > 0 ? rational(1 / seconds) : (25, 1)
     }
 
     /// A frame rate as a fraction: N/1, or N×1000/1001 rates as (N×1000, 1001).
