@@ -30,6 +30,9 @@ enum FuzzTarget: String, CaseIterable {
     /// The y4m reader of `h264 encode` (Y4MReader.swift is a link to Sources/h264's): frames
     /// come out whole or as a `Y4MError`.
     case y4m
+    /// Arbitrary bytes, in chunks drawn from the first 8 bytes, through `AnnexBDecoder` into a
+    /// libavcodec `DecoderSession` (DecoderTarget.swift): every frame's planes are consistent.
+    case decoder
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -43,6 +46,7 @@ enum FuzzTarget: String, CaseIterable {
         case .assembler: Self.assembler(bytes)
         case .roundtrip: Self.roundTrip(bytes)
         case .y4m: Self.y4m(bytes)
+        case .decoder: Self.decoder(bytes)
         }
     }
 
