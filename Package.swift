@@ -70,8 +70,10 @@ let package = Package(
         .testTarget(name: "H264DecoderTests", dependencies: ["H264", "H264Decoder", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
         .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
+        // A plain C loop over libavcodec, used only by H264Benchmarks.
+        .target(name: "CAVCodecBaseline", dependencies: ["CAVCodec"], path: "Sources/CAVCodecBaseline"),
         .testTarget(name: "H264Benchmarks", dependencies: [
-            "H264", "H264Encoder", "H264TestSupport", "CX264Baseline",
+            "H264", "H264Encoder", "H264Decoder", "H264TestSupport", "CX264Baseline", "CAVCodecBaseline",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: ["H264", "h264", "H264TestSupport"], swiftSettings: strictSwift),

@@ -1,4 +1,5 @@
 internal import CAVCodec
+import H264
 
 /// A decoded picture — what VideoToolbox hands a decompression output callback as a
 /// `CVImageBuffer` with its timing and `VTDecodeInfoFlags`.
@@ -227,18 +228,66 @@ public struct DecodedFrame: Sendable {
     public var packedByteCount: Int { max(Int(cav_frame_packed_size(buffer.frame)), 0) }
 }
 
-/// Owns one reference to a libavcodec frame (`av_frame_unref` + `av_frame_free` when released).
+/// Owns one reference to a libavcodec frame; when released, unreferences it
+/// (`av_frame_unref`: the picture buffer goes back to libavcodec's pool) and returns the
+/// `AVFrame` shell to its decoder's ``FramePool`` for the next picture.
 ///
 /// `@unchecked Sendable`: the frame is filled by `avcodec_receive_frame` before this object is
 /// shared and never written afterwards; libavutil's buffer references are counted atomically,
 /// so releasing it from any thread is safe.
 final class FrameBuffer: @unchecked Sendable {
     let frame: UnsafeMutablePointer<AVFrame>
+    private let pool: FramePool
 
-    init(frame: UnsafeMutablePointer<AVFrame>) { self.frame = frame }
+    init(frame: UnsafeMutablePointer<AVFrame>, pool: FramePool) {
+        self.frame = frame
+        self.pool = pool
+    }
 
     deinit {
-        var pointer: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&pointer)
+        pool.recycle(frame)
+    }
+}
+
+/// Empty `AVFrame` shells for a decoder's output, so that receiving a picture allocates no
+/// `AVFrame` once as many as are alive at once have been made (a decoder holds a few; a
+/// consumer holding many frames gets new ones).
+final class FramePool: Sendable {
+    /// The shells, each unreferenced (`av_frame_unref`), owned by the pool.
+    private let shells: Locked<[UnsafeMutablePointer<AVFrame>]>
+    private static let limit = 32
+
+    init() {
+        var shells: [UnsafeMutablePointer<AVFrame>] = []
+        shells.reserveCapacity(Self.limit)
+        self.shells = Locked(shells)
+    }
+
+    deinit {
+        shells.withLock { shells in
+            for shell in shells {
+                var pointer: UnsafeMutablePointer<AVFrame>? = shell
+                av_frame_free(&pointer)
+            }
+        }
+    }
+
+    /// An empty frame: from the pool, or `av_frame_alloc`; nil when out of memory.
+    func take() -> UnsafeMutablePointer<AVFrame>? {
+        shells.withLock { $0.popLast() } ?? av_frame_alloc()
+    }
+
+    /// Unreferences `frame` and keeps it for reuse (or frees it past the pool's limit).
+    func recycle(_ frame: UnsafeMutablePointer<AVFrame>) {
+        av_frame_unref(frame)
+        let kept = shells.withLock { shells -> Bool in
+            guard shells.count < Self.limit else { return false }
+            shells.append(frame)
+            return true
+        }
+        if !kept {
+            var pointer: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&pointer)
+        }
     }
 }

@@ -79,7 +79,11 @@ public final class DecoderSession: Sendable {
     private let logger: Logger
     /// The format given at creation: its parameter sets go ahead of the first access unit.
     public let formatDescription: FormatDescription?
-    private let pending = Locked(0)
+    /// Access units accepted by `decode`, oldest first; each submission of ``decodeNext`` to the
+    /// queue decodes one. Submitting one stored block (not a new closure per access unit) keeps
+    /// `decode` free of heap allocations.
+    private let pending: Locked<PendingJobs>
+    private let decodeNext: @convention(block) @Sendable () -> Void
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Creates a session (VideoToolbox's `VTDecompressionSessionCreate`). Cheap: libavcodec
@@ -101,6 +105,23 @@ public final class DecoderSession: Sendable {
         context = DecoderOutputContext(sink: output)
         queue = DispatchQueue(label: "H264Decoder.DecoderSession")
         self.logger = logger
+        let pending = Locked(PendingJobs())
+        self.pending = pending
+        decodeNext = { [context, formatDescription] in
+            let next = pending.withLock { $0.popFirst() }
+            if let next, !context.sink.isInvalidated {
+                do {
+                    try next.decoder.decode(next.job, initialFormat: formatDescription, deliver: context.deliver)
+                } catch {
+                    context.sink.record(error)
+                }
+                if next.decoder.takeDamaged() {
+                    context.sink.countDamaged()
+                    logger.warning("libavcodec rejected a damaged access unit; decoding goes on")
+                }
+            }
+            pending.withLockWakingWaiters { $0.finishOne() }
+        }
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(output))
         context.session = self
     }
@@ -180,7 +201,7 @@ public final class DecoderSession: Sendable {
     ///   4-byte lengths (checked here, before queuing); `H264Error.Code.decoderFailed` when
     ///   libavcodec cannot open, or for a failure while decoding an earlier access unit.
     public func decode(_ accessUnit: AccessUnit, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
-        _ = try AVCC.nalUnits(in: accessUnit.data, lengthSize: 4)
+        try Self.checkAVCC(accessUnit.data, lengthSize: 4)
         try enqueue(Job(data: accessUnit.data, lengthSize: 4, format: accessUnit.formatDescription,
                         carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet),
                         isKeyframe: accessUnit.isIDR, presentationTimeStamp: presentationTimeStamp, duration: duration))
@@ -203,33 +224,25 @@ public final class DecoderSession: Sendable {
     public func decode(avcc: [UInt8], formatDescription: FormatDescription? = nil,
                        presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
         let format = formatDescription ?? self.formatDescription
-        _ = try AVCC.nalUnits(in: avcc, lengthSize: format?.nalUnitLengthSize ?? 4)
+        try Self.checkAVCC(avcc, lengthSize: format?.nalUnitLengthSize ?? 4)
         try enqueue(Job(data: avcc, lengthSize: format?.nalUnitLengthSize ?? 4, format: formatDescription,
                         carriesParameterSets: false, isKeyframe: false,
                         presentationTimeStamp: presentationTimeStamp, duration: duration))
     }
 
+    /// Checks that `bytes` split into NAL units (without collecting them: no allocation).
+    private static func checkAVCC(_ bytes: [UInt8], lengthSize: Int) throws(H264Error) {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(H264Error) in try AVCC.forEachNALUnit(in: buffer, lengthSize: lengthSize) { _ in } }
+        }
+        try result.get()
+    }
+
     private func enqueue(_ job: Job) throws(H264Error) {
         let decoder = try openDecoder(caller: "decode", firstJob: job)
         if let error = output.takeError() { throw error }
-        pending.withLock { $0 += 1 }
-        let context = self.context
-        let pending = self.pending
-        let initialFormat = formatDescription
-        let logger = self.logger
-        queue.async {
-            defer { pending.withLockWakingWaiters { $0 -= 1 } }
-            guard !context.sink.isInvalidated else { return }
-            do {
-                try decoder.decode(job, initialFormat: initialFormat, deliver: context.deliver)
-            } catch {
-                context.sink.record(error)
-            }
-            if decoder.takeDamaged() {
-                context.sink.countDamaged()
-                logger.warning("libavcodec rejected a damaged access unit; decoding goes on", metadata: ["bytes": "\(job.data.count)"])
-            }
-        }
+        pending.withLock { $0.append(QueuedJob(job: job, decoder: decoder)) }
+        queue.async(execute: decodeNext)
     }
 
     /// The session's decoder, opened on the caller's thread for the first access unit, with the
@@ -300,7 +313,7 @@ public final class DecoderSession: Sendable {
             throw H264Error(.invalidDecoderState, "waitForQueuedAccessUnits cannot be called from the output handler")
         }
         let limit = max(count, 0)
-        pending.wait { $0 <= limit }
+        pending.wait { $0.unfinished <= limit }
     }
 
     /// Ends the session (VideoToolbox's `VTDecompressionSessionInvalidate`): access units not
@@ -331,6 +344,45 @@ struct Job: Sendable {
     let isKeyframe: Bool
     let presentationTimeStamp: Duration?
     let duration: Duration
+}
+
+/// An access unit and the decoder it goes to.
+struct QueuedJob: Sendable {
+    let job: Job
+    let decoder: DecoderBox
+}
+
+/// A FIFO of queued access units whose storage is reused (no allocation per access unit once it
+/// has grown). A job's slot is emptied when it is taken.
+struct PendingJobs: Sendable {
+    private var jobs: [QueuedJob?] = []
+    private var head = 0
+    /// Jobs appended and not yet finished: those waiting and the one being decoded.
+    private(set) var unfinished = 0
+
+    mutating func append(_ job: QueuedJob) {
+        if head == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        jobs.append(job)
+        unfinished += 1
+    }
+
+    /// A taken job is done (decoded, or dropped after `invalidate`).
+    mutating func finishOne() { unfinished -= 1 }
+
+    mutating func popFirst() -> QueuedJob? {
+        guard head < jobs.count else { return nil }
+        let job = jobs[head]
+        jobs[head] = nil
+        head += 1
+        if head == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return job
+    }
 }
 
 /// The libavcodec decoder and what the queue remembers between access units.

@@ -196,7 +196,9 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
         damaged.removeSubrange(cutStart..<(units[46].streamOffset + units[46].byteCount / 2))
         damaged.removeSubrange(units[30].streamOffset..<(units[30].streamOffset + units[30].byteCount))
         let out = Locked<[DecodedFrame]>([])
-        let session = try DecoderSession { f in out.withLock { $0.append(f) } }
+        // One thread: with frame threads, whether libavcodec flags a concealed picture as
+        // corrupt depends on which thread saw the error first.
+        let session = try DecoderSession(configuration: DecoderConfiguration(threads: .count(1))) { f in out.withLock { $0.append(f) } }
         var receiver = AccessUnitReceiver()
         var rejected = 0
         for event in receiver.receive(damaged) + receiver.finish() {
@@ -207,7 +209,8 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
         let frames = out.withLock { $0 }
         session.invalidate()
         #expect(frames.count >= 60)
-        #expect(frames.contains { $0.flags.contains(.damaged) } || session.damagedAccessUnitCount > 0 || rejected > 0)
+        #expect(frames.filter { $0.flags.contains(.damaged) }.count >= 1, "damaged frames flagged")
+        #expect(rejected == 0, "the receiver hands out well-formed AVCC")
         // From the IDR at 60 on, every frame is FFmpeg's again.
         #expect(frames.suffix(40).map { FrameDigest(size: $0.packedByteCount, md5: $0.md5()) } == Array(clean.digests.suffix(40)))
     }

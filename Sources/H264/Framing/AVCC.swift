@@ -32,8 +32,18 @@ public enum AVCC {
     ///   the length field.
     public static func nalUnits(in buffer: UnsafeRawBufferPointer, lengthSize: Int,
                                 allowingEmptyNALUnits: Bool = false) throws(H264Error) -> [Range<Int>] {
-        try validate(lengthSize: lengthSize)
         var result: [Range<Int>] = []
+        try forEachNALUnit(in: buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits) { result.append($0) }
+        return result
+    }
+
+    /// Walks length-prefixed data, calling `body` with the byte range of each NAL unit, without
+    /// collecting them (no allocation): the checks and errors of
+    /// ``nalUnits(in:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``, which
+    /// calls it.
+    package static func forEachNALUnit(in buffer: UnsafeRawBufferPointer, lengthSize: Int, allowingEmptyNALUnits: Bool = false,
+                                       _ body: (Range<Int>) -> Void) throws(H264Error) {
+        try validate(lengthSize: lengthSize)
         var position = 0
         while position < buffer.count {
             let length = try readLength(in: buffer, at: position, lengthSize: lengthSize)
@@ -43,11 +53,10 @@ public enum AVCC {
                     throw H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
                 }
             } else {
-                result.append(start..<start + length)
+                body(start..<start + length)
             }
             position = start + length
         }
-        return result
     }
 
     /// Splits length-prefixed data into its NAL units.

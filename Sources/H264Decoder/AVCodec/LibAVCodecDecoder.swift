@@ -6,6 +6,7 @@ import H264
 final class LibAVCodecDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
+    private let pool = FramePool()
     /// Frame geometry of the last output, to mark format changes.
     private var lastGeometry: (Int32, Int32, Int32) = (0, 0, -1)
 
@@ -80,11 +81,10 @@ final class LibAVCodecDecoder {
     @discardableResult
     func receiveFrames(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(H264Error) -> Bool {
         while true {
-            guard let frame = av_frame_alloc() else { throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
+            guard let frame = pool.take() else { throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
             let status = cav_receive(context, frame)
             if status < 0 {
-                var p: UnsafeMutablePointer<AVFrame>? = frame
-                av_frame_free(&p)
+                pool.recycle(frame)
                 if status == cav_error_again() { return false }
                 if status == cav_error_eof() { return true }
                 if status == cav_error_invalid_data() { continue }
@@ -96,7 +96,7 @@ final class LibAVCodecDecoder {
             let geometryChanged = lastGeometry.2 >= 0 && geometry != lastGeometry
             lastGeometry = geometry
             let changed = mark.take(presentationTimeStamp: info.pts == Int64.min ? nil : info.pts) || geometryChanged
-            deliver(DecodedFrame(buffer: FrameBuffer(frame: frame), info: info, formatChanged: changed))
+            deliver(DecodedFrame(buffer: FrameBuffer(frame: frame, pool: pool), info: info, formatChanged: changed))
         }
     }
 
