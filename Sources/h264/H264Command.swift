@@ -4,7 +4,7 @@ import ArgumentParser
 struct H264Command: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "h264",
-        abstract: "Encode, decode, inspect, convert and serve H.264 streams.",
-        subcommands: [EncodeCommand.self, DecodeCommand.self, InspectCommand.self, ConvertCommand.self, ServeCommand.self]
+        abstract: "Encode, decode, transcode, inspect, convert and serve H.264 streams.",
+        subcommands: [EncodeCommand.self, DecodeCommand.self, TranscodeCommand.self, InspectCommand.self, ConvertCommand.self, ServeCommand.self]
     )
 }
