@@ -67,7 +67,10 @@ let package = Package(
         .target(name: "H264TestSupport", dependencies: ["H264"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264DecoderTests", dependencies: ["H264", "H264Decoder", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264DecoderTests", dependencies: [
+            "H264", "H264Decoder", "H264Encoder", "H264TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
         .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
         // A plain C loop over libavcodec, used only by H264Benchmarks.

@@ -19,6 +19,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/md5.h>
@@ -41,13 +42,51 @@ static inline void cav_error_string(int error, char *buffer, size_t size) {
 /// Silences libavcodec's own log (the session reports what matters through swift-log).
 static inline void cav_set_log_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 
+/// Picks the hardware pixel format the context's `opaque` names when libavcodec offers it,
+/// otherwise libavcodec's default (software) choice.
+static inline enum AVPixelFormat cav_get_format(AVCodecContext *ctx, const enum AVPixelFormat *formats) {
+    enum AVPixelFormat wanted = (enum AVPixelFormat)(intptr_t)ctx->opaque;
+    for (const enum AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; p++) {
+        if (*p == wanted) return *p;
+    }
+    return avcodec_default_get_format(ctx, formats);
+}
+
+/// Attaches a hardware device of FFmpeg's type `name` ("vaapi", "cuda", "qsv" …) to `ctx`
+/// through hwaccel and `get_format`, as FFmpeg's own tools do. Returns 1 when a device opened,
+/// 0 when not (no such type, no hwaccel for H.264, no device): the context then decodes in
+/// software.
+static inline int cav_attach_hardware(AVCodecContext *ctx, const AVCodec *codec, const char *name) {
+    enum AVHWDeviceType type = av_hwdevice_find_type_by_name(name);
+    if (type == AV_HWDEVICE_TYPE_NONE) return 0;
+    enum AVPixelFormat format = AV_PIX_FMT_NONE;
+    for (int i = 0;; i++) {
+        const AVCodecHWConfig *config = avcodec_get_hw_config(codec, i);
+        if (config == NULL) break;
+        if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && config->device_type == type) {
+            format = config->pix_fmt;
+            break;
+        }
+    }
+    if (format == AV_PIX_FMT_NONE) return 0;
+    AVBufferRef *device = NULL;
+    if (av_hwdevice_ctx_create(&device, type, NULL, NULL, 0) < 0) return 0;
+    ctx->hw_device_ctx = device;
+    ctx->opaque = (void *)(intptr_t)format;
+    ctx->get_format = cav_get_format;
+    return 1;
+}
+
 /// Opens an H.264 decoder. `extradata` (an avcC or Annex-B parameter sets, may be NULL) is copied
 /// with padding. `threads`: 0 = auto; `low_delay`: no frame threading and AV_CODEC_FLAG_LOW_DELAY.
 /// `reorder_depth` is the output delay to start with (`has_b_frames`), as FFmpeg's command-line
-/// tool sets it from probing. Returns NULL on failure with the error in `*error`.
+/// tool sets it from probing. `hardware` (NULL for none) names a device type to try;
+/// `*hardware_in_use` says whether one opened. Returns NULL on failure with the error in `*error`.
 static inline AVCodecContext *cav_h264_open(const uint8_t *extradata, int extradata_size,
-                                            int threads, int low_delay, int reorder_depth, int *error) {
+                                            int threads, int low_delay, int reorder_depth,
+                                            const char *hardware, int *hardware_in_use, int *error) {
     *error = 0;
+    *hardware_in_use = 0;
     const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_H264);
     if (codec == NULL) { *error = AVERROR_DECODER_NOT_FOUND; return NULL; }
     AVCodecContext *ctx = avcodec_alloc_context3(codec);
@@ -67,6 +106,7 @@ static inline AVCodecContext *cav_h264_open(const uint8_t *extradata, int extrad
     }
     ctx->has_b_frames = reorder_depth;
     ctx->pkt_timebase = (AVRational){1, 1000000};
+    if (hardware != NULL) *hardware_in_use = cav_attach_hardware(ctx, codec, hardware);
     int status = avcodec_open2(ctx, codec, NULL);
     if (status < 0) { avcodec_free_context(&ctx); *error = status; return NULL; }
     return ctx;
@@ -117,9 +157,19 @@ static inline int cav_frame_copy_packed(const AVFrame *f, uint8_t *buffer, int s
                                    (enum AVPixelFormat)f->format, f->width, f->height, 1);
 }
 
-/// Receives one decoded frame into `frame` (0), or EAGAIN / EOF / an error.
+/// Receives one decoded frame into `frame` (0), or EAGAIN / EOF / an error. A frame in a
+/// hardware surface is downloaded into system memory (`av_hwframe_transfer_data`) first.
 static inline int cav_receive(AVCodecContext *ctx, AVFrame *frame) {
-    return avcodec_receive_frame(ctx, frame);
+    int status = avcodec_receive_frame(ctx, frame);
+    if (status < 0 || frame->hw_frames_ctx == NULL) return status;
+    AVFrame *software = av_frame_alloc();
+    if (software == NULL) { av_frame_unref(frame); return AVERROR(ENOMEM); }
+    status = av_hwframe_transfer_data(software, frame, 0);
+    if (status >= 0) status = av_frame_copy_props(software, frame);
+    av_frame_unref(frame);
+    if (status >= 0) av_frame_move_ref(frame, software);
+    av_frame_free(&software);
+    return status;
 }
 
 /// Makes the context usable again after draining.

@@ -11,6 +11,20 @@ public struct DecoderConfiguration: Hashable, Sendable {
         case count(Int)
     }
 
+    /// A hardware decoder to try, through libavcodec's hwaccel (FFmpeg's device type names).
+    /// When no device of the type opens, the session decodes in software and says so once in
+    /// its log (and in `DecoderSession.hardwareAccelerationInUse`).
+    public enum HardwareAcceleration: String, Hashable, Sendable, CaseIterable {
+        /// VA-API (Intel, AMD) on Linux.
+        case vaapi
+        /// NVIDIA CUDA/NVDEC.
+        case cuda
+        /// Intel Quick Sync Video.
+        case qsv
+        /// Vulkan video.
+        case vulkan
+    }
+
     /// Decoding threads. With more than one and ``realTime`` false, libavcodec decodes several
     /// frames at once (frame threading): more throughput, one frame of delay per thread.
     public var threads: Threads = .automatic
@@ -20,10 +34,16 @@ public struct DecoderConfiguration: Hashable, Sendable {
     /// (B-frames) still need their reorder delay. VideoToolbox's `kVTDecompressionPropertyKey_RealTime`.
     public var realTime: Bool = false
 
-    /// Creates a configuration: automatic threads, not real time.
-    public init(threads: Threads = .automatic, realTime: Bool = false) {
+    /// The hardware decoder to try; nil (the default) decodes in software. Frames decoded in
+    /// hardware are downloaded into system memory, so a ``DecodedFrame`` looks the same either
+    /// way. VideoToolbox's `kVTVideoDecoderSpecification_EnableHardwareAcceleratedVideoDecoder`.
+    public var hardwareAcceleration: HardwareAcceleration? = nil
+
+    /// Creates a configuration: automatic threads, not real time, software decoding.
+    public init(threads: Threads = .automatic, realTime: Bool = false, hardwareAcceleration: HardwareAcceleration? = nil) {
         self.threads = threads
         self.realTime = realTime
+        self.hardwareAcceleration = hardwareAcceleration
     }
 
     /// libavcodec's `thread_count`.

@@ -68,6 +68,7 @@ public final class DecoderSession: Sendable {
         var state: State = .created
         var configuration: DecoderConfiguration
         var decoder: DecoderBox?
+        var hardwareAccelerationInUse: DecoderConfiguration.HardwareAcceleration?
         var continuation: AsyncStream<DecodedFrame>.Continuation?
         var stream: AsyncStream<DecodedFrame>?
     }
@@ -142,6 +143,13 @@ public final class DecoderSession: Sendable {
 
     /// The configuration in force.
     public var configuration: DecoderConfiguration { shared.withLock { $0.configuration } }
+
+    /// The hardware decoder in use: nil before the first access unit, in software (the default,
+    /// or when the configuration's `hardwareAcceleration` found no device), and after
+    /// invalidation of a software session.
+    public var hardwareAccelerationInUse: DecoderConfiguration.HardwareAcceleration? {
+        shared.withLock { $0.hardwareAccelerationInUse }
+    }
 
     /// How many access units libavcodec rejected as damaged so far (reported and skipped).
     public var damagedAccessUnitCount: Int { output.damagedCount }
@@ -253,7 +261,16 @@ public final class DecoderSession: Sendable {
             if let decoder = s.decoder { return decoder }
             let reorder = s.configuration.realTime ? 0
                 : SequenceParameterSet.reorderDepth(format: job.format ?? formatDescription, avcc: job.data, lengthSize: job.lengthSize) ?? 0
-            let decoder = DecoderBox(decoder: try LibAVCodecDecoder(configuration: s.configuration, reorderDepth: reorder))
+            let libavcodec = try LibAVCodecDecoder(configuration: s.configuration, reorderDepth: reorder)
+            if let wanted = s.configuration.hardwareAcceleration {
+                if let used = libavcodec.hardwareAcceleration {
+                    logger.info("decoding in hardware", metadata: ["device": "\(used.rawValue)"])
+                } else {
+                    logger.warning("no \(wanted.rawValue) device opened: decoding in software")
+                }
+            }
+            s.hardwareAccelerationInUse = libavcodec.hardwareAcceleration
+            let decoder = DecoderBox(decoder: libavcodec)
             s.decoder = decoder
             s.state = .decoding
             return decoder

@@ -7,6 +7,8 @@ final class LibAVCodecDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let pool = FramePool()
+    /// The hardware decoder in use; nil when decoding in software.
+    let hardwareAcceleration: DecoderConfiguration.HardwareAcceleration?
     /// Frame geometry of the last output, to mark format changes.
     private var lastGeometry: (Int32, Int32, Int32) = (0, 0, -1)
 
@@ -16,11 +18,21 @@ final class LibAVCodecDecoder {
     init(configuration: DecoderConfiguration, reorderDepth: Int) throws(H264Error) {
         Self.silenceLibraryLog
         var status: Int32 = 0
-        guard let context = cav_h264_open(nil, 0, Int32(configuration.threadCount),
-                                          configuration.realTime ? 1 : 0,
-                                          Int32(clamping: reorderDepth), &status) else {
+        var hardwareInUse: Int32 = 0
+        let opened = { (hardware: UnsafePointer<CChar>?) in
+            cav_h264_open(nil, 0, Int32(configuration.threadCount), configuration.realTime ? 1 : 0,
+                          Int32(clamping: reorderDepth), hardware, &hardwareInUse, &status)
+        }
+        let context: UnsafeMutablePointer<AVCodecContext>?
+        if let hardware = configuration.hardwareAcceleration {
+            context = hardware.rawValue.withCString { opened($0) }
+        } else {
+            context = opened(nil)
+        }
+        guard let context else {
             throw Self.error(status, "opening libavcodec's H.264 decoder")
         }
+        hardwareAcceleration = hardwareInUse != 0 ? configuration.hardwareAcceleration : nil
         guard let packet = av_packet_alloc() else {
             cav_close(context)
             throw H264Error(.decoderFailed, "av_packet_alloc: out of memory")
