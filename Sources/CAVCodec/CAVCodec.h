@@ -198,8 +198,9 @@ static inline void cav_frame_get_info(const AVCodecContext *ctx, const AVFrame *
     info->nv = d && d->nb_components >= 3 && d->comp[1].plane == d->comp[2].plane;
     info->coded_width = ctx->coded_width;
     info->coded_height = ctx->coded_height;
-    info->pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
-    if (info->pts == AV_NOPTS_VALUE) info->pts = INT64_MIN;
+    // The packet's own time, reordered with its picture (not best_effort_timestamp, which
+    // guesses one for untimed packets; the session stamps those itself).
+    info->pts = f->pts == AV_NOPTS_VALUE ? INT64_MIN : f->pts;
 #if LIBAVUTIL_VERSION_MAJOR >= 58
     info->duration = f->duration;
 #else

@@ -15,9 +15,9 @@ public import H264
 /// arrived, each access unit goes to the session with its `FormatDescription`, and what the
 /// receiver skipped is counted here. A time stamp given with a chunk belongs to the first access
 /// unit that begins in that chunk (as a PES or RTP time stamp belongs to the picture that starts
-/// in its packet); an access unit without one gets the previous one's time plus
-/// ``frameDuration`` — times in decode order, right for streams without frame reordering (a
-/// stream with B-frames needs its times from the transport).
+/// in its packet); an access unit without one goes to the session untimed with a duration of
+/// ``frameDuration``, and its frame is stamped at output, the previous frame's time plus that
+/// duration — in presentation order, so B-frame streams come out evenly spaced too.
 public struct AnnexBDecoder: Sendable {
     /// The session the access units go to.
     public let session: DecoderSession
@@ -27,7 +27,6 @@ public struct AnnexBDecoder: Sendable {
     private var receiver = AccessUnitReceiver()
     /// Time stamps given with chunks, by the stream offset of the chunk's first byte.
     private var marks: [(offset: Int, time: Duration)] = []
-    private var lastTime: Duration?
     /// How many access units were handed to the session.
     public private(set) var accessUnitCount = 0
     /// How many access units the receiver dropped before a usable IDR (joining mid-stream,
@@ -83,15 +82,14 @@ public struct AnnexBDecoder: Sendable {
                 frameDuration = rate > 0 && rate < 1000 ? .seconds(1 / rate) : .milliseconds(40)
             }
             let duration = frameDuration ?? .milliseconds(40)
-            var time = lastTime.map { $0 + duration } ?? .zero
             // The latest mark at or before the access unit's start, if not used yet.
+            var time: Duration?
             var used = 0
             for (i, mark) in marks.enumerated() where mark.offset <= unit.streamOffset {
                 time = mark.time
                 used = i + 1
             }
             marks.removeFirst(used)
-            lastTime = time
             accessUnitCount += 1
             try session.decode(unit, presentationTimeStamp: time, duration: duration)
         case .skipped(let skip):

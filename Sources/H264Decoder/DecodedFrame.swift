@@ -94,8 +94,10 @@ public struct DecodedFrame: Sendable {
     public let pixelFormatName: String
     /// How many planes the frame has (1 for monochrome, 3 for planar YUV).
     public let planeCount: Int
-    /// When the frame is shown; nil when its access unit carried no time.
-    public let presentationTimeStamp: Duration?
+    /// When the frame is shown: the time its access unit carried or, for an access unit without
+    /// one, the previous frame's time plus its duration (zero for a first frame), so that frames
+    /// of an untimed stream are stamped in presentation order.
+    public let presentationTimeStamp: Duration
     /// How long the frame is shown (the duration its access unit carried).
     public let duration: Duration
     /// The picture's coding type.
@@ -129,7 +131,7 @@ public struct DecodedFrame: Sendable {
             chromaFormat = .yuv444
         }
         pixelFormatName = String(cString: cav_pix_fmt_name(info.format))
-        presentationTimeStamp = info.pts == Int64.min ? nil : .microseconds(info.pts)
+        presentationTimeStamp = .microseconds(info.pts)
         duration = .microseconds(info.duration)
         pictureType = switch info.pict_type {
         case 1: .i

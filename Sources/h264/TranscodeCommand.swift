@@ -111,8 +111,8 @@ struct TranscodeCommand: ParsableCommand {
                 }
                 let picture = try VideoFrame(pixelFormat: .i420, width: frame.width, height: frame.height, contiguous: frame.packedBytes())
                 let time = state.withLock { s -> Duration in
-                    // The encoder needs increasing times: a frame without one (or out of order) follows the last.
-                    var time = frame.presentationTimeStamp ?? .zero
+                    // The encoder needs increasing times: a frame out of order follows the last.
+                    var time = frame.presentationTimeStamp
                     if let last = s.lastTime, time <= last { time = last + max(frame.duration, .microseconds(1)) }
                     s.lastTime = time
                     s.decoded += 1

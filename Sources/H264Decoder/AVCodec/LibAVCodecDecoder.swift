@@ -11,6 +11,8 @@ final class LibAVCodecDecoder {
     let hardwareAcceleration: DecoderConfiguration.HardwareAcceleration?
     /// Frame geometry of the last output, to mark format changes.
     private var lastGeometry: (Int32, Int32, Int32) = (0, 0, -1)
+    /// Time and duration (µs) of the last output, to stamp frames whose access unit had no time.
+    private var lastOutputTime: (pts: Int64, duration: Int64)?
 
     /// Opens libavcodec's H.264 decoder; `reorderDepth` frames of output delay from the start
     /// (libavcodec's `has_b_frames`).
@@ -104,6 +106,11 @@ final class LibAVCodecDecoder {
             }
             var info = cav_frame_info()
             cav_frame_get_info(context, frame, &info)
+            if info.pts == Int64.min {
+                // Untimed: after the previous frame, in output order (zero for the first).
+                info.pts = lastOutputTime.map { $0.pts &+ $0.duration } ?? 0
+            }
+            lastOutputTime = (info.pts, info.duration)
             let geometry = (info.width, info.height, info.format)
             let geometryChanged = lastGeometry.2 >= 0 && geometry != lastGeometry
             lastGeometry = geometry
