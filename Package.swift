@@ -34,7 +34,7 @@ let package = Package(
         .systemLibrary(
             name: "CAVCodec",
             pkgConfig: "libavcodec",
-            providers: [.apt(["libavcodec-dev", "libavutil-dev"]), .brew(["ffmpeg"])]
+            providers: [.apt(["libavcodec-dev", "libavutil-dev", "libyuv-dev"]), .brew(["ffmpeg", "libyuv"])]
         ),
         .target(name: "H264", swiftSettings: strictSwift),
         .target(

@@ -15,6 +15,9 @@
 #if !__has_include(<libavutil/frame.h>)
 #error "swift-h264 needs libavutil: install it with 'apt-get install libavutil-dev' (Debian, Ubuntu) or 'brew install ffmpeg'"
 #endif
+#if !__has_include(<libyuv/convert.h>)
+#error "swift-h264 needs libyuv: install it with 'apt-get install libyuv-dev' (Debian, Ubuntu) or 'brew install libyuv'"
+#endif
 #endif
 #include <libavcodec/avcodec.h>
 #include <libavutil/error.h>
@@ -177,7 +180,7 @@ static inline void cav_flush(AVCodecContext *ctx) { avcodec_flush_buffers(ctx); 
 
 /// What Swift reads of a decoded frame, in one call.
 typedef struct cav_frame_info {
-    int width, height, format, bit_depth, chroma_shift_w, chroma_shift_h, planes, nv;
+    int width, height, format, bit_depth, chroma_shift_w, chroma_shift_h, planes, nv, rgb;
     int coded_width, coded_height;
     int64_t pts, duration;
     int key_frame, pict_type, corrupt, decode_error_flags, interlaced, top_field_first;
@@ -195,7 +198,8 @@ static inline void cav_frame_get_info(const AVCodecContext *ctx, const AVFrame *
     info->chroma_shift_w = d ? d->log2_chroma_w : 1;
     info->chroma_shift_h = d ? d->log2_chroma_h : 1;
     info->planes = d ? av_pix_fmt_count_planes((enum AVPixelFormat)f->format) : 0;
-    info->nv = d && d->nb_components >= 3 && d->comp[1].plane == d->comp[2].plane;
+    info->rgb = d && (d->flags & AV_PIX_FMT_FLAG_RGB) != 0;
+    info->nv = d && !info->rgb && d->nb_components >= 3 && d->comp[1].plane == d->comp[2].plane;
     info->coded_width = ctx->coded_width;
     info->coded_height = ctx->coded_height;
     // The packet's own time, reordered with its picture (not best_effort_timestamp, which
@@ -242,5 +246,96 @@ static inline int cav_frame_md5(const AVFrame *f, uint8_t *digest) {
     if (status >= 0) av_md5_sum(digest, buffer, size);
     av_free(buffer);
     return status < 0 ? status : size;
+}
+// libyuv (libyuv-dev), declared here rather than including <libyuv.h>, whose umbrella pulls in
+// C++-only headers. libyuv's "ARGB" is B, G, R, A in memory on little-endian machines: BGRA.
+int I422ToI420(const uint8_t *src_y, int src_stride_y, const uint8_t *src_u, int src_stride_u,
+               const uint8_t *src_v, int src_stride_v, uint8_t *dst_y, int dst_stride_y,
+               uint8_t *dst_u, int dst_stride_u, uint8_t *dst_v, int dst_stride_v, int width, int height);
+int I444ToI420(const uint8_t *src_y, int src_stride_y, const uint8_t *src_u, int src_stride_u,
+               const uint8_t *src_v, int src_stride_v, uint8_t *dst_y, int dst_stride_y,
+               uint8_t *dst_u, int dst_stride_u, uint8_t *dst_v, int dst_stride_v, int width, int height);
+int I010ToI420(const uint16_t *src_y, int src_stride_y, const uint16_t *src_u, int src_stride_u,
+               const uint16_t *src_v, int src_stride_v, uint8_t *dst_y, int dst_stride_y,
+               uint8_t *dst_u, int dst_stride_u, uint8_t *dst_v, int dst_stride_v, int width, int height);
+int I420ToNV12(const uint8_t *src_y, int src_stride_y, const uint8_t *src_u, int src_stride_u,
+               const uint8_t *src_v, int src_stride_v, uint8_t *dst_y, int dst_stride_y,
+               uint8_t *dst_uv, int dst_stride_uv, int width, int height);
+int I420ToARGB(const uint8_t *src_y, int src_stride_y, const uint8_t *src_u, int src_stride_u,
+               const uint8_t *src_v, int src_stride_v, uint8_t *dst_argb, int dst_stride_argb,
+               int width, int height);
+
+/// True for 8-bit planar 4:2:0 (what I420 output passes through without a copy).
+static inline int cav_frame_is_i420(const AVFrame *f) {
+    return f->format == AV_PIX_FMT_YUV420P || f->format == AV_PIX_FMT_YUVJ420P;
+}
+
+/// Converts `src` (8-bit 4:2:0, 4:2:2 or 4:4:4, or 10-bit 4:2:0) into `dst`, an empty frame,
+/// as 8-bit I420 (`target` 0), NV12 (1) or BGRA (2, BT.601 video range) through libyuv, with
+/// `src`'s properties (times, flags, colour description). Returns 0, or a negative AVERROR
+/// (`AVERROR(ENOSYS)` for a source format it does not convert).
+static inline int cav_frame_convert(const AVFrame *src, AVFrame *dst, int target) {
+    static const enum AVPixelFormat targets[3] = {AV_PIX_FMT_YUV420P, AV_PIX_FMT_NV12, AV_PIX_FMT_BGRA};
+    if (target < 0 || target > 2) return AVERROR(EINVAL);
+    int w = src->width, h = src->height, status = 0;
+    const uint8_t *const *s = (const uint8_t *const *)src->data;
+    const int *ls = src->linesize;
+    // The 8-bit 4:2:0 picture to start from: the source itself, or a conversion of it.
+    AVFrame *i420 = NULL;
+    const uint8_t *y[4] = {s[0], s[1], s[2], NULL};
+    int ly[4] = {ls[0], ls[1], ls[2], 0};
+    if (src->format != AV_PIX_FMT_YUV420P && src->format != AV_PIX_FMT_YUVJ420P) {
+        i420 = av_frame_alloc();
+        if (i420 == NULL) return AVERROR(ENOMEM);
+        i420->format = AV_PIX_FMT_YUV420P;
+        i420->width = w;
+        i420->height = h;
+        status = av_frame_get_buffer(i420, 0);
+        if (status < 0) { av_frame_free(&i420); return status; }
+        uint8_t **d = i420->data;
+        int *ld = i420->linesize;
+        switch (src->format) {
+        case AV_PIX_FMT_YUV422P: case AV_PIX_FMT_YUVJ422P:
+            status = I422ToI420(s[0], ls[0], s[1], ls[1], s[2], ls[2], d[0], ld[0], d[1], ld[1], d[2], ld[2], w, h);
+            break;
+        case AV_PIX_FMT_YUV444P: case AV_PIX_FMT_YUVJ444P:
+            status = I444ToI420(s[0], ls[0], s[1], ls[1], s[2], ls[2], d[0], ld[0], d[1], ld[1], d[2], ld[2], w, h);
+            break;
+        case AV_PIX_FMT_YUV420P10LE:
+            status = I010ToI420((const uint16_t *)s[0], ls[0] / 2, (const uint16_t *)s[1], ls[1] / 2,
+                                (const uint16_t *)s[2], ls[2] / 2, d[0], ld[0], d[1], ld[1], d[2], ld[2], w, h);
+            break;
+        default:
+            status = AVERROR(ENOSYS);
+        }
+        if (status != 0) { av_frame_free(&i420); return status < 0 ? status : AVERROR_EXTERNAL; }
+        for (int i = 0; i < 3; i++) { y[i] = d[i]; ly[i] = ld[i]; }
+    }
+    if (target == 0 && i420 != NULL) {
+        av_frame_move_ref(dst, i420);
+    } else {
+        dst->format = targets[target];
+        dst->width = w;
+        dst->height = h;
+        status = av_frame_get_buffer(dst, 0);
+        if (status >= 0) {
+            switch (target) {
+            case 0:
+                av_image_copy(dst->data, dst->linesize, y, ly, AV_PIX_FMT_YUV420P, w, h);
+                break;
+            case 1:
+                status = I420ToNV12(y[0], ly[0], y[1], ly[1], y[2], ly[2], dst->data[0], dst->linesize[0],
+                                    dst->data[1], dst->linesize[1], w, h);
+                break;
+            default:
+                status = I420ToARGB(y[0], ly[0], y[1], ly[1], y[2], ly[2], dst->data[0], dst->linesize[0], w, h);
+            }
+            if (status > 0) status = AVERROR_EXTERNAL;
+        }
+    }
+    av_frame_free(&i420);
+    if (status < 0) { av_frame_unref(dst); return status; }
+    av_frame_copy_props(dst, src);
+    return 0;
 }
 #endif

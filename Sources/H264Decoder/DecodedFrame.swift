@@ -19,6 +19,18 @@ public struct DecodedFrame: Sendable {
         case yuv422
         /// 4:4:4: chroma at full size.
         case yuv444
+        /// Packed RGB (BGRA output): no chroma planes.
+        case none
+    }
+
+    /// How the samples are laid out in planes.
+    public enum Layout: String, Hashable, Sendable {
+        /// One plane per component (Y, then Cb, then Cr).
+        case planar
+        /// Luma, then one plane of interleaved Cb, Cr (NV12).
+        case semiPlanar
+        /// One plane of B, G, R, A bytes per pixel.
+        case packedBGRA
     }
 
     /// The picture's coding type, as libavcodec reports it for the frame.
@@ -92,8 +104,10 @@ public struct DecodedFrame: Sendable {
     public let bitDepth: Int
     /// FFmpeg's name of the pixel format (`yuv420p`, `yuv422p10le`, `gray` …).
     public let pixelFormatName: String
-    /// How many planes the frame has (1 for monochrome, 3 for planar YUV).
+    /// How many planes the frame has (1 for monochrome and BGRA, 2 for NV12, 3 for planar YUV).
     public let planeCount: Int
+    /// How the samples are laid out in ``planeCount`` planes.
+    public let layout: Layout
     /// When the frame is shown: the time its access unit carried or, for an access unit without
     /// one, the previous frame's time plus its duration (zero for a first frame), so that frames
     /// of an untimed stream are stamped in presentation order.
@@ -121,7 +135,10 @@ public struct DecodedFrame: Sendable {
         codedHeight = Int(info.coded_height)
         bitDepth = Int(info.bit_depth)
         planeCount = Int(info.planes)
-        if info.planes == 1 {
+        layout = info.rgb != 0 ? .packedBGRA : info.nv != 0 ? .semiPlanar : .planar
+        if info.rgb != 0 {
+            chromaFormat = .none
+        } else if info.planes == 1 {
             chromaFormat = .monochrome
         } else if info.chroma_shift_h == 1 {
             chromaFormat = .yuv420
@@ -160,16 +177,24 @@ public struct DecodedFrame: Sendable {
         var stride: Int32 = 0
         _ = cav_frame_plane(buffer.frame, Int32(index), &stride)
         let bytesPerSample = bitDepth > 8 ? 2 : 1
-        let chroma = index > 0
-        let w = chroma ? chromaWidth : width
-        let h = chroma ? chromaHeight : height
-        return Plane(bytesPerRow: Int(stride), rowByteCount: w * bytesPerSample, height: h)
+        switch layout {
+        case .packedBGRA:
+            return Plane(bytesPerRow: Int(stride), rowByteCount: width * 4, height: height)
+        case .semiPlanar:
+            return index == 0 ? Plane(bytesPerRow: Int(stride), rowByteCount: width * bytesPerSample, height: height)
+                : Plane(bytesPerRow: Int(stride), rowByteCount: chromaWidth * 2 * bytesPerSample, height: chromaHeight)
+        case .planar:
+            let chroma = index > 0
+            let w = chroma ? chromaWidth : width
+            let h = chroma ? chromaHeight : height
+            return Plane(bytesPerRow: Int(stride), rowByteCount: w * bytesPerSample, height: h)
+        }
     }
 
     /// The width of a chroma plane in samples.
     public var chromaWidth: Int {
         switch chromaFormat {
-        case .monochrome: 0
+        case .monochrome, .none: 0
         case .yuv420, .yuv422: (width + 1) / 2
         case .yuv444: width
         }
@@ -178,7 +203,7 @@ public struct DecodedFrame: Sendable {
     /// The height of a chroma plane in samples.
     public var chromaHeight: Int {
         switch chromaFormat {
-        case .monochrome: 0
+        case .monochrome, .none: 0
         case .yuv420: (height + 1) / 2
         case .yuv422, .yuv444: height
         }

@@ -25,6 +25,25 @@ public struct DecoderConfiguration: Hashable, Sendable {
         case vulkan
     }
 
+    /// The pixel format of the frames handed out.
+    public enum OutputPixelFormat: String, Hashable, Sendable, CaseIterable {
+        /// What the stream codes (4:2:0, 4:2:2, 4:4:4 or monochrome, 8 to 14 bits): libavcodec's
+        /// buffers, no pixel copied.
+        case native
+        /// 8-bit planar 4:2:0 (`yuv420p`); 8-bit 4:2:0 streams pass through without a copy.
+        case i420
+        /// 8-bit 4:2:0 with interleaved chroma (`nv12`).
+        case nv12
+        /// 8-bit B, G, R, A (BT.601 video range to full-range RGB).
+        case bgra
+    }
+
+    /// The pixel format of the output frames: ``OutputPixelFormat/native`` (the default) or a
+    /// forced 8-bit format, converted by libyuv from 8-bit 4:2:0, 4:2:2, 4:4:4 and 10-bit 4:2:0
+    /// (other sources make the session report `H264Error.Code.decoderFailed`).
+    /// VideoToolbox's `kCVPixelBufferPixelFormatTypeKey` in the destination image buffer attributes.
+    public var outputPixelFormat: OutputPixelFormat = .native
+
     /// Decoding threads. With more than one and ``realTime`` false, libavcodec decodes several
     /// frames at once (frame threading): more throughput, one frame of delay per thread.
     public var threads: Threads = .automatic
@@ -39,11 +58,14 @@ public struct DecoderConfiguration: Hashable, Sendable {
     /// way. VideoToolbox's `kVTVideoDecoderSpecification_EnableHardwareAcceleratedVideoDecoder`.
     public var hardwareAcceleration: HardwareAcceleration? = nil
 
-    /// Creates a configuration: automatic threads, not real time, software decoding.
-    public init(threads: Threads = .automatic, realTime: Bool = false, hardwareAcceleration: HardwareAcceleration? = nil) {
+    /// Creates a configuration: automatic threads, not real time, software decoding, native
+    /// pixel format.
+    public init(threads: Threads = .automatic, realTime: Bool = false, hardwareAcceleration: HardwareAcceleration? = nil,
+                outputPixelFormat: OutputPixelFormat = .native) {
         self.threads = threads
         self.realTime = realTime
         self.hardwareAcceleration = hardwareAcceleration
+        self.outputPixelFormat = outputPixelFormat
     }
 
     /// libavcodec's `thread_count`.

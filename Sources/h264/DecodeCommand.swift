@@ -39,11 +39,22 @@ struct DecodeCommand: ParsableCommand {
     var threads: Int = 0
     @Flag(help: "Real-time decoding: no frame threading, each frame out as soon as it is decoded.")
     var realTime = false
+    @Option(help: "Output pixel format: native (default: what the stream codes), i420, nv12 or bgra (8-bit, libyuv; nv12 and bgra with --format raw).")
+    var pixelFormat: PixelFormat = .native
+
+    /// `DecoderConfiguration.OutputPixelFormat` as an option value.
+    enum PixelFormat: String, ExpressibleByArgument, CaseIterable {
+        case native, i420, nv12, bgra
+        var output: DecoderConfiguration.OutputPixelFormat { DecoderConfiguration.OutputPixelFormat(rawValue: rawValue) ?? .native }
+    }
     @Flag(help: "No progress and no summary.")
     var quiet = false
 
     func validate() throws {
         guard (0...64).contains(threads) else { throw ValidationError("--threads must be 0…64") }
+        if format == .y4m && !framemd5 && (pixelFormat == .nv12 || pixelFormat == .bgra) {
+            throw ValidationError("y4m holds planar YUV: use --format raw for --pixel-format \(pixelFormat.rawValue)")
+        }
     }
 
     func run() throws {
@@ -74,7 +85,8 @@ struct DecodeCommand: ParsableCommand {
         let state = Mutex(Progress())
         let asFramemd5 = framemd5
         let asY4M = format == .y4m
-        let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads), realTime: realTime)
+        let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads), realTime: realTime,
+                                                 outputPixelFormat: pixelFormat.output)
         let session = try DecoderSession(configuration: configuration) { frame in
             state.withLock { s in
                 guard s.error == nil else { return }
@@ -195,6 +207,7 @@ struct DecodeCommand: ParsableCommand {
         case (.yuv422, let d): colourspace = "C422p\(d) XYSCSS=422P\(d)"
         case (.yuv444, let d): colourspace = "C444p\(d) XYSCSS=444P\(d)"
         case (.monochrome, let d): colourspace = "Cmono\(d)"
+        case (.none, _): throw CLIError("y4m holds YUV only: write BGRA with --format raw")
         }
         let sar = frame.sampleAspectRatio
         return "YUV4MPEG2 W\(frame.width) H\(frame.height) F\(rate.0):\(rate.1) Ip A\(sar.width):\(sar.width == 0 ? 0 : sar.height) \(colourspace)\n"

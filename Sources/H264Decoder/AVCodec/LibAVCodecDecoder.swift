@@ -7,6 +7,8 @@ final class LibAVCodecDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let pool = FramePool()
+    /// libyuv's conversion target (0 I420, 1 NV12, 2 BGRA), nil for native output.
+    private let conversionTarget: Int32?
     /// The hardware decoder in use; nil when decoding in software.
     let hardwareAcceleration: DecoderConfiguration.HardwareAcceleration?
     /// Frame geometry of the last output, to mark format changes.
@@ -35,6 +37,12 @@ final class LibAVCodecDecoder {
             throw Self.error(status, "opening libavcodec's H.264 decoder")
         }
         hardwareAcceleration = hardwareInUse != 0 ? configuration.hardwareAcceleration : nil
+        conversionTarget = switch configuration.outputPixelFormat {
+        case .native: nil
+        case .i420: 0
+        case .nv12: 1
+        case .bgra: 2
+        }
         guard let packet = av_packet_alloc() else {
             cav_close(context)
             throw H264Error(.decoderFailed, "av_packet_alloc: out of memory")
@@ -95,7 +103,7 @@ final class LibAVCodecDecoder {
     @discardableResult
     func receiveFrames(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(H264Error) -> Bool {
         while true {
-            guard let frame = pool.take() else { throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
+            guard var frame = pool.take() else { throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
             let status = cav_receive(context, frame)
             if status < 0 {
                 pool.recycle(frame)
@@ -103,6 +111,17 @@ final class LibAVCodecDecoder {
                 if status == cav_error_eof() { return true }
                 if status == cav_error_invalid_data() { continue }
                 throw Self.error(status, "avcodec_receive_frame")
+            }
+            if let target = conversionTarget, !(target == 0 && cav_frame_is_i420(frame) != 0) {
+                guard let converted = pool.take() else { pool.recycle(frame); throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
+                let status = cav_frame_convert(frame, converted, target)
+                let name = String(cString: cav_pix_fmt_name(frame.pointee.format))
+                pool.recycle(frame)
+                guard status >= 0 else {
+                    pool.recycle(converted)
+                    throw Self.error(status, "converting \(name) frames to the output pixel format")
+                }
+                frame = converted
             }
             var info = cav_frame_info()
             cav_frame_get_info(context, frame, &info)
