@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "H264", targets: ["H264"]),
         .library(name: "H264Encoder", targets: ["H264Encoder"]),
+        .library(name: "H264Decoder", targets: ["H264Decoder"]),
         .executable(name: "h264", targets: ["h264"]),
     ],
     dependencies: [
@@ -30,7 +31,20 @@ let package = Package(
             pkgConfig: "x264",
             providers: [.apt(["libx264-dev", "libyuv-dev"]), .brew(["x264", "libyuv"])]
         ),
+        .systemLibrary(
+            name: "CAVCodec",
+            pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev", "libavutil-dev", "libyuv-dev"]), .brew(["ffmpeg", "libyuv"])]
+        ),
         .target(name: "H264", swiftSettings: strictSwift),
+        .target(
+            name: "H264Decoder",
+            dependencies: [
+                "H264", "CAVCodec",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "H264Encoder",
             dependencies: [
@@ -42,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "h264",
             dependencies: [
-                "H264", "H264Encoder",
+                "H264", "H264Encoder", "H264Decoder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -53,10 +67,16 @@ let package = Package(
         .target(name: "H264TestSupport", dependencies: ["H264"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264DecoderTests", dependencies: [
+            "H264", "H264Decoder", "H264Encoder", "H264TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
         .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
+        // A plain C loop over libavcodec, used only by H264Benchmarks.
+        .target(name: "CAVCodecBaseline", dependencies: ["CAVCodec"], path: "Sources/CAVCodecBaseline"),
         .testTarget(name: "H264Benchmarks", dependencies: [
-            "H264", "H264Encoder", "H264TestSupport", "CX264Baseline",
+            "H264", "H264Encoder", "H264Decoder", "H264TestSupport", "CX264Baseline", "CAVCodecBaseline",
             "h264", // ServeBenchmarks runs `h264 serve`
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),

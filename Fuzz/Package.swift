@@ -26,13 +26,13 @@ let package = Package(
         // One executable, many entries: FUZZ_TARGET picks the parser (see Targets.swift).
         .executableTarget(
             name: "H264Fuzz",
-            dependencies: [.product(name: "H264", package: rootIdentity)],
+            dependencies: [.product(name: "H264", package: rootIdentity), .product(name: "H264Decoder", package: rootIdentity)],
             swiftSettings: strictSwift
         ),
         // Create/encode/invalidate cycles for valgrind (Scripts/leakcheck.sh); built without sanitizers.
         .executableTarget(
             name: "H264LeakCheck",
-            dependencies: [.product(name: "H264Encoder", package: rootIdentity)],
+            dependencies: [.product(name: "H264Encoder", package: rootIdentity), .product(name: "H264Decoder", package: rootIdentity)],
             swiftSettings: strictSwift
         ),
     ]

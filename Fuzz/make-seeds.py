@@ -6,7 +6,7 @@ Usage: make-seeds.py OUT_DIR FIXTURE_DIR...
 For every Annex-B stream (*.264, *.jsv, *.avc, *.26l, *.h264 …) under the fixture folders it
 writes, per target (OUT_DIR/<target>/):
   annexb, assembler, roundtrip, rtp  the stream, cut to its first 8 KiB, ending at a NAL boundary
-  stream                        8 chunk-seed bytes, then the stream as above
+  stream, decoder               8 chunk-seed bytes, then the stream as above
   avcc                          the cut stream converted to lengths of 4, 2 and 1 bytes (when they fit)
   avcc-record                   an avcC of the stream's parameter sets, and Annex-B extradata
   sps                           each distinct SPS NAL unit
@@ -109,6 +109,7 @@ def stream_seeds(out, data):
     for target in ("annexb", "assembler", "roundtrip", "rtp"):
         write(out, target, body)
     write(out, "stream", hashlib.sha1(body).digest()[:8] + body)
+    write(out, "decoder", hashlib.sha1(body).digest()[:8] + body)
     for n in (4, 2, 1):
         a = avcc(cut, n)
         if a is not None:

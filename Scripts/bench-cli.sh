@@ -4,6 +4,7 @@
 # tool's automatic choice), RUNS runs each interleaved (default 11); prints the median and the
 # best wall time, the median CPU time (user + system), fps and the ratios of the medians.
 # On a shared virtual machine single runs vary by ±20%: compare medians of many runs.
+# Then `h264 decode` against `ffmpeg -f yuv4mpegpipe` on the encoded stream, the same way.
 # Needs x264, ffmpeg and a release build of h264 (swift build -c release --product h264).
 set -euo pipefail
 [ -x /usr/bin/time ] || "$(dirname "$0")/install-deps.sh"
@@ -47,3 +48,20 @@ done
 printf '  fps ratio h264/x264   %.3f (goal >= 1.0)\n' "$(echo "$x / $h" | bc -l)"
 printf '  fps ratio h264/ffmpeg %.3f (goal >= 1.08)\n' "$(echo "$f / $h" | bc -l)"
 cmp -s "$work/h264.h264" "$work/x264.264" && echo "  h264 and x264 outputs: identical bytes" || echo "  h264 and x264 outputs differ (x264 CLI writes an SEI with its options)"
+
+# `h264 decode` against `ffmpeg -i IN -f yuv4mpegpipe OUT` on the stream just encoded (720p, same
+# threads), interleaved; the two y4m outputs must be identical.
+times[h264dec]=""; times[ffmpegdec]=""; cpu[h264dec]=""; cpu[ffmpegdec]=""
+for _ in $(seq "$RUNS"); do
+    run h264dec "$h264" decode "$work/ffmpeg.h264" -o "$work/h264.y4m" --threads "$THREADS" --quiet
+    run ffmpegdec ffmpeg -y -loglevel error -threads "$THREADS" -i "$work/ffmpeg.h264" -f yuv4mpegpipe "$work/ffmpeg.y4m"
+done
+hd=$(echo "${times[h264dec]}" | median); fd=$(echo "${times[ffmpegdec]}" | median)
+printf 'decode %d frames 1280x720 to y4m, threads %s, median of %d interleaved runs\n' "$FRAMES" "$THREADS" "$RUNS"
+for tool in h264dec ffmpegdec; do
+    m=$(echo "${times[$tool]}" | median)
+    printf '  %-9s %6.3f s  %6.1f fps  (best %6.3f s; CPU %6.3f s)\n' "$tool" "$m" "$(echo "$FRAMES / $m" | bc -l)" \
+        "$(echo "${times[$tool]}" | best)" "$(echo "${cpu[$tool]}" | median)"
+done
+printf '  fps ratio h264 decode/ffmpeg %.3f (goal >= 1.0)\n' "$(echo "$fd / $hd" | bc -l)"
+cmp -s "$work/h264.y4m" "$work/ffmpeg.y4m" && echo "  h264 decode and ffmpeg y4m outputs: identical bytes" || echo "  h264 decode and ffmpeg y4m outputs DIFFER"

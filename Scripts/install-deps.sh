@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages swift-h264 needs: libx264 (the encoder), libyuv (BGRA input),
+# libavcodec/libavutil (the decoder),
 # pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests), valgrind
 # (leak check) and time (CPU times in Scripts/bench-cli.sh).
 # Usage: Scripts/install-deps.sh [--runtime]   (--runtime: only what building and encoding need)
 set -euo pipefail
-packages=(libx264-dev libyuv-dev pkg-config)
+packages=(libx264-dev libyuv-dev libavcodec-dev libavutil-dev pkg-config)
 if [ "${1:-}" != "--runtime" ]; then
   packages+=(ffmpeg x264 valgrind time)
   # GStreamer, the second peer in H264CLITests: flvdemux, udpsrc/udpsink, rtph264pay/depay

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs 1,000 encoder session lives (create → encode → complete → invalidate; invalidate with
-# frames in flight; last reference dropped with frames queued and a prewarmed session) under
-# valgrind memcheck, and fails unless no byte is definitely lost.
+# frames in flight; last reference dropped with frames queued and a prewarmed session) and 500
+# decoder session lives (the same three endings) under valgrind memcheck, and fails unless no
+# byte is definitely lost.
 #
 # Usage: Scripts/leakcheck.sh [cycles]   (default 1000)
 set -euo pipefail

@@ -141,7 +141,7 @@ struct EncodeCommand: ParsableCommand {
 }
 
 /// Writes all of `bytes` to a file descriptor (`write(2)`, retried after short writes).
-private func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws {
+func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws {
     try bytes.withUnsafeBytes { buffer in
         var offset = 0
         while offset < buffer.count {

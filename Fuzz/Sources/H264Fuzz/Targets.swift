@@ -42,6 +42,9 @@ enum FuzzTarget: String, CaseIterable {
     /// `SessionDescription(parsing:)` on the input as text; a parsed description's text parses
     /// back to the same description. `Base64.decode` on the input, re-encoded, decodes the same.
     case sdp
+    /// Arbitrary bytes, in chunks drawn from the first 8 bytes, through `AnnexBDecoder` into a
+    /// libavcodec `DecoderSession` (DecoderTarget.swift): every frame's planes are consistent.
+    case decoder
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -58,6 +61,7 @@ enum FuzzTarget: String, CaseIterable {
         case .flv: Self.flv(bytes)
         case .rtp: Self.rtp(bytes)
         case .sdp: Self.sdp(bytes)
+        case .decoder: Self.decoder(bytes)
         }
     }
 

@@ -1,8 +1,11 @@
 import H264
+import H264Decoder
 import H264Encoder
 
-// Create → encode → invalidate, N times over, then sessions released with frames still queued:
-// run under valgrind by Scripts/leakcheck.sh, which fails on any definitely-lost byte.
+// Create → encode → invalidate, N times over, then sessions released with frames still queued;
+// then N/2 decoder sessions the same ways (create → decode → wait → invalidate, invalidated with
+// access units in flight, released with frames still held): run under valgrind by
+// Scripts/leakcheck.sh, which fails on any definitely-lost byte.
 //
 // Usage: H264LeakCheck [cycles]   (default 1000)
 
@@ -43,4 +46,37 @@ do {
 } catch {
     fatalError("leak check: \(error)")
 }
-print("leak check: \(cycles) sessions, \(outputs) frames out of the completed ones")
+// The decoder: the stream is 3 frames from one more encoder session.
+nonisolated(unsafe) var decoded = 0
+do {
+    let frame = try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: pixels)
+    final class Frames: @unchecked Sendable { var value: [EncodedFrame] = [] } // one session's queue
+    let encodedFrames = Frames()
+    let encoder = try EncoderSession(width: width, height: height, configuration: configuration,
+                                     outputHandler: { encodedFrames.value.append($0) })
+    for i in 0..<3 { try encoder.encode(frame, presentationTimeStamp: .milliseconds(40 * i)) }
+    try encoder.completeFrames()
+    encoder.invalidate()
+    let encoded = encodedFrames.value
+    final class Held: @unchecked Sendable { var frames: [DecodedFrame] = [] } // one session's queue
+    for cycle in 0..<(cycles / 2) {
+        let held = Held()
+        let session = try DecoderSession(formatDescription: encoded[0].formatDescription,
+                                         configuration: DecoderConfiguration(threads: .count(cycle % 3 == 0 ? 2 : 1)),
+                                         outputHandler: { held.frames.append($0) })
+        for e in encoded { try session.decode(avcc: e.data, presentationTimeStamp: e.presentationTimeStamp) }
+        switch cycle % 3 {
+        case 0:
+            try session.waitForAsynchronousFrames()
+            session.invalidate()
+            decoded += held.frames.count
+        case 1:
+            session.invalidate()   // access units in flight
+        default:
+            break                  // the last reference dropped with access units queued
+        }
+    }
+} catch {
+    fatalError("leak check: \(error)")
+}
+print("leak check: \(cycles) encoder sessions, \(outputs) frames out of the completed ones; \(cycles / 2) decoder sessions, \(decoded) frames")

@@ -1,0 +1,320 @@
+internal import CAVCodec
+import H264
+
+/// A decoded picture — what VideoToolbox hands a decompression output callback as a
+/// `CVImageBuffer` with its timing and `VTDecodeInfoFlags`.
+///
+/// The planes are libavcodec's own reference-counted buffers: a `DecodedFrame` holds one
+/// reference, so no pixel is copied between the decoder and the caller, and the buffers go back
+/// to libavcodec's pool when the last copy of the frame is released. Read them in place with
+/// ``withPlane(_:_:)``, or packed with ``packedBytes()``.
+public struct DecodedFrame: Sendable {
+    /// The sampling of the chroma planes.
+    public enum ChromaFormat: String, Hashable, Sendable {
+        /// Luma only (`chroma_format_idc` 0).
+        case monochrome
+        /// 4:2:0: chroma at half the width and half the height.
+        case yuv420
+        /// 4:2:2: chroma at half the width, full height.
+        case yuv422
+        /// 4:4:4: chroma at full size.
+        case yuv444
+        /// Packed RGB (BGRA output): no chroma planes.
+        case none
+    }
+
+    /// How the samples are laid out in planes.
+    public enum Layout: String, Hashable, Sendable {
+        /// One plane per component (Y, then Cb, then Cr).
+        case planar
+        /// Luma, then one plane of interleaved Cb, Cr (NV12).
+        case semiPlanar
+        /// One plane of B, G, R, A bytes per pixel.
+        case packedBGRA
+    }
+
+    /// The picture's coding type, as libavcodec reports it for the frame.
+    public enum PictureType: String, Hashable, Sendable {
+        /// Intra-coded.
+        case i
+        /// Predicted.
+        case p
+        /// Bi-predicted.
+        case b
+        /// Switching intra.
+        case si
+        /// Switching predicted.
+        case sp
+        /// Not reported.
+        case unknown
+    }
+
+    /// Per-frame status, VideoToolbox's `VTDecodeInfoFlags` for this decoder.
+    public struct Flags: OptionSet, Hashable, Sendable {
+        /// The raw bits.
+        public let rawValue: Int
+        /// Creates flags from raw bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Damaged: libavcodec concealed errors in this picture (missing or broken slices or
+        /// references); it is shown, but is not exactly what the encoder coded.
+        public static let damaged = Flags(rawValue: 1 << 0)
+        /// The first frame after a change of format (size, pixel format or parameter sets).
+        public static let formatChanged = Flags(rawValue: 1 << 1)
+    }
+
+    /// The colour description of the stream's VUI (`colour_primaries`, `transfer_characteristics`,
+    /// `matrix_coefficients`, `video_full_range_flag`), in the code points of ITU-T H.273 that
+    /// H.264 uses (2 = unspecified).
+    public struct ColorDescription: Hashable, Sendable {
+        /// `colour_primaries` (1 = BT.709).
+        public var colourPrimaries: Int
+        /// `transfer_characteristics` (1 = BT.709).
+        public var transferCharacteristics: Int
+        /// `matrix_coefficients` (1 = BT.709, 6 = BT.601).
+        public var matrixCoefficients: Int
+        /// `video_full_range_flag`: true for 0…255 samples, false for video range.
+        public var videoFullRangeFlag: Bool
+    }
+
+    /// One plane's geometry.
+    public struct Plane: Hashable, Sendable {
+        /// Bytes from one row to the next in the buffer (libavcodec's `linesize`).
+        public var bytesPerRow: Int
+        /// Bytes of samples in a row (`width × bytes per sample`, twice that for an interleaved
+        /// chroma plane).
+        public var rowByteCount: Int
+        /// Rows in the plane.
+        public var height: Int
+    }
+
+    let buffer: FrameBuffer
+
+    /// The display width in luma samples (the coded width less cropping).
+    public let width: Int
+    /// The display height in luma samples.
+    public let height: Int
+    /// The coded width in luma samples (macroblock multiple), before cropping.
+    public let codedWidth: Int
+    /// The coded height in luma samples, before cropping.
+    public let codedHeight: Int
+    /// The chroma sampling.
+    public let chromaFormat: ChromaFormat
+    /// Bits per sample (8, 9, 10, 12 or 14); samples wider than 8 bits take two bytes,
+    /// little-endian.
+    public let bitDepth: Int
+    /// FFmpeg's name of the pixel format (`yuv420p`, `yuv422p10le`, `gray` …).
+    public let pixelFormatName: String
+    /// How many planes the frame has (1 for monochrome and BGRA, 2 for NV12, 3 for planar YUV).
+    public let planeCount: Int
+    /// How the samples are laid out in ``planeCount`` planes.
+    public let layout: Layout
+    /// When the frame is shown: the time its access unit carried or, for an access unit without
+    /// one, the previous frame's time plus its duration (zero for a first frame), so that frames
+    /// of an untimed stream are stamped in presentation order.
+    public let presentationTimeStamp: Duration
+    /// How long the frame is shown (the duration its access unit carried).
+    public let duration: Duration
+    /// The picture's coding type.
+    public let pictureType: PictureType
+    /// True for a keyframe (an IDR picture or a recovery point).
+    public let isKeyframe: Bool
+    /// True when the picture was coded as two fields (or MBAFF).
+    public let isInterlaced: Bool
+    /// The sample aspect ratio (`sar_width`, `sar_height`); `(0, 1)` when unknown.
+    public let sampleAspectRatio: (width: Int, height: Int)
+    /// The colour description.
+    public let colorDescription: ColorDescription
+    /// Damage and format-change flags.
+    public let flags: Flags
+
+    init(buffer: FrameBuffer, info: cav_frame_info, formatChanged: Bool) {
+        self.buffer = buffer
+        width = Int(info.width)
+        height = Int(info.height)
+        codedWidth = Int(info.coded_width)
+        codedHeight = Int(info.coded_height)
+        bitDepth = Int(info.bit_depth)
+        planeCount = Int(info.planes)
+        layout = info.rgb != 0 ? .packedBGRA : info.nv != 0 ? .semiPlanar : .planar
+        if info.rgb != 0 {
+            chromaFormat = .none
+        } else if info.planes == 1 {
+            chromaFormat = .monochrome
+        } else if info.chroma_shift_h == 1 {
+            chromaFormat = .yuv420
+        } else if info.chroma_shift_w == 1 {
+            chromaFormat = .yuv422
+        } else {
+            chromaFormat = .yuv444
+        }
+        pixelFormatName = String(cString: cav_pix_fmt_name(info.format))
+        presentationTimeStamp = .microseconds(info.pts)
+        duration = .microseconds(info.duration)
+        pictureType = switch info.pict_type {
+        case 1: .i
+        case 2: .p
+        case 3: .b
+        case 5: .si
+        case 6: .sp
+        default: .unknown
+        }
+        isKeyframe = info.key_frame != 0
+        isInterlaced = info.interlaced != 0
+        sampleAspectRatio = (Int(info.sar_num), Int(max(info.sar_den, 1)))
+        colorDescription = ColorDescription(colourPrimaries: Int(info.color_primaries),
+                                            transferCharacteristics: Int(info.color_trc),
+                                            matrixCoefficients: Int(info.colorspace),
+                                            videoFullRangeFlag: info.color_range == 2)
+        var flags: Flags = []
+        if info.corrupt != 0 || info.decode_error_flags != 0 { flags.insert(.damaged) }
+        if formatChanged { flags.insert(.formatChanged) }
+        self.flags = flags
+    }
+
+    /// The geometry of plane `index` (0 = luma); `nil` past ``planeCount``.
+    public func plane(_ index: Int) -> Plane? {
+        guard (0..<planeCount).contains(index) else { return nil }
+        var stride: Int32 = 0
+        _ = cav_frame_plane(buffer.frame, Int32(index), &stride)
+        let bytesPerSample = bitDepth > 8 ? 2 : 1
+        switch layout {
+        case .packedBGRA:
+            return Plane(bytesPerRow: Int(stride), rowByteCount: width * 4, height: height)
+        case .semiPlanar:
+            return index == 0 ? Plane(bytesPerRow: Int(stride), rowByteCount: width * bytesPerSample, height: height)
+                : Plane(bytesPerRow: Int(stride), rowByteCount: chromaWidth * 2 * bytesPerSample, height: chromaHeight)
+        case .planar:
+            let chroma = index > 0
+            let w = chroma ? chromaWidth : width
+            let h = chroma ? chromaHeight : height
+            return Plane(bytesPerRow: Int(stride), rowByteCount: w * bytesPerSample, height: h)
+        }
+    }
+
+    /// The width of a chroma plane in samples.
+    public var chromaWidth: Int {
+        switch chromaFormat {
+        case .monochrome, .none: 0
+        case .yuv420, .yuv422: (width + 1) / 2
+        case .yuv444: width
+        }
+    }
+
+    /// The height of a chroma plane in samples.
+    public var chromaHeight: Int {
+        switch chromaFormat {
+        case .monochrome, .none: 0
+        case .yuv420: (height + 1) / 2
+        case .yuv422, .yuv444: height
+        }
+    }
+
+    /// Calls `body` with plane `index`'s bytes in place (libavcodec's buffer, no copy) and its
+    /// geometry. The bytes span `bytesPerRow × (height − 1) + rowByteCount`; the pointer must
+    /// not escape `body`.
+    ///
+    /// - Returns: `body`'s result, or nil for an index past ``planeCount``.
+    public func withPlane<R>(_ index: Int, _ body: (UnsafeRawBufferPointer, Plane) throws -> R) rethrows -> R? {
+        guard let plane = plane(index), plane.height > 0 else { return nil }
+        var stride: Int32 = 0
+        guard let base = cav_frame_plane(buffer.frame, Int32(index), &stride) else { return nil }
+        let count = plane.bytesPerRow * (plane.height - 1) + plane.rowByteCount
+        return try withExtendedLifetime(buffer) {
+            try body(UnsafeRawBufferPointer(start: base, count: count), plane)
+        }
+    }
+
+    /// The samples packed plane after plane without row padding (the layout of a raw `.yuv`
+    /// file and of a y4m frame): one copy.
+    public func packedBytes() -> [UInt8] {
+        let size = Int(cav_frame_packed_size(buffer.frame))
+        guard size > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: size) { storage, count in
+            let written = cav_frame_copy_packed(buffer.frame, storage.baseAddress, Int32(size))
+            count = written < 0 ? 0 : size
+        }
+    }
+
+    /// The MD5 of the packed samples as lowercase hexadecimal: the digest FFmpeg's `framemd5`
+    /// muxer prints for this frame (libavutil's `av_md5_sum`).
+    public func md5() -> String {
+        var digest = [UInt8](repeating: 0, count: 16)
+        let status = digest.withUnsafeMutableBufferPointer { cav_frame_md5(buffer.frame, $0.baseAddress) }
+        guard status >= 0 else { return "" }
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var text = ""
+        text.reserveCapacity(32)
+        for byte in digest {
+            text.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+            text.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 15)]))
+        }
+        return text
+    }
+
+    /// The byte count of ``packedBytes()``.
+    public var packedByteCount: Int { max(Int(cav_frame_packed_size(buffer.frame)), 0) }
+}
+
+/// Owns one reference to a libavcodec frame; when released, unreferences it
+/// (`av_frame_unref`: the picture buffer goes back to libavcodec's pool) and returns the
+/// `AVFrame` shell to its decoder's ``FramePool`` for the next picture.
+///
+/// `@unchecked Sendable`: the frame is filled by `avcodec_receive_frame` before this object is
+/// shared and never written afterwards; libavutil's buffer references are counted atomically,
+/// so releasing it from any thread is safe.
+final class FrameBuffer: @unchecked Sendable {
+    let frame: UnsafeMutablePointer<AVFrame>
+    private let pool: FramePool
+
+    init(frame: UnsafeMutablePointer<AVFrame>, pool: FramePool) {
+        self.frame = frame
+        self.pool = pool
+    }
+
+    deinit {
+        pool.recycle(frame)
+    }
+}
+
+/// Empty `AVFrame` shells for a decoder's output, so that receiving a picture allocates no
+/// `AVFrame` once as many as are alive at once have been made (a decoder holds a few; a
+/// consumer holding many frames gets new ones).
+final class FramePool: Sendable {
+    /// The shells, each unreferenced (`av_frame_unref`), owned by the pool.
+    private let shells: Locked<[UnsafeMutablePointer<AVFrame>]>
+    private static let limit = 32
+
+    init() {
+        var shells: [UnsafeMutablePointer<AVFrame>] = []
+        shells.reserveCapacity(Self.limit)
+        self.shells = Locked(shells)
+    }
+
+    deinit {
+        shells.withLock { shells in
+            for shell in shells {
+                var pointer: UnsafeMutablePointer<AVFrame>? = shell
+                av_frame_free(&pointer)
+            }
+        }
+    }
+
+    /// An empty frame: from the pool, or `av_frame_alloc`; nil when out of memory.
+    func take() -> UnsafeMutablePointer<AVFrame>? {
+        shells.withLock { $0.popLast() } ?? av_frame_alloc()
+    }
+
+    /// Unreferences `frame` and keeps it for reuse (or frees it past the pool's limit).
+    func recycle(_ frame: UnsafeMutablePointer<AVFrame>) {
+        av_frame_unref(frame)
+        let kept = shells.withLock { shells -> Bool in
+            guard shells.count < Self.limit else { return false }
+            shells.append(frame)
+            return true
+        }
+        if !kept {
+            var pointer: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&pointer)
+        }
+    }
+}

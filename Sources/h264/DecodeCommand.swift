@@ -1,0 +1,241 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Decoder
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `h264 decode INPUT -o OUTPUT`: H.264 (Annex-B, or AVCC with `--config`) to y4m, raw planes or
+/// FFmpeg's framemd5 listing.
+struct DecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode H.264 (Annex-B .h264, or AVCC with --config) to y4m, raw YUV or a framemd5 listing.",
+        discussion: """
+        INPUT is an Annex-B byte stream (- for standard input), read in chunks as a network stream would \
+        arrive, or AVCC (length-prefixed NAL units) with --config FILE.avcC. Decoding starts at the first IDR \
+        picture. --format y4m (default) writes a yuv4mpegpipe stream (ffplay, x264 and 'h264 encode' read it); \
+        raw writes the planes back to back. --framemd5 writes what 'ffmpeg -i INPUT -f framemd5 -' writes \
+        instead of the pictures. Frames are timed from the SPS's frame rate (25 fps without one).
+        """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case y4m, raw }
+
+    @Argument(help: "The stream to decode ('-' for standard input).")
+    var input: String
+    @Option(name: .shortAndLong, help: "Output file (- for standard output).")
+    var output: String = "-"
+    @Option(help: "Output format: y4m (default) or raw.")
+    var format: Format = .y4m
+    @Flag(help: "Write FFmpeg's framemd5 listing (one MD5 per frame) instead of the pictures.")
+    var framemd5 = false
+    @Option(help: "An avcC file: INPUT is AVCC with its length size and parameter sets.")
+    var config: String?
+    @Option(help: "Decoding threads (0 = automatic, the default).")
+    var threads: Int = 0
+    @Flag(help: "Real-time decoding: no frame threading, each frame out as soon as it is decoded.")
+    var realTime = false
+    @Option(help: "Output pixel format: native (default: what the stream codes), i420, nv12 or bgra (8-bit, libyuv; nv12 and bgra with --format raw).")
+    var pixelFormat: PixelFormat = .native
+
+    /// `DecoderConfiguration.OutputPixelFormat` as an option value.
+    enum PixelFormat: String, ExpressibleByArgument, CaseIterable {
+        case native, i420, nv12, bgra
+        var output: DecoderConfiguration.OutputPixelFormat { DecoderConfiguration.OutputPixelFormat(rawValue: rawValue) ?? .native }
+    }
+    @Flag(help: "No progress and no summary.")
+    var quiet = false
+
+    func validate() throws {
+        guard (0...64).contains(threads) else { throw ValidationError("--threads must be 0…64") }
+        if format == .y4m && !framemd5 && (pixelFormat == .nv12 || pixelFormat == .bgra) {
+            throw ValidationError("y4m holds planar YUV: use --format raw for --pixel-format \(pixelFormat.rawValue)")
+        }
+    }
+
+    func run() throws {
+        try runReportingErrors(command: "decode") { try decode() }
+    }
+
+    /// What the output handler shares with the reading thread.
+    private struct Progress {
+        var frames = 0
+        var damaged = 0
+        var error: String?
+        var y4mSize: (Int, Int, String)?
+    }
+
+    private func decode() throws {
+        let name = input == "-" ? "<stdin>" : input
+        let out: FileHandle
+        if output == "-" {
+            out = .standardOutput
+        } else {
+            guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
+                throw CLIError("\(output): cannot create")
+            }
+            out = h
+        }
+        let descriptor = out.fileDescriptor
+        let outputName = output
+        let state = Mutex(Progress())
+        let asFramemd5 = framemd5
+        let asY4M = format == .y4m
+        let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads), realTime: realTime,
+                                                 outputPixelFormat: pixelFormat.output)
+        let session = try DecoderSession(configuration: configuration) { frame in
+            state.withLock { s in
+                guard s.error == nil else { return }
+                do {
+                    if asFramemd5 {
+                        if s.frames == 0 { try writeAll(descriptor, Array(Self.framemd5Header(frame, rate: Self.rational(frame)).utf8), name: outputName) }
+                        try writeAll(descriptor, Array(Self.framemd5Line(frame, index: s.frames).utf8), name: outputName)
+                    } else {
+                        var bytes: [UInt8] = []
+                        if asY4M {
+                            let size = (frame.width, frame.height, frame.pixelFormatName)
+                            if let first = s.y4mSize {
+                                guard first == size else {
+                                    throw CLIError("frame \(s.frames) is \(frame.width)x\(frame.height) \(frame.pixelFormatName), the stream began \(first.0)x\(first.1) \(first.2): y4m cannot change; use --format raw")
+                                }
+                            } else {
+                                s.y4mSize = size
+                                bytes += try Self.y4mHeader(frame, rate: Self.rational(frame)).utf8
+                            }
+                            bytes += "FRAME\n".utf8
+                        }
+                        if bytes.isEmpty {
+                            bytes = frame.packedBytes()
+                        } else {
+                            bytes += frame.packedBytes()
+                        }
+                        try writeAll(descriptor, bytes, name: outputName)
+                    }
+                } catch {
+                    s.error = "\(error)"
+                    return
+                }
+                s.frames += 1
+                if frame.flags.contains(.damaged) { s.damaged += 1 }
+            }
+        }
+
+        var stream: (any ByteSource)
+        if let config {
+            let record = try CLIIO.readConfiguration(config)
+            let avcc = try CLIIO.read(input)
+            do throws(H264Error) {
+                stream = BufferSource(bytes: try AnnexB.fromAVCCStream(avcc, lengthSize: record.nalUnitLengthSize, parameterSets: record))
+            } catch {
+                throw CLIError(file: name, error)
+            }
+        } else if input == "-" {
+            stream = FileSource(handle: .standardInput, name: name)
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: input) else { throw CLIError("\(input): no such file") }
+            stream = FileSource(handle: handle, name: name)
+        }
+
+        let progress = !quiet && isatty(2) != 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        var lastProgress = started
+        var decoder = AnnexBDecoder(session: session)
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        do {
+            while true {
+                let count = try chunk.withUnsafeMutableBytes { try stream.read(into: $0) }
+                if count == 0 { break }
+                try session.waitForQueuedAccessUnits(downTo: 8)
+                try decoder.append(chunk[0..<count])
+                if let error = state.withLock({ $0.error }) { throw CLIError(error) }
+                if progress, clock.now - lastProgress > .milliseconds(250) {
+                    lastProgress = clock.now
+                    let frames = state.withLock { $0.frames }
+                    let elapsed = (clock.now - started) / .seconds(1)
+                    FileHandle.standardError.write(Data("\r\(frames) frames, \(EncodeCommand.format(Double(frames) / max(elapsed, 0.001))) fps   ".utf8))
+                }
+            }
+            try decoder.finish()
+        } catch let error as H264Error {
+            throw CLIError(file: name, error)
+        }
+        let index = decoder.accessUnitCount
+        let skipped = decoder.skippedAccessUnitCount
+        session.invalidate()
+        if out !== FileHandle.standardOutput { try out.close() }
+        let s = state.withLock { (frames: $0.frames, damaged: $0.damaged, error: $0.error, size: $0.y4mSize) }
+        if let error = s.error { throw CLIError(error) }
+        guard index > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
+        if !quiet {
+            let elapsed = (clock.now - started) / .seconds(1)
+            var line = "\(progress ? "\r" : "")decoded \(s.frames) frames in \(EncodeCommand.format(elapsed)) s "
+                + "(\(EncodeCommand.format(Double(s.frames) / max(elapsed, 0.001))) fps) → \(output)"
+            if s.damaged > 0 { line += ", \(s.damaged) damaged" }
+            if skipped > 0 { line += ", \(skipped) access units skipped before a usable IDR" }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+    }
+
+    /// The frame rate of a frame's duration (which `AnnexBDecoder` sets from the SPS).
+    static func rational(_ frame: DecodedFrame) -> (Int, Int) {
+        let seconds = frame.duration / .seconds(1)
+        return seconds > 0 ? rational(1 / seconds) : (25, 1)
+    }
+
+    /// A frame rate as a fraction: N/1, or N×1000/1001 rates as (N×1000, 1001).
+    static func rational(_ rate: Double) -> (Int, Int) {
+        if abs(rate - rate.rounded()) < 0.0005 { return (Int(rate.rounded()), 1) }
+        let ntsc = rate * 1.001
+        if abs(ntsc - ntsc.rounded()) < 0.001 { return (Int(ntsc.rounded()) * 1000, 1001) }
+        return (Int((rate * 1000).rounded()), 1000)
+    }
+
+    /// The y4m stream header FFmpeg's yuv4mpegpipe muxer writes for the frame's pixel format.
+    static func y4mHeader(_ frame: DecodedFrame, rate: (Int, Int)) throws -> String {
+        let colourspace: String
+        switch (frame.chromaFormat, frame.bitDepth) {
+        case (.yuv420, 8): colourspace = "C420jpeg XYSCSS=420JPEG"
+        case (.yuv422, 8): colourspace = "C422 XYSCSS=422"
+        case (.yuv444, 8): colourspace = "C444 XYSCSS=444"
+        case (.monochrome, 8): colourspace = "Cmono"
+        case (.yuv420, let d): colourspace = "C420p\(d) XYSCSS=420P\(d)"
+        case (.yuv422, let d): colourspace = "C422p\(d) XYSCSS=422P\(d)"
+        case (.yuv444, let d): colourspace = "C444p\(d) XYSCSS=444P\(d)"
+        case (.monochrome, let d): colourspace = "Cmono\(d)"
+        case (.none, _): throw CLIError("y4m holds YUV only: write BGRA with --format raw")
+        }
+        let sar = frame.sampleAspectRatio
+        return "YUV4MPEG2 W\(frame.width) H\(frame.height) F\(rate.0):\(rate.1) Ip A\(sar.width):\(sar.width == 0 ? 0 : sar.height) \(colourspace)\n"
+    }
+
+    /// The header of FFmpeg's framemd5 listing (version 2) for a stream whose first frame is `frame`.
+    static func framemd5Header(_ frame: DecodedFrame, rate: (Int, Int)) -> String {
+        let sar = frame.sampleAspectRatio
+        return """
+        #format: frame checksums
+        #version: 2
+        #hash: MD5
+        #tb 0: \(rate.1)/\(rate.0)
+        #media_type 0: video
+        #codec_id 0: rawvideo
+        #dimensions 0: \(frame.width)x\(frame.height)
+        #sar 0: \(sar.width)/\(sar.width == 0 ? 1 : sar.height)
+        #stream#, dts,        pts, duration,     size, hash
+
+        """
+    }
+
+    /// One framemd5 line: stream 0, the frame's index as its time in frame durations.
+    static func framemd5Line(_ frame: DecodedFrame, index: Int) -> String {
+        func pad(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+        return "0, \(pad(index, 10)), \(pad(index, 10)), \(pad(1, 8)), \(pad(frame.packedByteCount, 8)), \(frame.md5())\n"
+    }
+}

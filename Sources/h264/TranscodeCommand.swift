@@ -1,0 +1,174 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Decoder
+import H264Encoder
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `h264 transcode INPUT -o OUTPUT`: an Annex-B H.264 stream decoded by a `DecoderSession` and
+/// encoded again by an `EncoderSession`, with every `h264 encode` option.
+struct TranscodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transcode",
+        abstract: "Decode an Annex-B H.264 stream and encode it again (Annex-B out) with the encode options.",
+        discussion: """
+        INPUT is an Annex-B byte stream ('-' for standard input) of 8-bit 4:2:0 pictures. Each decoded frame \
+        goes to the encoder with its time stamp (one copy of its planes, into the encoder's frame); a size \
+        change in the input starts a new encoder, whose first frame is an IDR with new SPS and PPS. Without \
+        --preset the encoder uses active-transcoding. --threads sets x264's threads, --decoder-threads \
+        libavcodec's.
+        """)
+
+    @Argument(help: "The stream to transcode ('-' for standard input).")
+    var input: String
+    @Option(name: .shortAndLong, help: "Output file (- for standard output).")
+    var output: String
+    @OptionGroup var encoding: EncodeOptions
+    @Option(help: "Decoding threads (0 = automatic, the default).")
+    var decoderThreads: Int = 0
+    @Flag(help: "No progress and no summary.")
+    var quiet = false
+
+    func validate() throws {
+        guard (0...64).contains(decoderThreads) else { throw ValidationError("--decoder-threads must be 0…64") }
+    }
+
+    func run() throws {
+        try runReportingErrors(command: "transcode") { try transcode() }
+    }
+
+    private struct State {
+        var encoder: EncoderSession?
+        var decoded = 0
+        var encoded = 0
+        var bytes = 0
+        var error: String?
+        var scratch: [UInt8] = []
+        var lastTime: Duration?
+    }
+
+    private func transcode() throws {
+        let name = input == "-" ? "<stdin>" : input
+        let out: FileHandle
+        if output == "-" {
+            out = .standardOutput
+        } else {
+            guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
+                throw CLIError("\(output): cannot create")
+            }
+            out = h
+        }
+        let source: FileSource
+        if input == "-" {
+            source = FileSource(handle: .standardInput, name: name)
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: input) else { throw CLIError("\(input): no such file") }
+            source = FileSource(handle: handle, name: name)
+        }
+        let descriptor = out.fileDescriptor
+        let outputName = output
+        let writer = AnnexBWriter()
+        let state = Mutex(State())
+        let options = encoding
+        // Encoded access units: written as Annex-B on the encoder's queue.
+        let encodedHandler: EncoderSession.OutputHandler = { frame in
+            state.withLock { s in
+                guard s.error == nil else { return }
+                do {
+                    s.scratch.removeAll(keepingCapacity: true)
+                    try writer.append(frame, to: &s.scratch)
+                    try writeAll(descriptor, s.scratch, name: outputName)
+                    s.encoded += 1
+                    s.bytes += s.scratch.count
+                } catch {
+                    s.error = "\(error)"
+                }
+            }
+        }
+        // Decoded frames: handed to the encoder on the decoder's queue (the encoder, created
+        // with the first frame's size and rate, queues them and returns).
+        let decoderConfiguration = DecoderConfiguration(threads: decoderThreads == 0 ? .automatic : .count(decoderThreads))
+        let decoder = try DecoderSession(configuration: decoderConfiguration) { frame in
+            do {
+                guard frame.chromaFormat == .yuv420, frame.bitDepth == 8 else {
+                    throw CLIError("\(name): \(frame.pixelFormatName) pictures: transcode takes 8-bit 4:2:0")
+                }
+                let encoder = try state.withLock { s throws -> EncoderSession in
+                    if let error = s.error { throw CLIError(error) }
+                    if let encoder = s.encoder { return encoder }
+                    let seconds = frame.duration / .seconds(1)
+                    let configuration = try options.configuration(frameRate: seconds > 0 ? 1 / seconds : 25,
+                                                                  defaultPreset: .activeTranscoding)
+                    let encoder = try EncoderSession(width: frame.width, height: frame.height, configuration: configuration,
+                                                     outputHandler: encodedHandler)
+                    s.encoder = encoder
+                    return encoder
+                }
+                let picture = try VideoFrame(pixelFormat: .i420, width: frame.width, height: frame.height, contiguous: frame.packedBytes())
+                let time = state.withLock { s -> Duration in
+                    // The encoder needs increasing times: a frame out of order follows the last.
+                    var time = frame.presentationTimeStamp
+                    if let last = s.lastTime, time <= last { time = last + max(frame.duration, .microseconds(1)) }
+                    s.lastTime = time
+                    s.decoded += 1
+                    return time
+                }
+                try encoder.waitForQueuedFrames(downTo: 4)
+                try encoder.encode(picture, presentationTimeStamp: time, duration: frame.duration)
+            } catch {
+                state.withLock { if $0.error == nil { $0.error = "\(error)" } }
+            }
+        }
+
+        let progress = !quiet && isatty(2) != 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        var lastProgress = started
+        var adaptor = AnnexBDecoder(session: decoder)
+        var reader = source
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        do {
+            while true {
+                let count = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
+                if count == 0 { break }
+                try decoder.waitForQueuedAccessUnits(downTo: 8)
+                try adaptor.append(chunk[0..<count])
+                if let error = state.withLock({ $0.error }) { throw CLIError(error) }
+                if progress, clock.now - lastProgress > .milliseconds(250) {
+                    lastProgress = clock.now
+                    let frames = state.withLock { $0.encoded }
+                    let elapsed = (clock.now - started) / .seconds(1)
+                    FileHandle.standardError.write(Data("\r\(frames) frames, \(EncodeCommand.format(Double(frames) / max(elapsed, 0.001))) fps   ".utf8))
+                }
+            }
+            try adaptor.finish()
+        } catch let error as H264Error {
+            throw CLIError(file: name, error)
+        }
+        decoder.invalidate()
+        let encoder = state.withLock { $0.encoder }
+        if let encoder {
+            do throws(H264Error) {
+                try encoder.completeFrames()
+            } catch {
+                throw CLIError("encoding: \(error)")
+            }
+            encoder.invalidate()
+        }
+        if out !== FileHandle.standardOutput { try out.close() }
+        let s = state.withLock { (decoded: $0.decoded, encoded: $0.encoded, bytes: $0.bytes, error: $0.error) }
+        if let error = s.error { throw CLIError(error) }
+        guard adaptor.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
+        if !quiet {
+            let elapsed = (clock.now - started) / .seconds(1)
+            let line = "\(progress ? "\r" : "")transcoded \(s.decoded) frames in \(EncodeCommand.format(elapsed)) s "
+                + "(\(EncodeCommand.format(Double(s.encoded) / max(elapsed, 0.001))) fps), \(s.bytes) bytes → \(output)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import H264TestSupport
+import Testing
+
+/// `h264 transcode`: the output is read by FFmpeg, with every frame, close to the input.
+@Suite struct TranscodeCommandTests {
+    static func ffmpegRaw(_ path: String) throws -> [UInt8] {
+        let result = try Subprocess.run("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout
+    }
+
+    @Test(arguments: [["--speed", "veryfast", "--allow-frame-reordering"], ["--preset", "live-capture", "--crf", "18"]])
+    func transcodesEveryFrame(_ options: [String]) throws {
+        let path = try TestFixtures.path("conformance/CABA3_SVA_B.264")   // 176x144, 33 frames, Main
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out.h264").path
+        let result = try CLI.run(["transcode", path, "-o", out, "--quiet"] + options)
+        #expect(result.status == 0, "\(result.stderr)")
+        let original = try Self.ffmpegRaw(path)
+        let transcoded = try Self.ffmpegRaw(out)
+        let frameBytes = 176 * 144 * 3 / 2
+        #expect(original.count == 33 * frameBytes)
+        #expect(transcoded.count == original.count)
+        // Luma PSNR of each frame against FFmpeg's decode of the input.
+        for frame in 0..<min(original.count, transcoded.count) / frameBytes {
+            var sum = 0.0
+            for i in 0..<(176 * 144) {
+                let d = Double(original[frame * frameBytes + i]) - Double(transcoded[frame * frameBytes + i])
+                sum += d * d
+            }
+            let psnr = sum == 0 ? 99 : 10 * log10(255 * 255 * Double(176 * 144) / sum)
+            #expect(psnr >= 30, "frame \(frame): \(psnr) dB")
+        }
+    }
+
+    @Test func refusesWhatItCannotEncode() throws {
+        let path = try TestFixtures.path("conformance/PPH10I1_Panasonic_A.264")   // 10-bit
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["transcode", path, "-o", directory.appendingPathComponent("out.h264").path, "--quiet"])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("h264 transcode: error: ") && result.stderr.contains("8-bit 4:2:0"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+}
