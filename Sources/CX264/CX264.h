@@ -67,4 +67,19 @@ static inline int cx264_bgra_to_i420(const uint8_t *bgra, int bgra_stride,
                                      uint8_t *v, int v_stride, int width, int height) {
     return ARGBToI420(bgra, bgra_stride, y, y_stride, u, u_stride, v, v_stride, width, height);
 }
+
+/// libyuv's I420Scale (`libyuv/scale.h`) with its box filter (`kFilterBox` = 3), declared here
+/// for the same reason as ARGBToI420.
+int I420Scale(const uint8_t *src_y, int src_stride_y, const uint8_t *src_u, int src_stride_u,
+              const uint8_t *src_v, int src_stride_v, int src_width, int src_height,
+              uint8_t *dst_y, int dst_stride_y, uint8_t *dst_u, int dst_stride_u,
+              uint8_t *dst_v, int dst_stride_v, int dst_width, int dst_height, int filtering);
+
+static inline int cx264_i420_scale(const uint8_t *src_y, int src_stride_y, const uint8_t *src_u, int src_stride_u,
+                                   const uint8_t *src_v, int src_stride_v, int src_width, int src_height,
+                                   uint8_t *dst_y, uint8_t *dst_u, uint8_t *dst_v, int dst_width, int dst_height) {
+    return I420Scale(src_y, src_stride_y, src_u, src_stride_u, src_v, src_stride_v, src_width, src_height,
+                     dst_y, dst_width, dst_u, (dst_width + 1) / 2, dst_v, (dst_width + 1) / 2,
+                     dst_width, dst_height, 3);
+}
 #endif

@@ -20,8 +20,9 @@ struct TranscodeCommand: ParsableCommand {
         INPUT is an Annex-B byte stream ('-' for standard input) of 8-bit 4:2:0 pictures. Each decoded frame \
         goes to the encoder with its time stamp (one copy of its planes, into the encoder's frame); a size \
         change in the input starts a new encoder, whose first frame is an IDR with new SPS and PPS. Without \
-        --preset the encoder uses active-transcoding. --threads sets x264's threads, --decoder-threads \
-        libavcodec's.
+        --preset the encoder uses active-transcoding. --size WxH scales every picture (libyuv's box \
+        filter; one encoder for the whole stream, whatever the input's size changes). --threads sets \
+        x264's threads, --decoder-threads libavcodec's.
         """)
 
     @Argument(help: "The stream to transcode ('-' for standard input).")
@@ -29,6 +30,8 @@ struct TranscodeCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output file (- for standard output).")
     var output: String
     @OptionGroup var encoding: EncodeOptions
+    @Option(help: "Scale every picture to WxH (even) before encoding.")
+    var size: String?
     @Option(help: "Decoding threads (0 = automatic, the default).")
     var decoderThreads: Int = 0
     @Flag(help: "No progress and no summary.")
@@ -36,6 +39,7 @@ struct TranscodeCommand: ParsableCommand {
 
     func validate() throws {
         guard (0...64).contains(decoderThreads) else { throw ValidationError("--decoder-threads must be 0…64") }
+        if let size { _ = try SizeAndRate.size(size) }
     }
 
     func run() throws {
@@ -75,6 +79,7 @@ struct TranscodeCommand: ParsableCommand {
         let writer = AnnexBWriter()
         let state = Mutex(State())
         let options = encoding
+        let targetSize = try size.map { try SizeAndRate.size($0) }
         // Encoded access units: written as Annex-B on the encoder's queue.
         let encodedHandler: EncoderSession.OutputHandler = { frame in
             state.withLock { s in
@@ -104,12 +109,16 @@ struct TranscodeCommand: ParsableCommand {
                     let seconds = frame.duration / .seconds(1)
                     let configuration = try options.configuration(frameRate: seconds > 0 ? 1 / seconds : 25,
                                                                   defaultPreset: .activeTranscoding)
-                    let encoder = try EncoderSession(width: frame.width, height: frame.height, configuration: configuration,
+                    let encoder = try EncoderSession(width: targetSize?.width ?? frame.width, height: targetSize?.height ?? frame.height,
+                                                     configuration: configuration,
                                                      outputHandler: encodedHandler)
                     s.encoder = encoder
                     return encoder
                 }
-                let picture = try VideoFrame(pixelFormat: .i420, width: frame.width, height: frame.height, contiguous: frame.packedBytes())
+                var picture = try VideoFrame(pixelFormat: .i420, width: frame.width, height: frame.height, contiguous: frame.packedBytes())
+                if let targetSize, (targetSize.width, targetSize.height) != (frame.width, frame.height) {
+                    picture = try picture.scaled(width: targetSize.width, height: targetSize.height)
+                }
                 let time = state.withLock { s -> Duration in
                     // The encoder needs increasing times: a frame out of order follows the last.
                     var time = frame.presentationTimeStamp

@@ -35,6 +35,37 @@ import Testing
         }
     }
 
+    /// `--size` scales every picture (libyuv's box filter) before encoding: FFmpeg reads every
+    /// frame at the new size, and each is close to FFmpeg's own box-filtered scaling of the input.
+    @Test func sizeScalesEveryFrame() throws {
+        let path = try TestFixtures.path("conformance/CABA3_SVA_B.264")   // 176x144, 33 frames
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out.h264").path
+        let result = try CLI.run(["transcode", path, "-o", out, "--quiet", "--size", "88x72", "--crf", "12"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let probe = try Subprocess.run("/usr/bin/env", ["ffprobe", "-v", "error", "-select_streams", "v:0",
+                                                        "-show_entries", "stream=width,height", "-of", "csv=p=0", out])
+        #expect(probe.stdout.isEmpty == false && String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "88,72")
+        let reference = try Subprocess.run("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-vf", "scale=88:72:flags=area",
+                                                            "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"]).stdout
+        let transcoded = try Self.ffmpegRaw(out)
+        let frameBytes = 88 * 72 * 3 / 2
+        #expect(reference.count == 33 * frameBytes)
+        #expect(transcoded.count == reference.count)
+        for frame in 0..<min(reference.count, transcoded.count) / frameBytes {
+            var sum = 0.0
+            for i in 0..<(88 * 72) {
+                let d = Double(reference[frame * frameBytes + i]) - Double(transcoded[frame * frameBytes + i])
+                sum += d * d
+            }
+            let psnr = sum == 0 ? 99 : 10 * log10(255 * 255 * Double(88 * 72) / sum)
+            #expect(psnr >= 28, "frame \(frame): \(psnr) dB against FFmpeg's scaling")
+        }
+        let odd = try CLI.run(["transcode", path, "-o", out, "--quiet", "--size", "87x72"])
+        #expect(odd.status != 0 && odd.stderr.contains("--size"))
+    }
+
     @Test func refusesWhatItCannotEncode() throws {
         let path = try TestFixtures.path("conformance/PPH10I1_Panasonic_A.264")   // 10-bit
         let directory = try CLI.temporaryDirectory()
