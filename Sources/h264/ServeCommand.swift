@@ -42,6 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
     var rtp: String?
     @Option(help: "With --rtp: write the stream's SDP to this file (ffplay -protocol_whitelist file,udp,rtp FILE).")
     var sdp: String?
+    @Option(help: "Also serve the stream over RTSP at rtsp://HOST:PORT/live (RTP over TCP; port 0: any free port, printed).")
+    var rtsp: String?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
@@ -133,6 +135,7 @@ struct ServeCommand: AsyncParsableCommand {
         // Always printed: scripts and tests read the port from it.
         FileHandle.standardError.write(Data(
             "h264 serve: listening on tcp://\(host):\(boundPort) (\(header.width)x\(header.height) at \(EncodeCommand.format(header.frameRate)) fps)\n".utf8))
+        let rtspServer = try await RTSPServer.start(ifRequested: rtsp, group: group, broadcaster: broadcaster, format: format, log: log)
 
         // Pacing: frame i is due at start + i × frame duration (absolute deadlines, so the rate
         // does not drift). A viewer waiting for an IDR pulls the due frame forward — but never
@@ -197,6 +200,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         session.invalidate()
         try? await server.close()
+        await rtspServer?.close()
         await broadcaster.closeAll(flushing: endedByInput, on: group.next())
         try? await group.shutdownGracefully()
 
