@@ -390,6 +390,8 @@ enum FuzzTarget: String, CaseIterable {
                 check(false, "writing what was read failed: \(error)")
             }
         }
+    }
+
     static func rtp(_ bytes: [UInt8]) {
         // 1. Arbitrary packets, reorder window from the first byte.
         var depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: Int(bytes.first ?? 0) % 8))
