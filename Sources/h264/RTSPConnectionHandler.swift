@@ -32,6 +32,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         /// The largest RTP packet, counted as for UDP over IPv4 (RTP packets interleaved in TCP
         /// need no IP fragmentation, but players' buffers expect the usual sizes).
         var maximumTransmissionUnit = 1400
+        /// The kernel send buffer of each connection (`SO_SNDBUF`; nil: the system's), as
+        /// `--send-buffer-size` sets it for raw viewers.
+        var sendBufferSize: Int?
     }
 
     /// The methods this server answers.

@@ -40,12 +40,13 @@ final class RTSPServer: Sendable {
     /// IPv6) and prints `h264 serve: listening on rtsp://HOST:PORT/live` on standard error
     /// (always: scripts and tests read the port from it).
     static func start(ifRequested address: String?, group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription,
-                      log: @escaping @Sendable (String) -> Void) async throws -> RTSPServer? {
+                      sendBufferSize: Int? = nil, log: @escaping @Sendable (String) -> Void) async throws -> RTSPServer? {
         guard let address else { return nil }
-        return try await start(address: address, group: group, broadcaster: broadcaster, format: format, log: log)
+        return try await start(address: address, group: group, broadcaster: broadcaster, format: format,
+                               configuration: .init(sendBufferSize: sendBufferSize), log: log)
     }
 
-    /// Starts listening on `address`; see ``start(ifRequested:group:broadcaster:format:log:)``.
+    /// Starts listening on `address`; see ``start(ifRequested:group:broadcaster:format:sendBufferSize:log:)``.
     static func start(address: String, group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription,
                       configuration: RTSPConnectionHandler.Configuration = .init(),
                       log: @escaping @Sendable (String) -> Void) async throws -> RTSPServer {
@@ -59,10 +60,14 @@ final class RTSPServer: Sendable {
         let registry = Locked([ObjectIdentifier: any Channel]())
         let channel: any Channel
         do {
-            channel = try await ServerBootstrap(group: group)
+            var bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            if let size = configuration.sendBufferSize {
+                bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(size))
+            }
+            channel = try await bootstrap
                 .childChannelInitializer { channel in
                     let key = ObjectIdentifier(channel)
                     registry.withLock { $0[key] = channel }

@@ -135,7 +135,8 @@ struct ServeCommand: AsyncParsableCommand {
         // Always printed: scripts and tests read the port from it.
         FileHandle.standardError.write(Data(
             "h264 serve: listening on tcp://\(host):\(boundPort) (\(header.width)x\(header.height) at \(EncodeCommand.format(header.frameRate)) fps)\n".utf8))
-        let rtspServer = try await RTSPServer.start(ifRequested: rtsp, group: group, broadcaster: broadcaster, format: format, log: log)
+        let rtspServer = try await RTSPServer.start(ifRequested: rtsp, group: group, broadcaster: broadcaster, format: format,
+                                                    sendBufferSize: sendBufferSize, log: log)
 
         // Pacing: frame i is due at start + i × frame duration (absolute deadlines, so the rate
         // does not drift). A viewer waiting for an IDR pulls the due frame forward — but never

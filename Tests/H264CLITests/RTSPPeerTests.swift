@@ -1,0 +1,244 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `h264 serve --rtsp 127.0.0.1:0` against real players on 127.0.0.1: FFmpeg (`ffprobe`,
+/// `ffmpeg -rtsp_transport tcp`) and GStreamer (`rtspsrc protocols=tcp`) decode what it sends;
+/// malformed, oversized and unsupported requests get their RFC 2326 status and the server
+/// keeps serving; a viewer that stops reading does not hold up the others.
+@Suite(.serialized) struct RTSPPeerTests {
+    /// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 --rtsp 127.0.0.1:0 --loop …`; the URL
+    /// is read back from its standard error.
+    final class Server {
+        let process = Process()
+        let url: String
+        let port: Int
+        private let log = LogBuffer()
+
+        init(_ arguments: [String] = []) throws {
+            signal(SIGPIPE, SIG_IGN)
+            process.executableURL = CLI.executable
+            process.arguments = ["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
+                                 "--rtsp", "127.0.0.1:0", "--loop", "--speed", "ultrafast", "--threads", "1"] + arguments
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            let ready = DispatchSemaphore(value: 0)
+            let handle = err.fileHandleForReading
+            try process.run()
+            let text = log.text
+            Thread.detachNewThread {
+                var signalled = false
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    text.append(String(decoding: data, as: UTF8.self))
+                    if !signalled, text.read({ $0.contains("/live\n") }) {
+                        signalled = true
+                        ready.signal()
+                    }
+                }
+                if !signalled { ready.signal() }
+            }
+            _ = ready.wait(timeout: .now() + 30)
+            let output = text.read { $0 }
+            guard let range = output.range(of: "listening on rtsp://127.0.0.1:"),
+                  let port = Int(output[range.upperBound...].prefix { $0.isNumber }) else {
+                process.terminate()
+                throw ServeTestError("h264 serve --rtsp did not start: \(output)")
+            }
+            self.port = port
+            self.url = "rtsp://127.0.0.1:\(port)/live"
+        }
+
+        var stderr: String { log.text.read { $0 } }
+
+        /// SIGTERM, then the exit status.
+        func stop() -> Int32 {
+            process.terminate()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    }
+
+    /// A plain TCP connection that speaks RTSP by hand.
+    final class Connection {
+        let descriptor: Int32
+        private var pending: [UInt8] = []
+
+        init(port: Int, receiveBufferSize: Int32? = nil) throws {
+            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            if var size = receiveBufferSize {
+                setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard descriptor >= 0, result == 0 else { throw ServeTestError("connect: \(errno)") }
+        }
+
+        deinit { close(descriptor) }
+
+        func send(_ text: String) {
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+
+        /// The next response's status line and headers (its body is skipped), or nil at the end
+        /// of the connection. Interleaved frames before it are skipped.
+        func response() -> (status: Int, headers: [String: String])? {
+            while true {
+                while pending.first == UInt8(ascii: "$"), pending.count >= 4 {
+                    let length = 4 + (Int(pending[2]) << 8 | Int(pending[3]))
+                    guard pending.count >= length else { break }
+                    pending.removeFirst(length)
+                }
+                if pending.first != UInt8(ascii: "$"), let end = pending.indices.first(where: {
+                    $0 + 3 < pending.count && pending[$0...($0 + 3)].elementsEqual([13, 10, 13, 10])
+                }) {
+                    let lines = String(decoding: pending[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+                    var headers: [String: String] = [:]
+                    for line in lines.dropFirst() {
+                        guard let colon = line.firstIndex(of: ":") else { continue }
+                        headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    }
+                    let length = Int(headers["content-length"] ?? "0") ?? 0
+                    guard pending.count >= end + 4 + length else { if !receive() { return nil }; continue }
+                    pending.removeFirst(end + 4 + length)
+                    let status = lines[0].split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? -1
+                    return (status, headers)
+                }
+                if !receive() { return nil }
+            }
+        }
+
+        /// Reads what is there (waits up to 10 s); false at the end of the connection.
+        @discardableResult
+        func receive() -> Bool {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return false }
+            pending += buffer[0..<count]
+            return true
+        }
+
+        /// Sends a request and reads its response.
+        func request(_ text: String) -> (status: Int, headers: [String: String])? {
+            send(text)
+            return response()
+        }
+    }
+
+    @Test func ffprobeAndFFmpegDecodeOverTCP() throws {
+        let server = try Server()
+        let probe = try Subprocess.run("timeout", ["30", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-show_streams",
+                                                   "-select_streams", "v", server.url])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
+        let fields = String(decoding: probe.stdout, as: UTF8.self)
+        #expect(fields.contains("codec_name=h264") && fields.contains("width=320") && fields.contains("height=240"), "\(fields)")
+        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+                                                     "-frames:v", "60", "-f", "framecrc", "-"])
+        #expect(decoded.status == 0)
+        #expect(decoded.stderr.isEmpty, "\(decoded.stderr)")
+        let frames = String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(frames.count == 60)
+        #expect(frames.allSatisfy { $0.contains("115200") }, "320×240 I420 frames")
+        #expect(server.stderr.contains("plays as client"))
+        #expect(server.stop() == 0)
+    }
+
+    @Test func gstreamerDecodesOverTCP() throws {
+        let server = try Server()
+        let gst = try Subprocess.run("timeout", ["30", "gst-launch-1.0", "-q", "rtspsrc", "location=\(server.url)", "protocols=tcp",
+                                                 "!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=60", "!",
+                                                 "y4menc", "!", "fdsink", "fd=1"])
+        #expect(gst.status == 0, "\(gst.stderr)")
+        #expect(!gst.stderr.contains("ERROR") && !gst.stderr.contains("WARNING"), "\(gst.stderr)")
+        #expect(String(decoding: gst.stdout.prefix(100), as: UTF8.self).hasPrefix("YUV4MPEG2 C420 W320 H240"))
+        // At least the 60 frames asked for (buffers already past `identity` when it sends EOS
+        // may follow, the last one cut short by the pipeline's shutdown).
+        let frameBytes = gst.stdout.count - (gst.stdout.firstIndex(of: 0x0A) ?? 0) - 1
+        #expect(frameBytes / (6 + 115_200) >= 60, "\(frameBytes) bytes of frames")
+        #expect(server.stop() == 0)
+    }
+
+    /// Each bad or unsupported request gets its status (RFC 2326 clause 7.1.1) on a connection
+    /// that stays usable; oversized ones get theirs and the connection closes; FFmpeg still
+    /// decodes afterwards.
+    @Test func badRequestsGetTheirStatusAndTheServerSurvives() throws {
+        let server = try Server()
+        let url = server.url
+        let connection = try Connection(port: server.port)
+        let cases: [(request: String, status: Int)] = [
+            ("garbage\r\n\r\n", 400),
+            ("OPTIONS \(url) RTSP/1.0\r\n\r\n", 400), // no CSeq
+            ("OPTIONS \(url) RTSP/1.0\r\nCSeq: 1\r\nno colon\r\n\r\n", 400),
+            ("OPTIONS \(url) RTSP/2.0\r\nCSeq: 2\r\n\r\n", 505),
+            ("FROBNICATE \(url) RTSP/1.0\r\nCSeq: 3\r\n\r\n", 501),
+            ("RECORD \(url) RTSP/1.0\r\nCSeq: 4\r\n\r\n", 405),
+            ("DESCRIBE rtsp://127.0.0.1:\(server.port)/other RTSP/1.0\r\nCSeq: 5\r\n\r\n", 404),
+            ("PLAY \(url) RTSP/1.0\r\nCSeq: 6\r\n\r\n", 455),
+            ("PLAY \(url) RTSP/1.0\r\nCSeq: 7\r\nSession: 1234\r\n\r\n", 454),
+            ("SETUP \(url)/track1 RTSP/1.0\r\nCSeq: 8\r\nTransport: RTP/AVP;multicast\r\n\r\n", 461),
+            ("SETUP \(url)/track1 RTSP/1.0\r\nCSeq: 9\r\nTransport: RTP/AVP/SCTP\r\n\r\n", 461),
+            ("OPTIONS \(url) RTSP/1.0\r\nCSeq: 10\r\n\r\n", 200),
+        ]
+        for (request, status) in cases {
+            let response = connection.request(request)
+            #expect(response?.status == status, "\(request.debugDescription)")
+        }
+        #expect(connection.request("OPTIONS * RTSP/1.0\r\nCSeq: 11\r\n\r\n")?.headers["public"]?.contains("DESCRIBE") == true)
+        #expect(connection.request("RECORD \(url) RTSP/1.0\r\nCSeq: 12\r\n\r\n")?.headers["allow"]?.contains("PLAY") == true)
+
+        for (request, status) in [
+            ("DESCRIBE \(url)/" + String(repeating: "a", count: 5000) + " RTSP/1.0\r\nCSeq: 1\r\n\r\n", 414),
+            ("OPTIONS \(url) RTSP/1.0\r\n" + String(repeating: "X-Padding: 0123456789\r\n", count: 500), 400),
+            ("SET_PARAMETER \(url) RTSP/1.0\r\nCSeq: 1\r\nContent-Length: 100000000\r\n\r\n", 413),
+        ] {
+            let oversized = try Connection(port: server.port)
+            #expect(oversized.request(request)?.status == status)
+            #expect(oversized.response() == nil, "the connection closes after \(status)")
+        }
+
+        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+                                                     "-frames:v", "30", "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        #expect(server.stop() == 0)
+    }
+
+    /// A viewer that plays and then stops reading is skipped to the next IDR; FFmpeg beside it
+    /// decodes every frame.
+    @Test func viewerThatStopsReadingDoesNotHoldUpOthers() throws {
+        let server = try Server(["--client-queue-frames", "4", "--send-buffer-size", "4096", "--bitrate", "4000000"])
+        let stalled = try Connection(port: server.port, receiveBufferSize: 4096)
+        #expect(stalled.request("DESCRIBE \(server.url) RTSP/1.0\r\nCSeq: 1\r\n\r\n")?.status == 200)
+        let setup = stalled.request("SETUP \(server.url)/track1 RTSP/1.0\r\nCSeq: 2\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n")
+        #expect(setup?.status == 200)
+        #expect(setup?.headers["transport"]?.hasPrefix("RTP/AVP/TCP;unicast;interleaved=0-1;ssrc=") == true)
+        let session = try #require(setup?.headers["session"]?.split(separator: ";").first.map(String.init))
+        let play = stalled.request("PLAY \(server.url) RTSP/1.0\r\nCSeq: 3\r\nSession: \(session)\r\n\r\n")
+        #expect(play?.status == 200)
+        #expect(play?.headers["rtp-info"]?.contains("seq=") == true)
+        // From here on `stalled` reads nothing.
+        let decoded = try Subprocess.run("timeout", ["60", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+                                                     "-frames:v", "90", "-f", "framecrc", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 90)
+        #expect(server.stderr.contains("skipped to the next IDR"), "\(server.stderr)")
+        #expect(server.stop() == 0)
+    }
+}
