@@ -1,12 +1,15 @@
 import H264
 import NIOCore
+import NIOPosix
 
 /// One RTSP connection of `h264 serve --rtsp`: reads requests with `RTSPMessageReader`, answers
 /// them, and while the session plays, turns each Annex-B frame the `Broadcaster` writes to the
 /// channel into RTP packets interleaved in the connection (`$`, channel, length, packet).
 ///
-/// One session per connection, RTP over TCP interleaved (`RTP/AVP/TCP`); a SETUP offering only
-/// UDP gets 461 Unsupported Transport (FFmpeg and GStreamer then retry over TCP). Timestamps are
+/// One session per connection, RTP over TCP interleaved (`RTP/AVP/TCP`) or over UDP unicast
+/// (`RTP/AVP;unicast;client_port=A-B`: sent from a port pair of the server's, `server_port`, to
+/// the client's address of the RTSP connection), whichever the client lists first; the session
+/// ends with the connection. Timestamps are
 /// the 90 kHz time since PLAY at which each frame reaches the connection (the live pacing
 /// clock), so RTP-Info's `rtptime` maps exactly to the start of play.
 ///
@@ -14,7 +17,7 @@ import NIOCore
 /// another path than `/live`, 405 (with `Allow`) for the methods of RFC 2326 this server does
 /// not allow (ANNOUNCE, RECORD, REDIRECT, SET_PARAMETER), 501 for other methods, 454 for an
 /// unknown session, 455 for PLAY or PAUSE before SETUP, 461 for a transport other than unicast
-/// RTP/AVP/TCP, 505 for another version, 414/413 for a request line or body over the limit
+/// RTP/AVP over TCP or over UDP with `client_port`, 500 when no UDP port pair is free, 505 for another version, 414/413 for a request line or body over the limit
 /// (then the connection closes: its framing is lost), 408 for a request that does not finish
 /// within `requestTimeout` (then it closes). A session that hears nothing (no request, no RTCP)
 /// for `sessionTimeout` ends and its connection closes.
@@ -40,9 +43,21 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
     /// The methods this server answers.
     static let publicMethods = ["OPTIONS", "DESCRIBE", "SETUP", "PLAY", "PAUSE", "TEARDOWN", "GET_PARAMETER"]
 
+    /// RTP over UDP: the server's RTP and RTCP sockets and where the packets go.
+    private struct UDPTransport {
+        let rtp: any Channel
+        let rtcp: any Channel
+        let destination: SocketAddress
+        func close() {
+            rtp.close(promise: nil)
+            rtcp.close(promise: nil)
+        }
+    }
+
     private struct Session {
         let id: String
         var channels: ClosedRange<Int>
+        var udp: UDPTransport?
         var packetizer: RTPPacketizer
         var broadcasterId: Int?
         var playStart = ContinuousClock.now
@@ -122,7 +137,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             while !closing, let message = try reader.next() {
                 switch message {
                 case .request(let request):
-                    respond(context: context, answer(request, context: context))
+                    if let response = answer(request, context: context) { respond(context: context, response) }
                     if joinAfterAnswer, let id = session?.id {
                         joinAfterAnswer = false
                         let client = broadcaster.add(context.channel)
@@ -173,7 +188,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         return prefix + "/live/"
     }
 
-    private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse {
+    /// The answer to `request`, or nil when it will be sent later (a SETUP binding UDP sockets).
+    private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
         let cSeq = request.cSeq
         guard cSeq != nil else {
             log("RTSP \(address(context)): \(request.method) without CSeq")
@@ -225,7 +241,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func setup(_ request: RTSPRequest, cSeq: String?, context: ChannelHandlerContext) -> RTSPResponse {
+    private func setup(_ request: RTSPRequest, cSeq: String?, context: ChannelHandlerContext) -> RTSPResponse? {
         guard session?.broadcasterId == nil else {
             // Changing the transport of a playing stream is not supported (clause 10.4 allows refusing it).
             return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq)
@@ -238,22 +254,70 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             return RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq)
         }
         guard var chosen = offered.first(where: {
-            $0.profile == "RTP/AVP" && $0.lowerTransport == .tcp && !$0.isMulticast && ($0.mode ?? "PLAY") == "PLAY"
+            $0.profile == "RTP/AVP" && !$0.isMulticast && ($0.mode ?? "PLAY") == "PLAY"
+                && ($0.lowerTransport == .tcp || $0.clientPorts != nil)
         }) else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
-        let channels = chosen.interleavedChannels ?? 0...1
+        guard chosen.lowerTransport == .udp else {
+            let channels = chosen.interleavedChannels ?? 0...1
+            chosen.interleavedChannels = channels.lowerBound...(channels.lowerBound + 1)
+            return makeSession(transport: chosen, udp: nil, cSeq: cSeq, context: context)
+        }
+        guard let clientPorts = chosen.clientPorts, let remote = context.channel.remoteAddress?.ipAddress,
+              let local = context.channel.localAddress?.ipAddress,
+              let destination = try? SocketAddress(ipAddress: remote, port: clientPorts.lowerBound) else {
+            return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
+        }
+        Self.bindPortPair(host: local, on: context.eventLoop, attempts: 16).assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .success(let (rtp, rtcp)):
+                guard !closing, context.channel.isActive else {
+                    rtp.close(promise: nil)
+                    rtcp.close(promise: nil)
+                    return
+                }
+                let port = rtp.localAddress?.port ?? 0
+                chosen.serverPorts = port...(port + 1)
+                respond(context: context, makeSession(transport: chosen, udp: UDPTransport(rtp: rtp, rtcp: rtcp, destination: destination),
+                                                      cSeq: cSeq, context: context))
+            case .failure(let error):
+                log("RTSP \(address(context)): no UDP port pair: \(error)")
+                respond(context: context, RTSPResponse(status: .internalServerError, cSeq: cSeq))
+            }
+        }
+        return nil
+    }
+
+    /// Sets up (or sets up again) the connection's session with `transport`.
+    private func makeSession(transport: RTSPTransport, udp: UDPTransport?, cSeq: String?,
+                             context: ChannelHandlerContext) -> RTSPResponse {
+        var transport = transport
+        session?.udp?.close()
         let packetizer = session?.packetizer
             ?? RTPPacketizer(configuration: .init(maximumTransmissionUnit: configuration.maximumTransmissionUnit))
         let id = session?.id ?? String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
-        session = Session(id: id, channels: channels, packetizer: packetizer)
-        chosen.interleavedChannels = channels.lowerBound...(channels.lowerBound + 1)
-        chosen.ssrc = packetizer.configuration.ssrc
-        log("RTSP \(address(context)): session \(id) set up (\(chosen.text))")
+        session = Session(id: id, channels: transport.interleavedChannels ?? 0...1, udp: udp, packetizer: packetizer)
+        transport.ssrc = packetizer.configuration.ssrc
+        log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [
-            ("Transport", chosen.text),
+            ("Transport", transport.text),
             ("Session", "\(id);timeout=\(configuration.sessionTimeout.components.seconds)"),
         ])
+    }
+
+    /// Two UDP sockets on `host`: RTP on an even port and RTCP on the next (RFC 3550 clause 11),
+    /// from free ports (tried `attempts` times).
+    private static func bindPortPair(host: String, on loop: any EventLoop, attempts: Int) -> EventLoopFuture<(any Channel, any Channel)> {
+        DatagramBootstrap(group: loop).bind(host: host, port: 0).flatMap { rtp in
+            let port = rtp.localAddress?.port ?? 1
+            let retry = { (error: any Error) -> EventLoopFuture<(any Channel, any Channel)> in
+                rtp.close(promise: nil)
+                return attempts > 1 ? bindPortPair(host: host, on: loop, attempts: attempts - 1) : loop.makeFailedFuture(error)
+            }
+            guard port % 2 == 0, port < 65_535 else { return retry(ChannelError.inappropriateOperationForState) }
+            return DatagramBootstrap(group: loop).bind(host: host, port: port + 1).map { (rtp, $0) }.flatMapError(retry)
+        }
     }
 
     private func play(_ request: RTSPRequest, cSeq: String?, headers: [(name: String, value: String)],
@@ -278,6 +342,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
 
     private func endSession(reason: String) {
         leaveBroadcast()
+        session?.udp?.close()
         if let session { log("RTSP session \(session.id) ended (\(reason))") }
         session = nil
     }
@@ -302,6 +367,29 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             avcc = try AVCC.fromAnnexB(Array(frame.readableBytesView)).data
         } catch {
             promise?.fail(error)
+            return
+        }
+        if let udp = current.udp {
+            var datagrams: [AddressedEnvelope<ByteBuffer>] = []
+            do {
+                try current.packetizer.packetize(avcc: avcc, presentationTime: ContinuousClock.now - current.playStart,
+                                                 formatDescription: format) { packet in
+                    var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
+                    buffer.writeBytes(packet.prefix)
+                    buffer.writeBytes(packet.payload)
+                    datagrams.append(AddressedEnvelope(remoteAddress: udp.destination, data: buffer))
+                }
+            } catch {
+                promise?.fail(error)
+                return
+            }
+            session = current
+            // The frame is done when its last datagram is (the sockets share this event loop).
+            for (index, datagram) in datagrams.enumerated() {
+                udp.rtp.write(datagram, promise: index == datagrams.count - 1 ? promise : nil)
+            }
+            udp.rtp.flush()
+            if datagrams.isEmpty { promise?.succeed(()) }
             return
         }
         var output = context.channel.allocator.buffer(capacity: avcc.count + avcc.count / 64 + 64)

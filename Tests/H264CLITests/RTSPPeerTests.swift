@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// `h264 serve --rtsp 127.0.0.1:0` against real players on 127.0.0.1: FFmpeg (`ffprobe`,
-/// `ffmpeg -rtsp_transport tcp`) and GStreamer (`rtspsrc protocols=tcp`) decode what it sends;
+/// `ffmpeg -rtsp_transport tcp|udp`) and GStreamer (`rtspsrc protocols=tcp|udp`) decode what it sends;
 /// malformed, oversized and unsupported requests get their RFC 2326 status and the server
 /// keeps serving; a viewer that stops reading does not hold up the others.
 @Suite(.serialized) struct RTSPPeerTests {
@@ -143,14 +143,15 @@ import Glibc
         }
     }
 
-    @Test func ffprobeAndFFmpegDecodeOverTCP() throws {
+    @Test(arguments: ["tcp", "udp"])
+    func ffprobeAndFFmpegDecode(transport: String) throws {
         let server = try Server()
-        let probe = try Subprocess.run("timeout", ["30", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-show_streams",
+        let probe = try Subprocess.run("timeout", ["30", "ffprobe", "-v", "error", "-rtsp_transport", transport, "-show_streams",
                                                    "-select_streams", "v", server.url])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
         let fields = String(decoding: probe.stdout, as: UTF8.self)
         #expect(fields.contains("codec_name=h264") && fields.contains("width=320") && fields.contains("height=240"), "\(fields)")
-        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", transport, "-i", server.url,
                                                      "-frames:v", "60", "-f", "framecrc", "-"])
         #expect(decoded.status == 0)
         #expect(decoded.stderr.isEmpty, "\(decoded.stderr)")
@@ -161,9 +162,10 @@ import Glibc
         #expect(server.stop() == 0)
     }
 
-    @Test func gstreamerDecodesOverTCP() throws {
+    @Test(arguments: ["tcp", "udp"])
+    func gstreamerDecodes(protocols: String) throws {
         let server = try Server()
-        let gst = try Subprocess.run("timeout", ["30", "gst-launch-1.0", "-q", "rtspsrc", "location=\(server.url)", "protocols=tcp",
+        let gst = try Subprocess.run("timeout", ["30", "gst-launch-1.0", "-q", "rtspsrc", "location=\(server.url)", "protocols=\(protocols)",
                                                  "!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=60", "!",
                                                  "y4menc", "!", "fdsink", "fd=1"])
         #expect(gst.status == 0, "\(gst.stderr)")
@@ -195,6 +197,7 @@ import Glibc
             ("PLAY \(url) RTSP/1.0\r\nCSeq: 7\r\nSession: 1234\r\n\r\n", 454),
             ("SETUP \(url)/track1 RTSP/1.0\r\nCSeq: 8\r\nTransport: RTP/AVP;multicast\r\n\r\n", 461),
             ("SETUP \(url)/track1 RTSP/1.0\r\nCSeq: 9\r\nTransport: RTP/AVP/SCTP\r\n\r\n", 461),
+            ("SETUP \(url)/track1 RTSP/1.0\r\nCSeq: 9\r\nTransport: RTP/AVP;unicast\r\n\r\n", 461), // no client_port
             ("OPTIONS \(url) RTSP/1.0\r\nCSeq: 10\r\n\r\n", 200),
         ]
         for (request, status) in cases {
