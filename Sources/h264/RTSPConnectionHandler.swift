@@ -1,3 +1,4 @@
+import Foundation
 import H264
 import NIOCore
 import NIOPosix
@@ -48,6 +49,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         let rtp: any Channel
         let rtcp: any Channel
         let destination: SocketAddress
+        let rtcpDestination: SocketAddress
         func close() {
             rtp.close(promise: nil)
             rtcp.close(promise: nil)
@@ -61,6 +63,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         var packetizer: RTPPacketizer
         var broadcasterId: Int?
         var playStart = ContinuousClock.now
+        var packetsSent: UInt32 = 0
+        var octetsSent: UInt32 = 0
+        var lastReport: ContinuousClock.Instant?
     }
 
     private let broadcaster: Broadcaster
@@ -118,7 +123,37 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
                 context.close(promise: nil)
                 return
             }
+            sendSenderReportIfDue(context: context)
             scheduleCheck(context: context)
+        }
+    }
+
+    /// Every 5 s while playing: an RTCP sender report (RFC 3550 clause 6.4.1) on the RTCP
+    /// channel or port, mapping the RTP timestamps to wall-clock time.
+    private func sendSenderReportIfDue(context: ChannelHandlerContext) {
+        guard var current = session, current.broadcasterId != nil, current.packetsSent > 0 else { return }
+        let now = ContinuousClock.now
+        if let last = current.lastReport, now - last < .seconds(5) { return }
+        current.lastReport = now
+        session = current
+        let wallClock = Date().timeIntervalSince1970
+        let seconds = wallClock.rounded(.down)
+        let report = RTCPSenderReport(
+            ssrc: current.packetizer.configuration.ssrc,
+            ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9)),
+            rtpTimestamp: current.packetizer.timestamp(for: now - current.playStart),
+            packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve").bytes
+        if let udp = current.udp {
+            var buffer = udp.rtcp.allocator.buffer(capacity: report.count)
+            buffer.writeBytes(report)
+            udp.rtcp.writeAndFlush(AddressedEnvelope(remoteAddress: udp.rtcpDestination, data: buffer), promise: nil)
+        } else {
+            var buffer = context.channel.allocator.buffer(capacity: report.count + 4)
+            buffer.writeInteger(UInt8(ascii: "$"))
+            buffer.writeInteger(UInt8(truncatingIfNeeded: current.channels.lowerBound + 1))
+            buffer.writeInteger(UInt16(report.count))
+            buffer.writeBytes(report)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         }
     }
 
@@ -266,7 +301,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         }
         guard let clientPorts = chosen.clientPorts, let remote = context.channel.remoteAddress?.ipAddress,
               let local = context.channel.localAddress?.ipAddress,
-              let destination = try? SocketAddress(ipAddress: remote, port: clientPorts.lowerBound) else {
+              let destination = try? SocketAddress(ipAddress: remote, port: clientPorts.lowerBound),
+              let rtcpDestination = try? SocketAddress(ipAddress: remote, port: clientPorts.upperBound) else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
         Self.bindPortPair(host: local, on: context.eventLoop, attempts: 16).assumeIsolated().whenComplete { [self] result in
@@ -279,7 +315,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
                 }
                 let port = rtp.localAddress?.port ?? 0
                 chosen.serverPorts = port...(port + 1)
-                respond(context: context, makeSession(transport: chosen, udp: UDPTransport(rtp: rtp, rtcp: rtcp, destination: destination),
+                respond(context: context, makeSession(transport: chosen, udp: UDPTransport(rtp: rtp, rtcp: rtcp, destination: destination,
+                                                                                      rtcpDestination: rtcpDestination),
                                                       cSeq: cSeq, context: context))
             case .failure(let error):
                 log("RTSP \(address(context)): no UDP port pair: \(error)")
@@ -371,9 +408,12 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         }
         if let udp = current.udp {
             var datagrams: [AddressedEnvelope<ByteBuffer>] = []
+            var packets: UInt32 = 0, octets: UInt32 = 0
             do {
                 try current.packetizer.packetize(avcc: avcc, presentationTime: ContinuousClock.now - current.playStart,
                                                  formatDescription: format) { packet in
+                    packets &+= 1
+                    octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
                     var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
                     buffer.writeBytes(packet.prefix)
                     buffer.writeBytes(packet.payload)
@@ -383,6 +423,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
                 promise?.fail(error)
                 return
             }
+            current.packetsSent &+= packets
+            current.octetsSent &+= octets
             session = current
             // The frame is done when its last datagram is (the sockets share this event loop).
             for (index, datagram) in datagrams.enumerated() {
@@ -394,9 +436,12 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         }
         var output = context.channel.allocator.buffer(capacity: avcc.count + avcc.count / 64 + 64)
         let channel = UInt8(truncatingIfNeeded: current.channels.lowerBound)
+        var packets: UInt32 = 0, octets: UInt32 = 0
         do {
             try current.packetizer.packetize(avcc: avcc, presentationTime: ContinuousClock.now - current.playStart,
                                              formatDescription: format) { packet in
+                packets &+= 1
+                octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
                 output.writeInteger(UInt8(ascii: "$"))
                 output.writeInteger(channel)
                 output.writeInteger(UInt16(packet.byteCount))
@@ -407,6 +452,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             promise?.fail(error)
             return
         }
+        current.packetsSent &+= packets
+        current.octetsSent &+= octets
         session = current
         context.write(wrapOutboundOut(output), promise: promise)
     }

@@ -136,6 +136,22 @@ import Glibc
             return true
         }
 
+        /// The next interleaved frame (channel, data), or nil at the end of the connection.
+        func frame() -> (channel: UInt8, data: [UInt8])? {
+            while true {
+                if pending.count >= 4, pending[0] == UInt8(ascii: "$") {
+                    let length = Int(pending[2]) << 8 | Int(pending[3])
+                    if pending.count >= 4 + length {
+                        defer { pending.removeFirst(4 + length) }
+                        return (pending[1], Array(pending[4..<(4 + length)]))
+                    }
+                } else if !pending.isEmpty, pending[0] != UInt8(ascii: "$") {
+                    return nil // not a frame: the tests here expect none
+                }
+                if !receive() { return nil }
+            }
+        }
+
         /// Sends a request and reads its response.
         func request(_ text: String) -> (status: Int, headers: [String: String])? {
             send(text)
@@ -220,6 +236,34 @@ import Glibc
         let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
                                                      "-frames:v", "30", "-f", "null", "-"])
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        #expect(server.stop() == 0)
+    }
+
+    /// A hand-made TCP viewer: its first RTP packets carry SPS and PPS (one STAP-A) and then an
+    /// IDR; an RTCP sender report with the session's SSRC follows on channel 1 within seconds.
+    @Test func interleavedStreamStartsWithParameterSetsAndCarriesSenderReports() throws {
+        let server = try Server()
+        let viewer = try Connection(port: server.port)
+        let setup = viewer.request("SETUP \(server.url)/track1 RTSP/1.0\r\nCSeq: 1\r\nTransport: RTP/AVP/TCP;unicast;interleaved=2-3\r\n\r\n")
+        let transport = try #require(setup?.headers["transport"])
+        #expect(transport.contains("interleaved=2-3"))
+        let ssrcText = try #require(transport.split(separator: ";").first { $0.hasPrefix("ssrc=") }?.dropFirst(5))
+        let ssrc = try #require(UInt32(ssrcText, radix: 16))
+        let session = try #require(setup?.headers["session"]?.split(separator: ";").first.map(String.init))
+        #expect(viewer.request("PLAY \(server.url)/ RTSP/1.0\r\nCSeq: 2\r\nSession: \(session)\r\n\r\n")?.status == 200)
+        var rtp: [[UInt8]] = []
+        var report: [UInt8]?
+        let deadline = ContinuousClock.now + .seconds(15)
+        while report == nil, ContinuousClock.now < deadline, let frame = viewer.frame() {
+            #expect(frame.channel == 2 || frame.channel == 3)
+            if frame.channel == 2 { rtp.append(frame.data) } else if frame.data.count >= 8, frame.data[1] == 200 { report = frame.data }
+        }
+        let (units, problems) = RTPPeerTests.depacketize(rtp)
+        #expect(problems.isEmpty, "\(problems.prefix(3))")
+        #expect(units.prefix(3).map { $0[0] & 0x1F } == [7, 8, 5])
+        #expect(rtp.allSatisfy { $0.count >= 12 && $0[0] >> 6 == 2 && Array($0[8..<12]) == withUnsafeBytes(of: ssrc.bigEndian, Array.init) })
+        let sr = try #require(report, "an RTCP sender report within 15 s")
+        #expect(Array(sr[4..<8]) == withUnsafeBytes(of: ssrc.bigEndian, Array.init))
         #expect(server.stop() == 0)
     }
 

@@ -164,3 +164,22 @@ struct RTSPMessageReaderTests {
         #expect(RTSPStatus(for: H264Error(.invalidTransport, field: field)) == .unsupportedTransport)
     }
 }
+
+@Suite("RTCP sender report")
+struct RTCPSenderReportTests {
+    @Test func layoutOfRFC3550() {
+        let ntp = RTCPSenderReport.ntpTimestamp(unixSeconds: 1_700_000_000, nanoseconds: 500_000_000)
+        #expect(ntp == UInt64(1_700_000_000 + 2_208_988_800) << 32 | 0x8000_0000)
+        let report = RTCPSenderReport(ssrc: 0x0102_0304, ntpTimestamp: ntp, rtpTimestamp: 0x0A0B_0C0D, packetCount: 7,
+                                      octetCount: 1000, canonicalName: "ab")
+        let bytes = report.bytes
+        // SR: V=2, RC=0, PT=200, length 6 words (28 bytes); SDES: SC=1, PT=202.
+        #expect(Array(bytes[0..<8]) == [0x80, 200, 0, 6, 1, 2, 3, 4])
+        #expect(Array(bytes[16..<28]) == [0x0A, 0x0B, 0x0C, 0x0D, 0, 0, 0, 7, 0, 0, 0x03, 0xE8])
+        #expect(bytes[28] == 0x81 && bytes[29] == 202)
+        let sdesWords = Int(bytes[30]) << 8 | Int(bytes[31])
+        #expect(bytes.count == 28 + 4 + sdesWords * 4 && bytes.count % 4 == 0)
+        #expect(Array(bytes[32..<40]) == [1, 2, 3, 4, 1, 2, UInt8(ascii: "a"), UInt8(ascii: "b")])
+        #expect(bytes[40] == 0, "END item")
+    }
+}
