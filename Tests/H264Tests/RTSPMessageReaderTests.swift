@@ -58,6 +58,19 @@ struct RTSPMessageReaderTests {
         #expect(play.header("x-long") == "a b")
     }
 
+    /// Found by the rtsp fuzz target: a continuation line of spaces alone left a trailing space,
+    /// so the request did not read back the same from its own bytes.
+    @Test func blankContinuationLineAddsNothing() throws {
+        let messages = try Self.messages(Array("PLAY * RTSP/1.0\r\nCSeq: 4\r\nSession: 1A;ti\r\n     \r\nX: \r\n  y\r\n\r\n".utf8))
+        guard case .request(let play) = messages.first else {
+            Issue.record("\(messages)")
+            return
+        }
+        #expect(play.header("Session") == "1A;ti")
+        #expect(play.header("X") == "y")
+        #expect(try Self.messages(play.bytes) == [.request(play)])
+    }
+
     static let malformed: [(name: String, text: String, code: H264Error.Code, field: String)] = [
         ("two words", "OPTIONS RTSP/1.0\r\nCSeq: 2\r\n\r\n", .invalidRTSPMessage, "Request-Line"),
         ("four words", "OPTIONS * x RTSP/1.0\r\nCSeq: 2\r\n\r\n", .invalidRTSPMessage, "Request-Line"),

@@ -170,7 +170,11 @@ public struct RTSPMessageReader: Sendable {
                     problem = problem ?? H264Error(.invalidRTSPMessage, field: "header", byteOffset: offset,
                                                    "a continuation line before any header field")
                 } else {
-                    headers[headers.count - 1].value += " " + text.trimmingASCIIWhitespace()
+                    let more = text.trimmingASCIIWhitespace()
+                    if !more.isEmpty {
+                        let value = headers[headers.count - 1].value
+                        headers[headers.count - 1].value = value.isEmpty ? more : value + " " + more
+                    }
                 }
                 continue
             }
