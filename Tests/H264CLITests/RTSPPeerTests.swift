@@ -152,6 +152,43 @@ import Glibc
             }
         }
 
+        /// Reads what has arrived without waiting; false at the end of the connection.
+        func receiveAvailable() -> Bool {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if count > 0 {
+                    pending += buffer[0..<count]
+                    continue
+                }
+                return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+            }
+        }
+
+        /// The whole interleaved frames that have arrived on `channel`, removed from what was read.
+        func takeFrames(channel: UInt8) -> [[UInt8]] {
+            var frames: [[UInt8]] = []
+            var offset = 0
+            while pending.count - offset >= 4, pending[offset] == UInt8(ascii: "$") {
+                let length = Int(pending[offset + 2]) << 8 | Int(pending[offset + 3])
+                guard pending.count - offset >= 4 + length else { break }
+                if pending[offset + 1] == channel { frames.append(Array(pending[(offset + 4)..<(offset + 4 + length)])) }
+                offset += 4 + length
+            }
+            pending.removeFirst(offset)
+            return frames
+        }
+
+        /// SETUP (TCP, channels 0-1) and PLAY; the session id.
+        func play(_ url: String) throws -> String {
+            let setup = request("SETUP \(url)/track1 RTSP/1.0\r\nCSeq: 1\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n")
+            let session = try #require(setup?.headers["session"]?.split(separator: ";").first.map(String.init))
+            guard request("PLAY \(url) RTSP/1.0\r\nCSeq: 2\r\nSession: \(session)\r\n\r\n")?.status == 200 else {
+                throw ServeTestError("PLAY failed")
+            }
+            return session
+        }
+
         /// Sends a request and reads its response.
         func request(_ text: String) -> (status: Int, headers: [String: String])? {
             send(text)
@@ -264,6 +301,56 @@ import Glibc
         #expect(rtp.allSatisfy { $0.count >= 12 && $0[0] >> 6 == 2 && Array($0[8..<12]) == withUnsafeBytes(of: ssrc.bigEndian, Array.init) })
         let sr = try #require(report, "an RTCP sender report within 15 s")
         #expect(Array(sr[4..<8]) == withUnsafeBytes(of: ssrc.bigEndian, Array.init))
+        #expect(server.stop() == 0)
+    }
+
+    /// 50 hand-made TCP viewers play at once while 10 more join and leave at once; then half
+    /// tear down and half drop their connections. Every viewer's capture depacketizes cleanly,
+    /// starts with SPS, PPS and IDR and decodes in FFmpeg without an error, and the server
+    /// still serves a new viewer afterwards.
+    @Test func fiftyViewersJoiningAndLeaving() throws {
+        let server = try Server()
+        var viewers: [Connection] = []
+        var sessions: [String] = []
+        var captures: [[[UInt8]]] = []
+        for index in 0..<50 {
+            let viewer = try Connection(port: server.port)
+            sessions.append(try viewer.play(server.url))
+            viewers.append(viewer)
+            captures.append([])
+            if index % 5 == 0 {
+                let passing = try Connection(port: server.port)
+                _ = try passing.play(server.url) // and gone at once
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        func pictures(_ packets: [[UInt8]]) -> Int { packets.filter { $0.count > 1 && $0[1] & 0x80 != 0 }.count }
+        while captures.contains(where: { pictures($0) < 45 }) {
+            guard ContinuousClock.now < deadline else { throw ServeTestError("timed out: \(captures.map(pictures))") }
+            var descriptors = viewers.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&descriptors, nfds_t(descriptors.count), 100)
+            for (index, viewer) in viewers.enumerated() {
+                #expect(viewer.receiveAvailable(), "viewer \(index) lost its connection")
+                captures[index] += viewer.takeFrames(channel: 0)
+            }
+        }
+        for (index, viewer) in viewers.enumerated() where index % 2 == 0 {
+            // Frames may come before the answer: `response()` skips them.
+            #expect(viewer.request("TEARDOWN \(server.url) RTSP/1.0\r\nCSeq: 9\r\nSession: \(sessions[index])\r\n\r\n")?.status == 200)
+        }
+        viewers.removeAll() // every connection closes; the odd ones without a TEARDOWN
+        for (index, capture) in captures.enumerated() {
+            let (units, problems) = RTPPeerTests.depacketize(capture)
+            #expect(problems.isEmpty, "viewer \(index): \(problems.prefix(3))")
+            #expect(units.prefix(3).map { $0[0] & 0x1F } == [7, 8, 5], "viewer \(index)")
+            let annexB = units.flatMap { (unit: [UInt8]) -> [UInt8] in [0, 0, 0, 1] + unit }
+            let decoded = try Subprocess.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", "-", "-f", "null", "-"], stdin: annexB)
+            #expect(decoded.status == 0 && decoded.stderr.isEmpty, "viewer \(index): \(decoded.stderr)")
+        }
+        let after = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+                                                   "-frames:v", "30", "-f", "null", "-"])
+        #expect(after.status == 0 && after.stderr.isEmpty, "\(after.stderr)")
+        #expect(server.stderr.contains("client 60 joined"), "60 viewers played")
         #expect(server.stop() == 0)
     }
 
