@@ -354,6 +354,24 @@ import Glibc
         #expect(server.stop() == 0)
     }
 
+    /// A request that never ends gets 408 Request Timeout within the 10 s request timeout (and
+    /// a second), and its connection closes; a quiet connection without a half-sent request
+    /// stays open meanwhile.
+    @Test func unfinishedRequestTimesOut() throws {
+        let server = try Server()
+        let quiet = try Connection(port: server.port)
+        let stalled = try Connection(port: server.port)
+        let start = ContinuousClock.now
+        stalled.send("OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n")
+        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        setsockopt(stalled.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        #expect(stalled.response()?.status == 408)
+        #expect(stalled.response() == nil, "closed after 408")
+        #expect(ContinuousClock.now - start < .seconds(13))
+        #expect(quiet.request("OPTIONS * RTSP/1.0\r\nCSeq: 1\r\n\r\n")?.status == 200)
+        #expect(server.stop() == 0)
+    }
+
     /// A viewer that plays and then stops reading is skipped to the next IDR; FFmpeg beside it
     /// decodes every frame.
     @Test func viewerThatStopsReadingDoesNotHoldUpOthers() throws {
