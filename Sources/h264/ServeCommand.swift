@@ -39,6 +39,8 @@ struct ServeCommand: AsyncParsableCommand {
     var rtp: String?
     @Option(help: "With --rtp: write the stream's SDP to this file (ffplay -protocol_whitelist file,udp,rtp FILE).")
     var sdp: String?
+    @Option(help: "Also serve the stream over RTSP at rtsp://HOST:PORT/live (RTP over TCP or UDP; port 0: any free port, printed).")
+    var rtsp: String?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
@@ -89,6 +91,8 @@ struct ServeCommand: AsyncParsableCommand {
         // Always printed: scripts and tests read the port from it.
         FileHandle.standardError.write(Data(("h264 serve: listening on tcp://\(host):\(server.localAddress?.port ?? port) "
             + "(\(header.width)x\(header.height) at \(EncodeCommand.format(header.frameRate)) fps)\n").utf8))
+        let rtspServer = try await RTSPServer.start(ifRequested: rtsp, group: group, broadcaster: broadcaster, format: format,
+                                                    sendBufferSize: sendBufferSize, log: log)
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
         // those created since, run at the priority the server was started with.
@@ -103,6 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
         // seconds). Stopped or failed: at once.
         session.invalidate()
         try? await server.close()
+        await rtspServer?.close()
         await broadcaster.closeAll(flushing: outcome.ending == .inputEnded, on: group.next())
         try? await group.shutdownGracefully()
 

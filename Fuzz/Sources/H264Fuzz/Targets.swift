@@ -45,6 +45,10 @@ enum FuzzTarget: String, CaseIterable {
     /// Arbitrary bytes, in chunks drawn from the first 8 bytes, through `AnnexBDecoder` into a
     /// libavcodec `DecoderSession` (DecoderTarget.swift): every frame's planes are consistent.
     case decoder
+    /// `RTSPMessageReader` on the input as one connection's bytes, whole and in chunks whose sizes
+    /// come from the first byte: the same messages; every request written back reads the same;
+    /// every `Transport` header parses or throws `invalidTransport`.
+    case rtsp
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -62,6 +66,7 @@ enum FuzzTarget: String, CaseIterable {
         case .rtp: Self.rtp(bytes)
         case .sdp: Self.sdp(bytes)
         case .decoder: Self.decoder(bytes)
+        case .rtsp: Self.rtsp(bytes)
         }
     }
 
@@ -389,6 +394,8 @@ enum FuzzTarget: String, CaseIterable {
                 check(false, "writing what was read failed: \(error)")
             }
         }
+    }
+
     static func rtp(_ bytes: [UInt8]) {
         // 1. Arbitrary packets, reorder window from the first byte.
         var depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: Int(bytes.first ?? 0) % 8))
@@ -454,6 +461,44 @@ enum FuzzTarget: String, CaseIterable {
         }
         if let decoded = try? Base64.decode(text) {
             check((try? Base64.decode(Base64.encode(decoded))) == decoded, "base64 round trip")
+        }
+    }
+
+    static func rtsp(_ bytes: [UInt8]) {
+        func read(chunk: Int) -> (messages: [RTSPMessageReader.Message], error: H264Error?) {
+            var reader = RTSPMessageReader(limits: .init(maximumRequestLineSize: 256, maximumHeaderSize: 1024, maximumBodySize: 512))
+            var messages: [RTSPMessageReader.Message] = []
+            var offset = 0
+            while offset < bytes.count {
+                let end = offset + min(chunk, bytes.count - offset)
+                reader.append(bytes[offset..<end])
+                offset = end
+                do {
+                    while let message = try reader.next() { messages.append(message) }
+                } catch {
+                    check(reader.hasFailed, "a thrown reader must stay failed")
+                    _ = RTSPStatus(for: error)
+                    return (messages, error)
+                }
+            }
+            return (messages, nil)
+        }
+        let whole = read(chunk: .max)
+        let chunked = read(chunk: 1 + Int(bytes.first ?? 0) % 17)
+        check(whole.messages == chunked.messages && whole.error?.code == chunked.error?.code, "chunking changed the messages")
+        for case .request(let request) in whole.messages {
+            var again = RTSPMessageReader(limits: .init(maximumRequestLineSize: 4096, maximumHeaderSize: 8192, maximumBodySize: 512))
+            again.append(request.bytes)
+            check((try? again.next()) == .request(request), "a request does not read back from its own bytes")
+            if let transport = request.header("Transport") {
+                do {
+                    for spec in try RTSPTransport.parseList(transport) {
+                        check((try? RTSPTransport(parsing: spec.text)) == spec, "a transport does not read back")
+                    }
+                } catch {
+                    check(error.code == .invalidTransport, "Transport threw \(error)")
+                }
+            }
         }
     }
 }

@@ -1,0 +1,64 @@
+/// An RTCP sender report (RFC 3550 clause 6.4.1) with the SDES CNAME item that a compound RTCP
+/// packet carries (clause 6.5.1): how a receiver maps the stream's RTP timestamps to wall-clock
+/// time, and how much was sent.
+///
+/// ```swift
+/// let report = RTCPSenderReport(ssrc: ssrc, ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: s, nanoseconds: ns),
+///                               rtpTimestamp: packetizer.timestamp(for: now - start), packetCount: 90, octetCount: 81_000)
+/// send(report.bytes)      // to the RTCP port, or interleaved on the RTCP channel
+/// ```
+public struct RTCPSenderReport: Hashable, Sendable {
+    /// The sender's synchronization source.
+    public var ssrc: UInt32
+    /// Wall-clock time of the report, NTP format: seconds since 1900 in the high 32 bits, the
+    /// fraction of a second in the low 32.
+    public var ntpTimestamp: UInt64
+    /// The RTP timestamp of the same instant as ``ntpTimestamp``.
+    public var rtpTimestamp: UInt32
+    /// RTP packets sent since the start (wrapping at 2³²).
+    public var packetCount: UInt32
+    /// RTP payload bytes sent since the start, headers not counted (wrapping at 2³²).
+    public var octetCount: UInt32
+    /// The canonical name of the SDES item (clause 6.5.1), at most 255 bytes of UTF-8.
+    public var canonicalName: String
+
+    /// Creates a report.
+    public init(ssrc: UInt32, ntpTimestamp: UInt64, rtpTimestamp: UInt32, packetCount: UInt32, octetCount: UInt32,
+                canonicalName: String = "h264") {
+        self.ssrc = ssrc
+        self.ntpTimestamp = ntpTimestamp
+        self.rtpTimestamp = rtpTimestamp
+        self.packetCount = packetCount
+        self.octetCount = octetCount
+        self.canonicalName = canonicalName
+    }
+
+    /// The NTP timestamp of a Unix time (seconds since 1970 and nanoseconds within the second).
+    public static func ntpTimestamp(unixSeconds: Int64, nanoseconds: Int64) -> UInt64 {
+        let seconds = UInt64(truncatingIfNeeded: unixSeconds &+ 2_208_988_800)
+        let fraction = (UInt64(max(0, min(nanoseconds, 999_999_999))) << 32) / 1_000_000_000
+        return seconds << 32 | fraction
+    }
+
+    /// The compound packet: SR (packet type 200, no report blocks) then SDES (202) with one
+    /// CNAME item, padded with zero bytes to a 32-bit boundary.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = [0x80, 200, 0, 6]
+        func append32(_ value: UInt32) { out += [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        append32(ssrc)
+        append32(UInt32(ntpTimestamp >> 32))
+        append32(UInt32(ntpTimestamp & 0xFFFF_FFFF))
+        append32(rtpTimestamp)
+        append32(packetCount)
+        append32(octetCount)
+        let name = Array(canonicalName.utf8.prefix(255))
+        // SSRC, CNAME item (type 1, length, text), END (a zero byte), padding to 4 bytes.
+        let chunkLength = (4 + 2 + name.count + 1 + 3) / 4 * 4
+        let words = chunkLength / 4 // the length field: 32-bit words after the header
+        out += [0x81, 202, UInt8(truncatingIfNeeded: words >> 8), UInt8(truncatingIfNeeded: words)]
+        append32(ssrc)
+        out += [1, UInt8(name.count)] + name
+        out += [UInt8](repeating: 0, count: chunkLength - 4 - 2 - name.count)
+        return out
+    }
+}

@@ -1,0 +1,253 @@
+/// Reads RTSP 1.0 requests (RFC 2326 clause 6) and interleaved binary frames (clause 10.12:
+/// `$`, channel, 16-bit length, data) from the bytes of one connection, as they arrive.
+///
+/// ```swift
+/// var reader = RTSPMessageReader()
+/// reader.append(bytesFromSocket)
+/// while let message = try reader.next() {
+///     switch message {
+///     case .request(let request): answer(request)
+///     case .interleavedFrame(let channel, let payload): rtcp(channel, payload)
+///     case .malformedRequest(let error, let cSeq): send(RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))
+///     }
+/// }
+/// ```
+///
+/// "Need more bytes" is not an error: ``next()`` returns nil until a whole message is there.
+/// Everything is bounded (``Limits``): a request line, header section or body over its limit
+/// throws ``H264Error/Code/rtspMessageTooLarge`` without waiting for the rest.
+///
+/// - A request whose request line or header lines are malformed, but whose end is known (the
+///   empty line, and a readable `Content-Length`), is reported as ``Message/malformedRequest(_:cSeq:)``
+///   and skipped; the next request is read normally (damaged, not fatal).
+/// - A message that is too large, or whose `Content-Length` cannot be read, loses the framing
+///   of the connection: ``next()`` throws, and from then on the reader ignores its input and
+///   returns nil (fatal: answer once and close the connection).
+/// - Empty lines between messages are skipped (as HTTP/1.1 servers do); header lines may end
+///   in CRLF or a bare LF, and a line starting with a space or tab continues the previous one.
+public struct RTSPMessageReader: Sendable {
+    /// The bounds of what one message may hold.
+    public struct Limits: Hashable, Sendable {
+        /// The longest request line (method, Request-URI, version), CRLF included.
+        public var maximumRequestLineSize: Int
+        /// The longest header section: request line, header lines and the empty line.
+        public var maximumHeaderSize: Int
+        /// The largest `Content-Length`.
+        public var maximumBodySize: Int
+
+        /// Creates limits; the defaults are far above what players send (FFmpeg's and
+        /// GStreamer's requests are a few hundred bytes).
+        public init(maximumRequestLineSize: Int = 2048, maximumHeaderSize: Int = 8192, maximumBodySize: Int = 16_384) {
+            self.maximumRequestLineSize = maximumRequestLineSize
+            self.maximumHeaderSize = maximumHeaderSize
+            self.maximumBodySize = maximumBodySize
+        }
+    }
+
+    /// One message read from the connection.
+    public enum Message: Hashable, Sendable {
+        /// A well-formed request.
+        case request(RTSPRequest)
+        /// An interleaved frame (RTP or RTCP over the RTSP connection): its channel and data.
+        case interleavedFrame(channel: UInt8, payload: [UInt8])
+        /// A request that was skipped because it is malformed: the error (code, field, byte
+        /// offset in the message) and its `CSeq` when one could be read, for the 400 or 505 answer.
+        case malformedRequest(H264Error, cSeq: String?)
+    }
+
+    /// The bounds in force.
+    public let limits: Limits
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var failed = false
+
+    /// Creates a reader with `limits`.
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// True when bytes of an unfinished message are waiting (for a request timeout).
+    public var hasPartialMessage: Bool { !failed && start < buffer.count }
+
+    /// True after ``next()`` threw: the framing is lost and input is ignored.
+    public var hasFailed: Bool { failed }
+
+    /// Adds bytes received from the connection.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        guard !failed else { return }
+        if start > 0 && start >= buffer.count / 2 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next whole message, or nil when more bytes are needed.
+    ///
+    /// - Throws: ``H264Error/Code/rtspMessageTooLarge`` (field `Request-Line`, `header` or
+    ///   `Content-Length`) for a message over the ``limits``; ``H264Error/Code/invalidRTSPMessage``
+    ///   (field `Content-Length`) when the body's length cannot be read. Both are fatal: the
+    ///   reader ignores everything after.
+    public mutating func next() throws(H264Error) -> Message? {
+        guard !failed else { return nil }
+        while start < buffer.count, buffer[start] == 0x0D || buffer[start] == 0x0A { start += 1 }
+        guard start < buffer.count else { return nil }
+        if buffer[start] == UInt8(ascii: "$") {
+            guard buffer.count - start >= 4 else { return nil }
+            let length = Int(buffer[start + 2]) << 8 | Int(buffer[start + 3])
+            guard buffer.count - start >= 4 + length else { return nil }
+            let channel = buffer[start + 1]
+            let payload = Array(buffer[(start + 4)..<(start + 4 + length)])
+            start += 4 + length
+            return .interleavedFrame(channel: channel, payload: payload)
+        }
+        do {
+            return try nextRequest()
+        } catch {
+            failed = true
+            buffer = []
+            start = 0
+            throw error
+        }
+    }
+
+    // MARK: - Internals
+
+    /// The end of the header section (the index after its empty line), or nil if not there yet.
+    private func headerEnd() throws(H264Error) -> Int? {
+        var index = start
+        var lineStart = start
+        let end = min(buffer.count, start + limits.maximumHeaderSize)
+        while index < end {
+            if buffer[index] == 0x0A {
+                let line = lineStart..<index
+                if lineStart == start, line.count + 1 > limits.maximumRequestLineSize {
+                    throw H264Error(.rtspMessageTooLarge, field: "Request-Line", byteOffset: 0,
+                                    "a request line over \(limits.maximumRequestLineSize) bytes")
+                }
+                // The empty line: LF alone or CR LF.
+                if line.isEmpty || (line.count == 1 && buffer[lineStart] == 0x0D) { return index + 1 }
+                lineStart = index + 1
+            }
+            index += 1
+        }
+        if lineStart == start, end - start >= limits.maximumRequestLineSize {
+            throw H264Error(.rtspMessageTooLarge, field: "Request-Line", byteOffset: 0,
+                            "a request line over \(limits.maximumRequestLineSize) bytes")
+        }
+        if end - start >= limits.maximumHeaderSize {
+            throw H264Error(.rtspMessageTooLarge, field: "header", byteOffset: 0,
+                            "a header section over \(limits.maximumHeaderSize) bytes")
+        }
+        return nil
+    }
+
+    private mutating func nextRequest() throws(H264Error) -> Message? {
+        guard let end = try headerEnd() else { return nil }
+        // Lines without their CR LF; offsets are relative to the message's first byte.
+        var lines: [(offset: Int, bytes: ArraySlice<UInt8>)] = []
+        var lineStart = start
+        for index in start..<end where buffer[index] == 0x0A {
+            var lineEnd = index
+            if lineEnd > lineStart, buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+            lines.append((lineStart - start, buffer[lineStart..<lineEnd]))
+            lineStart = index + 1
+        }
+        lines.removeLast() // the empty line
+
+        // Header fields first, leniently: Content-Length is needed to skip even a malformed request.
+        var problem: H264Error?
+        var headers: [(name: String, value: String)] = []
+        for (offset, bytes) in lines.dropFirst() {
+            if let bad = bytes.firstIndex(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+                problem = problem ?? H264Error(.invalidRTSPMessage, field: "header", byteOffset: offset + bad - bytes.startIndex,
+                                               "a control character in a header line")
+                continue
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            if text.first == " " || text.first == "\t" {
+                if headers.isEmpty {
+                    problem = problem ?? H264Error(.invalidRTSPMessage, field: "header", byteOffset: offset,
+                                                   "a continuation line before any header field")
+                } else {
+                    let more = text.trimmingASCIIWhitespace()
+                    if !more.isEmpty {
+                        let value = headers[headers.count - 1].value
+                        headers[headers.count - 1].value = value.isEmpty ? more : value + " " + more
+                    }
+                }
+                continue
+            }
+            guard let colon = text.firstIndex(of: ":"), colon > text.startIndex,
+                  text[..<colon].allSatisfy(Self.isTokenCharacter) else {
+                problem = problem ?? H264Error(.invalidRTSPMessage, field: "header", byteOffset: offset,
+                                               "a header line that is not NAME: VALUE")
+                continue
+            }
+            headers.append((String(text[..<colon]), text[text.index(after: colon)...].trimmingASCIIWhitespace()))
+        }
+
+        var bodyLength = 0
+        if let lengthText = headers.first(where: { $0.name.lowercased() == "content-length" })?.value {
+            guard !lengthText.isEmpty, lengthText.count <= 9, lengthText.allSatisfy(\.isASCIIDigit), let length = Int(lengthText) else {
+                throw H264Error(.invalidRTSPMessage, field: "Content-Length", "Content-Length \(lengthText.prefix(32)) is not a number")
+            }
+            guard length <= limits.maximumBodySize else {
+                throw H264Error(.rtspMessageTooLarge, field: "Content-Length",
+                                "a body of \(length) bytes, over \(limits.maximumBodySize)")
+            }
+            bodyLength = length
+        }
+        guard buffer.count - end >= bodyLength else { return nil }
+        let body = Array(buffer[end..<(end + bodyLength)])
+        start = end + bodyLength
+
+        let cSeq = headers.first { $0.name.lowercased() == "cseq" }?.value
+        do throws(H264Error) {
+            let (method, uri, version) = try Self.requestLine(lines[0].bytes)
+            if let problem { throw problem }
+            return .request(RTSPRequest(method: method, uri: uri, version: version, headers: headers, body: body))
+        } catch {
+            return .malformedRequest(error, cSeq: cSeq)
+        }
+    }
+
+    /// `Method SP Request-URI SP RTSP-Version` (RFC 2326 clause 6.1).
+    private static func requestLine(_ bytes: ArraySlice<UInt8>) throws(H264Error) -> (String, String, String) {
+        if let bad = bytes.firstIndex(where: { $0 <= 0x20 && $0 != 0x20 || $0 == 0x7F }) {
+            throw H264Error(.invalidRTSPMessage, field: "Request-Line", byteOffset: bad - bytes.startIndex,
+                            "a control character in the request line")
+        }
+        let parts = bytes.split(separator: 0x20, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw H264Error(.invalidRTSPMessage, field: "Request-Line", byteOffset: 0,
+                            "a request line that is not METHOD URI RTSP/1.0")
+        }
+        let method = String(decoding: parts[0], as: UTF8.self)
+        guard method.allSatisfy(isTokenCharacter) else {
+            throw H264Error(.invalidRTSPMessage, field: "Method", byteOffset: 0, "a method that is not a token")
+        }
+        let uri = String(decoding: parts[1], as: UTF8.self)
+        let version = String(decoding: parts[2], as: UTF8.self)
+        guard version == "RTSP/1.0" else {
+            let offset = parts[2].startIndex - bytes.startIndex
+            if version.hasPrefix("RTSP/") || version.hasPrefix("HTTP/") {
+                throw H264Error(.unsupportedRTSPVersion, field: "RTSP-Version", byteOffset: offset,
+                                "\(version.prefix(16)): only RTSP/1.0 is served")
+            }
+            throw H264Error(.invalidRTSPMessage, field: "RTSP-Version", byteOffset: offset, "no RTSP version")
+        }
+        return (method, uri, version)
+    }
+
+    /// A character of an RFC 2326 token (clause 15.1: CHAR except controls and tspecials).
+    static func isTokenCharacter(_ character: Character) -> Bool {
+        guard let ascii = character.asciiValue, ascii > 0x20, ascii < 0x7F else { return false }
+        return !"()<>@,;:\\\"/[]?={}".utf8.contains(ascii)
+    }
+}
+
+extension Character {
+    /// `0`…`9`.
+    var isASCIIDigit: Bool { asciiValue.map { (0x30...0x39).contains($0) } ?? false }
+}
