@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Decoder
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -82,7 +81,7 @@ struct DecodeCommand: ParsableCommand {
         }
         let descriptor = out.fileDescriptor
         let outputName = output
-        let state = Mutex(Progress())
+        let state = Locked(Progress())
         let asFramemd5 = framemd5
         let asY4M = format == .y4m
         let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads), realTime: realTime,

@@ -16,7 +16,7 @@ final class RTPSender: Sendable {
     let port: Int
     private let socketDescriptor: Int32
     private let destination: sockaddr_in
-    private let packetizer: Mutex<RTPPacketizer>
+    private let packetizer: Locked<RTPPacketizer>
     private let sent = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
 
@@ -42,7 +42,7 @@ final class RTPSender: Sendable {
         self.port = port
         self.socketDescriptor = descriptor
         self.destination = address
-        self.packetizer = Mutex(RTPPacketizer(configuration: .init(maximumTransmissionUnit: maximumTransmissionUnit)))
+        self.packetizer = Locked(RTPPacketizer(configuration: .init(maximumTransmissionUnit: maximumTransmissionUnit)))
     }
 
     deinit { close(socketDescriptor) }

@@ -3,7 +3,6 @@ import Foundation
 import H264
 import H264Decoder
 import H264Encoder
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -77,7 +76,7 @@ struct TranscodeCommand: ParsableCommand {
         let descriptor = out.fileDescriptor
         let outputName = output
         let writer = AnnexBWriter()
-        let state = Mutex(State())
+        let state = Locked(State())
         let options = encoding
         let targetSize = try size.map { try SizeAndRate.size($0) }
         // Encoded access units: written as Annex-B on the encoder's queue.

@@ -5,7 +5,6 @@ import H264Decoder
 import H264Encoder
 import H264TestSupport
 import MallocInterposerSwift
-import Synchronization
 import Testing
 
 /// A 720p stream to decode: the 30 cars frames at 1280 × 720 played forth and back (58
@@ -22,7 +21,7 @@ enum Stream720p {
     static func make(_ configuration: EncoderConfiguration) throws -> Stream {
         let source = try Frames720p.videoFrames()
         let sequence = Array(source) + source.dropFirst().dropLast().reversed()
-        let collected = Mutex<[EncodedFrame]>([])
+        let collected = Locked<[EncodedFrame]>([])
         let session = try EncoderSession(width: Frames720p.width, height: Frames720p.height, configuration: configuration) { f in
             collected.withLock { $0.append(f) }
         }
@@ -51,7 +50,7 @@ enum Stream720p {
 
 /// Counts frames and (when asked) sums their luma, on the session's queue.
 final class DecodedCounter: Sendable {
-    private let state = Mutex((count: 0, checksum: UInt64(0)))
+    private let state = Locked((count: 0, checksum: UInt64(0)))
     let sumLuma: Bool
     init(sumLuma: Bool) { self.sumLuma = sumLuma }
     var handler: DecoderSession.OutputHandler {

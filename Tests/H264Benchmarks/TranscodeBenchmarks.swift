@@ -3,7 +3,6 @@ import H264
 import H264Decoder
 import H264Encoder
 import H264TestSupport
-import Synchronization
 import Testing
 
 /// A 640×360 Annex-B stream: the cars frames at 360p played forth and back twice (114 frames),
@@ -15,7 +14,7 @@ enum Stream360p {
         let loop = Array(source) + source.dropFirst().dropLast().reversed()
         let sequence = Array((loop + loop).prefix(frameCount))
         let writer = AnnexBWriter()
-        let bytes = Mutex<[UInt8]>([])
+        let bytes = Locked<[UInt8]>([])
         var configuration = EncoderConfiguration()
         configuration.x264Preset = .veryfast
         configuration.constantRateFactor = 23
@@ -44,7 +43,7 @@ enum Stream360p {
     /// thread); returns the frames encoded.
     static func transcode(_ annexB: [UInt8]) -> Int {
         struct State { var encoder: EncoderSession?; var encoded = 0 }
-        let state = Mutex(State())
+        let state = Locked(State())
         let configuration = encoderConfiguration
         guard let decoder = try? DecoderSession(configuration: DecoderConfiguration(threads: .count(1)), outputHandler: { frame in
             let encoder: EncoderSession? = state.withLock { s in
@@ -104,10 +103,10 @@ struct TranscodeBenchmarks {
         // Every frame comes out of each in-process transcode.
         #expect(Stream360p.transcode(annexB) == Stream360p.frameCount)
 
-        let peak = Mutex(0)
+        let peak = Locked(0)
         let baseline = Stream360p.residentBytes()
         func ours() {
-            let done = Mutex(false)
+            let done = Locked(false)
             let sampler = Thread {
                 while !done.withLock({ $0 }) {
                     let now = Stream360p.residentBytes()
@@ -116,7 +115,7 @@ struct TranscodeBenchmarks {
                 }
             }
             sampler.start()
-            let counts = Mutex([Int]())
+            let counts = Locked([Int]())
             DispatchQueue.concurrentPerform(iterations: Self.sessions) { _ in
                 let n = Stream360p.transcode(annexB)
                 counts.withLock { $0.append(n) }

@@ -1,6 +1,5 @@
 import Foundation
 import H264TestSupport
-import Synchronization
 import Testing
 
 /// Runs a program with optional standard input; collects standard output and error.
