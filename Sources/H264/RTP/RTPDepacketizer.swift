@@ -183,8 +183,12 @@ public struct RTPDepacketizer: Sendable {
             if !events.isEmpty { events.removeAll(keepingCapacity: true); eventIndex = 0 }
             return nil
         }
-        defer { eventIndex += 1 }
-        return events[eventIndex]
+        // Moved out rather than copied: an access unit's buffers are not retained and released
+        // once more per event.
+        var event = Event.keyframeRequest
+        swap(&event, &events[eventIndex])
+        eventIndex += 1
+        return event
     }
 
     /// Ends the stream: packets still waiting for a missing one are taken (the missing ones are

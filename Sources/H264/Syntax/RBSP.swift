@@ -11,20 +11,31 @@ public enum RBSP {
     ///     a header (slice headers) decode a prefix.
     /// - Returns: the RBSP bytes.
     public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, limit: Int? = nil) -> [UInt8] {
-        let cap = limit.map { Swift.min($0, bytes.count) } ?? bytes.count
-        var out: [UInt8] = []
-        out.reserveCapacity(cap)
-        var zeros = 0
-        for byte in bytes {
-            if out.count >= cap { break }
-            if zeros >= 2 && byte == 0x03 {
-                zeros = 0
-                continue
+        if let decoded = bytes.withContiguousStorageIfAvailable({ decode(buffer: $0, limit: limit) }) { return decoded }
+        return Array(bytes).withUnsafeBufferPointer { decode(buffer: $0, limit: limit) }
+    }
+
+    /// ``decode(_:limit:)`` over contiguous bytes: one allocation, written in place (the slice
+    /// header of every received picture goes through here).
+    private static func decode(buffer bytes: UnsafeBufferPointer<UInt8>, limit: Int?) -> [UInt8] {
+        let cap = limit.map { Swift.max(0, Swift.min($0, bytes.count)) } ?? bytes.count
+        return [UInt8](unsafeUninitializedCapacity: cap) { out, count in
+            var written = 0
+            var index = 0
+            var zeros = 0
+            while written < cap && index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                if zeros >= 2 && byte == 0x03 {
+                    zeros = 0
+                    continue
+                }
+                out[written] = byte
+                written += 1
+                zeros = byte == 0 ? zeros + 1 : 0
             }
-            out.append(byte)
-            zeros = byte == 0 ? zeros + 1 : 0
+            count = written
         }
-        return out
     }
 
     /// Inserts emulation prevention bytes so that the result contains no start code prefix.
