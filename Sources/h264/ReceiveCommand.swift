@@ -48,16 +48,10 @@ struct ReceiveCommand: ParsableCommand {
     }
 
     private func receive() throws {
+        if sdp.lowercased().hasPrefix("rtsp://") { return try receiveRTSP() }
         let text = String(decoding: try CLIIO.read(sdp), as: UTF8.self)
         let description = try SessionDescription(parsing: text)
-        guard description.packetizationMode != 2 else {
-            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
-        }
-        let format = try? description.formatDescription()
-        var parameterSets = ParameterSetCache()
-        if let format { parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord) }
-        var depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: description.payloadType),
-                                           parameterSets: parameterSets)
+        var (depacketizer, format) = try depacketizer(for: description)
 
         let socketDescriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard socketDescriptor >= 0 else { throw CLIError("cannot open a UDP socket (errno \(errno))") }
@@ -73,65 +67,171 @@ struct ReceiveCommand: ParsableCommand {
         }
         guard bound == 0 else { throw CLIError("cannot listen on UDP port \(description.port) (errno \(errno))") }
 
-        let out: FileHandle
-        if output == "-" {
-            out = FileHandle.standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
-                throw CLIError("cannot write \(output)")
-            }
-            out = handle
-        }
-        defer { if output != "-" { try? out.close() } }
-
-        receiveStopRequested.store(false, ordering: .relaxed)
-        signal(SIGINT) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
+        let sink = try ReceivedAnnexBOutput(path: output, format: format, frames: frames, log: log)
+        installStopHandlers()
         log("listening on udp port \(description.port)")
-
-        var written = 0, skipped = 0, started = false, done = false
-        func handleEvents() throws {
-            while let event = depacketizer.next() {
-                switch event {
-                case .accessUnit(let received):
-                    guard !done else { continue }
-                    let unit = received.accessUnit
-                    if !started {
-                        guard unit.isIDR else { skipped += 1; continue }
-                        started = true
-                    }
-                    let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
-                    out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
-                    written += 1
-                    if let frames, written >= frames { done = true }
-                case .loss(let loss):
-                    log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
-                case .keyframeRequest:
-                    break   // Plain RTP has no back channel here (no RTCP).
-                case .diagnostic(let error):
-                    log(String(describing: error))
-                }
-            }
-        }
 
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var lastPacket = ContinuousClock.now
-        while !done && !receiveStopRequested.load(ordering: .relaxed) {
+        while !sink.done && !receiveStopRequested.load(ordering: .relaxed) {
             var descriptor = pollfd(fd: socketDescriptor, events: Int16(POLLIN), revents: 0)
             if poll(&descriptor, 1, 200) > 0 {
                 let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
                 guard count > 0 else { continue }
                 lastPacket = .now
                 buffer.withUnsafeBytes { depacketizer.append(packet: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                try handleEvents()
+                try sink.drain(&depacketizer)
             } else if ContinuousClock.now - lastPacket > .seconds(idleTimeout) {
                 log("no packet for \(idleTimeout) s")
                 break
             }
         }
+        sink.finish(&depacketizer)
+    }
+
+    /// The depacketizer for the stream `description` describes, and the format of its
+    /// sprop-parameter-sets (nil without them).
+    private func depacketizer(for description: SessionDescription) throws -> (RTPDepacketizer, FormatDescription?) {
+        guard description.packetizationMode != 2 else {
+            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
+        }
+        let format = try? description.formatDescription()
+        var parameterSets = ParameterSetCache()
+        if let format { parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord) }
+        let depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: description.payloadType),
+                                           parameterSets: parameterSets)
+        return (depacketizer, format)
+    }
+
+    private func installStopHandlers() {
+        receiveStopRequested.store(false, ordering: .relaxed)
+        signal(SIGINT) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
+    }
+
+    /// `h264 receive rtsp://…`: OPTIONS, DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1), PLAY,
+    /// RTP from channel 0 until done, TEARDOWN.
+    private func receiveRTSP() throws {
+        let client = try RTSPClient(url: sdp)
+        _ = try client.request("OPTIONS", uri: sdp)
+        let described = try client.request("DESCRIBE", uri: sdp, headers: [("Accept", "application/sdp")])
+        let description: SessionDescription
+        do {
+            description = try SessionDescription(parsing: String(decoding: described.body, as: UTF8.self))
+        } catch {
+            throw CLIError("DESCRIBE \(sdp): the SDP: \(error)")
+        }
+        var (depacketizer, format) = try depacketizer(for: description)
+        let base = described.header("Content-Base") ?? described.header("Content-Location") ?? sdp
+        let track = RTSPClient.resolve(description.control, against: base)
+        let setup = try client.request("SETUP", uri: track, headers: [("Transport", "RTP/AVP/TCP;unicast;interleaved=0-1")])
+        guard let session = setup.header("Session").map({ String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces) }) else {
+            throw CLIError("SETUP \(track): no Session in the answer")
+        }
+        let channel = (try? RTSPTransport.parseList(setup.header("Transport") ?? "").first?.interleavedChannels?.lowerBound)
+            .flatMap { $0 }.map(UInt8.init(truncatingIfNeeded:)) ?? 0
+        let sink = try ReceivedAnnexBOutput(path: output, format: format, frames: frames, log: log)
+        installStopHandlers()
+        let aggregate = RTSPClient.resolve("*", against: base)
+        _ = try client.request("PLAY", uri: aggregate, headers: [("Session", session), ("Range", "npt=0.000-")])
+        log("playing \(sdp) (session \(session), RTP on interleaved channel \(channel))")
+
+        var lastPacket = ContinuousClock.now, lastKeepAlive = ContinuousClock.now
+        func handle(_ messages: [RTSPMessageReader.Message]) {
+            for case .interleavedFrame(channel, let payload) in messages {
+                lastPacket = .now
+                payload.withUnsafeBytes { depacketizer.append(packet: $0) }
+            }
+        }
+        handle(client.pending())
+        try sink.drain(&depacketizer)
+        while !sink.done && !receiveStopRequested.load(ordering: .relaxed) {
+            guard let messages = try client.read(timeout: .milliseconds(200)) else {
+                log("the server closed the connection")
+                break
+            }
+            handle(messages)
+            try sink.drain(&depacketizer)
+            if ContinuousClock.now - lastPacket > .seconds(idleTimeout) {
+                log("no packet for \(idleTimeout) s")
+                break
+            }
+            // The server's session times out without a request (RFC 2326 clause 12.37; 60 s by default).
+            if ContinuousClock.now - lastKeepAlive > .seconds(20) {
+                lastKeepAlive = .now
+                try? client.send("GET_PARAMETER", uri: aggregate, headers: [("Session", session)])
+            }
+        }
+        sink.finish(&depacketizer)
+        if !client.isClosed {
+            do {
+                _ = try client.request("TEARDOWN", uri: aggregate, headers: [("Session", session)], timeout: .seconds(2))
+            } catch {
+                log("TEARDOWN: \(error)")
+            }
+        }
+    }
+}
+
+/// The Annex-B output of `h264 receive`: access units from the first IDR on, SPS and PPS
+/// before each IDR (from the stream, else from the SDP), up to `frames`.
+private final class ReceivedAnnexBOutput {
+    private let out: FileHandle
+    private let isStandardOutput: Bool
+    private let format: FormatDescription?
+    private let frames: Int?
+    private let log: (String) -> Void
+    private var written = 0, skipped = 0, started = false
+    /// True once `frames` access units are written.
+    private(set) var done = false
+
+    init(path: String, format: FormatDescription?, frames: Int?, log: @escaping (String) -> Void) throws {
+        if path == "-" {
+            out = FileHandle.standardOutput
+        } else {
+            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+                throw CLIError("cannot write \(path)")
+            }
+            out = handle
+        }
+        isStandardOutput = path == "-"
+        self.format = format
+        self.frames = frames
+        self.log = log
+    }
+
+    deinit { if !isStandardOutput { try? out.close() } }
+
+    /// Writes or logs every event the depacketizer has ready.
+    func drain(_ depacketizer: inout RTPDepacketizer) throws {
+        while let event = depacketizer.next() {
+            switch event {
+            case .accessUnit(let received):
+                guard !done else { continue }
+                let unit = received.accessUnit
+                if !started {
+                    guard unit.isIDR else { skipped += 1; continue }
+                    started = true
+                }
+                let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
+                out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
+                written += 1
+                if let frames, written >= frames { done = true }
+            case .loss(let loss):
+                log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
+            case .keyframeRequest:
+                break   // No RTCP feedback is sent.
+            case .diagnostic(let error):
+                log(String(describing: error))
+            }
+        }
+    }
+
+    /// Flushes the depacketizer (unless done) and logs the summary.
+    func finish(_ depacketizer: inout RTPDepacketizer) {
         if !done {
             depacketizer.finish()
-            try handleEvents()
+            do { try drain(&depacketizer) } catch { log(String(describing: error)) }
         }
         log("wrote \(written) access units (\(skipped) before the first IDR skipped); \(depacketizer.packetCount) packets, "
             + "\(depacketizer.lostPacketCount) lost, \(depacketizer.droppedAccessUnitCount) access units dropped")
