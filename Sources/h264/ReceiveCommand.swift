@@ -6,21 +6,26 @@ import Synchronization
 /// Set by SIGINT/SIGTERM while `h264 receive` runs.
 private let receiveStopRequested = Atomic<Bool>(false)
 
-/// `h264 receive STREAM.sdp -o OUT.h264`: receives plain RTP (RFC 6184) described by an SDP file
-/// and writes the access units as an Annex-B byte stream.
+/// `h264 receive STREAM.sdp -o OUT.h264` or `h264 receive rtsp://HOST:PORT/PATH -o OUT.h264`:
+/// receives H.264 over plain RTP (RFC 6184) described by an SDP file, or from an RTSP server
+/// (RTP/AVP/TCP interleaved), and writes the access units as an Annex-B byte stream.
 struct ReceiveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
-        abstract: "Receive H.264 over plain RTP (described by an SDP file) and write Annex-B.",
+        abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
         discussion: """
-        Listens on the SDP's UDP port (IPv4, unicast), puts packets back in order, drops access units hit by \
-        loss (reported on standard error) and writes every access unit from the first IDR on, with SPS and PPS \
-        (from the stream or the SDP's sprop-parameter-sets) before each IDR. Stops after --frames access units, \
-        after --idle-timeout seconds without a packet, or on SIGINT/SIGTERM (exit status 0). \
-        Example: h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264.
+        With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
+        DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1) and PLAY, reads the RTP packets interleaved in the RTSP \
+        connection and sends TEARDOWN at the end (a status other than 200 is an error naming it). Either way: \
+        puts packets back in order, drops access units hit by loss (reported on standard error) and writes every \
+        access unit from the first IDR on, with SPS and PPS (from the stream or the SDP's sprop-parameter-sets) \
+        before each IDR. Stops after --frames access units, after --idle-timeout seconds without a packet, or on \
+        SIGINT/SIGTERM (exit status 0). \
+        Examples: h264 serve in.y4m --port 0 --rtsp 127.0.0.1:8554, then h264 receive rtsp://127.0.0.1:8554/live \
+        -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264.
         """)
 
-    @Argument(help: "The SDP file describing the stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
+    @Argument(help: "An rtsp:// URL (RTP over TCP interleaved), or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
     var sdp: String
     @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output).")
     var output: String
