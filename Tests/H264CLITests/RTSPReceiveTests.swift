@@ -3,16 +3,20 @@ import H264
 import H264TestSupport
 import Testing
 
-/// `h264 receive rtsp://…` against `h264 serve --rtsp`: RTP/AVP/TCP interleaved, written as
-/// Annex-B that FFmpeg decodes; a path the server does not know is one error line.
+/// `h264 receive rtsp://…` against `h264 serve --rtsp`: RTP/AVP/TCP interleaved or RTP/AVP over
+/// UDP, written as Annex-B that FFmpeg decodes; a path the server does not know is one error line.
 @Suite(.serialized) struct RTSPReceiveTests {
-    @Test func receiveOverTCPInterleavedWritesAnnexBFFmpegDecodes() throws {
+    @Test(arguments: ["tcp", "udp"]) func receiveWritesAnnexBFFmpegDecodes(transport: String) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.h264").path
         let server = try RTSPPeerTests.Server()
-        let received = try CLI.run(["receive", server.url, "-o", output, "--frames", "30", "--idle-timeout", "10"])
+        let received = try CLI.run(["receive", server.url, "-o", output, "--frames", "30", "--idle-timeout", "10",
+                                    "--transport", transport])
         #expect(received.status == 0, "\(received.stderr)")
+        #expect(received.stderr.contains(transport == "tcp" ? "RTP on interleaved channel 0" : "RTP on udp port"), "\(received.stderr)")
+        #expect(server.stderr.contains(transport == "tcp" ? "RTP/AVP/TCP;unicast;interleaved=0-1" : "RTP/AVP;unicast;client_port="),
+                "\(server.stderr)")
         #expect(received.stderr.contains("wrote 30 access units"), "\(received.stderr)")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
         let types = AnnexB.nalUnits(in: bytes).map { bytes[$0.range.lowerBound] & 0x1F }
