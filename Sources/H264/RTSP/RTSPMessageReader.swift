@@ -9,6 +9,7 @@
 ///     switch message {
 ///     case .request(let request): answer(request)
 ///     case .interleavedFrame(let channel, let payload): rtcp(channel, payload)
+///     case .response(let response): client(response)
 ///     case .malformedRequest(let error, let cSeq): send(RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))
 ///     }
 /// }
