@@ -181,6 +181,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
                     }
                 case .interleavedFrame:
                     break // RTCP receiver reports: they keep the session alive.
+                case .response:
+                    break // A client's answer to nothing this server asks.
                 case .malformedRequest(let error, let cSeq):
                     log("RTSP \(address(context)): \(error)")
                     respond(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))

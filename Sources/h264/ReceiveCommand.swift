@@ -6,21 +6,26 @@ import Synchronization
 /// Set by SIGINT/SIGTERM while `h264 receive` runs.
 private let receiveStopRequested = Atomic<Bool>(false)
 
-/// `h264 receive STREAM.sdp -o OUT.h264`: receives plain RTP (RFC 6184) described by an SDP file
-/// and writes the access units as an Annex-B byte stream.
+/// `h264 receive STREAM.sdp -o OUT.h264` or `h264 receive rtsp://HOST:PORT/PATH -o OUT.h264`:
+/// receives H.264 over plain RTP (RFC 6184) described by an SDP file, or from an RTSP server
+/// (RTP/AVP/TCP interleaved, or RTP/AVP over UDP), and writes the access units as an Annex-B byte stream.
 struct ReceiveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
-        abstract: "Receive H.264 over plain RTP (described by an SDP file) and write Annex-B.",
+        abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
         discussion: """
-        Listens on the SDP's UDP port (IPv4, unicast), puts packets back in order, drops access units hit by \
-        loss (reported on standard error) and writes every access unit from the first IDR on, with SPS and PPS \
-        (from the stream or the SDP's sprop-parameter-sets) before each IDR. Stops after --frames access units, \
-        after --idle-timeout seconds without a packet, or on SIGINT/SIGTERM (exit status 0). \
-        Example: h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264.
+        With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
+        DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1; or RTP/AVP over UDP with --transport udp) and PLAY, reads \
+        the RTP packets (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a status other than 200 is an error naming it). Either way: \
+        puts packets back in order, drops access units hit by loss (reported on standard error) and writes every \
+        access unit from the first IDR on, with SPS and PPS (from the stream or the SDP's sprop-parameter-sets) \
+        before each IDR. Stops after --frames access units, after --idle-timeout seconds without a packet, or on \
+        SIGINT/SIGTERM (exit status 0). \
+        Examples: h264 serve in.y4m --port 0 --rtsp 127.0.0.1:8554, then h264 receive rtsp://127.0.0.1:8554/live \
+        -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264.
         """)
 
-    @Argument(help: "The SDP file describing the stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
+    @Argument(help: "An rtsp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
     var sdp: String
     @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output).")
     var output: String
@@ -30,6 +35,11 @@ struct ReceiveCommand: ParsableCommand {
     var idleTimeout: Double = 10
     @Option(help: "How many later packets may wait for a missing one before it counts as lost.")
     var reorderWindow: Int = 16
+    @Option(help: "With an rtsp:// URL: the RTP transport to ask for, tcp (interleaved in the RTSP connection) or udp.")
+    var transport: Transport = .tcp
+
+    /// The lower transport `--transport` asks an RTSP server for.
+    enum Transport: String, ExpressibleByArgument, CaseIterable { case tcp, udp }
     @Flag(help: "No log lines for losses and damaged packets, and no summary.")
     var quiet = false
 
@@ -48,92 +58,174 @@ struct ReceiveCommand: ParsableCommand {
     }
 
     private func receive() throws {
+        if sdp.lowercased().hasPrefix("rtsp://") { return try receiveRTSP() }
         let text = String(decoding: try CLIIO.read(sdp), as: UTF8.self)
         let description = try SessionDescription(parsing: text)
-        guard description.packetizationMode != 2 else {
-            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
-        }
-        let format = try? description.formatDescription()
-        var parameterSets = ParameterSetCache()
-        if let format { parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord) }
-        var depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: description.payloadType),
-                                           parameterSets: parameterSets)
+        var (depacketizer, format) = try depacketizer(for: description)
 
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw CLIError("cannot open a UDP socket (errno \(errno))") }
+        let socketDescriptor = try Self.udpSocket(port: description.port)
         defer { close(socketDescriptor) }
-        var bufferSize: Int32 = 4 << 20
-        setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(description.port).bigEndian)
-        address.sin_addr.s_addr = INADDR_ANY
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw CLIError("cannot listen on UDP port \(description.port) (errno \(errno))") }
 
-        let out: FileHandle
-        if output == "-" {
-            out = FileHandle.standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else {
-                throw CLIError("cannot write \(output)")
-            }
-            out = handle
-        }
-        defer { if output != "-" { try? out.close() } }
-
-        receiveStopRequested.store(false, ordering: .relaxed)
-        signal(SIGINT) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
+        let sink = try ReceivedAnnexBOutput(path: output, format: format, frames: frames, log: log)
+        installStopHandlers()
         log("listening on udp port \(description.port)")
-
-        var written = 0, skipped = 0, started = false, done = false
-        func handleEvents() throws {
-            while let event = depacketizer.next() {
-                switch event {
-                case .accessUnit(let received):
-                    guard !done else { continue }
-                    let unit = received.accessUnit
-                    if !started {
-                        guard unit.isIDR else { skipped += 1; continue }
-                        started = true
-                    }
-                    let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
-                    out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
-                    written += 1
-                    if let frames, written >= frames { done = true }
-                case .loss(let loss):
-                    log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
-                case .keyframeRequest:
-                    break   // Plain RTP has no back channel here (no RTCP).
-                case .diagnostic(let error):
-                    log(String(describing: error))
-                }
-            }
-        }
 
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var lastPacket = ContinuousClock.now
-        while !done && !receiveStopRequested.load(ordering: .relaxed) {
+        while !sink.done && !receiveStopRequested.load(ordering: .relaxed) {
             var descriptor = pollfd(fd: socketDescriptor, events: Int16(POLLIN), revents: 0)
             if poll(&descriptor, 1, 200) > 0 {
                 let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
                 guard count > 0 else { continue }
                 lastPacket = .now
                 buffer.withUnsafeBytes { depacketizer.append(packet: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                try handleEvents()
+                try sink.drain(&depacketizer)
             } else if ContinuousClock.now - lastPacket > .seconds(idleTimeout) {
                 log("no packet for \(idleTimeout) s")
                 break
             }
         }
-        if !done {
-            depacketizer.finish()
-            try handleEvents()
+        sink.finish(&depacketizer)
+    }
+
+    /// The depacketizer for the stream `description` describes, and the format of its
+    /// sprop-parameter-sets (nil without them).
+    private func depacketizer(for description: SessionDescription) throws -> (RTPDepacketizer, FormatDescription?) {
+        guard description.packetizationMode != 2 else {
+            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
         }
-        log("wrote \(written) access units (\(skipped) before the first IDR skipped); \(depacketizer.packetCount) packets, "
-            + "\(depacketizer.lostPacketCount) lost, \(depacketizer.droppedAccessUnitCount) access units dropped")
+        let format = try? description.formatDescription()
+        var parameterSets = ParameterSetCache()
+        if let format { parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord) }
+        let depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: description.payloadType),
+                                           parameterSets: parameterSets)
+        return (depacketizer, format)
+    }
+
+    /// A UDP socket (IPv4) bound to `port` on every address, with a 4 MiB receive buffer.
+    private static func udpSocket(port: Int) throws -> Int32 {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { throw CLIError("cannot open a UDP socket (errno \(errno))") }
+        var bufferSize: Int32 = 4 << 20
+        setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = INADDR_ANY
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(socketDescriptor)
+            throw CLIError("cannot listen on UDP port \(port) (errno \(errno))")
+        }
+        return socketDescriptor
+    }
+
+    /// An RTP and RTCP socket pair on ports P and P+1, P even (RFC 3550 clause 11), P chosen
+    /// by the system.
+    private static func udpSocketPair() throws -> (rtp: Int32, rtcp: Int32, port: Int) {
+        for _ in 0..<20 {
+            let probe = try udpSocket(port: 0)
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) }
+            }
+            let port = Int(UInt16(bigEndian: address.sin_port))
+            guard port % 2 == 0, port < 65_535, let rtcp = try? udpSocket(port: port + 1) else {
+                close(probe)
+                continue
+            }
+            return (probe, rtcp, port)
+        }
+        throw CLIError("cannot find a free even UDP port pair")
+    }
+
+    private func installStopHandlers() {
+        receiveStopRequested.store(false, ordering: .relaxed)
+        signal(SIGINT) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
+    }
+
+    /// `h264 receive rtsp://…`: OPTIONS, DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1, or
+    /// RTP/AVP over UDP with `--transport udp`), PLAY, RTP until done, TEARDOWN.
+    private func receiveRTSP() throws {
+        let client = try RTSPClient(url: sdp)
+        _ = try client.request("OPTIONS", uri: sdp)
+        let described = try client.request("DESCRIBE", uri: sdp, headers: [("Accept", "application/sdp")])
+        let description: SessionDescription
+        do {
+            description = try SessionDescription(parsing: String(decoding: described.body, as: UTF8.self))
+        } catch {
+            throw CLIError("DESCRIBE \(sdp): the SDP: \(error)")
+        }
+        var (depacketizer, format) = try depacketizer(for: description)
+        let base = described.header("Content-Base") ?? described.header("Content-Location") ?? sdp
+        let track = RTSPClient.resolve(description.control, against: base)
+        let udp = transport == .udp ? try Self.udpSocketPair() : nil
+        defer { if let udp { close(udp.rtp); close(udp.rtcp) } }
+        let offer = udp.map { "RTP/AVP;unicast;client_port=\($0.port)-\($0.port + 1)" } ?? "RTP/AVP/TCP;unicast;interleaved=0-1"
+        let setup = try client.request("SETUP", uri: track, headers: [("Transport", offer)])
+        guard let session = setup.header("Session").map({ String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces) }) else {
+            throw CLIError("SETUP \(track): no Session in the answer")
+        }
+        let channel = (try? RTSPTransport.parseList(setup.header("Transport") ?? "").first?.interleavedChannels?.lowerBound)
+            .flatMap { $0 }.map(UInt8.init(truncatingIfNeeded:)) ?? 0
+        let sink = try ReceivedAnnexBOutput(path: output, format: format, frames: frames, log: log)
+        installStopHandlers()
+        let aggregate = RTSPClient.resolve("*", against: base)
+        _ = try client.request("PLAY", uri: aggregate, headers: [("Session", session), ("Range", "npt=0.000-")])
+        log("playing \(sdp) (session \(session), RTP " + (udp.map { "on udp port \($0.port)" } ?? "on interleaved channel \(channel)") + ")")
+
+        var lastPacket = ContinuousClock.now, lastKeepAlive = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        func handle(_ messages: [RTSPMessageReader.Message]) {
+            if let udp {
+                var descriptor = pollfd(fd: udp.rtp, events: Int16(POLLIN), revents: 0)
+                while poll(&descriptor, 1, 0) > 0 {
+                    let count = buffer.withUnsafeMutableBytes { recv(udp.rtp, $0.baseAddress, $0.count, 0) }
+                    guard count > 0 else { break }
+                    lastPacket = .now
+                    buffer.withUnsafeBytes { depacketizer.append(packet: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                }
+                return
+            }
+            for case .interleavedFrame(channel, let payload) in messages {
+                lastPacket = .now
+                payload.withUnsafeBytes { depacketizer.append(packet: $0) }
+            }
+        }
+        handle(client.pending())
+        try sink.drain(&depacketizer)
+        while !sink.done && !receiveStopRequested.load(ordering: .relaxed) {
+            if let udp {
+                var descriptor = pollfd(fd: udp.rtp, events: Int16(POLLIN), revents: 0)
+                _ = poll(&descriptor, 1, 200)
+            }
+            guard let messages = try client.read(timeout: udp == nil ? .milliseconds(200) : .zero) else {
+                log("the server closed the connection")
+                break
+            }
+            handle(messages)
+            try sink.drain(&depacketizer)
+            if ContinuousClock.now - lastPacket > .seconds(idleTimeout) {
+                log("no packet for \(idleTimeout) s")
+                break
+            }
+            // The server's session times out without a request (RFC 2326 clause 12.37; 60 s by default).
+            if ContinuousClock.now - lastKeepAlive > .seconds(20) {
+                lastKeepAlive = .now
+                try? client.send("GET_PARAMETER", uri: aggregate, headers: [("Session", session)])
+            }
+        }
+        sink.finish(&depacketizer)
+        if !client.isClosed {
+            do {
+                _ = try client.request("TEARDOWN", uri: aggregate, headers: [("Session", session)], timeout: .seconds(2))
+            } catch {
+                log("TEARDOWN: \(error)")
+            }
+        }
     }
 }

@@ -47,6 +47,36 @@ struct RTSPMessageReaderTests {
         #expect(try Self.messages(setup.bytes) == [.request(setup)])
     }
 
+    /// What a client reads: a DESCRIBE answer with its SDP body, then interleaved RTP, then
+    /// a 404, in any chunking; a status line that is not `RTSP/1.0 DDD` is a malformed message.
+    @Test func readsResponsesBetweenInterleavedFrames() throws {
+        let sdp = "v=0\r\nm=video 0 RTP/AVP 96\r\na=control:track1\r\n"
+        let describe = "RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Base: rtsp://h/live/\r\n"
+            + "Content-Length: \(sdp.utf8.count)\r\n\r\n" + sdp
+        let frame: [UInt8] = [0x24, 0, 0, 2, 0x80, 0x60]
+        let bytes = Array(describe.utf8) + frame + Array("RTSP/1.0 404 Not Found\r\nCSeq: 3\r\n\r\n".utf8)
+        let whole = try Self.messages(bytes)
+        guard whole.count == 3, case .response(let ok) = whole[0], case .interleavedFrame(0, [0x80, 0x60]) = whole[1],
+              case .response(let missing) = whole[2] else {
+            Issue.record("\(whole)")
+            return
+        }
+        #expect(ok.status == .ok && ok.header("cseq") == "2" && ok.header("Content-Base") == "rtsp://h/live/")
+        #expect(ok.body == Array(sdp.utf8))
+        #expect(missing.status == .notFound && missing.header("CSeq") == "3" && missing.body.isEmpty)
+        for chunk in [1, 5, 13] {
+            #expect(try Self.messages(bytes, chunk: chunk) == whole, "chunks of \(chunk)")
+        }
+        for line in ["RTSP/1.0 20 OK", "RTSP/1.0 2000 OK", "RTSP/2.0 200 OK", "RTSP/1.0 abc OK"] {
+            let messages = try Self.messages(Array("\(line)\r\nCSeq: 5\r\n\r\n".utf8))
+            guard case .malformedRequest(_, let cSeq) = messages.first else {
+                Issue.record("\(line): \(messages)")
+                continue
+            }
+            #expect(cSeq == "5", "\(line)")
+        }
+    }
+
     @Test func toleratesBareLineFeedsContinuationLinesAndBlankLinesBetweenMessages() throws {
         let text = "\r\n\r\nPLAY rtsp://h/live RTSP/1.0\nCSeq: 4\nSession: 12345678;timeout=60\nX-Long: a\n\t b\n\n"
         let messages = try Self.messages(Array(text.utf8))

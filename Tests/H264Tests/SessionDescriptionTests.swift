@@ -47,6 +47,17 @@ struct SessionDescriptionTests {
         #expect(format.configurationRecord.avcProfileIndication == 100)
     }
 
+    /// `a=control:` of the video media (what an RTSP client names in SETUP); a session-level
+    /// or audio one is not it; the text writes it back.
+    @Test func readsTheVideoControlURL() throws {
+        let text = "v=0\r\ns=x\r\na=control:*\r\nm=audio 0 RTP/AVP 0\r\na=control:track0\r\n"
+            + "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=control: track1 \r\n"
+        let sdp = try SessionDescription(parsing: text)
+        #expect(sdp.control == "track1")
+        #expect(try SessionDescription(parsing: sdp.text) == sdp)
+        #expect(try SessionDescription(parsing: "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\n").control == nil)
+    }
+
     @Test func picksTheH264PayloadTypeAndMediaLevelAddress() throws {
         let text = "v=0\r\ns=x\r\nc=IN IP4 10.0.0.1\r\nm=audio 4000 RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n" +
             "m=video 6000/2 RTP/AVP 97 98\r\nc=IN IP4 239.1.1.1/127\r\na=rtpmap:97 VP8/90000\r\na=rtpmap:98 h264/90000\r\n" +

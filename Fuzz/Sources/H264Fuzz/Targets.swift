@@ -47,7 +47,8 @@ enum FuzzTarget: String, CaseIterable {
     case decoder
     /// `RTSPMessageReader` on the input as one connection's bytes, whole and in chunks whose sizes
     /// come from the first byte: the same messages; every request written back reads the same;
-    /// every `Transport` header parses or throws `invalidTransport`.
+    /// every `Transport` header parses or throws `invalidTransport`; every response's body is
+    /// its `Content-Length`.
     case rtsp
 
     func run(_ bytes: [UInt8]) {
@@ -486,6 +487,9 @@ enum FuzzTarget: String, CaseIterable {
         let whole = read(chunk: .max)
         let chunked = read(chunk: 1 + Int(bytes.first ?? 0) % 17)
         check(whole.messages == chunked.messages && whole.error?.code == chunked.error?.code, "chunking changed the messages")
+        for case .response(let response) in whole.messages {
+            check(response.header("Content-Length").flatMap { Int($0) } ?? 0 == response.body.count, "a response body of the wrong length")
+        }
         for case .request(let request) in whole.messages {
             var again = RTSPMessageReader(limits: .init(maximumRequestLineSize: 4096, maximumHeaderSize: 8192, maximumBodySize: 512))
             again.append(request.bytes)

@@ -28,6 +28,9 @@ public struct SessionDescription: Hashable, Sendable {
     public var profileLevelId: [UInt8]?
     /// `sprop-parameter-sets`: the parameter set NAL units, each header byte first.
     public var parameterSets: [[UInt8]]
+    /// `a=control:` of the video media (RFC 2326 appendix C.1.1): the URL, absolute or
+    /// relative to the RTSP `Content-Base`, that a client names in its SETUP; nil when absent.
+    public var control: String?
 
     /// Creates a description from its fields.
     public init(sessionName: String = "h264", address: String, port: Int, payloadType: UInt8 = 96, clockRate: Int = 90_000,
@@ -80,6 +83,7 @@ public struct SessionDescription: Hashable, Sendable {
             "a=rtpmap:\(payloadType) H264/\(clockRate)",
             "a=fmtp:\(payloadType) \(fmtp)",
         ]
+        if let control { lines.append("a=control:\(control)") }
         return lines.map { $0 + "\r\n" }.joined()
     }
 
@@ -98,6 +102,7 @@ public struct SessionDescription: Hashable, Sendable {
         var formats: [UInt8] = []
         var rtpmaps: [UInt8: Int] = [:]
         var fmtps: [UInt8: Substring] = [:]
+        var control: String?
         // "\r\n" is one Character: split on any line end.
         for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
             let offset = text.utf8.distance(from: text.startIndex, to: line.startIndex)
@@ -139,6 +144,8 @@ public struct SessionDescription: Hashable, Sendable {
                     }
                     rtpmaps[type] = rate
                 }
+            } else if value.hasPrefix("control:"), control == nil {
+                control = String(value.dropFirst("control:".count).trimmingSpaces)
             } else if value.hasPrefix("fmtp:") {
                 let fields = value.dropFirst("fmtp:".count).split(separator: " ", maxSplits: 1)
                 if let type = UInt8(fields.first ?? ""), fields.count == 2 { fmtps[type] = fields[1] }
@@ -177,6 +184,7 @@ public struct SessionDescription: Hashable, Sendable {
         }
         self.init(sessionName: sessionName, address: mediaAddress ?? sessionAddress ?? "", port: port, payloadType: payloadType,
                   clockRate: clockRate, packetizationMode: mode, profileLevelId: profileLevelId, parameterSets: parameterSets)
+        self.control = control
     }
 
     private func hex(_ byte: UInt8) -> String {

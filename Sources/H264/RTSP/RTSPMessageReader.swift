@@ -1,5 +1,6 @@
-/// Reads RTSP 1.0 requests (RFC 2326 clause 6) and interleaved binary frames (clause 10.12:
-/// `$`, channel, 16-bit length, data) from the bytes of one connection, as they arrive.
+/// Reads RTSP 1.0 requests (RFC 2326 clause 6), responses (clause 7: a server reads them
+/// never, a client always) and interleaved binary frames (clause 10.12: `$`, channel, 16-bit
+/// length, data) from the bytes of one connection, as they arrive.
 ///
 /// ```swift
 /// var reader = RTSPMessageReader()
@@ -8,6 +9,7 @@
 ///     switch message {
 ///     case .request(let request): answer(request)
 ///     case .interleavedFrame(let channel, let payload): rtcp(channel, payload)
+///     case .response(let response): client(response)
 ///     case .malformedRequest(let error, let cSeq): send(RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))
 ///     }
 /// }
@@ -48,6 +50,9 @@ public struct RTSPMessageReader: Sendable {
     public enum Message: Hashable, Sendable {
         /// A well-formed request.
         case request(RTSPRequest)
+        /// A well-formed response: its first line is a status line `RTSP/1.0 CODE Reason-Phrase`
+        /// (clause 7.1). The headers are as read, `Content-Length` included.
+        case response(RTSPResponse)
         /// An interleaved frame (RTP or RTCP over the RTSP connection): its channel and data.
         case interleavedFrame(channel: UInt8, payload: [UInt8])
         /// A request that was skipped because it is malformed: the error (code, field, byte
@@ -203,6 +208,9 @@ public struct RTSPMessageReader: Sendable {
         start = end + bodyLength
 
         let cSeq = headers.first { $0.name.lowercased() == "cseq" }?.value
+        if problem == nil, let status = Self.statusLine(lines[0].bytes) {
+            return .response(RTSPResponse(status: status, cSeq: nil, headers: headers, body: body))
+        }
         do throws(H264Error) {
             let (method, uri, version) = try Self.requestLine(lines[0].bytes)
             if let problem { throw problem }
@@ -238,6 +246,20 @@ public struct RTSPMessageReader: Sendable {
             throw H264Error(.invalidRTSPMessage, field: "RTSP-Version", byteOffset: offset, "no RTSP version")
         }
         return (method, uri, version)
+    }
+
+    /// `RTSP/1.0 SP 3DIGIT SP Reason-Phrase` (RFC 2326 clause 7.1), or nil when the line is not
+    /// one (it is then read as a request line, and reported as a malformed request).
+    private static func statusLine(_ bytes: ArraySlice<UInt8>) -> RTSPStatus? {
+        let prefix = Array("RTSP/1.0 ".utf8)
+        guard bytes.count >= prefix.count + 3, bytes.starts(with: prefix),
+              !bytes.contains(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F }) else { return nil }
+        let digits = bytes.dropFirst(prefix.count).prefix(3)
+        guard digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let rest = bytes.dropFirst(prefix.count + 3)
+        guard rest.isEmpty || rest.first == 0x20 else { return nil }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        return RTSPStatus(code: code, reasonPhrase: String(decoding: rest.dropFirst(), as: UTF8.self))
     }
 
     /// A character of an RFC 2326 token (clause 15.1: CHAR except controls and tspecials).

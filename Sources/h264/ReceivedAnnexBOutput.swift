@@ -1,0 +1,67 @@
+import Foundation
+import H264
+
+/// The Annex-B output of `h264 receive`: access units from the first IDR on, SPS and PPS
+/// before each IDR (from the stream, else from the SDP), up to `frames`.
+final class ReceivedAnnexBOutput {
+    private let out: FileHandle
+    private let isStandardOutput: Bool
+    private let format: FormatDescription?
+    private let frames: Int?
+    private let log: (String) -> Void
+    private var written = 0, skipped = 0, started = false
+    /// True once `frames` access units are written.
+    private(set) var done = false
+
+    init(path: String, format: FormatDescription?, frames: Int?, log: @escaping (String) -> Void) throws {
+        if path == "-" {
+            out = FileHandle.standardOutput
+        } else {
+            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+                throw CLIError("cannot write \(path)")
+            }
+            out = handle
+        }
+        isStandardOutput = path == "-"
+        self.format = format
+        self.frames = frames
+        self.log = log
+    }
+
+    deinit { if !isStandardOutput { try? out.close() } }
+
+    /// Writes or logs every event the depacketizer has ready.
+    func drain(_ depacketizer: inout RTPDepacketizer) throws {
+        while let event = depacketizer.next() {
+            switch event {
+            case .accessUnit(let received):
+                guard !done else { continue }
+                let unit = received.accessUnit
+                if !started {
+                    guard unit.isIDR else { skipped += 1; continue }
+                    started = true
+                }
+                let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
+                out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
+                written += 1
+                if let frames, written >= frames { done = true }
+            case .loss(let loss):
+                log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
+            case .keyframeRequest:
+                break   // No RTCP feedback is sent.
+            case .diagnostic(let error):
+                log(String(describing: error))
+            }
+        }
+    }
+
+    /// Flushes the depacketizer (unless done) and logs the summary.
+    func finish(_ depacketizer: inout RTPDepacketizer) {
+        if !done {
+            depacketizer.finish()
+            do { try drain(&depacketizer) } catch { log(String(describing: error)) }
+        }
+        log("wrote \(written) access units (\(skipped) before the first IDR skipped); \(depacketizer.packetCount) packets, "
+            + "\(depacketizer.lostPacketCount) lost, \(depacketizer.droppedAccessUnitCount) access units dropped")
+    }
+}
