@@ -83,7 +83,7 @@ public final class DecoderSession: Sendable {
     /// Access units accepted by `decode`, oldest first; each submission of ``decodeNext`` to the
     /// queue decodes one. Submitting one stored block (not a new closure per access unit) keeps
     /// `decode` free of heap allocations.
-    private let pending: Locked<PendingJobs>
+    private let pending: Locked<PendingQueue<QueuedJob>>
     private let decodeNext: @convention(block) @Sendable () -> Void
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -106,7 +106,7 @@ public final class DecoderSession: Sendable {
         context = DecoderOutputContext(sink: output)
         queue = DispatchQueue(label: "H264Decoder.DecoderSession")
         self.logger = logger
-        let pending = Locked(PendingJobs())
+        let pending = Locked(PendingQueue<QueuedJob>())
         self.pending = pending
         decodeNext = { [context, formatDescription] in
             let next = pending.withLock { $0.popFirst() }
@@ -367,39 +367,6 @@ struct Job: Sendable {
 struct QueuedJob: Sendable {
     let job: Job
     let decoder: DecoderBox
-}
-
-/// A FIFO of queued access units whose storage is reused (no allocation per access unit once it
-/// has grown). A job's slot is emptied when it is taken.
-struct PendingJobs: Sendable {
-    private var jobs: [QueuedJob?] = []
-    private var head = 0
-    /// Jobs appended and not yet finished: those waiting and the one being decoded.
-    private(set) var unfinished = 0
-
-    mutating func append(_ job: QueuedJob) {
-        if head == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        jobs.append(job)
-        unfinished += 1
-    }
-
-    /// A taken job is done (decoded, or dropped after `invalidate`).
-    mutating func finishOne() { unfinished -= 1 }
-
-    mutating func popFirst() -> QueuedJob? {
-        guard head < jobs.count else { return nil }
-        let job = jobs[head]
-        jobs[head] = nil
-        head += 1
-        if head == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        return job
-    }
 }
 
 /// The libavcodec decoder and what the queue remembers between access units.

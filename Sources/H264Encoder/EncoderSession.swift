@@ -69,7 +69,7 @@ public final class EncoderSession: Sendable {
     /// Frames accepted by `encode`, oldest first; each submission of ``encodeNext`` to the
     /// queue encodes one. Submitting one stored block (not a new closure per frame) keeps
     /// `encode` free of heap allocations.
-    private let pendingFrames: Locked<PendingFrames>
+    private let pendingFrames: Locked<PendingQueue<FrameJob>>
     private let encodeNext: @convention(block) @Sendable () -> Void
 
     /// Creates a session for frames of `width` × `height`. Cheap: x264 is opened by
@@ -91,7 +91,7 @@ public final class EncoderSession: Sendable {
         self.core = core
         queue = DispatchQueue(label: "H264Encoder.EncoderSession")
         self.logger = logger
-        let pending = Locked(PendingFrames())
+        let pending = Locked(PendingQueue<FrameJob>())
         pendingFrames = pending
         encodeNext = {
             var next = pending.withLock { $0.popFirst() }
@@ -469,42 +469,6 @@ private struct FrameJob: Sendable {
     let presentationTimeStamp: Duration
     let duration: Duration
     let forceKeyframe: Bool
-}
-
-/// A FIFO of frame jobs whose storage is reused (no allocation per frame once it has grown).
-/// A job's slot is emptied when it is taken, so the queue holds no frame it has handed out.
-private struct PendingFrames: Sendable {
-    private var jobs: [FrameJob?] = []
-    private var head = 0
-    /// Jobs appended and not yet finished: those waiting and the one being encoded (what
-    /// ``EncoderSession/waitForQueuedFrames(downTo:)`` waits on).
-    private(set) var unfinished = 0
-
-    mutating func append(_ job: FrameJob) {
-        if head == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        jobs.append(job)
-        unfinished += 1
-    }
-
-    /// A taken job is done (encoded, or dropped after `invalidate`).
-    mutating func finishOne() {
-        unfinished -= 1
-    }
-
-    mutating func popFirst() -> FrameJob? {
-        guard head < jobs.count else { return nil }
-        let job = jobs[head]
-        jobs[head] = nil
-        head += 1
-        if head == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        return job
-    }
 }
 
 /// The session's state behind its one lock, shared with the jobs on the encoding queue: the

@@ -142,27 +142,9 @@ struct DecodeCommand: ParsableCommand {
         let progress = !quiet && isatty(2) != 0
         let clock = ContinuousClock()
         let started = clock.now
-        var lastProgress = started
         var decoder = AnnexBDecoder(session: session)
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        do {
-            while true {
-                let count = try chunk.withUnsafeMutableBytes { try stream.read(into: $0) }
-                if count == 0 { break }
-                try session.waitForQueuedAccessUnits(downTo: 8)
-                try decoder.append(chunk[0..<count])
-                if let error = state.withLock({ $0.error }) { throw CLIError(error) }
-                if progress, clock.now - lastProgress > .milliseconds(250) {
-                    lastProgress = clock.now
-                    let frames = state.withLock { $0.frames }
-                    let elapsed = (clock.now - started) / .seconds(1)
-                    FileHandle.standardError.write(Data("\r\(frames) frames, \(EncodeCommand.format(Double(frames) / max(elapsed, 0.001))) fps   ".utf8))
-                }
-            }
-            try decoder.finish()
-        } catch let error as H264Error {
-            throw CLIError(file: name, error)
-        }
+        try decodeAnnexB(from: &stream, into: &decoder, session: session, name: name, showProgress: progress,
+                         framesDone: { state.withLock { $0.frames } }, failure: { state.withLock { $0.error } })
         let index = decoder.accessUnitCount
         let skipped = decoder.skippedAccessUnitCount
         session.invalidate()

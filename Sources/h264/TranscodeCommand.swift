@@ -136,28 +136,10 @@ struct TranscodeCommand: ParsableCommand {
         let progress = !quiet && isatty(2) != 0
         let clock = ContinuousClock()
         let started = clock.now
-        var lastProgress = started
         var adaptor = AnnexBDecoder(session: decoder)
         var reader = source
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        do {
-            while true {
-                let count = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
-                if count == 0 { break }
-                try decoder.waitForQueuedAccessUnits(downTo: 8)
-                try adaptor.append(chunk[0..<count])
-                if let error = state.withLock({ $0.error }) { throw CLIError(error) }
-                if progress, clock.now - lastProgress > .milliseconds(250) {
-                    lastProgress = clock.now
-                    let frames = state.withLock { $0.encoded }
-                    let elapsed = (clock.now - started) / .seconds(1)
-                    FileHandle.standardError.write(Data("\r\(frames) frames, \(EncodeCommand.format(Double(frames) / max(elapsed, 0.001))) fps   ".utf8))
-                }
-            }
-            try adaptor.finish()
-        } catch let error as H264Error {
-            throw CLIError(file: name, error)
-        }
+        try decodeAnnexB(from: &reader, into: &adaptor, session: decoder, name: name, showProgress: progress,
+                         framesDone: { state.withLock { $0.encoded } }, failure: { state.withLock { $0.error } })
         decoder.invalidate()
         let encoder = state.withLock { $0.encoder }
         if let encoder {
