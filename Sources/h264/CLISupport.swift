@@ -3,6 +3,16 @@ import Foundation
 import H264
 
 enum CLIIO {
+    /// Opens an output file, created or truncated, or standard output for `-`: the one place
+    /// every command that writes a stream opens it.
+    static func openOutput(_ path: String) throws(CLIError) -> FileHandle {
+        if path == "-" { return .standardOutput }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw CLIError("\(path): cannot create")
+        }
+        return handle
+    }
+
     /// Reads a whole file, or standard input for `-`.
     static func read(_ path: String) throws -> [UInt8] {
         if path == "-" {

@@ -70,15 +70,7 @@ struct DecodeCommand: ParsableCommand {
 
     private func decode() throws {
         let name = input == "-" ? "<stdin>" : input
-        let out: FileHandle
-        if output == "-" {
-            out = .standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
-                throw CLIError("\(output): cannot create")
-            }
-            out = h
-        }
+        let out = try CLIIO.openOutput(output)
         let descriptor = out.fileDescriptor
         let outputName = output
         let state = Locked(Progress())

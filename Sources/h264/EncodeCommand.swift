@@ -45,15 +45,7 @@ struct EncodeCommand: ParsableCommand {
         if let frames { total = min(total ?? frames, frames) }
         let configuration = try encoding.configuration(frameRate: header.frameRate)
 
-        let out: FileHandle
-        if output == "-" {
-            out = .standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
-                throw CLIError("cannot create \(output)")
-            }
-            out = h
-        }
+        let out = try CLIIO.openOutput(output)
         let writer = AnnexBWriter()
         let annexB = format == .annexb
         let descriptor = out.fileDescriptor

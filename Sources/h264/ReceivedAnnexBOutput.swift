@@ -14,14 +14,7 @@ final class ReceivedAnnexBOutput {
     private(set) var done = false
 
     init(path: String, format: FormatDescription?, frames: Int?, log: @escaping (String) -> Void) throws {
-        if path == "-" {
-            out = FileHandle.standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-                throw CLIError("cannot write \(path)")
-            }
-            out = handle
-        }
+        out = try CLIIO.openOutput(path)
         isStandardOutput = path == "-"
         self.format = format
         self.frames = frames

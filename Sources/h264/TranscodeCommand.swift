@@ -57,15 +57,7 @@ struct TranscodeCommand: ParsableCommand {
 
     private func transcode() throws {
         let name = input == "-" ? "<stdin>" : input
-        let out: FileHandle
-        if output == "-" {
-            out = .standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
-                throw CLIError("\(output): cannot create")
-            }
-            out = h
-        }
+        let out = try CLIIO.openOutput(output)
         let source: FileSource
         if input == "-" {
             source = FileSource(handle: .standardInput, name: name)
