@@ -19,6 +19,8 @@ import Glibc
         let url: String
         let port: Int
         private let log = Locked("")
+        /// Signalled when the log reader has read standard error to its end.
+        private let logEnded = DispatchSemaphore(value: 0)
 
         init(_ arguments: [String] = []) throws {
             signal(SIGPIPE, SIG_IGN)
@@ -33,6 +35,7 @@ import Glibc
             let handle = err.fileHandleForReading
             try process.run()
             let text = log
+            let ended = logEnded
             Thread.detachNewThread {
                 var signalled = false
                 while true {
@@ -45,6 +48,7 @@ import Glibc
                     }
                 }
                 if !signalled { ready.signal() }
+                ended.signal()
             }
             _ = ready.wait(timeout: .now() + 30)
             let output = text.withLock { $0 }
@@ -64,6 +68,13 @@ import Glibc
             process.terminate()
             process.waitUntilExit()
             return process.terminationStatus
+        }
+
+        /// SIGTERM, then the exit status and everything the server wrote on standard error.
+        func stopAndReadLog() -> (status: Int32, log: String) {
+            let status = stop()
+            _ = logEnded.wait(timeout: .now() + 30)
+            return (status, stderr)
         }
 
         deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
@@ -221,14 +232,22 @@ import Glibc
         let gst = try Subprocess.run("timeout", ["30", "gst-launch-1.0", "-q", "rtspsrc", "location=\(server.url)", "protocols=\(protocols)",
                                                  "!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=60", "!",
                                                  "y4menc", "!", "fdsink", "fd=1"])
-        #expect(gst.status == 0, "\(gst.stderr)")
-        #expect(!gst.stderr.contains("ERROR") && !gst.stderr.contains("WARNING"), "\(gst.stderr)")
+        let (status, serverLog) = server.stopAndReadLog()
+        #expect(status == 0)
+        let report = GStreamerShutdownRace.split(gst.stderr)
+        if report.raceErrors > 0 {
+            // GStreamer 1.22's race, not ours: our server got no PAUSE and ended the session at
+            // the client's TEARDOWN, on a connection that stayed open to the end.
+            #expect(serverLog.contains(") ended (teardown)"), "\(gst.stderr)\n\(serverLog)")
+        } else {
+            #expect(gst.status == 0, "\(gst.stderr)")
+        }
+        #expect(!report.rest.contains("ERROR") && !report.rest.contains("WARNING"), "\(gst.stderr)")
         #expect(String(decoding: gst.stdout.prefix(100), as: UTF8.self).hasPrefix("YUV4MPEG2 C420 W320 H240"))
         // At least the 60 frames asked for (buffers already past `identity` when it sends EOS
         // may follow, the last one cut short by the pipeline's shutdown).
         let frameBytes = gst.stdout.count - (gst.stdout.firstIndex(of: 0x0A) ?? 0) - 1
         #expect(frameBytes / (6 + 115_200) >= 60, "\(frameBytes) bytes of frames")
-        #expect(server.stop() == 0)
     }
 
     /// Each bad or unsupported request gets its status (RFC 2326 clause 7.1.1) on a connection
