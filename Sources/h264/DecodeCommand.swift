@@ -65,7 +65,7 @@ struct DecodeCommand: ParsableCommand {
         var frames = 0
         var damaged = 0
         var error: String?
-        var y4mSize: (Int, Int, String)?
+        var y4m = Y4MFrameWriter(hint: "use --format raw")
     }
 
     private func decode() throws {
@@ -85,26 +85,10 @@ struct DecodeCommand: ParsableCommand {
                     if asFramemd5 {
                         if s.frames == 0 { try writeAll(descriptor, Array(Self.framemd5Header(frame, rate: Self.rational(frame)).utf8), name: outputName) }
                         try writeAll(descriptor, Array(Self.framemd5Line(frame, index: s.frames).utf8), name: outputName)
+                    } else if asY4M {
+                        try writeAll(descriptor, s.y4m.bytes(of: frame, index: s.frames, rate: Self.rational(frame)), name: outputName)
                     } else {
-                        var bytes: [UInt8] = []
-                        if asY4M {
-                            let size = (frame.width, frame.height, frame.pixelFormatName)
-                            if let first = s.y4mSize {
-                                guard first == size else {
-                                    throw CLIError("frame \(s.frames) is \(frame.width)x\(frame.height) \(frame.pixelFormatName), the stream began \(first.0)x\(first.1) \(first.2): y4m cannot change; use --format raw")
-                                }
-                            } else {
-                                s.y4mSize = size
-                                bytes += try Self.y4mHeader(frame, rate: Self.rational(frame)).utf8
-                            }
-                            bytes += "FRAME\n".utf8
-                        }
-                        if bytes.isEmpty {
-                            bytes = frame.packedBytes()
-                        } else {
-                            bytes += frame.packedBytes()
-                        }
-                        try writeAll(descriptor, bytes, name: outputName)
+                        try writeAll(descriptor, frame.packedBytes(), name: outputName)
                     }
                 } catch {
                     s.error = "\(error)"
@@ -141,7 +125,7 @@ struct DecodeCommand: ParsableCommand {
         let skipped = decoder.skippedAccessUnitCount
         session.invalidate()
         if out !== FileHandle.standardOutput { try out.close() }
-        let s = state.withLock { (frames: $0.frames, damaged: $0.damaged, error: $0.error, size: $0.y4mSize) }
+        let s = state.withLock { (frames: $0.frames, damaged: $0.damaged, error: $0.error) }
         if let error = s.error { throw CLIError(error) }
         guard index > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
         if !quiet {

@@ -21,13 +21,18 @@ struct ReceiveCommand: ParsableCommand {
         access unit from the first IDR on, with SPS and PPS (from the stream or the SDP's sprop-parameter-sets) \
         before each IDR. Stops after --frames access units, after --idle-timeout seconds without a packet, or on \
         SIGINT/SIGTERM (exit status 0). \
+        Decoded output: with -o FILE.y4m (or --decode, e.g. -o - --decode | ffplay -) the access units are decoded \
+        as they arrive (libavcodec, as h264 decode) and written as y4m, --frames counting decoded frames; \
+        --decoded FILE.y4m writes that beside the Annex-B of -o. The y4m frame rate is the SPS's VUI timing, else \
+        the spacing of the RTP timestamps, else 30; a size change is an error (y4m has one size); stopping flushes \
+        the decoder. \
         Examples: h264 serve in.y4m --port 0 --rtsp 127.0.0.1:8554, then h264 receive rtsp://127.0.0.1:8554/live \
         -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264.
         """)
 
     @Argument(help: "An rtsp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
     var sdp: String
-    @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output).")
+    @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output); decoded y4m when it ends in .y4m or with --decode.")
     var output: String
     @Option(help: "Stop after writing this many access units.")
     var frames: Int?
@@ -42,11 +47,29 @@ struct ReceiveCommand: ParsableCommand {
     enum Transport: String, ExpressibleByArgument, CaseIterable { case tcp, udp }
     @Flag(help: "No log lines for losses and damaged packets, and no summary.")
     var quiet = false
+    @Flag(help: "Decode and write y4m to -o (implied when -o ends in .y4m).")
+    var decode = false
+    @Option(help: "Also decode into this y4m file ('-' for standard output); -o stays Annex-B.")
+    var decoded: String?
+
+    /// True when -o gets the decoded y4m instead of Annex-B.
+    private var decodesOutput: Bool { decode || output.lowercased().hasSuffix(".y4m") }
 
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard (0...1024).contains(reorderWindow) else { throw ValidationError("--reorder-window must be 0…1024") }
+        if decoded != nil && decodesOutput {
+            throw ValidationError("--decoded writes y4m beside the Annex-B of -o; -o \(output)\(decode ? " --decode" : "") is y4m already")
+        }
+        if let decoded, decoded == output { throw ValidationError("--decoded and -o name the same file") }
+    }
+
+    /// The output: Annex-B to -o, decoded y4m to -o (`decodesOutput`) or --decoded, or both.
+    private func receivedOutput(format: FormatDescription?) throws -> ReceivedAnnexBOutput {
+        let y4m = decodesOutput ? output : decoded
+        return try ReceivedAnnexBOutput(path: decodesOutput ? nil : output, format: format, frames: frames,
+                                        decoded: try y4m.map { try ReceivedY4MOutput(path: $0, frames: frames) }, log: log)
     }
 
     func run() throws {
@@ -66,7 +89,7 @@ struct ReceiveCommand: ParsableCommand {
         let socketDescriptor = try Self.udpSocket(port: description.port)
         defer { close(socketDescriptor) }
 
-        let sink = try ReceivedAnnexBOutput(path: output, format: format, frames: frames, log: log)
+        let sink = try receivedOutput(format: format)
         installStopHandlers()
         log("listening on udp port \(description.port)")
 
@@ -85,7 +108,7 @@ struct ReceiveCommand: ParsableCommand {
                 break
             }
         }
-        sink.finish(&depacketizer)
+        try sink.finish(&depacketizer)
     }
 
     /// The depacketizer for the stream `description` describes, and the format of its
@@ -172,7 +195,7 @@ struct ReceiveCommand: ParsableCommand {
         }
         let channel = (try? RTSPTransport.parseList(setup.header("Transport") ?? "").first?.interleavedChannels?.lowerBound)
             .flatMap { $0 }.map(UInt8.init(truncatingIfNeeded:)) ?? 0
-        let sink = try ReceivedAnnexBOutput(path: output, format: format, frames: frames, log: log)
+        let sink = try receivedOutput(format: format)
         installStopHandlers()
         let aggregate = RTSPClient.resolve("*", against: base)
         _ = try client.request("PLAY", uri: aggregate, headers: [("Session", session), ("Range", "npt=0.000-")])
@@ -219,7 +242,7 @@ struct ReceiveCommand: ParsableCommand {
                 try? client.send("GET_PARAMETER", uri: aggregate, headers: [("Session", session)])
             }
         }
-        sink.finish(&depacketizer)
+        let finished = Result { try sink.finish(&depacketizer) }
         if !client.isClosed {
             do {
                 _ = try client.request("TEARDOWN", uri: aggregate, headers: [("Session", session)], timeout: .seconds(2))
@@ -227,5 +250,6 @@ struct ReceiveCommand: ParsableCommand {
                 log("TEARDOWN: \(error)")
             }
         }
+        try finished.get()
     }
 }

@@ -2,26 +2,32 @@ import Foundation
 import H264
 
 /// The Annex-B output of `h264 receive`: access units from the first IDR on, SPS and PPS
-/// before each IDR (from the stream, else from the SDP), up to `frames`.
+/// before each IDR (from the stream, else from the SDP), up to `frames`. With `decoded`, the
+/// same access units also go to that decoder (and `frames` counts its frames); without a
+/// path, only there.
 final class ReceivedAnnexBOutput {
-    private let out: FileHandle
+    private let out: FileHandle?
     private let isStandardOutput: Bool
     private let format: FormatDescription?
     private let frames: Int?
     private let log: (String) -> Void
+    private let decoded: ReceivedY4MOutput?
     private var written = 0, skipped = 0, started = false
-    /// True once `frames` access units are written.
-    private(set) var done = false
+    private var wroteAll = false
+    /// True once `frames` access units are written (or, with `decoded`, decoded frames).
+    var done: Bool { decoded?.done ?? wroteAll }
 
-    init(path: String, format: FormatDescription?, frames: Int?, log: @escaping (String) -> Void) throws {
-        out = try CLIIO.openOutput(path)
+    init(path: String?, format: FormatDescription?, frames: Int?, decoded: ReceivedY4MOutput? = nil,
+         log: @escaping (String) -> Void) throws {
+        out = try path.map(CLIIO.openOutput)
         isStandardOutput = path == "-"
         self.format = format
-        self.frames = frames
+        self.frames = decoded == nil ? frames : nil
+        self.decoded = decoded
         self.log = log
     }
 
-    deinit { if !isStandardOutput { try? out.close() } }
+    deinit { if !isStandardOutput { try? out?.close() } }
 
     /// Writes or logs every event the depacketizer has ready.
     func drain(_ depacketizer: inout RTPDepacketizer) throws {
@@ -34,10 +40,13 @@ final class ReceivedAnnexBOutput {
                     guard unit.isIDR else { skipped += 1; continue }
                     started = true
                 }
-                let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
-                out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
+                if let out {
+                    let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
+                    out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
+                }
+                try decoded?.decode(received)
                 written += 1
-                if let frames, written >= frames { done = true }
+                if let frames, written >= frames { wroteAll = true }
             case .loss(let loss):
                 log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
             case .keyframeRequest:
@@ -48,13 +57,17 @@ final class ReceivedAnnexBOutput {
         }
     }
 
-    /// Flushes the depacketizer (unless done) and logs the summary.
-    func finish(_ depacketizer: inout RTPDepacketizer) {
+    /// Flushes the depacketizer (unless done) and logs the summary; with `decoded`, flushes the
+    /// decoder so the last frames are written.
+    ///
+    /// - Throws: an error of the decoded output (a size change, a failed write).
+    func finish(_ depacketizer: inout RTPDepacketizer) throws {
         if !done {
             depacketizer.finish()
             do { try drain(&depacketizer) } catch { log(String(describing: error)) }
         }
-        log("wrote \(written) access units (\(skipped) before the first IDR skipped); \(depacketizer.packetCount) packets, "
+        log("\(out == nil ? "received" : "wrote") \(written) access units (\(skipped) before the first IDR skipped); \(depacketizer.packetCount) packets, "
             + "\(depacketizer.lostPacketCount) lost, \(depacketizer.droppedAccessUnitCount) access units dropped")
+        if let decoded { log(try decoded.finish()) }
     }
 }

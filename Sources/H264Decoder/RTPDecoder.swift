@@ -1,0 +1,93 @@
+public import H264
+
+/// Decodes the access units of an RTP stream (RFC 6184) as `RTPDepacketizer` delivers them:
+/// received access units in, decoded frames out of its ``DecoderSession``, stamped with their
+/// RTP time.
+///
+/// ```swift
+/// let session = try DecoderSession { frame in show(frame) }
+/// var decoder = RTPDecoder(session: session)
+/// while let event = depacketizer.next() {
+///     if case .accessUnit(let received) = event { try decoder.decode(received) }
+/// }
+/// try decoder.finish()
+/// ```
+///
+/// The twin of ``AnnexBDecoder`` for packets: decoding starts at the first IDR access unit with
+/// its parameter sets (in band, in the access unit's `FormatDescription` — which the
+/// depacketizer takes from the stream or from the SDP's `sprop-parameter-sets` — or in the
+/// session's), and what came before is counted in ``skippedAccessUnitCount``. Each access unit
+/// goes to `DecoderSession.decode(_:presentationTimeStamp:duration:)` with its 90 kHz RTP
+/// timestamp as the presentation time: extended over the 32-bit wrap and counted from the first
+/// decoded access unit's (time zero), so frames of a B-frame stream, which leave the decoder in
+/// presentation order, come out with rising times. The duration is the SPS's frame interval
+/// (VUI timing, ``frameDuration``), zero without timing information: the frames' presentation
+/// times then give their spacing.
+public struct RTPDecoder: Sendable {
+    /// The RTP clock rate of H.264 video (RFC 6184 section 8.2.1): 90 kHz.
+    public static let clockRate = 90_000
+    /// The session the access units go to.
+    public let session: DecoderSession
+    /// The time between frames from the first decoded SPS's VUI timing
+    /// (`SequenceParameterSet.frameRate`); nil before it, or when the SPS has none.
+    public private(set) var frameDuration: Duration?
+    /// How many access units were handed to the session.
+    public private(set) var accessUnitCount = 0
+    /// How many access units were dropped before the first IDR with its parameter sets
+    /// (joining mid-stream).
+    public private(set) var skippedAccessUnitCount = 0
+    /// The RTP timestamp of the last access unit handed to the session, and its extended value
+    /// (90 kHz ticks since the first).
+    private var last: (timestamp: UInt32, ticks: Int64)?
+
+    /// Creates an adaptor feeding `session`.
+    ///
+    /// - Parameter session: the decoder session.
+    public init(session: DecoderSession) {
+        self.session = session
+    }
+
+    /// Queues one received access unit for decoding (through
+    /// `DecoderSession.decode(_:presentationTimeStamp:duration:)`, VideoToolbox's
+    /// `VTDecompressionSessionDecodeFrame`) and returns without waiting for libavcodec; before
+    /// the first IDR with its parameter sets, counts it as skipped instead.
+    ///
+    /// - Parameter received: an access unit from `RTPDepacketizer`, in decoding order.
+    /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
+    public mutating func decode(_ received: RTPDepacketizer.ReceivedAccessUnit) throws(H264Error) {
+        let unit = received.accessUnit
+        if last == nil {
+            let hasParameterSets = unit.formatDescription != nil || session.formatDescription != nil
+                || unit.nalUnitTypes.contains(.sequenceParameterSet)
+            guard unit.isIDR && hasParameterSets else {
+                skippedAccessUnitCount += 1
+                return
+            }
+            if let rate = (unit.formatDescription ?? session.formatDescription)?.sequenceParameterSet?.frameRate,
+               rate > 0, rate < 1000 {
+                frameDuration = .seconds(1 / rate)
+            }
+        }
+        let ticks = presentationTicks(of: received.timestamp)
+        accessUnitCount += 1
+        try session.decode(unit, presentationTimeStamp: .seconds(1) * ticks / Self.clockRate, duration: frameDuration ?? .zero)
+    }
+
+    /// Ends the stream: outputs every delayed frame and waits for them
+    /// (`DecoderSession.waitForAsynchronousFrames()`, VideoToolbox's
+    /// `VTDecompressionSessionWaitForAsynchronousFrames`). The session stays usable.
+    ///
+    /// - Throws: the errors of `DecoderSession.waitForAsynchronousFrames()`.
+    public mutating func finish() throws(H264Error) {
+        try session.waitForAsynchronousFrames()
+    }
+
+    /// The 90 kHz ticks from the first decoded access unit to `timestamp`: the difference to
+    /// the previous timestamp read as a signed 32-bit step (RFC 3550 section 5.1 timestamps
+    /// wrap), so a stream may run past the wrap and B-frames may step back.
+    private mutating func presentationTicks(of timestamp: UInt32) -> Int64 {
+        let ticks = last.map { $0.ticks + Int64(Int32(bitPattern: timestamp &- $0.timestamp)) } ?? 0
+        last = (timestamp, ticks)
+        return ticks
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+/// `h264 receive … -o OUT.y4m` and `--decoded OUT.y4m`: received access units decoded by a
+/// `DecoderSession` as they arrive, written as y4m, frame for frame what FFmpeg decodes.
+@Suite(.serialized) struct ReceiveDecodeTests {
+    /// The MD5 of every frame FFmpeg decodes from `path` (framemd5, 8-bit 4:2:0 planes).
+    static func frameMD5s(_ path: String, format: [String] = []) throws -> [Substring] {
+        let run = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + format + ["-i", path, "-fps_mode", "passthrough",
+                                                "-pix_fmt", "yuv420p", "-f", "framemd5", "-"])
+        #expect(run.status == 0, "\(run.stderr)")
+        return String(decoding: run.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last?.trimmingCharacters(in: .whitespaces)[...] }
+    }
+
+    /// The y4m stream header line of `path`.
+    static func y4mHeader(_ path: String) throws -> String {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        return String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)
+    }
+
+    /// What `ffmpeg -re -c copy -f rtp` sends of a conformance stream, received with an SDP file
+    /// and `-o out.y4m`: every frame FFmpeg decodes from the file, in order, none more; the
+    /// rate from the RTP timestamps (the stream has no VUI timing), as ffprobe reads the file.
+    @Test func sdpReceiveDecodesWhatFFmpegDecodes() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try RTPPeerTests.freePort()
+        let sdp = directory.appendingPathComponent("stream.sdp").path
+        let output = directory.appendingPathComponent("out.y4m").path
+        try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
+        let fixture = try TestFixtures.path(RTPPeerTests.fixture)
+
+        let receiver = Process()
+        receiver.executableURL = CLI.executable
+        receiver.arguments = ["receive", sdp, "-o", output, "--idle-timeout", "2"]
+        let err = Pipe()
+        receiver.standardError = err
+        receiver.standardOutput = FileHandle.nullDevice
+        try receiver.run()
+        defer { if receiver.isRunning { receiver.terminate() } }
+        // The receiver says when its socket is bound; only then may FFmpeg send.
+        var log = ""
+        while !log.contains("listening on udp port") {
+            let data = err.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            log += String(decoding: data, as: UTF8.self)
+        }
+        #expect(log.contains("listening on udp port \(port)"))
+        let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-re", "-f", "h264", "-i", fixture,
+                                                   "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
+        #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
+        log += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        receiver.waitUntilExit()
+        #expect(receiver.terminationStatus == 0, "\(log)")
+
+        let expected = try Self.frameMD5s(fixture, format: ["-f", "h264"])
+        let received = try Self.frameMD5s(output)
+        #expect(!expected.isEmpty)
+        #expect(received.count == expected.count, "\(log)")
+        #expect(received == expected)
+        #expect(log.contains("decoded \(expected.count) frames → \(output)"), "\(log)")
+
+        let probe = try Subprocess.run("ffprobe", ["-v", "error", "-f", "h264", "-select_streams", "v:0",
+                                                   "-show_entries", "stream=r_frame_rate", "-of", "csv=p=0", fixture])
+        let rate = String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(rate.contains("/"))
+        let header = try Self.y4mHeader(output)
+        #expect(header.contains(" F\(rate.replacingOccurrences(of: "/", with: ":")) "), "\(header) vs \(rate)")
+    }
+
+    /// `h264 serve --rtsp` received over TCP interleaved and UDP with `-o out.h264 --decoded
+    /// out.y4m --frames 30`: 30 frames of 320x240, equal to FFmpeg's decoding of the Annex-B the
+    /// same receive wrote.
+    @Test(arguments: ["tcp", "udp"]) func rtspReceiveDecodesThirtyFrames(transport: String) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let annexB = directory.appendingPathComponent("out.h264").path
+        let y4m = directory.appendingPathComponent("out.y4m").path
+        let server = try RTSPPeerTests.Server()
+        let received = try CLI.run(["receive", server.url, "-o", annexB, "--decoded", y4m, "--frames", "30",
+                                    "--idle-timeout", "10", "--transport", transport])
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(received.stderr.contains("decoded 30 frames → \(y4m)"), "\(received.stderr)")
+        #expect(server.stop() == 0)
+        #expect(server.stderr.contains("ended (teardown)"), "\(server.stderr)")
+
+        let header = try Self.y4mHeader(y4m)
+        #expect(header.hasPrefix("YUV4MPEG2 W320 H240 "), "\(header)")
+        let decoded = try Self.frameMD5s(y4m)
+        #expect(decoded.count == 30)
+        // The receiver may have written a few access units more than it needed to decode 30
+        // frames (decoding runs behind receiving): their frames come after the 30.
+        let fromAnnexB = try Self.frameMD5s(annexB, format: ["-f", "h264"])
+        #expect(fromAnnexB.count >= 30)
+        #expect(Array(fromAnnexB.prefix(30)) == decoded)
+    }
+
+    /// `--decoded` beside a y4m `-o` is refused before anything is opened.
+    @Test func decodedNeedsAnAnnexBOutput() throws {
+        let run = try CLI.run(["receive", "rtsp://127.0.0.1:9/live", "-o", "x.y4m", "--decoded", "y.y4m"])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("--decoded writes y4m beside the Annex-B of -o"), "\(run.stderr)")
+    }
+}
