@@ -21,18 +21,12 @@ import Testing
         return String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)
     }
 
-    /// What `ffmpeg -re -c copy -f rtp` sends of a conformance stream, received with an SDP file
-    /// and `-o out.y4m`: every frame FFmpeg decodes from the file, in order, none more; the
-    /// rate from the RTP timestamps (the stream has no VUI timing), as ffprobe reads the file.
-    @Test func sdpReceiveDecodesWhatFFmpegDecodes() throws {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    /// `h264 receive SDP -o output` of what `ffmpeg [-re] -c copy -f rtp` sends of `file`: the
+    /// receiver's exit status and standard error.
+    static func receiveFromFFmpeg(_ file: String, output: String, realTime: Bool, in directory: URL) throws -> (status: Int32, log: String) {
         let port = try RTPPeerTests.freePort()
         let sdp = directory.appendingPathComponent("stream.sdp").path
-        let output = directory.appendingPathComponent("out.y4m").path
         try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
-        let fixture = try TestFixtures.path(RTPPeerTests.fixture)
-
         let receiver = Process()
         receiver.executableURL = CLI.executable
         receiver.arguments = ["receive", sdp, "-o", output, "--idle-timeout", "2"]
@@ -49,12 +43,24 @@ import Testing
             log += String(decoding: data, as: UTF8.self)
         }
         #expect(log.contains("listening on udp port \(port)"))
-        let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-re", "-f", "h264", "-i", fixture,
+        let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + (realTime ? ["-re"] : []) + ["-f", "h264", "-i", file,
                                                    "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
         #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
         log += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         receiver.waitUntilExit()
-        #expect(receiver.terminationStatus == 0, "\(log)")
+        return (receiver.terminationStatus, log)
+    }
+
+    /// What `ffmpeg -re -c copy -f rtp` sends of a conformance stream, received with an SDP file
+    /// and `-o out.y4m`: every frame FFmpeg decodes from the file, in order, none more; the
+    /// rate from the RTP timestamps (the stream has no VUI timing), as ffprobe reads the file.
+    @Test func sdpReceiveDecodesWhatFFmpegDecodes() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.y4m").path
+        let fixture = try TestFixtures.path(RTPPeerTests.fixture)
+        let (status, log) = try Self.receiveFromFFmpeg(fixture, output: output, realTime: true, in: directory)
+        #expect(status == 0, "\(log)")
 
         let expected = try Self.frameMD5s(fixture, format: ["-f", "h264"])
         let received = try Self.frameMD5s(output)
@@ -69,6 +75,32 @@ import Testing
         #expect(rate.contains("/"))
         let header = try Self.y4mHeader(output)
         #expect(header.contains(" F\(rate.replacingOccurrences(of: "/", with: ":")) "), "\(header) vs \(rate)")
+    }
+
+    /// A stream whose size changes (the 176x144 conformance stream, then 320x240 pictures of
+    /// `h264 encode`) ends `h264 receive -o out.y4m` as it ends `h264 decode` to y4m: an error
+    /// naming the change, after the frames of the first size, the same frames for both.
+    @Test func sizeChangeEndsTheY4MAsDecodeDoes() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let second = directory.appendingPathComponent("second.h264").path
+        let encoded = try CLI.run(["encode", TestFixtures.url("cars_320x240_30f.y4m").path, "-o", second, "--quiet"])
+        #expect(encoded.status == 0, "\(encoded.stderr)")
+        let mixed = directory.appendingPathComponent("mixed.h264").path
+        try Data(try TestFixtures.data(RTPPeerTests.fixture) + (try Data(contentsOf: URL(fileURLWithPath: second))))
+            .write(to: URL(fileURLWithPath: mixed))
+
+        let received = directory.appendingPathComponent("received.y4m").path
+        let (status, log) = try Self.receiveFromFFmpeg(mixed, output: received, realTime: false, in: directory)
+        let decodedPath = directory.appendingPathComponent("decoded.y4m").path
+        let decoded = try CLI.run(["decode", mixed, "-o", decodedPath, "--quiet"])
+        #expect(status == 1 && decoded.status == 1)
+        for text in [log, decoded.stderr] {
+            #expect(text.contains("is 320x240 yuv420p, the stream began 176x144 yuv420p: y4m cannot change"), "\(text)")
+        }
+        let first = try Self.frameMD5s(try TestFixtures.path(RTPPeerTests.fixture), format: ["-f", "h264"])
+        #expect(try Self.frameMD5s(received) == first)
+        #expect(try Self.frameMD5s(decodedPath) == first)
     }
 
     /// `h264 serve --rtsp` received over TCP interleaved and UDP with `-o out.h264 --decoded
