@@ -34,7 +34,7 @@ struct ReceiveCommand: ParsableCommand {
     var sdp: String
     @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output); decoded y4m when it ends in .y4m or with --decode.")
     var output: String
-    @Option(help: "Stop after writing this many access units.")
+    @Option(help: "Stop after writing this many access units (decoded frames when decoding).")
     var frames: Int?
     @Option(help: "Stop when no packet has arrived for this many seconds.")
     var idleTimeout: Double = 10
