@@ -55,7 +55,8 @@ final class RTSPClient {
     deinit { close(descriptor) }
 
     /// `HOST` and `PORT` of `rtsp://[USER@]HOST[:PORT][/PATH]`; an IPv6 host is in brackets.
-    static func hostAndPort(of url: String) throws -> (String, Int) {
+    /// Port 0 (any free port) only where `allowingPortZero` (a URL to listen on).
+    static func hostAndPort(of url: String, allowingPortZero: Bool = false) throws -> (String, Int) {
         guard url.lowercased().hasPrefix("rtsp://") else { throw CLIError("\(url) is not an rtsp:// URL") }
         var authority = url.dropFirst("rtsp://".count).prefix { $0 != "/" && $0 != "?" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
@@ -70,7 +71,7 @@ final class RTSPClient {
         }
         guard !host.isEmpty else { throw CLIError("\(url): no host") }
         guard let portText else { return (String(host), 554) }
-        guard let port = Int(portText), (1...65_535).contains(port) else { throw CLIError("\(url): bad port \(portText)") }
+        guard let port = Int(portText), ((allowingPortZero ? 0 : 1)...65_535).contains(port) else { throw CLIError("\(url): bad port \(portText)") }
         return (String(host), port)
     }
 

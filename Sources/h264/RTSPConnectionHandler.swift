@@ -212,7 +212,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
     }
 
     /// The path of an `rtsp://host[:port]/path` URI (or the URI itself when it has no scheme).
-    private static func path(of uri: String) -> Substring {
+    static func path(of uri: String) -> Substring {
         guard let scheme = uri.range(of: "://") else { return Substring(uri) }
         let rest = uri[scheme.upperBound...]
         return rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
@@ -307,7 +307,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
               let rtcpDestination = try? SocketAddress(ipAddress: remote, port: clientPorts.upperBound) else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
-        Self.bindPortPair(host: local, on: context.eventLoop, attempts: 16).assumeIsolated().whenComplete { [self] result in
+        UDPPortPair.bind(host: local, on: context.eventLoop).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let (rtp, rtcp)):
                 guard !closing, context.channel.isActive else {
@@ -343,20 +343,6 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             ("Transport", transport.text),
             ("Session", "\(id);timeout=\(configuration.sessionTimeout.components.seconds)"),
         ])
-    }
-
-    /// Two UDP sockets on `host`: RTP on an even port and RTCP on the next (RFC 3550 clause 11),
-    /// from free ports (tried `attempts` times).
-    private static func bindPortPair(host: String, on loop: any EventLoop, attempts: Int) -> EventLoopFuture<(any Channel, any Channel)> {
-        DatagramBootstrap(group: loop).bind(host: host, port: 0).flatMap { rtp in
-            let port = rtp.localAddress?.port ?? 1
-            let retry = { (error: any Error) -> EventLoopFuture<(any Channel, any Channel)> in
-                rtp.close(promise: nil)
-                return attempts > 1 ? bindPortPair(host: host, on: loop, attempts: attempts - 1) : loop.makeFailedFuture(error)
-            }
-            guard port % 2 == 0, port < 65_535 else { return retry(ChannelError.inappropriateOperationForState) }
-            return DatagramBootstrap(group: loop).bind(host: host, port: port + 1).map { (rtp, $0) }.flatMapError(retry)
-        }
     }
 
     private func play(_ request: RTSPRequest, cSeq: String?, headers: [(name: String, value: String)],

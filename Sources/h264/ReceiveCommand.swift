@@ -4,7 +4,7 @@ import H264
 import Synchronization
 
 /// Set by SIGINT/SIGTERM while `h264 receive` runs.
-private let receiveStopRequested = Atomic<Bool>(false)
+let receiveStopRequested = Atomic<Bool>(false)
 
 /// `h264 receive STREAM.sdp -o OUT.h264` or `h264 receive rtsp://HOST:PORT/PATH -o OUT.h264`:
 /// receives H.264 over plain RTP (RFC 6184) described by an SDP file, or from an RTSP server
@@ -45,6 +45,8 @@ struct ReceiveCommand: ParsableCommand {
 
     /// The lower transport `--transport` asks an RTSP server for.
     enum Transport: String, ExpressibleByArgument, CaseIterable { case tcp, udp }
+    @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), instead of connecting to a server.")
+    var listen = false
     @Flag(help: "No log lines for losses and damaged packets, and no summary.")
     var quiet = false
     @Flag(help: "Decode and write y4m to -o (implied when -o ends in .y4m).")
@@ -66,7 +68,7 @@ struct ReceiveCommand: ParsableCommand {
     }
 
     /// The output: Annex-B to -o, decoded y4m to -o (`decodesOutput`) or --decoded, or both.
-    private func receivedOutput(format: FormatDescription?) throws -> ReceivedAnnexBOutput {
+    func receivedOutput(format: FormatDescription?) throws -> ReceivedAnnexBOutput {
         let y4m = decodesOutput ? output : decoded
         return try ReceivedAnnexBOutput(path: decodesOutput ? nil : output, format: format, frames: frames,
                                         decoded: try y4m.map { try ReceivedY4MOutput(path: $0, frames: frames) }, log: log)
@@ -76,11 +78,12 @@ struct ReceiveCommand: ParsableCommand {
         try runReportingErrors(command: "receive") { try receive() }
     }
 
-    private func log(_ line: String) {
+    func log(_ line: String) {
         if !quiet { FileHandle.standardError.write(Data("h264 receive: \(line)\n".utf8)) }
     }
 
     private func receive() throws {
+        if listen { return try receiveListening() }
         if sdp.lowercased().hasPrefix("rtsp://") { return try receiveRTSP() }
         let text = String(decoding: try CLIIO.read(sdp), as: UTF8.self)
         let description = try SessionDescription(parsing: text)
@@ -113,7 +116,7 @@ struct ReceiveCommand: ParsableCommand {
 
     /// The depacketizer for the stream `description` describes, and the format of its
     /// sprop-parameter-sets (nil without them).
-    private func depacketizer(for description: SessionDescription) throws -> (RTPDepacketizer, FormatDescription?) {
+    func depacketizer(for description: SessionDescription) throws -> (RTPDepacketizer, FormatDescription?) {
         guard description.packetizationMode != 2 else {
             throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
         }
@@ -165,7 +168,7 @@ struct ReceiveCommand: ParsableCommand {
         throw CLIError("cannot find a free even UDP port pair")
     }
 
-    private func installStopHandlers() {
+    func installStopHandlers() {
         receiveStopRequested.store(false, ordering: .relaxed)
         signal(SIGINT) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in receiveStopRequested.store(true, ordering: .relaxed) }

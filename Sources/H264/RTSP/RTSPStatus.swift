@@ -27,6 +27,9 @@ public struct RTSPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let requestEntityTooLarge = RTSPStatus(code: 413, reasonPhrase: "Request Entity Too Large")
     /// `414 Request-URI Too Large`: a request line over the server's limit.
     public static let requestURITooLarge = RTSPStatus(code: 414, reasonPhrase: "Request-URI Too Large")
+    /// `453 Not Enough Bandwidth`: the request was refused for lack of capacity, e.g. a
+    /// second publisher where a server records one at a time.
+    public static let notEnoughBandwidth = RTSPStatus(code: 453, reasonPhrase: "Not Enough Bandwidth")
     /// `454 Session Not Found`: the `Session` header names no session of this server.
     public static let sessionNotFound = RTSPStatus(code: 454, reasonPhrase: "Session Not Found")
     /// `455 Method Not Valid in This State`: e.g. PLAY before SETUP.

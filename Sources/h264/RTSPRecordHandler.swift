@@ -1,0 +1,283 @@
+import Foundation
+import H264
+import NIOCore
+import NIOPosix
+
+/// One RTSP connection of `h264 receive --listen`: the server side of RFC 2326's record mode,
+/// as FFmpeg's RTSP muxer (`-f rtsp`) and GStreamer's `rtspclientsink` speak it. Requests are
+/// read with `RTSPMessageReader`; the RTP packets go to the `RTSPRecording`.
+///
+/// A publisher sends OPTIONS, ANNOUNCE (an `application/sdp` body: the H.264 stream, its
+/// `sprop-parameter-sets` and packetization-mode), SETUP of the H.264 track with `mode=record`
+/// over TCP interleaved (`RTP/AVP/TCP;unicast;interleaved=0-1`, RTP on the first channel) or
+/// over UDP (`client_port=A-B`: answered with the `server_port` pair this handler binds on the
+/// connection's local address; datagrams from another host than the publisher's are ignored),
+/// RECORD, and at the end TEARDOWN (or it closes the connection). RTCP (the second channel, or
+/// the second port) is accepted and ignored.
+///
+/// Answers (RFC 2326 clause 7.1.1): 400 for a malformed request, one without CSeq, or an
+/// ANNOUNCE whose body is not an SDP of an H.264 stream we can receive; 404 for another path
+/// than the listening URL's (or a SETUP of another track than the announced H.264 one); 405
+/// (with `Allow`) for DESCRIBE, PLAY, PAUSE and the other methods of RFC 2326 record mode does
+/// not use here; 501 for unknown methods; 453 Not Enough Bandwidth for an ANNOUNCE while another
+/// connection holds the publishing slot (one publisher at a time); 454 for an unknown session;
+/// 455 for SETUP before ANNOUNCE, RECORD before SETUP, or ANNOUNCE or SETUP while recording;
+/// 461 for a transport other than unicast RTP/AVP over TCP or UDP in record mode; 500 when no
+/// UDP port pair is free or the output cannot be opened (that also ends the command).
+final class RTSPRecordHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// The methods of a publisher, answered in listen mode.
+    static let allowedMethods = ["OPTIONS", "ANNOUNCE", "SETUP", "RECORD", "TEARDOWN", "GET_PARAMETER"]
+    /// The session timeout advertised in `Session` (RFC 2326 clause 12.37). The recording's own
+    /// end is `--idle-timeout` without a packet.
+    static let sessionTimeout = 60
+
+    /// The connection's session: set up by SETUP.
+    private struct Session {
+        let id: String
+        var transport: RTSPTransport
+        var udp: (rtp: any Channel, rtcp: any Channel)?
+
+        func close() {
+            udp?.rtp.close(promise: nil)
+            udp?.rtcp.close(promise: nil)
+        }
+    }
+
+    private let recording: RTSPRecording
+    /// The listening URL's path, without a trailing `/` (empty for the root).
+    private let path: String
+    private var reader = RTSPMessageReader()
+    /// The ANNOUNCE's Request-URI and SDP.
+    private var announced: (uri: String, description: SessionDescription)?
+    private var session: Session?
+    private var closing = false
+    private var identity: ObjectIdentifier { ObjectIdentifier(self) }
+
+    /// A handler for one connection to the listener of `path` (e.g. `/live`), feeding `recording`.
+    init(recording: RTSPRecording, path: String) {
+        self.recording = recording
+        self.path = path.hasSuffix("/") ? String(path.dropLast()) : path
+    }
+
+    private func log(_ line: String) { recording.log(line) }
+
+    private func address(_ context: ChannelHandlerContext) -> String {
+        context.channel.remoteAddress.map { "\($0)" } ?? "?"
+    }
+
+    // MARK: - Connection
+
+    func channelInactive(context: ChannelHandlerContext) {
+        endSession(reason: "the publisher closed the connection")
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A reset or broken connection: the publisher is gone (channelInactive follows).
+        context.close(promise: nil)
+    }
+
+    /// Ends this connection's session, and the recording hears that its publisher left (which
+    /// ends it once it has recorded). The UDP sockets close, except the recording's: packets
+    /// may still arrive there, and they close with everything when the recording has ended.
+    private func endSession(reason: String) {
+        if !(recording.isRecording && recording.publisher == identity) { session?.close() }
+        session = nil
+        announced = nil
+        recording.leave(identity, reason: reason)
+    }
+
+    // MARK: - Requests
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        reader.append(unwrapInboundIn(data).readableBytesView)
+        do {
+            while !closing, let message = try reader.next() {
+                switch message {
+                case .request(let request):
+                    if let response = answer(request, context: context) { respond(context: context, response) }
+                case .interleavedFrame(let channel, let payload):
+                    // RTP on the first channel of the session; RTCP (the second) is ignored.
+                    if let session, session.udp == nil, Int(channel) == session.transport.interleavedChannels?.lowerBound {
+                        payload.withUnsafeBytes { recording.receive(packet: $0, from: identity) }
+                    }
+                case .response:
+                    break // An answer to nothing this server asks.
+                case .malformedRequest(let error, let cSeq):
+                    log("RTSP \(address(context)): \(error)")
+                    respond(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))
+                }
+            }
+        } catch {
+            log("RTSP \(address(context)): \(error); closing the connection")
+            closing = true
+            var buffer = context.channel.allocator.buffer(capacity: 128)
+            buffer.writeBytes(RTSPResponse(status: RTSPStatus(for: error), cSeq: nil).bytes)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        buffer.writeBytes(response.bytes)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// True when `uri` names the listening path or something below it (a track).
+    private func isOurs(_ uri: String) -> Bool {
+        let requested = RTSPConnectionHandler.path(of: uri)
+        return requested == path || requested == path + "/" || requested.hasPrefix(path + "/")
+    }
+
+    /// The answer to `request`, or nil when it is sent later (a SETUP binding UDP sockets).
+    private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
+        guard let cSeq = request.cSeq else {
+            log("RTSP \(address(context)): \(request.method) without CSeq")
+            return RTSPResponse(status: .badRequest, cSeq: nil)
+        }
+        guard RTSPRequest.knownMethods.contains(request.method) else { return RTSPResponse(status: .notImplemented, cSeq: cSeq) }
+        guard Self.allowedMethods.contains(request.method) else {
+            return RTSPResponse(status: .methodNotAllowed, cSeq: cSeq,
+                                headers: [("Allow", Self.allowedMethods.joined(separator: ", "))])
+        }
+        guard isOurs(request.uri) || (request.uri == "*" && ["OPTIONS", "GET_PARAMETER"].contains(request.method)) else {
+            return RTSPResponse(status: .notFound, cSeq: cSeq)
+        }
+        if let named = request.session, named != session?.id { return RTSPResponse(status: .sessionNotFound, cSeq: cSeq) }
+        let sessionHeader = session.map { [("Session", "\($0.id);timeout=\(Self.sessionTimeout)")] } ?? []
+        switch request.method {
+        case "OPTIONS":
+            return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Public", Self.allowedMethods.joined(separator: ", "))])
+        case "GET_PARAMETER":
+            return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
+        case "ANNOUNCE":
+            return announce(request, cSeq: cSeq, context: context)
+        case "SETUP":
+            return setup(request, cSeq: cSeq, context: context)
+        case "RECORD":
+            guard let session else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
+            if !recording.isRecording {
+                // UDP packets sent before a TEARDOWN may arrive after it: wait for 100 ms without one.
+                recording.record(by: identity, lingering: session.udp == nil ? .zero : .milliseconds(100))
+                log("recording from \(address(context)) (session \(session.id), " + (session.udp.map {
+                    "RTP on udp port \($0.rtp.localAddress?.port ?? 0)"
+                } ?? "RTP on interleaved channel \(session.transport.interleavedChannels?.lowerBound ?? 0)") + ")")
+            }
+            return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
+        case "TEARDOWN":
+            let response = RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
+            // The answer first: the recording may end the command.
+            respond(context: context, response)
+            endSession(reason: "TEARDOWN from \(address(context))")
+            return nil
+        default:
+            return RTSPResponse(status: .notImplemented, cSeq: cSeq)
+        }
+    }
+
+    private func announce(_ request: RTSPRequest, cSeq: String, context: ChannelHandlerContext) -> RTSPResponse {
+        guard session == nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
+        let description: SessionDescription
+        do {
+            description = try SessionDescription(parsing: String(decoding: request.body, as: UTF8.self))
+        } catch {
+            log("RTSP \(address(context)): ANNOUNCE: the SDP: \(error)")
+            return RTSPResponse(status: .badRequest, cSeq: cSeq)
+        }
+        do {
+            guard try recording.announce(description, by: identity) else {
+                log("RTSP \(address(context)): ANNOUNCE refused: another publisher holds \(path.isEmpty ? "/" : path)")
+                return RTSPResponse(status: .notEnoughBandwidth, cSeq: cSeq)
+            }
+        } catch let error as H264Error {
+            log("RTSP \(address(context)): ANNOUNCE: \(error)")
+            return RTSPResponse(status: .badRequest, cSeq: cSeq)
+        } catch {
+            // The output cannot be opened: the command fails with that error.
+            recording.fail(error)
+            return RTSPResponse(status: .internalServerError, cSeq: cSeq)
+        }
+        announced = (request.uri, description)
+        log("RTSP \(address(context)): announced H.264 (packetization-mode \(description.packetizationMode), "
+            + "\(description.parameterSets.count) parameter sets in the SDP)")
+        return RTSPResponse(status: .ok, cSeq: cSeq)
+    }
+
+    private func setup(_ request: RTSPRequest, cSeq: String, context: ChannelHandlerContext) -> RTSPResponse? {
+        guard let announced, !recording.isRecording else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
+        // The H.264 track's control URL, resolved against the ANNOUNCE's URI (RFC 2326 appendix C.1.1).
+        let track = RTSPClient.resolve(announced.description.control, against: announced.uri)
+        guard RTSPConnectionHandler.path(of: request.uri) == RTSPConnectionHandler.path(of: track) else {
+            return RTSPResponse(status: .notFound, cSeq: cSeq)
+        }
+        let offered: [RTSPTransport]
+        do {
+            offered = try RTSPTransport.parseList(request.header("Transport") ?? "")
+        } catch {
+            log("RTSP \(address(context)): \(error)")
+            return RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq)
+        }
+        guard var chosen = offered.first(where: {
+            $0.profile == "RTP/AVP" && !$0.isMulticast && ["RECORD", "RECEIVE", nil].contains($0.mode)
+                && ($0.lowerTransport == .tcp || $0.clientPorts != nil)
+        }) else {
+            return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
+        }
+        guard chosen.lowerTransport == .udp else {
+            let channels = chosen.interleavedChannels ?? 0...1
+            chosen.interleavedChannels = channels.lowerBound...min(channels.lowerBound + 1, 255)
+            return makeSession(transport: chosen, udp: nil, cSeq: cSeq, context: context)
+        }
+        guard let local = context.channel.localAddress?.ipAddress, let publisher = context.channel.remoteAddress?.ipAddress else {
+            return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
+        }
+        UDPPortPair.bind(host: local, on: context.eventLoop).assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .success(let (rtp, rtcp)):
+                guard !closing, context.channel.isActive else {
+                    rtp.close(promise: nil)
+                    rtcp.close(promise: nil)
+                    return
+                }
+                // Room for a burst (FFmpeg without -re sends a whole file at once).
+                rtp.setOption(.socketOption(.so_rcvbuf), value: 4 << 20).whenFailure { _ in }
+                let identity = identity
+                let recording = recording
+                do {
+                    try rtp.pipeline.syncOperations.addHandler(RTPDatagramHandler(from: publisher) { packet in
+                        recording.receive(packet: packet, from: identity)
+                    })
+                } catch {
+                    rtp.close(promise: nil)
+                    rtcp.close(promise: nil)
+                    return respond(context: context, RTSPResponse(status: .internalServerError, cSeq: cSeq))
+                }
+                let port = rtp.localAddress?.port ?? 0
+                chosen.serverPorts = port...(port + 1)
+                respond(context: context, makeSession(transport: chosen, udp: (rtp, rtcp), cSeq: cSeq, context: context))
+            case .failure(let error):
+                log("RTSP \(address(context)): no UDP port pair: \(error)")
+                respond(context: context, RTSPResponse(status: .internalServerError, cSeq: cSeq))
+            }
+        }
+        return nil
+    }
+
+    /// Sets up (or sets up again) the connection's session with `transport`.
+    private func makeSession(transport: RTSPTransport, udp: (rtp: any Channel, rtcp: any Channel)?, cSeq: String,
+                             context: ChannelHandlerContext) -> RTSPResponse {
+        session?.close()
+        let id = session?.id ?? String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
+        session = Session(id: id, transport: transport, udp: udp)
+        log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
+        return RTSPResponse(status: .ok, cSeq: cSeq, headers: [
+            ("Transport", transport.text),
+            ("Session", "\(id);timeout=\(Self.sessionTimeout)"),
+        ])
+    }
+}
