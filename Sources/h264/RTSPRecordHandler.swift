@@ -223,7 +223,7 @@ final class RTSPRecordHandler: ChannelInboundHandler {
             return RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq)
         }
         guard var chosen = offered.first(where: {
-            $0.profile == "RTP/AVP" && !$0.isMulticast && ["RECORD", "RECEIVE", nil].contains($0.mode)
+            $0.profile == "RTP/AVP" && !$0.isMulticast && ["RECORD", "RECEIVE"].contains($0.mode)
                 && ($0.lowerTransport == .tcp || $0.clientPorts != nil)
         }) else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)

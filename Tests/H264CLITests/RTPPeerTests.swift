@@ -240,15 +240,24 @@ extension RTPPeerTests {
         receiver.waitUntilExit()
         #expect(receiver.terminationStatus == 0, "\(log)")
         #expect(log.contains("wrote 100 access units (0 before the first IDR skipped)"), "\(log)")
-        // SPS and PPS go before every IDR that lacks them; everything else is the input, unit for unit.
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
-        let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
-        let original = try Self.fixtureNALUnits()
+        try Self.expectFixtureNALUnits(inAnnexB: output)
+    }
+
+    /// The Annex-B file at `path` holds the fixture's NAL units: SPS and PPS go before every IDR
+    /// that lacks them (`h264 receive`'s output rule); everything else is the input, unit for unit,
+    /// apart from NAL units of the types in `addedBySender` (e.g. access unit delimiters that
+    /// GStreamer's h264parse inserts).
+    static func expectFixtureNALUnits(inAnnexB path: String, addedBySender: Set<UInt8> = [],
+                                      sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }.filter { !addedBySender.contains($0[0] & 0x1F) }
+        let original = try fixtureNALUnits()
         let isParameterSet = { (unit: [UInt8]) in unit[0] & 0x1F == 7 || unit[0] & 0x1F == 8 }
-        #expect(units.filter { !isParameterSet($0) } == original.filter { !isParameterSet($0) })
-        #expect(Set(units.filter(isParameterSet)) == Set(original.filter(isParameterSet)))
+        #expect(units.filter { !isParameterSet($0) } == original.filter { !isParameterSet($0) }, sourceLocation: sourceLocation)
+        #expect(Set(units.filter(isParameterSet)) == Set(original.filter(isParameterSet)), sourceLocation: sourceLocation)
         for index in units.indices where units[index][0] & 0x1F == 5 && (index == 0 || units[index - 1][0] & 0x1F != 5) {
-            #expect(index >= 2 && units[index - 2][0] & 0x1F == 7 && units[index - 1][0] & 0x1F == 8, "SPS, PPS before the IDR at \(index)")
+            #expect(index >= 2 && units[index - 2][0] & 0x1F == 7 && units[index - 1][0] & 0x1F == 8, "SPS, PPS before the IDR at \(index)",
+                    sourceLocation: sourceLocation)
         }
     }
 }

@@ -1,0 +1,228 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `h264 receive --listen rtsp://…`: FFmpeg (`-f rtsp`) and GStreamer (`rtspclientsink`)
+/// publish a fixture with RTSP ANNOUNCE and RECORD, over TCP interleaved and over UDP, and the
+/// output holds the fixture's NAL units; requests that do not fit record mode get their status.
+@Suite(.serialized) struct RTSPRecordTests {
+    /// `h264 receive --listen rtsp://127.0.0.1:0/live -o OUTPUT …` as a subprocess: the port is
+    /// read from its `listening on` line.
+    final class Listener {
+        let process = Process()
+        let port: Int
+        var url: String { "rtsp://127.0.0.1:\(port)/live" }
+        private let log = Locked("")
+        /// Signalled when standard error has been read to its end (the process exited).
+        private let logEnded = DispatchSemaphore(value: 0)
+
+        init(output: String, _ arguments: [String] = []) throws {
+            signal(SIGPIPE, SIG_IGN)
+            process.executableURL = CLI.executable
+            process.arguments = ["receive", "--listen", "rtsp://127.0.0.1:0/live", "-o", output] + arguments
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            let ready = DispatchSemaphore(value: 0)
+            let handle = err.fileHandleForReading
+            try process.run()
+            let text = log
+            let ended = logEnded
+            Thread.detachNewThread {
+                var signalled = false
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                    if !signalled, text.withLock({ $0.contains("/live\n") }) {
+                        signalled = true
+                        ready.signal()
+                    }
+                }
+                if !signalled { ready.signal() }
+                ended.signal()
+            }
+            _ = ready.wait(timeout: .now() + 30)
+            let output = text.withLock { $0 }
+            guard let range = output.range(of: "h264 receive: listening on rtsp://127.0.0.1:"),
+                  let port = Int(output[range.upperBound...].prefix { $0.isNumber }) else {
+                process.terminate()
+                throw LoopbackError("h264 receive --listen did not start: \(output)")
+            }
+            self.port = port
+        }
+
+        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        /// Waits for the process to end by itself (at most 30 s, then SIGKILL): its exit status
+        /// (-1 when killed) and everything it wrote on standard error.
+        func finish() -> (status: Int32, log: String) {
+            let exited = DispatchSemaphore(value: 0)
+            let process = self.process
+            Thread.detachNewThread { process.waitUntilExit(); exited.signal() }
+            guard exited.wait(timeout: .now() + 30) == .success else {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                _ = logEnded.wait(timeout: .now() + 10)
+                return (-1, log.withLock { $0 })
+            }
+            _ = logEnded.wait(timeout: .now() + 10)
+            return (process.terminationStatus, log.withLock { $0 })
+        }
+    }
+
+    /// How many frames ffprobe decodes from the H.264 file at `path`.
+    static func frameCount(_ path: String) throws -> Int? {
+        let probe = try Subprocess.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries",
+                                                   "stream=nb_read_frames", "-of", "csv=p=0", path])
+        return Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The recording of `publisher` (a command line given the URL to publish to) is the fixture:
+    /// the publisher and the listener exit 0, the listener ends as `ending` says, and the output
+    /// has the fixture's NAL units and, for ffprobe, its frame count.
+    static func expectRecordsFixture(ending: String, addedBySender: Set<UInt8> = [],
+                                     _ publisher: (String) throws -> Subprocess.Output) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let listener = try Listener(output: output, ["--idle-timeout", "20"])
+        let published = try publisher(listener.url)
+        #expect(published.status == 0, "\(published.stderr)")
+        let (status, log) = listener.finish()
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("announced H.264 (packetization-mode 1, 2 parameter sets in the SDP)"), "\(log)")
+        #expect(log.contains(ending), "\(log)")
+        let expected = try #require(try frameCount(TestFixtures.path(RTPPeerTests.fixture)))
+        #expect(log.contains("wrote \(expected) access units (0 before the first IDR skipped)"), "\(log)")
+        #expect(log.contains(" 0 lost, 0 access units dropped"), "\(log)")
+        try RTPPeerTests.expectFixtureNALUnits(inAnnexB: output, addedBySender: addedBySender)
+        #expect(try frameCount(output) == expected)
+    }
+
+    @Test(arguments: ["tcp", "udp"]) func recordsWhatFFmpegPublishes(transport: String) throws {
+        try Self.expectRecordsFixture(ending: "TEARDOWN from") { url in
+            // Over UDP at the input's pace (-re): a burst could overflow a small socket buffer.
+            try Subprocess.run("timeout", ["60", "ffmpeg", "-v", "error"] + (transport == "udp" ? ["-re"] : [])
+                + ["-f", "h264", "-i", TestFixtures.path(RTPPeerTests.fixture), "-c", "copy",
+                   "-f", "rtsp", "-rtsp_transport", transport, url])
+        }
+    }
+
+    @Test(arguments: ["tcp", "udp"]) func recordsWhatGStreamerPublishes(protocols: String) throws {
+        // rtspclientsink (gstreamer1.0-rtsp) closes the connection without TEARDOWN at the end
+        // of the stream; h264parse puts an access unit delimiter (type 9) before each picture.
+        try Self.expectRecordsFixture(ending: "the publisher closed the connection", addedBySender: [9]) { url in
+            try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "filesrc", "location=\(TestFixtures.path(RTPPeerTests.fixture))",
+                                           "!", "h264parse", "!", "rtspclientsink", "location=\(url)", "protocols=\(protocols)"])
+        }
+    }
+
+    /// `-o OUT.y4m` in listen mode decodes what the publisher sends: every frame FFmpeg decodes
+    /// from the fixture, in order.
+    @Test func decodesWhatFFmpegPublishes() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.y4m").path
+        let listener = try Listener(output: output)
+        let published = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-f", "h264",
+                                                       "-i", TestFixtures.path(RTPPeerTests.fixture), "-c", "copy",
+                                                       "-f", "rtsp", "-rtsp_transport", "tcp", listener.url])
+        #expect(published.status == 0, "\(published.stderr)")
+        let (status, log) = listener.finish()
+        #expect(status == 0, "\(log)")
+        let expected = try ReceiveDecodeTests.frameMD5s(TestFixtures.path(RTPPeerTests.fixture), format: ["-f", "h264"])
+        #expect(!expected.isEmpty)
+        #expect(try ReceiveDecodeTests.frameMD5s(output) == expected)
+    }
+
+    /// `--frames N` ends the recording after N access units (the publisher's connection closes
+    /// then: how FFmpeg takes that is its business).
+    @Test func framesEndsTheRecording() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let listener = try Listener(output: output, ["--frames", "10"])
+        _ = try Subprocess.run("timeout", ["60", "ffmpeg", "-v", "quiet", "-re", "-f", "h264", "-i", TestFixtures.path(RTPPeerTests.fixture),
+                                           "-c", "copy", "-f", "rtsp", "-rtsp_transport", "tcp", listener.url])
+        let (status, log) = listener.finish()
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("wrote 10 access units"), "\(log)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+        let pictures = AnnexB.nalUnits(in: bytes).filter { [1, 5].contains(bytes[$0.range.lowerBound] & 0x1F) }
+        #expect(pictures.count == 10)
+        #expect(try Self.frameCount(output) == 10)
+    }
+
+    /// An SDP of an H.264 stream, as a publisher announces it.
+    static let announcedSDP = SessionDescription(address: "127.0.0.1", port: 0).text + "a=control:streamid=0\r\n"
+
+    static func announce(_ url: String, cSeq: Int, body: String = announcedSDP) -> String {
+        "ANNOUNCE \(url) RTSP/1.0\r\nCSeq: \(cSeq)\r\nContent-Type: application/sdp\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    /// Requests outside record mode, out of order, for another path or from a second publisher
+    /// get their status (RFC 2326 clause 7.1.1); a publisher that leaves before RECORD frees the
+    /// slot; a recording without packets ends after --idle-timeout with exit status 0.
+    @Test func requestsOutsideRecordModeGetTheirStatus() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let listener = try Listener(output: output, ["--idle-timeout", "1"])
+        let url = listener.url
+        let first = try RTSPPeerTests.Connection(port: listener.port)
+        let second = try RTSPPeerTests.Connection(port: listener.port)
+
+        let options = first.request("OPTIONS \(url) RTSP/1.0\r\nCSeq: 1\r\n\r\n")
+        #expect(options?.status == 200)
+        #expect(options?.headers["public"] == "OPTIONS, ANNOUNCE, SETUP, RECORD, TEARDOWN, GET_PARAMETER")
+        for method in ["DESCRIBE", "PLAY", "PAUSE"] {
+            let answer = first.request("\(method) \(url) RTSP/1.0\r\nCSeq: 2\r\n\r\n")
+            #expect(answer?.status == 405, "\(method)")
+            #expect(answer?.headers["allow"]?.contains("ANNOUNCE, SETUP, RECORD") == true, "\(method)")
+        }
+        #expect(first.request("OPTIONS rtsp://127.0.0.1:\(listener.port)/other RTSP/1.0\r\nCSeq: 3\r\n\r\n")?.status == 404)
+        #expect(first.request(Self.announce("rtsp://127.0.0.1:\(listener.port)/other", cSeq: 4))?.status == 404)
+        #expect(first.request("RECORD \(url) RTSP/1.0\r\nCSeq: 5\r\n\r\n")?.status == 455, "RECORD before SETUP")
+        #expect(first.request("SETUP \(url)/streamid=0 RTSP/1.0\r\nCSeq: 6\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1;mode=record\r\n\r\n")?
+            .status == 455, "SETUP before ANNOUNCE")
+        #expect(first.request(Self.announce(url, cSeq: 7, body: "v=0\r\nm=audio 0 RTP/AVP 0\r\n"))?.status == 400, "no H.264 in the SDP")
+
+        // The first publisher takes the slot; the second is refused until the first leaves.
+        #expect(first.request(Self.announce(url, cSeq: 8))?.status == 200)
+        #expect(second.request(Self.announce(url, cSeq: 1))?.status == 453)
+        #expect(first.request("SETUP \(url)/streamid=1 RTSP/1.0\r\nCSeq: 9\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1;mode=record\r\n\r\n")?
+            .status == 404, "not the announced track")
+        #expect(first.request("SETUP \(url)/streamid=0 RTSP/1.0\r\nCSeq: 10\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n")?
+            .status == 461, "play mode")
+        #expect(first.request("TEARDOWN \(url) RTSP/1.0\r\nCSeq: 11\r\n\r\n")?.status == 200)
+        #expect(second.request(Self.announce(url, cSeq: 2))?.status == 200)
+        #expect(first.request(Self.announce(url, cSeq: 12))?.status == 453)
+
+        let setup = second.request("SETUP \(url)/streamid=0 RTSP/1.0\r\nCSeq: 3\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1;mode=record\r\n\r\n")
+        #expect(setup?.status == 200)
+        #expect(setup?.headers["transport"]?.hasPrefix("RTP/AVP/TCP;unicast;interleaved=0-1") == true)
+        let session = try #require(setup?.headers["session"]?.split(separator: ";").first.map(String.init))
+        #expect(first.request("RECORD \(url) RTSP/1.0\r\nCSeq: 13\r\n\r\n")?.status == 455, "the other connection has no session")
+        #expect(second.request("RECORD \(url) RTSP/1.0\r\nCSeq: 4\r\nSession: wrong\r\n\r\n")?.status == 454)
+        #expect(second.request("RECORD \(url) RTSP/1.0\r\nCSeq: 5\r\nSession: \(session)\r\n\r\n")?.status == 200)
+
+        let (status, log) = listener.finish()
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("ANNOUNCE refused: another publisher holds /live"), "\(log)")
+        #expect(log.contains("no packet for 1.0 s"), "\(log)")
+        #expect(log.contains("wrote 0 access units"), "\(log)")
+    }
+
+    @Test func listenWantsAnRTSPURL() throws {
+        let result = try CLI.run(["receive", "--listen", "stream.sdp", "-o", "/dev/null"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "h264 receive: error: --listen wants an rtsp:// URL to listen on, not stream.sdp\n", "\(result.stderr)")
+    }
+}
