@@ -11,6 +11,8 @@ if [ "${1:-}" != "--runtime" ]; then
   # GStreamer, the second peer in H264CLITests: flvdemux, udpsrc/udpsink, rtph264pay/depay
   # (good), y4menc (base), h264parse (bad), avdec_h264 (libav).
   packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
+  # rtspclientsink (RTSP RECORD publisher) for the h264 receive --listen tests.
+  packages+=(gstreamer1.0-rtsp)
 fi
 missing=()
 for p in "${packages[@]}"; do
