@@ -9,6 +9,8 @@ let receiveStopRequested = Atomic<Bool>(false)
 /// `h264 receive STREAM.sdp -o OUT.h264` or `h264 receive rtsp://HOST:PORT/PATH -o OUT.h264`:
 /// receives H.264 over plain RTP (RFC 6184) described by an SDP file, or from an RTSP server
 /// (RTP/AVP/TCP interleaved, or RTP/AVP over UDP), and writes the access units as an Annex-B byte stream.
+/// With `--listen rtsp://HOST:PORT/PATH` it is the RTSP server a publisher pushes to instead
+/// (RFC 2326 record mode; `RTSPRecordServer`).
 struct ReceiveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
@@ -16,7 +18,12 @@ struct ReceiveCommand: ParsableCommand {
         discussion: """
         With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
         DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1; or RTP/AVP over UDP with --transport udp) and PLAY, reads \
-        the RTP packets (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a status other than 200 is an error naming it). Either way: \
+        the RTP packets (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a status other than 200 is an error naming it). \
+        With --listen and an rtsp:// URL (port 0: a free one; the URL is printed): the RTSP server one publisher \
+        pushes to (RFC 2326 record mode, as ffmpeg -f rtsp speaks it: ANNOUNCE with the SDP, SETUP with \
+        mode=record over TCP interleaved or UDP, RECORD); a second publisher gets 453; waiting for a publisher has \
+        no time limit (--idle-timeout counts from its RECORD); the recording ends at the publisher's TEARDOWN or \
+        when it disconnects. In every mode: \
         puts packets back in order, drops access units hit by loss (reported on standard error) and writes every \
         access unit from the first IDR on, with SPS and PPS (from the stream or the SDP's sprop-parameter-sets) \
         before each IDR. Stops after --frames access units, after --idle-timeout seconds without a packet, or on \
@@ -27,7 +34,9 @@ struct ReceiveCommand: ParsableCommand {
         the spacing of the RTP timestamps, else 30; a size change is an error (y4m has one size); stopping flushes \
         the decoder. \
         Examples: h264 serve in.y4m --port 0 --rtsp 127.0.0.1:8554, then h264 receive rtsp://127.0.0.1:8554/live \
-        -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264.
+        -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264; \
+        h264 receive --listen rtsp://127.0.0.1:8554/live -o out.h264, then ffmpeg -re -i in.264 -c copy -f rtsp \
+        rtsp://127.0.0.1:8554/live.
         """)
 
     @Argument(help: "An rtsp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
