@@ -86,19 +86,23 @@ import Glibc
 
     /// The recording of `publisher` (a command line given the URL to publish to) is the fixture:
     /// the publisher and the listener exit 0, the listener ends as `ending` says, and the output
-    /// has the fixture's NAL units and, for ffprobe, its frame count.
-    static func expectRecordsFixture(ending: String, addedBySender: Set<UInt8> = [],
+    /// has the fixture's NAL units and, for ffprobe, its frame count. `hangs(published, log)`
+    /// recognises a publisher's known failure to end (then the listener ends at its idle timeout).
+    static func expectRecordsFixture(ending: String, addedBySender: Set<UInt8> = [], idleTimeout: Int = 20,
+                                     hangs: (Subprocess.Output, String) -> Bool = { _, _ in false },
                                      _ publisher: (String) throws -> Subprocess.Output) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.h264").path
-        let listener = try Listener(output: output, ["--idle-timeout", "20"])
+        let listener = try Listener(output: output, ["--idle-timeout", String(idleTimeout)])
         let published = try publisher(listener.url)
-        #expect(published.status == 0, "\(published.stderr)")
         let (status, log) = listener.finish()
         #expect(status == 0, "\(log)")
+        if !hangs(published, log) {
+            #expect(published.status == 0, "\(published.stderr)")
+            #expect(log.contains(ending), "\(log)")
+        }
         #expect(log.contains("announced H.264 (packetization-mode 1, 2 parameter sets in the SDP)"), "\(log)")
-        #expect(log.contains(ending), "\(log)")
         let expected = try #require(try frameCount(TestFixtures.path(RTPPeerTests.fixture)))
         #expect(log.contains("wrote \(expected) access units (0 before the first IDR skipped)"), "\(log)")
         #expect(log.contains(" 0 lost, 0 access units dropped"), "\(log)")
@@ -115,10 +119,24 @@ import Glibc
         }
     }
 
+    /// GStreamer 1.22's rtspclientsink over UDP sometimes does not end after the stream's EOS
+    /// (seen after a build, and in about one run in four when the listener is stopped for 2 s
+    /// with SIGSTOP just after RECORD): it has sent every packet and keeps its RTSP connection
+    /// open without a request until the listener's idle timeout closes it; then its receive
+    /// loop reconnects to the closed port and posts "Could not connect to server" from
+    /// gst_rtsp_client_sink_loop_rx, and gst-launch exits 1 (tshark on loopback: no byte from
+    /// GStreamer after RECORD's answer, our FIN at the idle timeout, its SYN, our RST).
+    static func rtspClientSinkHangs(_ published: Subprocess.Output, _ log: String) -> Bool {
+        published.status == 1 && published.stderr.components(separatedBy: "ERROR: ").count == 2
+            && published.stderr.contains("gst_rtsp_client_sink_loop_rx") && published.stderr.contains("Could not connect to server")
+            && log.contains("no packet for 3.0 s")
+    }
+
     @Test(arguments: ["tcp", "udp"]) func recordsWhatGStreamerPublishes(protocols: String) throws {
         // rtspclientsink (gstreamer1.0-rtsp) closes the connection without TEARDOWN at the end
         // of the stream; h264parse puts an access unit delimiter (type 9) before each picture.
-        try Self.expectRecordsFixture(ending: "the publisher closed the connection", addedBySender: [9]) { url in
+        try Self.expectRecordsFixture(ending: "the publisher closed the connection", addedBySender: [9], idleTimeout: 3,
+                                      hangs: protocols == "udp" ? Self.rtspClientSinkHangs : { _, _ in false }) { url in
             try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "filesrc", "location=\(TestFixtures.path(RTPPeerTests.fixture))",
                                            "!", "h264parse", "!", "rtspclientsink", "location=\(url)", "protocols=\(protocols)"])
         }
