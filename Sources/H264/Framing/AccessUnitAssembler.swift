@@ -52,6 +52,11 @@ public struct AccessUnitAssembler: Sendable {
     private var boundary = AccessUnitBoundary()
     private var lastFormat: FormatDescription?
     private var cachedFormat: (ppsId: Int, format: FormatDescription)?
+    /// The NAL unit being written in pieces (``beginNALUnit(header:leading:streamOffset:)``):
+    /// where its length field is, its stream offset, its decision (problems reported when it
+    /// ends), and the boundary state before it (restored if it is abandoned).
+    private var openNALUnit: (lengthOffset: Int, streamOffset: Int, decision: AccessUnitBoundary.Decision,
+                              boundaryBefore: AccessUnitBoundary)?
 
     /// Creates an assembler, optionally knowing parameter sets already (e.g. from an avcC).
     public init(parameterSets: ParameterSetCache = ParameterSetCache()) {
@@ -114,6 +119,67 @@ public struct AccessUnitAssembler: Sendable {
         return completed
     }
 
+    /// Begins a NAL unit whose bytes arrive in pieces (an RTP FU-A), writing it straight into
+    /// the access unit: one copy instead of gathering it first and appending it whole.
+    ///
+    /// The boundary rule decides from the header byte and `leading` (the first piece of the
+    /// payload, which must hold at least ``leadingByteCount`` bytes so that the slice header
+    /// reads as from the whole NAL unit). It takes the NAL unit only when that changes nothing
+    /// against ``append(nalUnit:streamOffset:)`` called at its end: not when it would complete
+    /// the access unit before it, is damaged or not a NAL unit, or is a parameter set (stored
+    /// whole). Then it returns false, writes nothing, and the caller appends the whole NAL unit
+    /// instead. Otherwise the caller adds the rest with ``appendToNALUnit(_:)`` and calls
+    /// ``endNALUnit()`` (or ``abandonNALUnit()``) before anything else.
+    mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
+        guard openNALUnit == nil, header & 0x80 == 0, leading.count >= Self.leadingByteCount else { return false }
+        let type = NALUnitHeader(byte: header).nalUnitType
+        guard type != .sequenceParameterSet && type != .pictureParameterSet else { return false }
+        let lengthOffset = data.count
+        AVCC.appendLength(0, lengthSize: 4, to: &data)
+        data.append(header)
+        data.append(contentsOf: leading)
+        let decision = boundary.decide(data[(lengthOffset + 4)...], type: type, parameterSets: parameterSets)
+        guard !decision.isDamaged && !decision.startsNew else {
+            data.removeSubrange(lengthOffset...)
+            return false
+        }
+        openNALUnit = (lengthOffset, streamOffset, decision, boundary)
+        boundary.record(decision, type: type)
+        types.append(type)
+        return true
+    }
+
+    /// How many payload bytes after the header byte ``beginNALUnit(header:leading:streamOffset:)``
+    /// needs: enough for ``SliceHeader/maximumEncodedSize`` bytes of RBSP even when every third
+    /// byte is an emulation prevention byte.
+    static let leadingByteCount = 2 * SliceHeader.maximumEncodedSize
+
+    /// Adds the next piece of the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``.
+    mutating func appendToNALUnit(_ bytes: UnsafeBufferPointer<UInt8>) {
+        data.append(contentsOf: bytes)
+    }
+
+    /// Ends the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``: writes its
+    /// length and reports what the boundary rule found, as ``append(nalUnit:streamOffset:)``
+    /// would have.
+    mutating func endNALUnit() {
+        guard let open = openNALUnit else { return }
+        openNALUnit = nil
+        AVCC.writeLength(data.count - open.lengthOffset - 4, lengthSize: 4, in: &data, at: open.lengthOffset)
+        if let problem = open.decision.problem { report(problem.offset(by: open.streamOffset)) }
+        for warning in open.decision.slice?.diagnostics ?? [] { warn(warning.offset(by: open.streamOffset)) }
+    }
+
+    /// Drops the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``, leaving
+    /// the assembler as it was before it began.
+    mutating func abandonNALUnit() {
+        guard let open = openNALUnit else { return }
+        openNALUnit = nil
+        data.removeSubrange(open.lengthOffset...)
+        types.removeLast()
+        boundary = open.boundaryBefore
+    }
+
     /// Ends the stream: returns the last access unit, if any NAL units are pending.
     ///
     /// - Parameter streamLength: the total length of the byte stream, so that the last access
@@ -132,6 +198,11 @@ public struct AccessUnitAssembler: Sendable {
     }
 
     private mutating func close(at offset: Int) -> AccessUnit {
+        // A NAL unit still being written goes with its access unit as far as it came.
+        if let open = openNALUnit {
+            openNALUnit = nil
+            AVCC.writeLength(data.count - open.lengthOffset - 4, lengthSize: 4, in: &data, at: open.lengthOffset)
+        }
         var format: FormatDescription?
         var changed = false
         if let id = boundary.firstPPSId, let current = self.format(forPPS: id) {
