@@ -52,11 +52,14 @@ public struct AccessUnitAssembler: Sendable {
     private var boundary = AccessUnitBoundary()
     private var lastFormat: FormatDescription?
     private var cachedFormat: (ppsId: Int, format: FormatDescription)?
-    /// The NAL unit being written in pieces (``beginNALUnit(header:leading:streamOffset:)``):
-    /// where its length field is, its stream offset, its decision (problems reported when it
-    /// ends), and the boundary state before it (restored if it is abandoned).
-    private var openNALUnit: (lengthOffset: Int, streamOffset: Int, decision: AccessUnitBoundary.Decision,
-                              boundaryBefore: AccessUnitBoundary)?
+    /// Where the length field of the NAL unit being written in pieces
+    /// (``beginNALUnit(header:leading:streamOffset:)``) lies in `data`; -1 when none is. Kept in
+    /// plain stored properties, with its stream offset and what the boundary rule found (reported
+    /// when it ends), so that each fragment costs no copy of a decision or boundary state.
+    private var openLengthOffset = -1
+    private var openStreamOffset = 0
+    private var openProblem: H264Error?
+    private var openWarnings: [H264Error] = []
 
     /// Creates an assembler, optionally knowing parameter sets already (e.g. from an avcC).
     public init(parameterSets: ParameterSetCache = ParameterSetCache()) {
@@ -129,9 +132,9 @@ public struct AccessUnitAssembler: Sendable {
     /// the access unit before it, is damaged or not a NAL unit, or is a parameter set (stored
     /// whole). Then it returns false, writes nothing, and the caller appends the whole NAL unit
     /// instead. Otherwise the caller adds the rest with ``appendToNALUnit(_:)`` and calls
-    /// ``endNALUnit()`` (or ``abandonNALUnit()``) before anything else.
+    /// ``endNALUnit()`` (or ``dropAccessUnit()``) before anything else.
     mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
-        guard openNALUnit == nil, header & 0x80 == 0, leading.count >= Self.leadingByteCount else { return false }
+        guard openLengthOffset < 0, header & 0x80 == 0, leading.count >= Self.leadingByteCount else { return false }
         let type = NALUnitHeader(byte: header).nalUnitType
         guard type != .sequenceParameterSet && type != .pictureParameterSet else { return false }
         let lengthOffset = data.count
@@ -143,7 +146,10 @@ public struct AccessUnitAssembler: Sendable {
             data.removeSubrange(lengthOffset...)
             return false
         }
-        openNALUnit = (lengthOffset, streamOffset, decision, boundary)
+        openLengthOffset = lengthOffset
+        openStreamOffset = streamOffset
+        openProblem = decision.problem
+        if let diagnostics = decision.slice?.diagnostics, !diagnostics.isEmpty { openWarnings = diagnostics }
         boundary.record(decision, type: type)
         types.append(type)
         return true
@@ -163,21 +169,32 @@ public struct AccessUnitAssembler: Sendable {
     /// length and reports what the boundary rule found, as ``append(nalUnit:streamOffset:)``
     /// would have.
     mutating func endNALUnit() {
-        guard let open = openNALUnit else { return }
-        openNALUnit = nil
-        AVCC.writeLength(data.count - open.lengthOffset - 4, lengthSize: 4, in: &data, at: open.lengthOffset)
-        if let problem = open.decision.problem { report(problem.offset(by: open.streamOffset)) }
-        for warning in open.decision.slice?.diagnostics ?? [] { warn(warning.offset(by: open.streamOffset)) }
+        guard openLengthOffset >= 0 else { return }
+        AVCC.writeLength(data.count - openLengthOffset - 4, lengthSize: 4, in: &data, at: openLengthOffset)
+        openLengthOffset = -1
+        if let problem = openProblem { report(problem.offset(by: openStreamOffset)); openProblem = nil }
+        if !openWarnings.isEmpty {
+            for warning in openWarnings { warn(warning.offset(by: openStreamOffset)) }
+            openWarnings = []
+        }
     }
 
-    /// Drops the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``, leaving
-    /// the assembler as it was before it began.
-    mutating func abandonNALUnit() {
-        guard let open = openNALUnit else { return }
-        openNALUnit = nil
-        data.removeSubrange(open.lengthOffset...)
-        types.removeLast()
-        boundary = open.boundaryBefore
+    /// Drops the access unit being assembled, without handing it out (a receiver that lost
+    /// part of it): the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``, if
+    /// one is open, is dropped first, as if it had never begun; the rest goes as with
+    /// ``finish(streamLength:)``.
+    mutating func dropAccessUnit() {
+        if openLengthOffset >= 0 {
+            data.removeSubrange(openLengthOffset...)
+            types.removeLast()
+            openLengthOffset = -1
+            openProblem = nil
+            openWarnings = []
+            // Only the open NAL unit was recorded: the boundary state goes back to an empty
+            // access unit's, as before it began.
+            if types.isEmpty { boundary = AccessUnitBoundary() }
+        }
+        _ = finish()
     }
 
     /// Ends the stream: returns the last access unit, if any NAL units are pending.
@@ -199,10 +216,7 @@ public struct AccessUnitAssembler: Sendable {
 
     private mutating func close(at offset: Int) -> AccessUnit {
         // A NAL unit still being written goes with its access unit as far as it came.
-        if let open = openNALUnit {
-            openNALUnit = nil
-            AVCC.writeLength(data.count - open.lengthOffset - 4, lengthSize: 4, in: &data, at: open.lengthOffset)
-        }
+        if openLengthOffset >= 0 { endNALUnit() }
         var format: FormatDescription?
         var changed = false
         if let id = boundary.firstPPSId, let current = self.format(forPPS: id) {

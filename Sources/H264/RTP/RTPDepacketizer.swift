@@ -463,11 +463,8 @@ public struct RTPDepacketizer: Sendable {
     /// Drops the access unit being received and any fragment in progress.
     private mutating func dropPending() {
         if pendingNALCount > 0 || fragmentInProgress { droppedAccessUnitCount += 1 }
-        if fragmentIsDirect {
-            assembler.abandonNALUnit()
-            fragmentIsDirect = false
-        }
-        _ = assembler.finish()
+        fragmentIsDirect = false
+        assembler.dropAccessUnit()
         pendingNALCount = 0
         pendingHasVCL = false
         pendingByteCount = 0
