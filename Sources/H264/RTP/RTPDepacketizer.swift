@@ -139,7 +139,7 @@ public struct RTPDepacketizer: Sendable {
         packetCount += 1
         let header: RTPHeader, payload: Range<Int>
         do {
-            (header, payload) = try RTPHeader.parse(packet)
+            (header, payload) = try RTPHeader.parseInline(packet)
         } catch {
             report(error)
             return
