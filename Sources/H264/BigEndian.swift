@@ -28,4 +28,17 @@ enum BigEndian {
             shift -= 8
         }
     }
+
+    /// Writes the low `count` bytes of `value`, most significant first, over the `count` bytes
+    /// at `position` of `output`.
+    @inline(__always)
+    static func write(_ value: Int, count: Int, to output: inout [UInt8], at position: Int) {
+        var shift = 8 * (count - 1)
+        var index = position
+        while shift >= 0 {
+            output[index] = UInt8(truncatingIfNeeded: value >> shift)
+            shift -= 8
+            index += 1
+        }
+    }
 }

@@ -9,7 +9,10 @@ struct RTPDepacketizerTests {
 
     static func nalUnits(_ units: [AccessUnit]) -> [[ArraySlice<UInt8>]] { units.map(\.nalUnits) }
 
-    @Test(arguments: [1200, 1500, 600])
+    /// 200 bytes: FU-A start fragments too short for the assembler to place a NAL unit from them
+    /// (``AccessUnitAssembler`` gets each fragmented NAL unit whole); the others: written straight
+    /// into the access unit.
+    @Test(arguments: [1200, 1500, 600, 200])
     func roundTripGivesTheSameAccessUnits(mtu: Int) throws {
         let stream = try PacketizedStream(configuration: rtpConfiguration(mtu: mtu))
         #expect(stream.accessUnits.count == 100)

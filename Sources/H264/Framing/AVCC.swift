@@ -137,4 +137,12 @@ public enum AVCC {
     static func appendLength(_ length: Int, lengthSize: Int, to output: inout [UInt8]) {
         BigEndian.append(length, count: lengthSize, to: &output)
     }
+
+    /// Writes `length` as a `lengthSize`-byte big-endian integer over the `lengthSize` bytes at
+    /// `position` of `output`: the length field of a NAL unit appended before its size was known
+    /// (the caller has checked it fits).
+    @inline(__always)
+    static func writeLength(_ length: Int, lengthSize: Int, in output: inout [UInt8], at position: Int) {
+        BigEndian.write(length, count: lengthSize, to: &output, at: position)
+    }
 }

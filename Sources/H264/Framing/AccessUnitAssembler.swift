@@ -52,6 +52,14 @@ public struct AccessUnitAssembler: Sendable {
     private var boundary = AccessUnitBoundary()
     private var lastFormat: FormatDescription?
     private var cachedFormat: (ppsId: Int, format: FormatDescription)?
+    /// Where the length field of the NAL unit being written in pieces
+    /// (``beginNALUnit(header:leading:streamOffset:)``) lies in `data`; -1 when none is. Kept in
+    /// plain stored properties, with its stream offset and what the boundary rule found (reported
+    /// when it ends), so that each fragment costs no copy of a decision or boundary state.
+    private var openLengthOffset = -1
+    private var openStreamOffset = 0
+    private var openProblem: H264Error?
+    private var openWarnings: [H264Error] = []
 
     /// Creates an assembler, optionally knowing parameter sets already (e.g. from an avcC).
     public init(parameterSets: ParameterSetCache = ParameterSetCache()) {
@@ -114,6 +122,81 @@ public struct AccessUnitAssembler: Sendable {
         return completed
     }
 
+    /// Begins a NAL unit whose bytes arrive in pieces (an RTP FU-A), writing it straight into
+    /// the access unit: one copy instead of gathering it first and appending it whole.
+    ///
+    /// The boundary rule decides from the header byte and `leading` (the first piece of the
+    /// payload, which must hold at least ``leadingByteCount`` bytes so that the slice header
+    /// reads as from the whole NAL unit). It takes the NAL unit only when that changes nothing
+    /// against ``append(nalUnit:streamOffset:)`` called at its end: not when it would complete
+    /// the access unit before it, is damaged or not a NAL unit, or is a parameter set (stored
+    /// whole). Then it returns false, writes nothing, and the caller appends the whole NAL unit
+    /// instead. Otherwise the caller adds the rest with ``appendToNALUnit(_:)`` and calls
+    /// ``endNALUnit()`` (or ``dropAccessUnit()``) before anything else.
+    mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
+        guard openLengthOffset < 0, header & 0x80 == 0, leading.count >= Self.leadingByteCount else { return false }
+        let type = NALUnitHeader(byte: header).nalUnitType
+        guard type != .sequenceParameterSet && type != .pictureParameterSet else { return false }
+        let lengthOffset = data.count
+        AVCC.appendLength(0, lengthSize: 4, to: &data)
+        data.append(header)
+        data.append(contentsOf: leading)
+        let decision = boundary.decide(data[(lengthOffset + 4)...], type: type, parameterSets: parameterSets)
+        guard !decision.isDamaged && !decision.startsNew else {
+            data.removeSubrange(lengthOffset...)
+            return false
+        }
+        openLengthOffset = lengthOffset
+        openStreamOffset = streamOffset
+        openProblem = decision.problem
+        if let diagnostics = decision.slice?.diagnostics, !diagnostics.isEmpty { openWarnings = diagnostics }
+        boundary.record(decision, type: type)
+        types.append(type)
+        return true
+    }
+
+    /// How many payload bytes after the header byte ``beginNALUnit(header:leading:streamOffset:)``
+    /// needs: enough for ``SliceHeader/maximumEncodedSize`` bytes of RBSP even when every third
+    /// byte is an emulation prevention byte.
+    static let leadingByteCount = 2 * SliceHeader.maximumEncodedSize
+
+    /// Adds the next piece of the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``.
+    mutating func appendToNALUnit(_ bytes: UnsafeBufferPointer<UInt8>) {
+        data.append(contentsOf: bytes)
+    }
+
+    /// Ends the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``: writes its
+    /// length and reports what the boundary rule found, as ``append(nalUnit:streamOffset:)``
+    /// would have.
+    mutating func endNALUnit() {
+        guard openLengthOffset >= 0 else { return }
+        AVCC.writeLength(data.count - openLengthOffset - 4, lengthSize: 4, in: &data, at: openLengthOffset)
+        openLengthOffset = -1
+        if let problem = openProblem { report(problem.offset(by: openStreamOffset)); openProblem = nil }
+        if !openWarnings.isEmpty {
+            for warning in openWarnings { warn(warning.offset(by: openStreamOffset)) }
+            openWarnings = []
+        }
+    }
+
+    /// Drops the access unit being assembled, without handing it out (a receiver that lost
+    /// part of it): the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``, if
+    /// one is open, is dropped first, as if it had never begun; the rest goes as with
+    /// ``finish(streamLength:)``.
+    mutating func dropAccessUnit() {
+        if openLengthOffset >= 0 {
+            data.removeSubrange(openLengthOffset...)
+            types.removeLast()
+            openLengthOffset = -1
+            openProblem = nil
+            openWarnings = []
+            // Only the open NAL unit was recorded: the boundary state goes back to an empty
+            // access unit's, as before it began.
+            if types.isEmpty { boundary = AccessUnitBoundary() }
+        }
+        _ = finish()
+    }
+
     /// Ends the stream: returns the last access unit, if any NAL units are pending.
     ///
     /// - Parameter streamLength: the total length of the byte stream, so that the last access
@@ -132,6 +215,8 @@ public struct AccessUnitAssembler: Sendable {
     }
 
     private mutating func close(at offset: Int) -> AccessUnit {
+        // A NAL unit still being written goes with its access unit as far as it came.
+        if openLengthOffset >= 0 { endNALUnit() }
         var format: FormatDescription?
         var changed = false
         if let id = boundary.firstPPSId, let current = self.format(forPPS: id) {

@@ -59,7 +59,9 @@ struct AccessUnitBoundary: Sendable {
             }
             decision.firstMb = prefix.firstMbInSlice
             do {
-                decision.slice = try SliceHeader(prefix: prefix, parameterSets: parameterSets)
+                // The fields looked up first: an initializer would take (and copy) the whole cache.
+                let fields = try parameterSets.sliceHeaderFields(pictureParameterSetId: prefix.picParameterSetId)
+                decision.slice = try SliceHeader(prefix: prefix, fields: fields)
             } catch {
                 decision.problem = error
             }

@@ -3,12 +3,31 @@
 ///
 /// Two frames belong to the same format exactly when their format descriptions are equal.
 public struct FormatDescription: Hashable, Sendable {
+    /// The record, held by one reference: a format description travels with every access unit
+    /// and frame, and copying one then retains one object rather than each parameter set list.
+    private final class Storage: Sendable {
+        let configurationRecord: AVCDecoderConfigurationRecord
+        init(_ configurationRecord: AVCDecoderConfigurationRecord) { self.configurationRecord = configurationRecord }
+    }
+
+    private let storage: Storage
+
     /// The configuration record (parameter sets, profile, level, length size).
-    public let configurationRecord: AVCDecoderConfigurationRecord
+    public var configurationRecord: AVCDecoderConfigurationRecord { storage.configurationRecord }
 
     /// Creates a description from a configuration record.
     public init(configurationRecord: AVCDecoderConfigurationRecord) {
-        self.configurationRecord = configurationRecord
+        self.storage = Storage(configurationRecord)
+    }
+
+    /// True when both describe the same configuration record.
+    public static func == (lhs: FormatDescription, rhs: FormatDescription) -> Bool {
+        lhs.storage === rhs.storage || lhs.configurationRecord == rhs.configurationRecord
+    }
+
+    /// Hashes the configuration record.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(configurationRecord)
     }
 
     /// Creates a description from parameter set NAL units (each with its header byte).
@@ -18,9 +37,9 @@ public struct FormatDescription: Hashable, Sendable {
     /// - Throws: ``H264Error/Code/missingParameterSet`` when there is no SPS or no PPS;
     ///   ``H264Error/Code/truncated`` when the first SPS is shorter than 4 bytes.
     public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(H264Error) {
-        self.configurationRecord = try AVCDecoderConfigurationRecord(
+        self.init(configurationRecord: try AVCDecoderConfigurationRecord(
             sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
-            nalUnitLengthSize: nalUnitLengthSize)
+            nalUnitLengthSize: nalUnitLengthSize))
     }
 
     /// The sequence parameter set NAL units.

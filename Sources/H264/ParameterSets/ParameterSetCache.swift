@@ -27,6 +27,10 @@ public struct ParameterSetCache: Sendable {
     /// The parsed picture parameter sets by `pic_parameter_set_id`.
     public private(set) var pictureParameterSets: [Int: PictureParameterSet] = [:]
 
+    /// What slice headers need of each PPS and its SPS, by `pic_parameter_set_id`: kept as each
+    /// PPS is stored or reparsed, so that a slice header copies no parameter set.
+    private var sliceHeaderFieldsById: [Int: SliceHeader.ParameterSetFields] = [:]
+
     /// Creates an empty cache.
     public init() {}
 
@@ -80,8 +84,12 @@ public struct ParameterSetCache: Sendable {
                 throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
                                 "PPS \(pps.picParameterSetId) names SPS \(pps.seqParameterSetId), which has not been seen")
             }
-            return Self.put(bytes, pps, id: pps.picParameterSetId, warnings: pps.diagnostics,
-                            bytesById: &ppsBytes, parsedById: &pictureParameterSets, diagnostics: &diagnostics)
+            let change = Self.put(bytes, pps, id: pps.picParameterSetId, warnings: pps.diagnostics,
+                                  bytesById: &ppsBytes, parsedById: &pictureParameterSets, diagnostics: &diagnostics)
+            if change != .unchanged, let sps = sequenceParameterSets[pps.seqParameterSetId] {
+                sliceHeaderFieldsById[pps.picParameterSetId] = SliceHeader.ParameterSetFields(pps: pps, sps: sps)
+            }
+            return change
         default:
             throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
                             "NAL unit type \(header.nalUnitType.rawValue) is not a parameter set")
@@ -106,9 +114,11 @@ public struct ParameterSetCache: Sendable {
             if let bytes = ppsBytes[id],
                let reparsed = try? PictureParameterSet(nalUnit: bytes, sequenceParameterSets: sequenceParameterSets) {
                 pictureParameterSets[id] = reparsed
+                sliceHeaderFieldsById[id] = sequenceParameterSets[spsId].map { SliceHeader.ParameterSetFields(pps: reparsed, sps: $0) }
             } else {
                 pictureParameterSets[id] = nil
                 ppsBytes[id] = nil
+                sliceHeaderFieldsById[id] = nil
             }
         }
     }
@@ -119,6 +129,17 @@ public struct ParameterSetCache: Sendable {
         ppsBytes.removeAll()
         sequenceParameterSets.removeAll()
         pictureParameterSets.removeAll()
+        sliceHeaderFieldsById.removeAll()
+    }
+
+    /// What a slice header using PPS `pictureParameterSetId` needs of that PPS and its SPS.
+    ///
+    /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown.
+    func sliceHeaderFields(pictureParameterSetId: Int) throws(H264Error) -> SliceHeader.ParameterSetFields {
+        if let fields = sliceHeaderFieldsById[pictureParameterSetId] { return fields }
+        return try SliceHeader.ParameterSetFields(pictureParameterSetId: pictureParameterSetId,
+                                                   pictureParameterSets: pictureParameterSets,
+                                                   sequenceParameterSets: sequenceParameterSets)
     }
 
     /// The parameter sets a picture using PPS `pictureParameterSetId` activates: the PPS and the

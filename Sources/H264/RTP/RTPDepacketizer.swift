@@ -110,6 +110,14 @@ public struct RTPDepacketizer: Sendable {
     private var waiting: [(sequenceNumber: UInt16, bytes: [UInt8])] = []
     private var fragment: [UInt8] = []
     private var fragmentInProgress = false
+    /// True while the fragmented NAL unit in progress is written straight into the assembler's
+    /// access unit (``AccessUnitAssembler/beginNALUnit(header:leading:streamOffset:)``) rather
+    /// than gathered in `fragment`.
+    private var fragmentIsDirect = false
+    /// The bytes of the fragmented NAL unit in progress so far, header byte included.
+    private var fragmentByteCount = 0
+    /// The `nal_unit_type` of the fragmented NAL unit in progress.
+    private var fragmentType: UInt8 = 0
     private var pendingNALCount = 0
     private var pendingHasVCL = false
     private var pendingByteCount = 0
@@ -131,7 +139,7 @@ public struct RTPDepacketizer: Sendable {
         packetCount += 1
         let header: RTPHeader, payload: Range<Int>
         do {
-            (header, payload) = try RTPHeader.parse(packet)
+            (header, payload) = try RTPHeader.parseInline(packet)
         } catch {
             report(error)
             return
@@ -333,9 +341,17 @@ public struct RTPDepacketizer: Sendable {
                 return
             }
             fragment.removeAll(keepingCapacity: true)
-            fragment.append(nalHeader)
-            fragment.append(contentsOf: body)
             fragmentInProgress = true
+            fragmentByteCount = 1 + body.count
+            fragmentType = nalHeader & 0x1F
+            // Written into the access unit at once when the assembler can place it from its
+            // first fragment; otherwise gathered and appended whole at its end.
+            if !discarding, assembler.beginNALUnit(header: nalHeader, leading: body, streamOffset: streamOffset) {
+                fragmentIsDirect = true
+            } else {
+                fragment.append(nalHeader)
+                fragment.append(contentsOf: body)
+            }
             return
         }
         guard fragmentInProgress else {
@@ -350,7 +366,7 @@ public struct RTPDepacketizer: Sendable {
             }
             return
         }
-        guard pendingByteCount + fragment.count + body.count <= configuration.maximumAccessUnitSize else {
+        guard pendingByteCount + fragmentByteCount + body.count <= configuration.maximumAccessUnitSize else {
             report(H264Error(.overflow, field: "FU header",
                              "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
             dropPending()
@@ -359,7 +375,12 @@ public struct RTPDepacketizer: Sendable {
             discardCounted = true
             return
         }
-        fragment.append(contentsOf: body)
+        if fragmentIsDirect {
+            assembler.appendToNALUnit(body)
+        } else {
+            fragment.append(contentsOf: body)
+        }
+        fragmentByteCount += body.count
         if end {
             fragmentInProgress = false
             deliverFragment(header)
@@ -367,8 +388,16 @@ public struct RTPDepacketizer: Sendable {
     }
 
     private mutating func deliverFragment(_ header: RTPHeader) {
-        let nalUnit = fragment
-        nalUnit.withUnsafeBytes { deliver($0, header) }
+        guard fragmentIsDirect else {
+            let nalUnit = fragment
+            nalUnit.withUnsafeBytes { deliver($0, header) }
+            return
+        }
+        // Already in the access unit: what `deliver` does around the assembler's append.
+        guard admit(byteCount: fragmentByteCount, header) else { return }
+        fragmentIsDirect = false
+        assembler.endNALUnit()
+        account(byteCount: fragmentByteCount, type: fragmentType)
     }
 
     /// A packet other than the continuation of an FU-A arrived while one was in progress.
@@ -382,18 +411,7 @@ public struct RTPDepacketizer: Sendable {
     // MARK: - Access units
 
     private mutating func deliver(_ nalUnit: UnsafeRawBufferPointer, _ header: RTPHeader) {
-        guard !discarding else { return }
-        if pendingNALCount == 0 { pendingTimestamp = header.timestamp }
-        if pendingByteCount + 4 + nalUnit.count > configuration.maximumAccessUnitSize {
-            report(H264Error(.overflow, field: "access unit",
-                             "an access unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): dropped"))
-            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
-            dropPending()
-            discarding = true
-            discardTimestamp = header.timestamp
-            discardCounted = true
-            return
-        }
+        guard admit(byteCount: nalUnit.count, header) else { return }
         // Typed, so that the assembler's append is one memcpy rather than a byte loop.
         if let unit = assembler.append(nalUnit: nalUnit.assumingMemoryBound(to: UInt8.self), streamOffset: streamOffset) {
             emit(unit, endedByMarker: false)
@@ -402,10 +420,33 @@ public struct RTPDepacketizer: Sendable {
             pendingByteCount = 0
             pendingTimestamp = header.timestamp
         }
-        streamOffset += 4 + nalUnit.count
-        pendingByteCount += 4 + nalUnit.count
+        account(byteCount: nalUnit.count, type: nalUnit[0] & 0x1F)
+    }
+
+    /// Whether a NAL unit of `byteCount` bytes ending in the packet with `header` may join the
+    /// access unit; when it would make it too large, the access unit is dropped.
+    private mutating func admit(byteCount: Int, _ header: RTPHeader) -> Bool {
+        guard !discarding else { return false }
+        if pendingNALCount == 0 { pendingTimestamp = header.timestamp }
+        if pendingByteCount + 4 + byteCount > configuration.maximumAccessUnitSize {
+            report(H264Error(.overflow, field: "access unit",
+                             "an access unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): dropped"))
+            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
+            dropPending()
+            discarding = true
+            discardTimestamp = header.timestamp
+            discardCounted = true
+            return false
+        }
+        return true
+    }
+
+    /// Counts a NAL unit of `byteCount` bytes and type `type` (0…31) given to the assembler.
+    private mutating func account(byteCount: Int, type: UInt8) {
+        streamOffset += 4 + byteCount
+        pendingByteCount += 4 + byteCount
         pendingNALCount += 1
-        if (1...5).contains(nalUnit[0] & 0x1F) { pendingHasVCL = true }
+        if (1...5).contains(type) { pendingHasVCL = true }
     }
 
     private mutating func closeAccessUnit(endedByMarker: Bool) {
@@ -422,7 +463,8 @@ public struct RTPDepacketizer: Sendable {
     /// Drops the access unit being received and any fragment in progress.
     private mutating func dropPending() {
         if pendingNALCount > 0 || fragmentInProgress { droppedAccessUnitCount += 1 }
-        _ = assembler.finish()
+        fragmentIsDirect = false
+        assembler.dropAccessUnit()
         pendingNALCount = 0
         pendingHasVCL = false
         pendingByteCount = 0

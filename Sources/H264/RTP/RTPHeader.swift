@@ -47,6 +47,14 @@ public struct RTPHeader: Hashable, Sendable {
     ///   ``H264Error/Code/valueOutOfRange`` for a version other than 2 (field `V`) or a padding
     ///   count larger than the payload (field `P`).
     public static func parse(_ packet: UnsafeRawBufferPointer) throws(H264Error) -> (header: RTPHeader, payload: Range<Int>) {
+        try parseInline(packet)
+    }
+
+    /// ``parse(_:)-(UnsafeRawBufferPointer)``, inlined into the receivers that call it for
+    /// every packet (``RTPDepacketizer``): the header comes back in registers, not through
+    /// memory.
+    @inline(__always)
+    static func parseInline(_ packet: UnsafeRawBufferPointer) throws(H264Error) -> (header: RTPHeader, payload: Range<Int>) {
         guard packet.count >= fixedSize else {
             throw H264Error(.truncated, field: "rtp_header", byteOffset: 0, "\(packet.count) bytes, an RTP header needs 12")
         }

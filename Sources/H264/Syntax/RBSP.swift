@@ -19,6 +19,10 @@ public enum RBSP {
     /// header of every received picture goes through here).
     private static func decode(buffer bytes: UnsafeBufferPointer<UInt8>, limit: Int?) -> [UInt8] {
         let cap = limit.map { Swift.max(0, Swift.min($0, bytes.count)) } ?? bytes.count
+        if !containsZeroPair(bytes, upTo: cap) {
+            // No two zero bytes in a row, so no emulation prevention byte: one copy.
+            return [UInt8](UnsafeBufferPointer(rebasing: bytes[..<cap]))
+        }
         return [UInt8](unsafeUninitializedCapacity: cap) { out, count in
             var written = 0
             var index = 0
@@ -36,6 +40,20 @@ public enum RBSP {
             }
             count = written
         }
+    }
+
+    /// True when two zero bytes in a row begin before `end` (an emulation prevention byte can
+    /// only follow such a pair). Looks at every other byte: a pair always holds one at an odd
+    /// index, and only a zero there needs its neighbours read.
+    private static func containsZeroPair(_ bytes: UnsafeBufferPointer<UInt8>, upTo end: Int) -> Bool {
+        var index = 1
+        while index < end {
+            if bytes[index] == 0 {
+                if bytes[index - 1] == 0 || (index + 1 < bytes.count && bytes[index + 1] == 0) { return true }
+            }
+            index += 2
+        }
+        return false
     }
 
     /// Inserts emulation prevention bytes so that the result contains no start code prefix.

@@ -124,6 +124,55 @@ public struct SliceHeader: Hashable, Sendable {
     ///   the bit reader's errors.
     public init(prefix: Prefix, pictureParameterSets: [Int: PictureParameterSet],
                 sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+        try self.init(prefix: prefix, fields: ParameterSetFields(pictureParameterSetId: prefix.picParameterSetId,
+                                                                  pictureParameterSets: pictureParameterSets,
+                                                                  sequenceParameterSets: sequenceParameterSets))
+    }
+
+    /// What of a PPS and the SPS it names the leading elements of a slice header depend on: a
+    /// plain value, kept per PPS by ``ParameterSetCache`` so that reading the slice header of
+    /// each received picture copies no parameter set.
+    struct ParameterSetFields: Hashable, Sendable {
+        var separateColourPlaneFlag: Bool
+        var log2MaxFrameNumMinus4: Int
+        var frameMbsOnlyFlag: Bool
+        var picOrderCntType: Int
+        var log2MaxPicOrderCntLsbMinus4: Int
+        var deltaPicOrderAlwaysZeroFlag: Bool
+        var bottomFieldPicOrderInFramePresentFlag: Bool
+        var redundantPicCntPresentFlag: Bool
+
+        init(pps: PictureParameterSet, sps: SequenceParameterSet) {
+            separateColourPlaneFlag = sps.separateColourPlaneFlag
+            log2MaxFrameNumMinus4 = sps.log2MaxFrameNumMinus4
+            frameMbsOnlyFlag = sps.frameMbsOnlyFlag
+            picOrderCntType = sps.picOrderCntType
+            log2MaxPicOrderCntLsbMinus4 = sps.log2MaxPicOrderCntLsbMinus4
+            deltaPicOrderAlwaysZeroFlag = sps.deltaPicOrderAlwaysZeroFlag
+            bottomFieldPicOrderInFramePresentFlag = pps.bottomFieldPicOrderInFramePresentFlag
+            redundantPicCntPresentFlag = pps.redundantPicCntPresentFlag
+        }
+
+        /// The fields of PPS `pictureParameterSetId` and its SPS.
+        ///
+        /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown.
+        init(pictureParameterSetId: Int, pictureParameterSets: [Int: PictureParameterSet],
+             sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+            guard let pps = pictureParameterSets[pictureParameterSetId] else {
+                throw H264Error(.missingParameterSet, field: "pic_parameter_set_id",
+                                "slice refers to PPS \(pictureParameterSetId), which has not been seen")
+            }
+            guard let sps = sequenceParameterSets[pps.seqParameterSetId] else {
+                throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
+                                "PPS \(pictureParameterSetId) refers to SPS \(pps.seqParameterSetId), which has not been seen")
+            }
+            self.init(pps: pps, sps: sps)
+        }
+    }
+
+    /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read,
+    /// with the fields of its PPS and SPS.
+    init(prefix: Prefix, fields: ParameterSetFields) throws(H264Error) {
         var reader = BitReader(prefix.rbsp)
         try reader.skipBits(prefix.nextBit)
         let type = prefix.nalUnitType
@@ -132,19 +181,11 @@ public struct SliceHeader: Hashable, Sendable {
         firstMbInSlice = prefix.firstMbInSlice
         sliceType = prefix.sliceType
         picParameterSetId = prefix.picParameterSetId
-        guard let pps = pictureParameterSets[picParameterSetId] else {
-            throw H264Error(.missingParameterSet, field: "pic_parameter_set_id",
-                            "slice refers to PPS \(picParameterSetId), which has not been seen")
-        }
-        guard let sps = sequenceParameterSets[pps.seqParameterSetId] else {
-            throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
-                            "PPS \(picParameterSetId) refers to SPS \(pps.seqParameterSetId), which has not been seen")
-        }
-        colourPlaneId = sps.separateColourPlaneFlag ? try reader.readBits(2, "colour_plane_id") : 0
-        frameNum = try reader.readBits(sps.log2MaxFrameNumMinus4 + 4, "frame_num")
+        colourPlaneId = fields.separateColourPlaneFlag ? try reader.readBits(2, "colour_plane_id") : 0
+        frameNum = try reader.readBits(fields.log2MaxFrameNumMinus4 + 4, "frame_num")
         fieldPicFlag = false
         bottomFieldFlag = false
-        if !sps.frameMbsOnlyFlag {
+        if !fields.frameMbsOnlyFlag {
             fieldPicFlag = try reader.readFlag("field_pic_flag")
             if fieldPicFlag { bottomFieldFlag = try reader.readFlag("bottom_field_flag") }
         }
@@ -152,19 +193,19 @@ public struct SliceHeader: Hashable, Sendable {
         picOrderCntLsb = 0
         deltaPicOrderCntBottom = 0
         deltaPicOrderCnt = []
-        if sps.picOrderCntType == 0 {
-            picOrderCntLsb = try reader.readBits(sps.log2MaxPicOrderCntLsbMinus4 + 4, "pic_order_cnt_lsb")
-            if pps.bottomFieldPicOrderInFramePresentFlag && !fieldPicFlag {
+        if fields.picOrderCntType == 0 {
+            picOrderCntLsb = try reader.readBits(fields.log2MaxPicOrderCntLsbMinus4 + 4, "pic_order_cnt_lsb")
+            if fields.bottomFieldPicOrderInFramePresentFlag && !fieldPicFlag {
                 deltaPicOrderCntBottom = try reader.readSE("delta_pic_order_cnt_bottom")
             }
         }
-        if sps.picOrderCntType == 1 && !sps.deltaPicOrderAlwaysZeroFlag {
+        if fields.picOrderCntType == 1 && !fields.deltaPicOrderAlwaysZeroFlag {
             deltaPicOrderCnt.append(try reader.readSE("delta_pic_order_cnt[0]"))
-            if pps.bottomFieldPicOrderInFramePresentFlag && !fieldPicFlag {
+            if fields.bottomFieldPicOrderInFramePresentFlag && !fieldPicFlag {
                 deltaPicOrderCnt.append(try reader.readSE("delta_pic_order_cnt[1]"))
             }
         }
-        redundantPicCnt = pps.redundantPicCntPresentFlag ? try reader.readUE("redundant_pic_cnt", max: 127) : 0
+        redundantPicCnt = fields.redundantPicCntPresentFlag ? try reader.readUE("redundant_pic_cnt", max: 127) : 0
         diagnostics = reader.diagnostics
     }
 
@@ -196,7 +237,6 @@ extension SliceHeader {
     /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read,
     /// taking the PPS and SPS from a cache.
     public init(prefix: Prefix, parameterSets: ParameterSetCache) throws(H264Error) {
-        try self.init(prefix: prefix, pictureParameterSets: parameterSets.pictureParameterSets,
-                      sequenceParameterSets: parameterSets.sequenceParameterSets)
+        try self.init(prefix: prefix, fields: parameterSets.sliceHeaderFields(pictureParameterSetId: prefix.picParameterSetId))
     }
 }
