@@ -290,15 +290,10 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             log("RTSP \(address(context)): \(error)")
             return RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq)
         }
-        guard var chosen = offered.first(where: {
-            $0.profile == "RTP/AVP" && !$0.isMulticast && ($0.mode ?? "PLAY") == "PLAY"
-                && ($0.lowerTransport == .tcp || $0.clientPorts != nil)
-        }) else {
+        guard var chosen = RTSPTransport.firstUnicastRTP(in: offered, mode: "PLAY") else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
         guard chosen.lowerTransport == .udp else {
-            let channels = chosen.interleavedChannels ?? 0...1
-            chosen.interleavedChannels = channels.lowerBound...(channels.lowerBound + 1)
             return makeSession(transport: chosen, udp: nil, cSeq: cSeq, context: context)
         }
         guard let clientPorts = chosen.clientPorts, let remote = context.channel.remoteAddress?.ipAddress,

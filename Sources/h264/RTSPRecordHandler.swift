@@ -222,15 +222,10 @@ final class RTSPRecordHandler: ChannelInboundHandler {
             log("RTSP \(address(context)): \(error)")
             return RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq)
         }
-        guard var chosen = offered.first(where: {
-            $0.profile == "RTP/AVP" && !$0.isMulticast && ["RECORD", "RECEIVE"].contains($0.mode)
-                && ($0.lowerTransport == .tcp || $0.clientPorts != nil)
-        }) else {
+        guard var chosen = RTSPTransport.firstUnicastRTP(in: offered, mode: "RECORD") else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
         guard chosen.lowerTransport == .udp else {
-            let channels = chosen.interleavedChannels ?? 0...1
-            chosen.interleavedChannels = channels.lowerBound...min(channels.lowerBound + 1, 255)
             return makeSession(transport: chosen, udp: nil, cSeq: cSeq, context: context)
         }
         guard let local = context.channel.localAddress?.ipAddress, let publisher = context.channel.remoteAddress?.ipAddress else {

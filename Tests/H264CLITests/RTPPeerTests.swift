@@ -212,35 +212,29 @@ extension RTPPeerTests {
     @Test func receiveReadsWhatFFmpegSends() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let port = try Self.freePort()
-        let sdp = directory.appendingPathComponent("stream.sdp").path
         let output = directory.appendingPathComponent("out.h264").path
-        try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
-
-        let receiver = Process()
-        receiver.executableURL = CLI.executable
-        receiver.arguments = ["receive", sdp, "-o", output, "--idle-timeout", "2"]
-        let err = Pipe()
-        receiver.standardError = err
-        receiver.standardOutput = FileHandle.nullDevice
-        try receiver.run()
-        defer { if receiver.isRunning { receiver.terminate() } }
-        // The receiver says when its socket is bound; only then may FFmpeg send.
-        var log = ""
-        while !log.contains("listening on udp port") {
-            let data = err.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            log += String(decoding: data, as: UTF8.self)
-        }
-        #expect(log.contains("listening on udp port \(port)"))
-        let ffmpeg = try Subprocess.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", try TestFixtures.path(Self.fixture),
-                                                   "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
-        #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
-        log += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        receiver.waitUntilExit()
-        #expect(receiver.terminationStatus == 0, "\(log)")
+        let (status, log) = try Self.receiveFromFFmpeg(try TestFixtures.path(Self.fixture), output: output, realTime: false, in: directory)
+        #expect(status == 0, "\(log)")
         #expect(log.contains("wrote 100 access units (0 before the first IDR skipped)"), "\(log)")
         try Self.expectFixtureNALUnits(inAnnexB: output)
+    }
+
+    /// `h264 receive SDP -o output` of what `ffmpeg [-re] -c copy -f rtp` sends of `file`: the
+    /// receiver's exit status and standard error.
+    static func receiveFromFFmpeg(_ file: String, output: String, realTime: Bool, in directory: URL) throws -> (status: Int32, log: String) {
+        let port = try RTPPeerTests.freePort()
+        let sdp = directory.appendingPathComponent("stream.sdp").path
+        try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
+        // The receiver says when its socket is bound; only then may FFmpeg send.
+        let receiver = try LoggingProcess(executable: CLI.executable, ["receive", sdp, "-o", output, "--idle-timeout", "2"],
+                                          isReady: { $0.contains("listening on udp port") })
+        #expect(receiver.stderr.contains("listening on udp port \(port)"), "\(receiver.stderr)")
+        let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + (realTime ? ["-re"] : []) + ["-f", "h264", "-i", file,
+                                                   "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
+        #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
+        // It ends by itself 2 s after the last packet.
+        let status = receiver.waitForExit(timeout: 60)
+        return (status, receiver.waitForLogEnd())
     }
 
     /// The Annex-B file at `path` holds the fixture's NAL units: SPS and PPS go before every IDR

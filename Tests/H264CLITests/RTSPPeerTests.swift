@@ -15,69 +15,34 @@ import Glibc
     /// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 --rtsp 127.0.0.1:0 --loop …`; the URL
     /// is read back from its standard error.
     final class Server {
-        let process = Process()
+        let running: LoggingProcess
+        var process: Process { running.process }
         let url: String
         let port: Int
-        private let log = Locked("")
-        /// Signalled when the log reader has read standard error to its end.
-        private let logEnded = DispatchSemaphore(value: 0)
 
         init(_ arguments: [String] = []) throws {
-            signal(SIGPIPE, SIG_IGN)
-            process.executableURL = CLI.executable
-            process.arguments = ["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
-                                 "--rtsp", "127.0.0.1:0", "--loop", "--speed", "ultrafast", "--threads", "1"] + arguments
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            let ready = DispatchSemaphore(value: 0)
-            let handle = err.fileHandleForReading
-            try process.run()
-            let text = log
-            let ended = logEnded
-            Thread.detachNewThread {
-                var signalled = false
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-                    if !signalled, text.withLock({ $0.contains("/live\n") }) {
-                        signalled = true
-                        ready.signal()
-                    }
-                }
-                if !signalled { ready.signal() }
-                ended.signal()
-            }
-            _ = ready.wait(timeout: .now() + 30)
-            let output = text.withLock { $0 }
-            guard let range = output.range(of: "listening on rtsp://127.0.0.1:"),
-                  let port = Int(output[range.upperBound...].prefix { $0.isNumber }) else {
-                process.terminate()
-                throw LoopbackError("h264 serve --rtsp did not start: \(output)")
+            running = try LoggingProcess(executable: CLI.executable,
+                                         ["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
+                                          "--rtsp", "127.0.0.1:0", "--loop", "--speed", "ultrafast", "--threads", "1"] + arguments,
+                                         isReady: { $0.contains("/live\n") })
+            guard let port = running.number(after: "listening on rtsp://127.0.0.1:") else {
+                running.kill()
+                throw LoopbackError("h264 serve --rtsp did not start: \(running.stderr)")
             }
             self.port = port
             self.url = "rtsp://127.0.0.1:\(port)/live"
         }
 
-        var stderr: String { log.withLock { $0 } }
+        var stderr: String { running.stderr }
 
         /// SIGTERM, then the exit status.
-        func stop() -> Int32 {
-            process.terminate()
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        func stop() -> Int32 { running.stop() }
 
         /// SIGTERM, then the exit status and everything the server wrote on standard error.
         func stopAndReadLog() -> (status: Int32, log: String) {
             let status = stop()
-            _ = logEnded.wait(timeout: .now() + 30)
-            return (status, stderr)
+            return (status, running.waitForLogEnd())
         }
-
-        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
     }
 
     /// A plain TCP connection that speaks RTSP by hand.

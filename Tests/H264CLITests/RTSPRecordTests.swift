@@ -14,66 +14,28 @@ import Glibc
     /// `h264 receive --listen rtsp://127.0.0.1:0/live -o OUTPUT …` as a subprocess: the port is
     /// read from its `listening on` line.
     final class Listener {
-        let process = Process()
+        let running: LoggingProcess
+        var process: Process { running.process }
         let port: Int
         var url: String { "rtsp://127.0.0.1:\(port)/live" }
-        private let log = Locked("")
-        /// Signalled when standard error has been read to its end (the process exited).
-        private let logEnded = DispatchSemaphore(value: 0)
 
         init(output: String, _ arguments: [String] = []) throws {
-            signal(SIGPIPE, SIG_IGN)
-            process.executableURL = CLI.executable
-            process.arguments = ["receive", "--listen", "rtsp://127.0.0.1:0/live", "-o", output] + arguments
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            let ready = DispatchSemaphore(value: 0)
-            let handle = err.fileHandleForReading
-            try process.run()
-            let text = log
-            let ended = logEnded
-            Thread.detachNewThread {
-                var signalled = false
-                while true {
-                    let data = handle.availableData
-                    if data.isEmpty { break }
-                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-                    if !signalled, text.withLock({ $0.contains("/live\n") }) {
-                        signalled = true
-                        ready.signal()
-                    }
-                }
-                if !signalled { ready.signal() }
-                ended.signal()
-            }
-            _ = ready.wait(timeout: .now() + 30)
-            let output = text.withLock { $0 }
-            guard let range = output.range(of: "h264 receive: listening on rtsp://127.0.0.1:"),
-                  let port = Int(output[range.upperBound...].prefix { $0.isNumber }) else {
-                process.terminate()
-                throw LoopbackError("h264 receive --listen did not start: \(output)")
+            running = try LoggingProcess(executable: CLI.executable,
+                                         ["receive", "--listen", "rtsp://127.0.0.1:0/live", "-o", output] + arguments,
+                                         isReady: { $0.contains("/live\n") })
+            guard let port = running.number(after: "h264 receive: listening on rtsp://127.0.0.1:") else {
+                running.kill()
+                throw LoopbackError("h264 receive --listen did not start: \(running.stderr)")
             }
             self.port = port
         }
 
-        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-
         /// Waits for the process to end by itself (at most 30 s, then SIGKILL): its exit status
         /// (-1 when killed) and everything it wrote on standard error.
         func finish() -> (status: Int32, log: String) {
-            let exited = DispatchSemaphore(value: 0)
-            let process = self.process
-            Thread.detachNewThread { process.waitUntilExit(); exited.signal() }
-            guard exited.wait(timeout: .now() + 30) == .success else {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                _ = logEnded.wait(timeout: .now() + 10)
-                return (-1, log.withLock { $0 })
-            }
-            _ = logEnded.wait(timeout: .now() + 10)
-            return (process.terminationStatus, log.withLock { $0 })
+            let status = running.waitForExit(timeout: 30)
+            if status == -1 { process.waitUntilExit() }
+            return (status, running.waitForLogEnd())
         }
     }
 

@@ -21,36 +21,6 @@ import Testing
         return String(decoding: bytes.prefix { $0 != 0x0A }, as: UTF8.self)
     }
 
-    /// `h264 receive SDP -o output` of what `ffmpeg [-re] -c copy -f rtp` sends of `file`: the
-    /// receiver's exit status and standard error.
-    static func receiveFromFFmpeg(_ file: String, output: String, realTime: Bool, in directory: URL) throws -> (status: Int32, log: String) {
-        let port = try RTPPeerTests.freePort()
-        let sdp = directory.appendingPathComponent("stream.sdp").path
-        try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
-        let receiver = Process()
-        receiver.executableURL = CLI.executable
-        receiver.arguments = ["receive", sdp, "-o", output, "--idle-timeout", "2"]
-        let err = Pipe()
-        receiver.standardError = err
-        receiver.standardOutput = FileHandle.nullDevice
-        try receiver.run()
-        defer { if receiver.isRunning { receiver.terminate() } }
-        // The receiver says when its socket is bound; only then may FFmpeg send.
-        var log = ""
-        while !log.contains("listening on udp port") {
-            let data = err.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            log += String(decoding: data, as: UTF8.self)
-        }
-        #expect(log.contains("listening on udp port \(port)"))
-        let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + (realTime ? ["-re"] : []) + ["-f", "h264", "-i", file,
-                                                   "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
-        #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
-        log += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        receiver.waitUntilExit()
-        return (receiver.terminationStatus, log)
-    }
-
     /// What `ffmpeg -re -c copy -f rtp` sends of a conformance stream, received with an SDP file
     /// and `-o out.y4m`: every frame FFmpeg decodes from the file, in order, none more; the
     /// rate from the RTP timestamps (the stream has no VUI timing), as ffprobe reads the file.
@@ -59,7 +29,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.y4m").path
         let fixture = try TestFixtures.path(RTPPeerTests.fixture)
-        let (status, log) = try Self.receiveFromFFmpeg(fixture, output: output, realTime: true, in: directory)
+        let (status, log) = try RTPPeerTests.receiveFromFFmpeg(fixture, output: output, realTime: true, in: directory)
         #expect(status == 0, "\(log)")
 
         let expected = try Self.frameMD5s(fixture, format: ["-f", "h264"])
@@ -91,7 +61,7 @@ import Testing
             .write(to: URL(fileURLWithPath: mixed))
 
         let received = directory.appendingPathComponent("received.y4m").path
-        let (status, log) = try Self.receiveFromFFmpeg(mixed, output: received, realTime: false, in: directory)
+        let (status, log) = try RTPPeerTests.receiveFromFFmpeg(mixed, output: received, realTime: false, in: directory)
         let decodedPath = directory.appendingPathComponent("decoded.y4m").path
         let decoded = try CLI.run(["decode", mixed, "-o", decodedPath, "--quiet"])
         #expect(status == 1 && decoded.status == 1)

@@ -12,52 +12,24 @@ import Darwin
 public final class ServeProcess: Sendable {
     public let process: Process
     public let port: Int
-    private let log = Locked("")
+    private let running: LoggingProcess
 
     /// Starts `executable serve input --port 0 arguments…`, under `nice -n N` when `nice` is
     /// given (where raising is not allowed, nice says so on standard error and runs it at
     /// normal priority; `nice` execs the server, so the process id stays the server's).
     public init(executable: URL, input: String, _ arguments: [String], nice: Int32? = nil) throws {
-        _ = ignoreSIGPIPE
-        process = Process()
         let command = [executable.path, "serve", input, "--port", "0"] + arguments
         if let nice {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-            process.arguments = ["-n", String(nice)] + command
+            running = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/nice"), ["-n", String(nice)] + command,
+                                         isReady: { $0.contains("listening on") && $0.contains("\n") })
         } else {
-            process.executableURL = executable
-            process.arguments = Array(command.dropFirst())
+            running = try LoggingProcess(executable: executable, Array(command.dropFirst()),
+                                         isReady: { $0.contains("listening on") && $0.contains("\n") })
         }
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let listening = DispatchSemaphore(value: 0)
-        let handle = err.fileHandleForReading
-        try process.run()
-        let log = self.log
-        Thread.detachNewThread {
-            var signalled = false
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                let ready = log.withLock { text in
-                    text += String(decoding: data, as: UTF8.self)
-                    return text.contains("listening on") && text.contains("\n")
-                }
-                if !signalled, ready {
-                    signalled = true
-                    listening.signal()
-                }
-            }
-            if !signalled { listening.signal() }
-        }
-        _ = listening.wait(timeout: .now() + 30)
-        let text = log.withLock { $0 }
-        guard let range = text.range(of: "tcp://127.0.0.1:"),
-              let port = Int(text[range.upperBound...].prefix { $0.isNumber }) else {
-            process.terminate()
-            throw LoopbackError("h264 serve did not start: \(text)")
+        process = running.process
+        guard let port = running.number(after: "tcp://127.0.0.1:") else {
+            running.kill()
+            throw LoopbackError("h264 serve did not start: \(running.stderr)")
         }
         self.port = port
     }
@@ -71,23 +43,11 @@ public final class ServeProcess: Sendable {
     }
 
     /// What the server wrote on standard error so far.
-    public var stderr: String { log.withLock { $0 } }
+    public var stderr: String { running.stderr }
 
     /// SIGTERM, then the exit status (waits at most 10 s; -1 if it did not exit).
-    public func stop() -> Int32 {
-        guard process.isRunning else { return process.terminationStatus }
-        let exited = DispatchSemaphore(value: 0)
-        let process = self.process
-        Thread.detachNewThread { process.waitUntilExit(); exited.signal() }
-        process.terminate()
-        guard exited.wait(timeout: .now() + 10) == .success else { return -1 }
-        return process.terminationStatus
-    }
+    public func stop() -> Int32 { running.stop() }
 
     /// Ends the process whatever happened (test cleanup).
-    public func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-    }
+    public func kill() { running.kill() }
 }
-
-private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()

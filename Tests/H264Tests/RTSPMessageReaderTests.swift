@@ -196,6 +196,21 @@ struct RTSPMessageReaderTests {
         #expect(try RTSPTransport(parsing: "RTP/AVP;multicast;client_port=7000").clientPorts == 7000...7000)
     }
 
+    @Test func theServerChoosesTheFirstUsableUnicastTransport() throws {
+        let offered = try RTSPTransport.parseList(
+            "RTP/AVP;multicast,RTP/SAVP;unicast;client_port=4000-4001,RTP/AVP;unicast,RTP/AVP/TCP;unicast;interleaved=4;mode=record,"
+                + "RTP/AVP;unicast;client_port=5000-5001")
+        // Multicast, another profile and UDP without client ports are passed over; a missing mode is PLAY.
+        #expect(RTSPTransport.firstUnicastRTP(in: offered, mode: "PLAY") == offered[4])
+        // RECORD takes the TCP one, its single channel made a pair; RECEIVE counts as RECORD.
+        #expect(RTSPTransport.firstUnicastRTP(in: offered, mode: "RECORD")?.interleavedChannels == 4...5)
+        #expect(RTSPTransport.firstUnicastRTP(in: try RTSPTransport.parseList("RTP/AVP/TCP;unicast;mode=receive"), mode: "RECORD")?
+            .interleavedChannels == 0...1)
+        #expect(RTSPTransport.firstUnicastRTP(in: try RTSPTransport.parseList("RTP/AVP/TCP;interleaved=255"), mode: "PLAY")?
+            .interleavedChannels == 255...255)
+        #expect(RTSPTransport.firstUnicastRTP(in: Array(offered.prefix(3)), mode: "PLAY") == nil)
+    }
+
     @Test(arguments: [
         ("", "transport-protocol"), ("RTP", "transport-protocol"), ("RTP/AVP/SCTP", "lower-transport"),
         ("RTP/AVP/TCP;interleaved=1-0", "interleaved"), ("RTP/AVP/TCP;interleaved=300", "interleaved"),

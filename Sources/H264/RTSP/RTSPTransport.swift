@@ -57,6 +57,30 @@ public struct RTSPTransport: Hashable, Sendable {
         return transports
     }
 
+    /// The transport a unicast RTP server uses from a client's list (best first): the first
+    /// `RTP/AVP` unicast one whose `mode` is `mode` and that the server can send on or receive
+    /// from (TCP interleaved, or UDP with `client_port`), or nil (answer 461 Unsupported
+    /// Transport).
+    ///
+    /// - Parameter mode: `PLAY` (a missing `mode` means PLAY, clause 12.39) or `RECORD` (also
+    ///   accepting the `RECEIVE` of RFC 2326's grammar).
+    /// - Returns: the chosen transport with its interleaved channels made a pair (`0-1` when the
+    ///   client named none, `N-(N+1)` when it named one), ready to be filled in and answered.
+    public static func firstUnicastRTP(in offered: [RTSPTransport], mode: String) -> RTSPTransport? {
+        let wanted = mode.uppercased()
+        guard var chosen = offered.first(where: { transport in
+            let offeredMode = transport.mode ?? "PLAY"
+            let modeMatches = wanted == "RECORD" ? ["RECORD", "RECEIVE"].contains(offeredMode) : offeredMode == wanted
+            return transport.profile == "RTP/AVP" && !transport.isMulticast && modeMatches
+                && (transport.lowerTransport == .tcp || transport.clientPorts != nil)
+        }) else { return nil }
+        if chosen.lowerTransport == .tcp {
+            let channels = chosen.interleavedChannels ?? 0...1
+            chosen.interleavedChannels = channels.lowerBound...Swift.min(channels.lowerBound + 1, 255)
+        }
+        return chosen
+    }
+
     /// Parses one transport specification.
     ///
     /// - Throws: as ``parseList(_:)``.
