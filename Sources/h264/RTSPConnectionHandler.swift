@@ -74,8 +74,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
     private let log: @Sendable (String) -> Void
     private var reader = RTSPMessageReader()
     private var session: Session?
-    private var lastHeard = ContinuousClock.now
-    private var partialSince: ContinuousClock.Instant?
+    private var timeouts: RTSPConnectionTimeouts
     private var timer: Scheduled<Void>?
     private var closing = false
     /// Set by a PLAY that starts the stream: join the broadcaster once the answer is written.
@@ -85,6 +84,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         self.broadcaster = broadcaster
         self.format = format
         self.configuration = configuration
+        self.timeouts = RTSPConnectionTimeouts(sessionTimeout: configuration.sessionTimeout, requestTimeout: configuration.requestTimeout)
         self.log = log
     }
 
@@ -110,18 +110,19 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
     /// Once a second: the request and session timeouts.
     private func scheduleCheck(context: ChannelHandlerContext) {
         timer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
-            let now = ContinuousClock.now
-            if let partialSince, now - partialSince > configuration.requestTimeout {
+            switch timeouts.expired() {
+            case .request:
                 log("RTSP \(address(context)): request not finished within \(configuration.requestTimeout): closed")
                 respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
                 return
-            }
-            if now - lastHeard > configuration.sessionTimeout {
+            case .session:
                 log("RTSP \(address(context)): nothing heard for \(configuration.sessionTimeout): "
                     + (session == nil ? "closed" : "session \(session!.id) timed out"))
                 endSession(reason: "timed out")
                 context.close(promise: nil)
                 return
+            case nil:
+                break
             }
             sendSenderReportIfDue(context: context)
             scheduleCheck(context: context)
@@ -167,7 +168,6 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         let buffer = unwrapInboundIn(data)
         guard !closing else { return }
         reader.append(buffer.readableBytesView)
-        lastHeard = .now
         do {
             while !closing, let message = try reader.next() {
                 switch message {
@@ -193,7 +193,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             respondAndClose(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: nil))
             return
         }
-        partialSince = reader.hasPartialMessage ? (partialSince ?? .now) : nil
+        timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
     }
 
     private func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {

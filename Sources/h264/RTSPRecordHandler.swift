@@ -23,7 +23,9 @@ import NIOPosix
 /// connection holds the publishing slot (one publisher at a time); 454 for an unknown session;
 /// 455 for SETUP before ANNOUNCE, RECORD before SETUP, or ANNOUNCE or SETUP while recording;
 /// 461 for a transport other than unicast RTP/AVP over TCP or UDP in record mode; 500 when no
-/// UDP port pair is free or the output cannot be opened (that also ends the command).
+/// UDP port pair is free or the output cannot be opened (that also ends the command); 408 for a
+/// request not complete within 10 s (then the connection closes). A connection that is not
+/// recording and sends nothing for 60 s closes; either way a publishing slot it held is free.
 final class RTSPRecordHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -54,6 +56,8 @@ final class RTSPRecordHandler: ChannelInboundHandler {
     private var announced: (uri: String, description: SessionDescription)?
     private var session: Session?
     private var closing = false
+    private var timeouts = RTSPConnectionTimeouts(sessionTimeout: .seconds(sessionTimeout), requestTimeout: .seconds(10))
+    private var timer: Scheduled<Void>?
     private var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
     /// A handler for one connection to the listener of `path` (e.g. `/live`), feeding `recording`.
@@ -70,7 +74,14 @@ final class RTSPRecordHandler: ChannelInboundHandler {
 
     // MARK: - Connection
 
+    func channelActive(context: ChannelHandlerContext) {
+        scheduleCheck(context: context)
+        context.fireChannelActive()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
         endSession(reason: "the publisher closed the connection")
         context.fireChannelInactive()
     }
@@ -78,6 +89,38 @@ final class RTSPRecordHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A reset or broken connection: the publisher is gone (channelInactive follows).
         context.close(promise: nil)
+    }
+
+    /// Once a second: a request not finished within 10 s gets 408 and the connection closes; a
+    /// connection that is not recording and sends nothing for ``sessionTimeout`` closes (and so
+    /// frees the publishing slot it may hold). The recording publisher's connection may stay
+    /// quiet (RTP over UDP): `--idle-timeout` without a packet ends the recording instead.
+    private func scheduleCheck(context: ChannelHandlerContext) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
+            switch timeouts.expired() {
+            case .request:
+                log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
+                closeAnswering(RTSPResponse(status: .requestTimeout, cSeq: nil), context: context)
+                return
+            case .session where !(recording.isRecording && recording.publisher == identity):
+                log("RTSP \(address(context)): nothing heard for \(timeouts.sessionTimeout): closed")
+                closing = true
+                context.close(promise: nil)
+                return
+            case .session, nil:
+                break
+            }
+            scheduleCheck(context: context)
+        }
+    }
+
+    /// Answers `response` (its framing lost, or a timeout), then closes the connection.
+    private func closeAnswering(_ response: RTSPResponse, context: ChannelHandlerContext) {
+        closing = true
+        var buffer = context.channel.allocator.buffer(capacity: 128)
+        buffer.writeBytes(response.bytes)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// Ends this connection's session, and the recording hears that its publisher left (which
@@ -114,12 +157,10 @@ final class RTSPRecordHandler: ChannelInboundHandler {
             }
         } catch {
             log("RTSP \(address(context)): \(error); closing the connection")
-            closing = true
-            var buffer = context.channel.allocator.buffer(capacity: 128)
-            buffer.writeBytes(RTSPResponse(status: RTSPStatus(for: error), cSeq: nil).bytes)
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
+            closeAnswering(RTSPResponse(status: RTSPStatus(for: error), cSeq: nil), context: context)
+            return
         }
+        timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
     }
 
     private func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {

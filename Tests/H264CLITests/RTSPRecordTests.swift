@@ -201,6 +201,30 @@ import Glibc
         #expect(log.contains("wrote 0 access units"), "\(log)")
     }
 
+    /// A publisher that announces and then never finishes its next request gets 408 within the
+    /// 10 s request timeout, its connection closes, and the slot it held is free again.
+    @Test func unfinishedRequestTimesOutAndFreesTheSlot() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let listener = try Listener(output: directory.appendingPathComponent("out.h264").path)
+        let url = listener.url
+        let stalled = try RTSPPeerTests.Connection(port: listener.port)
+        let next = try RTSPPeerTests.Connection(port: listener.port)
+        #expect(stalled.request(Self.announce(url, cSeq: 1))?.status == 200)
+        #expect(next.request(Self.announce(url, cSeq: 1))?.status == 453)
+        let start = ContinuousClock.now
+        stalled.send("SETUP \(url)/streamid=0 RTSP/1.0\r\nCSeq: 2\r\n")
+        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        setsockopt(stalled.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        #expect(stalled.response()?.status == 408)
+        #expect(stalled.response() == nil, "closed after 408")
+        #expect(ContinuousClock.now - start < .seconds(13))
+        #expect(next.request(Self.announce(url, cSeq: 2))?.status == 200, "the slot is free")
+        let (status, log) = (listener.running.stop(), listener.running.waitForLogEnd())
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("request not finished within 10.0 seconds: closed"), "\(log)")
+    }
+
     @Test func listenWantsAnRTSPURL() throws {
         let result = try CLI.run(["receive", "--listen", "stream.sdp", "-o", "/dev/null"])
         #expect(result.status == 1)
