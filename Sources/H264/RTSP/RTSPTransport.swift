@@ -62,8 +62,10 @@ public struct RTSPTransport: Hashable, Sendable {
     /// from (TCP interleaved, or UDP with `client_port`), or nil (answer 461 Unsupported
     /// Transport).
     ///
-    /// - Parameter mode: `PLAY` (a missing `mode` means PLAY, clause 12.39) or `RECORD` (also
-    ///   accepting the `RECEIVE` of RFC 2326's grammar).
+    /// - Parameters:
+    ///   - offered: the transports of the client's `Transport` header (``parseList(_:)``), best first.
+    ///   - mode: `PLAY` (a missing `mode` means PLAY, clause 12.39) or `RECORD` (also
+    ///     accepting the `RECEIVE` of RFC 2326's grammar).
     /// - Returns: the chosen transport with its interleaved channels made a pair (`0-1` when the
     ///   client named none, `N-(N+1)` when it named one), ready to be filled in and answered.
     public static func firstUnicastRTP(in offered: [RTSPTransport], mode: String) -> RTSPTransport? {
