@@ -10,6 +10,12 @@
 /// the server whether the connection stayed healthy (the TEARDOWN reached it); every other
 /// error or warning still fails them.
 enum GStreamerShutdownRace {
+    /// True when the log of `h264 serve --rtsp` shows a session ended by the client's TEARDOWN
+    /// (the connection stayed usable to the end), not by a closed connection or a timeout.
+    static func serverSawTeardown(_ serverLog: String) -> Bool {
+        serverLog.split(separator: "\n").contains { $0.contains("RTSP session ") && $0.hasSuffix(" ended (teardown)") }
+    }
+
     /// The race's errors in `stderr` of `gst-launch-1.0 -q`, and everything else it printed.
     static func split(_ stderr: String) -> (raceErrors: Int, rest: String) {
         var raceErrors = 0

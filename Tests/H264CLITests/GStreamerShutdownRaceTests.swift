@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// `GStreamerShutdownRace` recognises only GStreamer's two PAUSE-send errors, as
@@ -19,6 +20,20 @@ import Testing
         let report = GStreamerShutdownRace.split(Self.race)
         #expect(report.raceErrors == 2)
         #expect(!report.rest.contains("ERROR") && !report.rest.contains("WARNING"))
+    }
+
+    /// The server's side of a run that hit the race (from CI), and of a connection that closed.
+    @Test func theServerLogTellsATeardownFromAClosedConnection() {
+        let teardown = """
+            h264 serve: RTSP [IPv4]127.0.0.1/127.0.0.1:40516: session 653758C60DB2742D plays as client 1
+            h264 serve: client 1 left after 60 frames
+            h264 serve: RTSP session 653758C60DB2742D ended (teardown)
+            h264 serve: served 65 frames to 1 clients (at most 1 at once; 0 skipped to an IDR); stopped by signal
+
+            """
+        #expect(GStreamerShutdownRace.serverSawTeardown(teardown))
+        #expect(!GStreamerShutdownRace.serverSawTeardown(
+            teardown.replacingOccurrences(of: "ended (teardown)", with: "ended (connection closed)")))
     }
 
     @Test func otherErrorsAndWarningsStay() {
