@@ -391,12 +391,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         }
         if let udp = current.udp {
             var datagrams: [AddressedEnvelope<ByteBuffer>] = []
-            var packets: UInt32 = 0, octets: UInt32 = 0
             do {
-                try current.packetizer.packetize(avcc: avcc, presentationTime: ContinuousClock.now - current.playStart,
-                                                 formatDescription: format) { packet in
-                    packets &+= 1
-                    octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
+                try packetize(avcc, in: &current) { packet in
                     var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
                     buffer.writeBytes(packet.prefix)
                     buffer.writeBytes(packet.payload)
@@ -406,9 +402,6 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
                 promise?.fail(error)
                 return
             }
-            current.packetsSent &+= packets
-            current.octetsSent &+= octets
-            session = current
             // The frame is done when its last datagram is (the sockets share this event loop).
             for (index, datagram) in datagrams.enumerated() {
                 udp.rtp.write(datagram, promise: index == datagrams.count - 1 ? promise : nil)
@@ -419,12 +412,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         }
         var output = context.channel.allocator.buffer(capacity: avcc.count + avcc.count / 64 + 64)
         let channel = UInt8(truncatingIfNeeded: current.channels.lowerBound)
-        var packets: UInt32 = 0, octets: UInt32 = 0
         do {
-            try current.packetizer.packetize(avcc: avcc, presentationTime: ContinuousClock.now - current.playStart,
-                                             formatDescription: format) { packet in
-                packets &+= 1
-                octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
+            try packetize(avcc, in: &current) { packet in
                 output.writeInteger(UInt8(ascii: "$"))
                 output.writeInteger(channel)
                 output.writeInteger(UInt16(packet.byteCount))
@@ -435,9 +424,21 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
             promise?.fail(error)
             return
         }
+        context.write(wrapOutboundOut(output), promise: promise)
+    }
+
+    /// Packetizes one access unit for `current` (time since its PLAY) into `send`, counts the
+    /// packets and payload octets for its sender reports, and stores the session.
+    private func packetize(_ avcc: [UInt8], in current: inout Session, _ send: (RTPPacketizer.Packet) -> Void) throws {
+        var packets: UInt32 = 0, octets: UInt32 = 0
+        try current.packetizer.packetize(avcc: avcc, presentationTime: ContinuousClock.now - current.playStart,
+                                         formatDescription: format) { packet in
+            packets &+= 1
+            octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
+            send(packet)
+        }
         current.packetsSent &+= packets
         current.octetsSent &+= octets
         session = current
-        context.write(wrapOutboundOut(output), promise: promise)
     }
 }
