@@ -29,53 +29,32 @@
 /// unit the NAL unit completed, if any. Call ``finish(streamLength:)`` at the end of the stream.
 public struct AccessUnitAssembler: Sendable {
     /// The parameter sets seen so far.
-    public private(set) var parameterSets: ParameterSetCache
+    public var parameterSets: ParameterSetCache { tracker.parameterSets }
     /// How many problems were met (damaged units skipped, malformed parameter sets, slices with
     /// unknown parameter sets).
-    public private(set) var errorCount = 0
+    public var errorCount: Int { tracker.errorCount }
     /// The most recent problems, oldest first (at most ``recentErrorLimit``). A reader that
     /// wants every one compares ``errorCount`` before and after each append.
-    public private(set) var recentErrors: [H264Error] = []
+    public var recentErrors: [H264Error] { tracker.recentErrors }
     /// How many tolerable problems were met: values out of range that were kept (the
     /// ``SequenceParameterSet/diagnostics`` of each new or changed parameter set, and of slice
     /// headers). The stream is read as if they were in range.
-    public private(set) var warningCount = 0
+    public var warningCount: Int { tracker.warningCount }
     /// The most recent tolerable problems, oldest first (at most ``recentErrorLimit``), each
     /// with its NAL unit's stream offset as `byteOffset` and its bit offset in that NAL unit.
-    public private(set) var recentWarnings: [H264Error] = []
+    public var recentWarnings: [H264Error] { tracker.recentWarnings }
     /// How many problems ``recentErrors`` and ``recentWarnings`` keep.
     public static let recentErrorLimit = 16
 
+    private var tracker: AccessUnitTracker
     private var data: [UInt8] = []
-    private var types: [NALUnitType] = []
-    private var startOffset = 0
-    private var boundary = AccessUnitBoundary()
-    private var lastFormat: FormatDescription?
-    private var cachedFormat: (ppsId: Int, format: FormatDescription)?
     /// Where the length field of the NAL unit being written in pieces
-    /// (``beginNALUnit(header:leading:streamOffset:)``) lies in `data`; -1 when none is. Kept in
-    /// plain stored properties, with its stream offset and what the boundary rule found (reported
-    /// when it ends), so that each fragment costs no copy of a decision or boundary state.
+    /// (``beginNALUnit(header:leading:streamOffset:)``) lies in `data`; -1 when none is.
     private var openLengthOffset = -1
-    private var openStreamOffset = 0
-    private var openProblem: H264Error?
-    private var openWarnings: [H264Error] = []
 
     /// Creates an assembler, optionally knowing parameter sets already (e.g. from an avcC).
     public init(parameterSets: ParameterSetCache = ParameterSetCache()) {
-        self.parameterSets = parameterSets
-    }
-
-    private mutating func warn(_ warning: H264Error) {
-        warningCount += 1
-        if recentWarnings.count == Self.recentErrorLimit { recentWarnings.removeFirst() }
-        recentWarnings.append(warning)
-    }
-
-    private mutating func report(_ error: H264Error) {
-        errorCount += 1
-        if recentErrors.count == Self.recentErrorLimit { recentErrors.removeFirst() }
-        recentErrors.append(error)
+        tracker = AccessUnitTracker(parameterSets: parameterSets)
     }
 
     /// Adds the next NAL unit of the stream.
@@ -86,39 +65,14 @@ public struct AccessUnitAssembler: Sendable {
     ///     begins in the byte stream; used to cut the stream into access units exactly.
     /// - Returns: the access unit this NAL unit completed, if it begins a new one.
     public mutating func append<Bytes: Collection<UInt8>>(nalUnit: Bytes, streamOffset: Int) -> AccessUnit? {
-        guard let first = nalUnit.first else { return nil }
-        guard first & 0x80 == 0 else {
-            // Not a NAL unit: garbage between two start codes (FFmpeg skips these too). Report it
-            // and go on with the next start code; nothing assembled so far is lost.
-            report(H264Error(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: streamOffset,
-                             "a \(nalUnit.count)-byte unit with forbidden_zero_bit set was dropped"))
-            return nil
-        }
-        let type = NALUnitHeader(byte: first).nalUnitType
-        let decision = boundary.decide(nalUnit, type: type, parameterSets: parameterSets)
-        if let problem = decision.problem { report(problem.offset(by: streamOffset)) }
-        // A slice whose header cannot be read at all (cut short, garbage) belongs to no picture:
-        // it is dropped like garbage; nothing assembled so far is lost.
-        if decision.isDamaged { return nil }
-        for warning in decision.slice?.diagnostics ?? [] { warn(warning.offset(by: streamOffset)) }
-        let completed = decision.startsNew ? close(at: streamOffset) : nil
-        boundary.record(decision, type: type)
-
+        // A NAL unit still being written in pieces ends where it came to.
+        if openLengthOffset >= 0 { endNALUnit() }
+        guard case .placed(let closed) = tracker.place(nalUnit, streamOffset: streamOffset) else { return nil }
+        var completed: AccessUnit?
+        if let closed { completed = package(closed) }
         // Append the NAL unit in AVCC form.
         AVCC.appendLength(nalUnit.count, lengthSize: 4, to: &data)
         data.append(contentsOf: nalUnit)
-        types.append(type)
-
-        if type == .sequenceParameterSet || type == .pictureParameterSet {
-            var warnings: [H264Error] = []
-            do {
-                let change = try parameterSets.store(nalUnit, diagnostics: &warnings)
-                if change == .replaced { cachedFormat = nil }
-            } catch {
-                report(error.offset(by: streamOffset))
-            }
-            for warning in warnings { warn(warning.offset(by: streamOffset)) }
-        }
         return completed
     }
 
@@ -134,24 +88,16 @@ public struct AccessUnitAssembler: Sendable {
     /// instead. Otherwise the caller adds the rest with ``appendToNALUnit(_:)`` and calls
     /// ``endNALUnit()`` (or ``dropAccessUnit()``) before anything else.
     mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
-        guard openLengthOffset < 0, header & 0x80 == 0, leading.count >= Self.leadingByteCount else { return false }
-        let type = NALUnitHeader(byte: header).nalUnitType
-        guard type != .sequenceParameterSet && type != .pictureParameterSet else { return false }
+        guard openLengthOffset < 0, leading.count >= Self.leadingByteCount else { return false }
         let lengthOffset = data.count
         AVCC.appendLength(0, lengthSize: 4, to: &data)
         data.append(header)
         data.append(contentsOf: leading)
-        let decision = boundary.decide(data[(lengthOffset + 4)...], type: type, parameterSets: parameterSets)
-        guard !decision.isDamaged && !decision.startsNew else {
+        guard tracker.beginPieces(data[(lengthOffset + 4)...], streamOffset: streamOffset) else {
             data.removeSubrange(lengthOffset...)
             return false
         }
         openLengthOffset = lengthOffset
-        openStreamOffset = streamOffset
-        openProblem = decision.problem
-        if let diagnostics = decision.slice?.diagnostics, !diagnostics.isEmpty { openWarnings = diagnostics }
-        boundary.record(decision, type: type)
-        types.append(type)
         return true
     }
 
@@ -172,11 +118,7 @@ public struct AccessUnitAssembler: Sendable {
         guard openLengthOffset >= 0 else { return }
         AVCC.writeLength(data.count - openLengthOffset - 4, lengthSize: 4, in: &data, at: openLengthOffset)
         openLengthOffset = -1
-        if let problem = openProblem { report(problem.offset(by: openStreamOffset)); openProblem = nil }
-        if !openWarnings.isEmpty {
-            for warning in openWarnings { warn(warning.offset(by: openStreamOffset)) }
-            openWarnings = []
-        }
+        tracker.endPieces()
     }
 
     /// Drops the access unit being assembled, without handing it out (a receiver that lost
@@ -186,13 +128,8 @@ public struct AccessUnitAssembler: Sendable {
     mutating func dropAccessUnit() {
         if openLengthOffset >= 0 {
             data.removeSubrange(openLengthOffset...)
-            types.removeLast()
             openLengthOffset = -1
-            openProblem = nil
-            openWarnings = []
-            // Only the open NAL unit was recorded: the boundary state goes back to an empty
-            // access unit's, as before it began.
-            if types.isEmpty { boundary = AccessUnitBoundary() }
+            tracker.dropPieces()
         }
         _ = finish()
     }
@@ -203,35 +140,19 @@ public struct AccessUnitAssembler: Sendable {
     ///   unit's ``AccessUnit/byteCount`` reaches its end; `nil` ends it after its last NAL unit's
     ///   bytes as counted in AVCC form.
     public mutating func finish(streamLength: Int? = nil) -> AccessUnit? {
-        guard !types.isEmpty else { return nil }
-        return close(at: streamLength ?? (startOffset + data.count))
-    }
-
-    private mutating func format(forPPS id: Int) -> FormatDescription? {
-        if let cachedFormat, cachedFormat.ppsId == id { return cachedFormat.format }
-        guard let format = parameterSets.formatDescription(pictureParameterSetId: id) else { return nil }
-        cachedFormat = (id, format)
-        return format
-    }
-
-    private mutating func close(at offset: Int) -> AccessUnit {
+        guard !tracker.isEmpty else { return nil }
         // A NAL unit still being written goes with its access unit as far as it came.
         if openLengthOffset >= 0 { endNALUnit() }
-        var format: FormatDescription?
-        var changed = false
-        if let id = boundary.firstPPSId, let current = self.format(forPPS: id) {
-            format = current
-            changed = lastFormat != nil && lastFormat != current
-            lastFormat = current
-        }
-        let unit = AccessUnit(data: data, nalUnitTypes: types, streamOffset: startOffset,
-                              byteCount: Swift.max(0, offset - startOffset),
-                              formatDescription: format, formatChanged: changed)
+        return package(tracker.close(at: streamLength ?? (tracker.startOffset + data.count)))
+    }
+
+    /// The access unit of `closed` with the bytes gathered for it; starts the next one's.
+    private mutating func package(_ closed: AccessUnitTracker.Closed) -> AccessUnit {
+        let unit = AccessUnit(data: data, nalUnitTypes: closed.nalUnitTypes, streamOffset: closed.streamOffset,
+                              byteCount: closed.byteCount, formatDescription: closed.formatDescription,
+                              formatChanged: closed.formatChanged)
         data = []
         data.reserveCapacity(unit.data.count)
-        types = []
-        startOffset = offset
-        boundary = AccessUnitBoundary()
         return unit
     }
 }
