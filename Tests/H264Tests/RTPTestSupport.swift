@@ -1,5 +1,6 @@
 import H264
 import H264TestSupport
+import Testing
 
 /// A real stream cut into access units and packetized: what the RTP tests send.
 struct PacketizedStream {
@@ -33,9 +34,16 @@ struct DepacketizedEvents {
     var losses: [RTPDepacketizer.Loss] = []
     var keyframeRequests = 0
     var diagnostics: [H264Error] = []
+    /// Every event in order, as ``ComparableEvent``s.
+    var inOrder: [ComparableEvent] = []
 
     /// Feeds the packets (in the order given), finishes, and collects the events.
-    init(_ packets: [[UInt8]], configuration: RTPDepacketizer.Configuration = .init()) {
+    ///
+    /// Every test that reads packets this way also checks `RTPZeroCopyDepacketizer` against
+    /// `RTPDepacketizer`: fed the same packets, each in its own array and all in one buffer, it
+    /// must give the same events in the same order, its access units equal to the AVCC ones.
+    init(_ packets: [[UInt8]], configuration: RTPDepacketizer.Configuration = .init(),
+         sourceLocation: SourceLocation = #_sourceLocation) {
         var depacketizer = RTPDepacketizer(configuration: configuration)
         for packet in packets {
             depacketizer.append(packet: packet)
@@ -43,17 +51,62 @@ struct DepacketizedEvents {
         }
         depacketizer.finish()
         collect(&depacketizer)
+
+        let buffer = packets.flatMap { $0 }
+        var ranges: [Range<Int>] = []
+        for packet in packets { ranges.append((ranges.last?.upperBound ?? 0)..<((ranges.last?.upperBound ?? 0) + packet.count)) }
+        for inOneBuffer in [false, true] {
+            var twin = RTPZeroCopyDepacketizer(configuration: configuration)
+            var events: [ComparableEvent] = []
+            for index in packets.indices {
+                if inOneBuffer { twin.append(packet: ranges[index], in: buffer) } else { twin.append(packet: packets[index]) }
+                Self.collect(&twin, into: &events)
+            }
+            twin.finish()
+            Self.collect(&twin, into: &events)
+            let same = events == inOrder  // compared apart, so that a failure does not print every byte
+            #expect(same, "RTPZeroCopyDepacketizer (\(inOneBuffer ? "one buffer" : "an array per packet")) gave other events",
+                    sourceLocation: sourceLocation)
+            #expect(twin.packetCount == depacketizer.packetCount && twin.lostPacketCount == depacketizer.lostPacketCount
+                    && twin.droppedAccessUnitCount == depacketizer.droppedAccessUnitCount, sourceLocation: sourceLocation)
+        }
     }
 
     private mutating func collect(_ depacketizer: inout RTPDepacketizer) {
         while let event = depacketizer.next() {
             switch event {
-            case .accessUnit(let unit): accessUnits.append(unit)
-            case .loss(let loss): losses.append(loss)
-            case .keyframeRequest: keyframeRequests += 1
-            case .diagnostic(let error): diagnostics.append(error)
+            case .accessUnit(let unit):
+                accessUnits.append(unit)
+                inOrder.append(.accessUnit(unit.accessUnit, timestamp: unit.timestamp, endedByMarker: unit.endedByMarker))
+            case .loss(let loss): losses.append(loss); inOrder.append(.loss(loss))
+            case .keyframeRequest: keyframeRequests += 1; inOrder.append(.keyframeRequest)
+            case .diagnostic(let error): diagnostics.append(error); inOrder.append(.diagnostic(error))
             }
         }
+    }
+
+    private static func collect(_ depacketizer: inout RTPZeroCopyDepacketizer, into events: inout [ComparableEvent]) {
+        while let event = depacketizer.next() {
+            switch event {
+            case .accessUnit(let unit):
+                // The view's own size and its AVCC copy must agree.
+                let copy = unit.accessUnit.accessUnit
+                events.append(copy.data.count == unit.accessUnit.encodedByteCount
+                              ? .accessUnit(copy, timestamp: unit.timestamp, endedByMarker: unit.endedByMarker)
+                              : .diagnostic(H264Error(.overflow, field: "encodedByteCount", "\(unit.accessUnit.encodedByteCount) ≠ \(copy.data.count)")))
+            case .loss(let loss): events.append(.loss(loss))
+            case .keyframeRequest: events.append(.keyframeRequest)
+            case .diagnostic(let error): events.append(.diagnostic(error))
+            }
+        }
+    }
+
+    /// An event of either depacketizer, with the access unit in AVCC form.
+    enum ComparableEvent: Hashable {
+        case accessUnit(AccessUnit, timestamp: UInt32, endedByMarker: Bool)
+        case loss(RTPDepacketizer.Loss)
+        case keyframeRequest
+        case diagnostic(H264Error)
     }
 
     /// The NAL units of each access unit handed out.

@@ -36,7 +36,8 @@ enum FuzzTarget: String, CaseIterable {
     /// written again by `FLVWriter` read back the same.
     case flv
     /// `RTPDepacketizer` on packets cut from the input (2-byte length prefixes): every access unit
-    /// holds whole NAL units; then the input as Annex-B, packetized at an MTU drawn from its first
+    /// holds whole NAL units, and `RTPZeroCopyDepacketizer` on the same packets (all in the
+    /// input's one buffer) gives the same events; then the input as Annex-B, packetized at an MTU drawn from its first
     /// byte and depacketized, gives its NAL units back.
     case rtp
     /// `SessionDescription(parsing:)` on the input as text; a parsed description's text parses
@@ -399,24 +400,37 @@ enum FuzzTarget: String, CaseIterable {
 
     static func rtp(_ bytes: [UInt8]) {
         // 1. Arbitrary packets, reorder window from the first byte.
-        var depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: Int(bytes.first ?? 0) % 8))
+        let configuration = RTPDepacketizer.Configuration(reorderWindow: Int(bytes.first ?? 0) % 8)
+        var depacketizer = RTPDepacketizer(configuration: configuration)
+        var twin = RTPZeroCopyDepacketizer(configuration: configuration)
         var position = 1
         var events = 0
         func drain() {
             while let event = depacketizer.next() {
                 events += 1
-                if case .accessUnit(let unit) = event {
+                let other = twin.next()
+                switch (event, other) {
+                case (.accessUnit(let unit), .accessUnit(let view)?):
                     check(unit.accessUnit.nalUnits.count == unit.accessUnit.nalUnitTypes.count, "access unit with broken AVCC")
+                    check(view.accessUnit.accessUnit == unit.accessUnit && view.timestamp == unit.timestamp
+                          && view.accessUnit.encodedByteCount == unit.accessUnit.data.count, "zero-copy access unit differs")
+                case (.loss(let loss), .loss(let twinLoss)?): check(loss == twinLoss, "zero-copy loss differs")
+                case (.keyframeRequest, .keyframeRequest?): break
+                case (.diagnostic(let error), .diagnostic(let twinError)?): check(error == twinError, "zero-copy diagnostic differs")
+                default: check(false, "zero-copy depacketizer gave another event")
                 }
             }
+            if case .some = twin.next() { check(false, "zero-copy depacketizer gave more events") }
         }
         while position + 2 <= bytes.count {
             let length = min(Int(bytes[position]) << 8 | Int(bytes[position + 1]), bytes.count - position - 2)
             depacketizer.append(packet: Array(bytes[(position + 2)..<(position + 2 + length)]))
+            twin.append(packet: (position + 2)..<(position + 2 + length), in: bytes)
             drain()
             position += 2 + length
         }
         depacketizer.finish()
+        twin.finish()
         drain()
         check(depacketizer.lostPacketCount >= 0, "negative loss")
 

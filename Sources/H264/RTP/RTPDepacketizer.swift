@@ -92,387 +92,50 @@ public struct RTPDepacketizer: Sendable {
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    public var configuration: Configuration { core.configuration }
     /// Packets given to ``append(packet:)-(UnsafeRawBufferPointer)``.
-    public private(set) var packetCount = 0
+    public var packetCount: Int { core.packetCount }
     /// Packets declared lost.
-    public private(set) var lostPacketCount = 0
+    public var lostPacketCount: Int { core.lostPacketCount }
     /// Access units dropped because of loss or damage.
-    public private(set) var droppedAccessUnitCount = 0
+    public var droppedAccessUnitCount: Int { core.droppedAccessUnitCount }
     /// The parameter sets seen so far (from the stream, or given at creation, e.g. from an SDP).
-    public var parameterSets: ParameterSetCache { assembler.parameterSets }
+    public var parameterSets: ParameterSetCache { core.parameterSets }
 
-    private var assembler: AccessUnitAssembler
-    private var events: [Event] = []
-    private var eventIndex = 0
-    private var ssrc: UInt32?
-    private var expected: UInt16?
-    private var waiting: [(sequenceNumber: UInt16, bytes: [UInt8])] = []
-    private var fragment: [UInt8] = []
-    private var fragmentInProgress = false
-    /// True while the fragmented NAL unit in progress is written straight into the assembler's
-    /// access unit (``AccessUnitAssembler/beginNALUnit(header:leading:streamOffset:)``) rather
-    /// than gathered in `fragment`.
-    private var fragmentIsDirect = false
-    /// The bytes of the fragmented NAL unit in progress so far, header byte included.
-    private var fragmentByteCount = 0
-    /// The `nal_unit_type` of the fragmented NAL unit in progress.
-    private var fragmentType: UInt8 = 0
-    private var pendingNALCount = 0
-    private var pendingHasVCL = false
-    private var pendingByteCount = 0
-    private var pendingTimestamp: UInt32 = 0
-    private var streamOffset = 0
-    private var discarding = false
-    private var discardTimestamp: UInt32?
-    private var discardCounted = false
+    private var core: RTPDepacketizerCore<AccessUnitAssembler>
 
     /// Creates a depacketizer, optionally knowing parameter sets already (e.g. from the SDP's
     /// `sprop-parameter-sets`).
     public init(configuration: Configuration = Configuration(), parameterSets: ParameterSetCache = ParameterSetCache()) {
-        self.configuration = configuration
-        self.assembler = AccessUnitAssembler(parameterSets: parameterSets)
+        core = RTPDepacketizerCore(configuration: configuration, parameterSets: parameterSets)
     }
 
     /// Takes one received RTP packet (a UDP payload).
     public mutating func append(packet: UnsafeRawBufferPointer) {
-        packetCount += 1
-        let header: RTPHeader, payload: Range<Int>
-        do {
-            (header, payload) = try RTPHeader.parseInline(packet)
-        } catch {
-            report(error)
-            return
-        }
-        if let payloadType = configuration.payloadType, header.payloadType != payloadType {
-            report(H264Error(.unexpectedPayloadType, field: "PT", byteOffset: 1,
-                             "payload type \(header.payloadType), expected \(payloadType)"))
-            return
-        }
-        if let ssrc, ssrc != header.ssrc {
-            report(H264Error(.ssrcChanged, field: "SSRC", byteOffset: 8, "SSRC \(header.ssrc) after \(ssrc): starting over"))
-            dropPending()
-            waiting = []
-            expected = nil
-        }
-        ssrc = header.ssrc
-        let sequenceNumber = header.sequenceNumber
-        guard let expectedNumber = expected else {
-            expected = sequenceNumber &+ 1
-            process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
-            return
-        }
-        let distance = Int16(bitPattern: sequenceNumber &- expectedNumber)
-        if distance < 0 || (distance > 0 && waiting.contains { $0.sequenceNumber == sequenceNumber }) {
-            report(H264Error(.latePacket, field: "sequence number", byteOffset: 2,
-                             "packet \(sequenceNumber) arrived after the depacketizer moved past it (expected \(expectedNumber))"))
-            return
-        }
-        if distance == 0 {
-            expected = sequenceNumber &+ 1
-            process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
-            drainWaiting()
-            return
-        }
-        waiting.append((sequenceNumber, Array(packet.assumingMemoryBound(to: UInt8.self))))
-        while waiting.count > configuration.reorderWindow {
-            skipToEarliestWaiting()
-        }
+        core.append(packet: packet, owner: [])
     }
 
     /// Takes one received RTP packet held in an array.
     public mutating func append(packet: [UInt8]) {
-        packet.withUnsafeBytes { append(packet: $0) }
+        packet.withUnsafeBytes { core.append(packet: $0, owner: []) }
     }
 
     /// The next event, or nil when none is waiting.
     public mutating func next() -> Event? {
-        guard eventIndex < events.count else {
-            if !events.isEmpty { events.removeAll(keepingCapacity: true); eventIndex = 0 }
-            return nil
+        switch core.next() {
+        case nil: nil
+        case .accessUnit(let unit, let timestamp, let endedByMarker):
+            .accessUnit(ReceivedAccessUnit(accessUnit: unit, timestamp: timestamp, endedByMarker: endedByMarker))
+        case .loss(let loss): .loss(loss)
+        case .keyframeRequest: .keyframeRequest
+        case .diagnostic(let error): .diagnostic(error)
         }
-        // Moved out rather than copied: an access unit's buffers are not retained and released
-        // once more per event.
-        var event = Event.keyframeRequest
-        swap(&event, &events[eventIndex])
-        eventIndex += 1
-        return event
     }
 
     /// Ends the stream: packets still waiting for a missing one are taken (the missing ones are
     /// lost), and the last access unit is handed out if it is complete as far as can be told.
     /// Read the events with ``next()``.
     public mutating func finish() {
-        while !waiting.isEmpty { skipToEarliestWaiting() }
-        if fragmentInProgress {
-            report(H264Error(.incompleteFragment, field: "FU header", "the stream ended inside a fragmented NAL unit"))
-            dropPending()
-        } else if !discarding {
-            closeAccessUnit(endedByMarker: false)
-        } else {
-            dropPending()
-        }
-    }
-
-    // MARK: - Sequence order
-
-    private mutating func drainWaiting() {
-        while !waiting.isEmpty, let index = waiting.firstIndex(where: { $0.sequenceNumber == expected }) {
-            let entry = waiting.remove(at: index)
-            expected = entry.sequenceNumber &+ 1
-            entry.bytes.withUnsafeBytes { buffer in
-                // Parsed once already when it arrived.
-                if let (header, payload) = try? RTPHeader.parse(buffer) {
-                    process(header, UnsafeRawBufferPointer(rebasing: buffer[payload]))
-                }
-            }
-        }
-    }
-
-    private mutating func skipToEarliestWaiting() {
-        guard let expectedNumber = expected,
-              let earliest = waiting.min(by: { $0.sequenceNumber &- expectedNumber < $1.sequenceNumber &- expectedNumber }) else { return }
-        let lost = Int(earliest.sequenceNumber &- expectedNumber)
-        lose(firstSequenceNumber: expectedNumber, count: lost)
-        expected = earliest.sequenceNumber
-        drainWaiting()
-    }
-
-    private mutating func lose(firstSequenceNumber: UInt16, count: Int) {
-        lostPacketCount += count
-        let partial = pendingNALCount > 0 || fragmentInProgress
-        events.append(.loss(Loss(firstSequenceNumber: firstSequenceNumber, packetCount: count, droppedPartialAccessUnit: partial)))
-        events.append(.keyframeRequest)
-        dropPending()
-        discarding = true
-        discardTimestamp = nil
-        discardCounted = partial
-    }
-
-    // MARK: - Payload
-
-    private mutating func process(_ header: RTPHeader, _ payload: UnsafeRawBufferPointer) {
-        if discarding {
-            if discardTimestamp == nil { discardTimestamp = header.timestamp }
-            if header.timestamp == discardTimestamp {
-                if !discardCounted { droppedAccessUnitCount += 1; discardCounted = true }
-                if header.marker { discarding = false; discardTimestamp = nil }
-                return
-            }
-            discarding = false
-            discardTimestamp = nil
-        }
-        guard let first = payload.first else {
-            report(H264Error(.emptyNALUnit, field: "RTP payload", byteOffset: RTPHeader.fixedSize, "packet \(header.sequenceNumber) has no payload"))
-            return
-        }
-        let type = first & 0x1F
-        switch type {
-        case 1...23:
-            abandonFragment(header)
-            deliver(payload, header)
-        case 24:
-            abandonFragment(header)
-            aggregation(payload, header)
-        case 28:
-            fragmentUnit(payload, header)
-        case 25, 26, 27, 29:
-            let names: [UInt8: String] = [25: "STAP-B", 26: "MTAP16", 27: "MTAP24", 29: "FU-B"]
-            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
-                             "\(names[type]!) (type \(type)) belongs to the interleaved packetization-mode 2, which is not supported; packet \(header.sequenceNumber) dropped"))
-        default:
-            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
-                             "payload type \(type) is undefined in RFC 6184; packet \(header.sequenceNumber) dropped"))
-        }
-        if header.marker && pendingHasVCL && !fragmentInProgress {
-            closeAccessUnit(endedByMarker: true)
-        }
-    }
-
-    private mutating func aggregation(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
-        // Check every size first: a damaged STAP-A is dropped whole.
-        var position = 1
-        var count = 0
-        while position < payload.count {
-            guard payload.count - position >= 2 else {
-                report(H264Error(.truncated, field: "NALU size", byteOffset: position,
-                                 "STAP-A in packet \(header.sequenceNumber) ends inside a size field; packet dropped"))
-                return
-            }
-            let size = Int(payload[position]) << 8 | Int(payload[position + 1])
-            guard size > 0, size <= payload.count - position - 2 else {
-                report(H264Error(size == 0 ? .emptyNALUnit : .lengthPastEnd, field: "NALU size", byteOffset: position,
-                                 "STAP-A unit of \(size) bytes with \(payload.count - position - 2) left in packet \(header.sequenceNumber); packet dropped"))
-                return
-            }
-            position += 2 + size
-            count += 1
-        }
-        if count == 0 {
-            report(H264Error(.emptyNALUnit, field: "NALU size", byteOffset: 1, "STAP-A without NAL units in packet \(header.sequenceNumber)"))
-            return
-        }
-        position = 1
-        while position < payload.count {
-            let size = Int(payload[position]) << 8 | Int(payload[position + 1])
-            deliver(UnsafeRawBufferPointer(rebasing: payload[(position + 2)..<(position + 2 + size)]), header)
-            position += 2 + size
-        }
-    }
-
-    private mutating func fragmentUnit(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
-        guard payload.count >= 3 else {
-            report(H264Error(.truncated, field: "FU header", byteOffset: 0,
-                             "FU-A of \(payload.count) bytes in packet \(header.sequenceNumber); packet dropped"))
-            return
-        }
-        let indicator = payload[0], fuHeader = payload[1]
-        let start = fuHeader & 0x80 != 0, end = fuHeader & 0x40 != 0
-        let nalHeader = (indicator & 0xE0) | (fuHeader & 0x1F)
-        // Typed, so that appending is one memcpy rather than a byte loop.
-        let body = UnsafeRawBufferPointer(rebasing: payload[2...]).assumingMemoryBound(to: UInt8.self)
-        if start {
-            abandonFragment(header)
-            if end {
-                fragment.removeAll(keepingCapacity: true)
-                fragment.append(nalHeader)
-                fragment.append(contentsOf: body)
-                deliverFragment(header)
-                return
-            }
-            fragment.removeAll(keepingCapacity: true)
-            fragmentInProgress = true
-            fragmentByteCount = 1 + body.count
-            fragmentType = nalHeader & 0x1F
-            // Written into the access unit at once when the assembler can place it from its
-            // first fragment; otherwise gathered and appended whole at its end.
-            if !discarding, assembler.beginNALUnit(header: nalHeader, leading: body, streamOffset: streamOffset) {
-                fragmentIsDirect = true
-            } else {
-                fragment.append(nalHeader)
-                fragment.append(contentsOf: body)
-            }
-            return
-        }
-        guard fragmentInProgress else {
-            report(H264Error(.missingFragmentStart, field: "FU header", byteOffset: 1,
-                             "FU-A fragment without its start in packet \(header.sequenceNumber): its access unit is dropped"))
-            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
-            dropPending()
-            if !header.marker {
-                discarding = true
-                discardTimestamp = header.timestamp
-                discardCounted = true
-            }
-            return
-        }
-        guard pendingByteCount + fragmentByteCount + body.count <= configuration.maximumAccessUnitSize else {
-            report(H264Error(.overflow, field: "FU header",
-                             "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
-            dropPending()
-            discarding = true
-            discardTimestamp = header.timestamp
-            discardCounted = true
-            return
-        }
-        if fragmentIsDirect {
-            assembler.appendToNALUnit(body)
-        } else {
-            fragment.append(contentsOf: body)
-        }
-        fragmentByteCount += body.count
-        if end {
-            fragmentInProgress = false
-            deliverFragment(header)
-        }
-    }
-
-    private mutating func deliverFragment(_ header: RTPHeader) {
-        guard fragmentIsDirect else {
-            let nalUnit = fragment
-            nalUnit.withUnsafeBytes { deliver($0, header) }
-            return
-        }
-        // Already in the access unit: what `deliver` does around the assembler's append.
-        guard admit(byteCount: fragmentByteCount, header) else { return }
-        fragmentIsDirect = false
-        assembler.endNALUnit()
-        account(byteCount: fragmentByteCount, type: fragmentType)
-    }
-
-    /// A packet other than the continuation of an FU-A arrived while one was in progress.
-    private mutating func abandonFragment(_ header: RTPHeader) {
-        guard fragmentInProgress else { return }
-        report(H264Error(.incompleteFragment, field: "FU header",
-                         "a fragmented NAL unit ended without its end fragment before packet \(header.sequenceNumber): its access unit is dropped"))
-        dropPending()
-    }
-
-    // MARK: - Access units
-
-    private mutating func deliver(_ nalUnit: UnsafeRawBufferPointer, _ header: RTPHeader) {
-        guard admit(byteCount: nalUnit.count, header) else { return }
-        // Typed, so that the assembler's append is one memcpy rather than a byte loop.
-        if let unit = assembler.append(nalUnit: nalUnit.assumingMemoryBound(to: UInt8.self), streamOffset: streamOffset) {
-            emit(unit, endedByMarker: false)
-            pendingNALCount = 0
-            pendingHasVCL = false
-            pendingByteCount = 0
-            pendingTimestamp = header.timestamp
-        }
-        account(byteCount: nalUnit.count, type: nalUnit[0] & 0x1F)
-    }
-
-    /// Whether a NAL unit of `byteCount` bytes ending in the packet with `header` may join the
-    /// access unit; when it would make it too large, the access unit is dropped.
-    private mutating func admit(byteCount: Int, _ header: RTPHeader) -> Bool {
-        guard !discarding else { return false }
-        if pendingNALCount == 0 { pendingTimestamp = header.timestamp }
-        if pendingByteCount + 4 + byteCount > configuration.maximumAccessUnitSize {
-            report(H264Error(.overflow, field: "access unit",
-                             "an access unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): dropped"))
-            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
-            dropPending()
-            discarding = true
-            discardTimestamp = header.timestamp
-            discardCounted = true
-            return false
-        }
-        return true
-    }
-
-    /// Counts a NAL unit of `byteCount` bytes and type `type` (0…31) given to the assembler.
-    private mutating func account(byteCount: Int, type: UInt8) {
-        streamOffset += 4 + byteCount
-        pendingByteCount += 4 + byteCount
-        pendingNALCount += 1
-        if (1...5).contains(type) { pendingHasVCL = true }
-    }
-
-    private mutating func closeAccessUnit(endedByMarker: Bool) {
-        if let unit = assembler.finish() { emit(unit, endedByMarker: endedByMarker) }
-        pendingNALCount = 0
-        pendingHasVCL = false
-        pendingByteCount = 0
-    }
-
-    private mutating func emit(_ unit: AccessUnit, endedByMarker: Bool) {
-        events.append(.accessUnit(ReceivedAccessUnit(accessUnit: unit, timestamp: pendingTimestamp, endedByMarker: endedByMarker)))
-    }
-
-    /// Drops the access unit being received and any fragment in progress.
-    private mutating func dropPending() {
-        if pendingNALCount > 0 || fragmentInProgress { droppedAccessUnitCount += 1 }
-        fragmentIsDirect = false
-        assembler.dropAccessUnit()
-        pendingNALCount = 0
-        pendingHasVCL = false
-        pendingByteCount = 0
-        fragmentInProgress = false
-        fragment.removeAll(keepingCapacity: true)
-    }
-
-    private mutating func report(_ error: H264Error) {
-        events.append(.diagnostic(error))
+        core.finish()
     }
 }

@@ -1,0 +1,169 @@
+/// Groups NAL units into access units as ``AccessUnitAssembler`` does (the same
+/// ``AccessUnitTracker``), but keeps each NAL unit as pieces of the buffers it arrived in rather
+/// than copying it: its access units are ``AccessUnitView``s.
+///
+/// Bytes that lie in the packet named by ``usePacket(_:bytes:)`` are kept by reference to that
+/// packet's buffer; any other bytes (a NAL unit the depacketizer had to gather first) are copied
+/// into the view's own bytes.
+struct AccessUnitViewAssembler: RTPAccessUnitStorage {
+    typealias Piece = AccessUnitView.Piece
+
+    private var tracker: AccessUnitTracker
+    private var buffers: [[UInt8]] = []
+    private var ownBytes: [UInt8] = []
+    private var pieces: [Piece] = []
+    private var nalUnitEnds: [AccessUnitView.NALUnitEnd] = []
+    /// The access unit's size in AVCC form so far (the open NAL unit's pieces included).
+    private var encodedByteCount = 0
+
+    /// The buffer of the packet being read; its storage stays where it is while it is held here
+    /// (an array's storage moves only when that array is changed, and a held one never is).
+    private var packet: [UInt8] = []
+    /// The address where `packet`'s bytes begin (0: no packet), to tell which bytes lie in it
+    /// and at what offset; an integer because it is only compared, never read through.
+    private var packetStart: UInt = 0
+    private var packetCount = 0
+    /// The index of `packet` in `buffers`, or -1 while the access unit refers to none of it.
+    private var packetIndex: Int32 = -1
+
+    /// The index in `pieces` of the first piece of the NAL unit being added.
+    private var nalUnitFirstPiece = 0
+    /// The size of the NAL unit being written in pieces so far, or -1 when none is open.
+    private var openByteCount = -1
+    /// The header byte and first bytes of a NAL unit arriving in pieces, for the boundary rule.
+    private var head: [UInt8] = []
+
+    init(parameterSets: ParameterSetCache) {
+        tracker = AccessUnitTracker(parameterSets: parameterSets)
+    }
+
+    var parameterSets: ParameterSetCache { tracker.parameterSets }
+    /// See ``AccessUnitAssembler/errorCount``.
+    var errorCount: Int { tracker.errorCount }
+
+    mutating func usePacket(_ owner: borrowing [UInt8], bytes: UnsafeRawBufferPointer) {
+        guard !owner.isEmpty else {
+            packet = []
+            packetStart = 0
+            packetCount = 0
+            packetIndex = -1
+            return
+        }
+        // The same buffer as the last packet (many packets read into one buffer): nothing to
+        // retain again.
+        let start = owner.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        guard start != packetStart else { return }
+        packet = copy owner
+        packetStart = start
+        packetCount = owner.count
+        packetIndex = -1
+    }
+
+    mutating func append(nalUnit: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> AccessUnitView? {
+        // A NAL unit still being written in pieces ends where it came to.
+        if openByteCount >= 0 { endNALUnit() }
+        guard case .placed(let closed) = tracker.place(nalUnit, streamOffset: streamOffset) else { return nil }
+        var completed: AccessUnitView?
+        if let closed { completed = package(closed) }
+        nalUnitFirstPiece = pieces.count
+        add(UnsafeRawBufferPointer(nalUnit))
+        endNALUnit(byteCount: nalUnit.count)
+        return completed
+    }
+
+    mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
+        guard openByteCount < 0, leading.count >= AccessUnitAssembler.leadingByteCount else { return false }
+        // The boundary rule reads no further than these bytes (``AccessUnitAssembler/leadingByteCount``).
+        head.removeAll(keepingCapacity: true)
+        head.append(header)
+        head.append(contentsOf: UnsafeBufferPointer(rebasing: leading[..<AccessUnitAssembler.leadingByteCount]))
+        guard tracker.beginPieces(head, streamOffset: streamOffset) else { return false }
+        nalUnitFirstPiece = pieces.count
+        pieces.append(Piece(buffer: Piece.literal, start: Int32(header), count: 1))
+        encodedByteCount += 1
+        add(UnsafeRawBufferPointer(leading))
+        openByteCount = 1 + leading.count
+        return true
+    }
+
+    mutating func appendToNALUnit(_ bytes: UnsafeBufferPointer<UInt8>) {
+        add(UnsafeRawBufferPointer(bytes))
+        openByteCount += bytes.count
+    }
+
+    mutating func endNALUnit() {
+        guard openByteCount >= 0 else { return }
+        endNALUnit(byteCount: openByteCount)
+        openByteCount = -1
+        tracker.endPieces()
+    }
+
+    mutating func finishAccessUnit() -> AccessUnitView? {
+        guard !tracker.isEmpty else { return nil }
+        // A NAL unit still being written goes with its access unit as far as it came.
+        if openByteCount >= 0 { endNALUnit() }
+        return package(tracker.close(at: tracker.startOffset + encodedByteCount))
+    }
+
+    mutating func dropAccessUnit() {
+        if openByteCount >= 0 {
+            pieces.removeSubrange(nalUnitFirstPiece...)
+            encodedByteCount -= openByteCount
+            openByteCount = -1
+            tracker.dropPieces()
+        }
+        _ = finishAccessUnit()
+    }
+
+    /// Adds `bytes` to the NAL unit being added: a reference when they lie in the packet being
+    /// read, a copy otherwise.
+    private mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        let start = UInt(bitPattern: bytes.baseAddress)
+        encodedByteCount += bytes.count
+        if packetStart != 0, start >= packetStart, start + UInt(bytes.count) <= packetStart + UInt(packetCount),
+           packetCount <= Int(Int32.max) {
+            if packetIndex < 0 {
+                packetIndex = Int32(buffers.count)
+                buffers.append(packet)
+            }
+            let offset = Int32(start - packetStart)
+            // Two pieces in a row of one NAL unit that meet in the buffer are one piece.
+            if pieces.count > nalUnitFirstPiece, let last = pieces.last, last.buffer == packetIndex,
+               last.start + last.count == offset {
+                pieces[pieces.count - 1].count += Int32(bytes.count)
+            } else {
+                pieces.append(Piece(buffer: packetIndex, start: offset, count: Int32(bytes.count)))
+            }
+            return
+        }
+        let offset = ownBytes.count
+        ownBytes.append(contentsOf: bytes)
+        pieces.append(Piece(buffer: Piece.own, start: Int32(truncatingIfNeeded: offset), count: Int32(truncatingIfNeeded: bytes.count)))
+    }
+
+    /// Closes the NAL unit being added: its pieces end here.
+    private mutating func endNALUnit(byteCount: Int) {
+        nalUnitEnds.append(.init(pieceEnd: Int32(pieces.count), byteCount: Int32(truncatingIfNeeded: byteCount)))
+        encodedByteCount += 4
+    }
+
+    /// The view of `closed` with the pieces gathered for it; starts the next one's.
+    private mutating func package(_ closed: AccessUnitTracker.Closed) -> AccessUnitView {
+        let view = AccessUnitView(nalUnitTypes: closed.nalUnitTypes, streamOffset: closed.streamOffset,
+                                  byteCount: closed.byteCount, formatDescription: closed.formatDescription,
+                                  formatChanged: closed.formatChanged, encodedByteCount: encodedByteCount,
+                                  buffers: buffers, ownBytes: ownBytes, pieces: pieces, nalUnitEnds: nalUnitEnds)
+        buffers = []
+        buffers.reserveCapacity(view.buffers.count)
+        pieces = []
+        pieces.reserveCapacity(view.pieces.count)
+        nalUnitEnds = []
+        nalUnitEnds.reserveCapacity(view.nalUnitEnds.count)
+        if !ownBytes.isEmpty { ownBytes = [] }
+        encodedByteCount = 0
+        packetIndex = -1
+        nalUnitFirstPiece = 0
+        return view
+    }
+}

@@ -1,0 +1,129 @@
+/// ``RTPDepacketizer`` without the copy: its access units (``AccessUnitView``) refer to the
+/// buffers the packets were received in, so the payload bytes are copied once, into wherever
+/// they go (a decoder's input buffer, a file), instead of first into an access unit.
+///
+/// ```swift
+/// var depacketizer = RTPZeroCopyDepacketizer()
+/// var buffer = [UInt8](repeating: 0, count: 64 << 10)
+/// while let datagrams = receive(into: &buffer) {       // e.g. recvmmsg, or a TCP read of
+///     for range in datagrams {                         // RTP over RTSP's interleaved channel
+///         depacketizer.append(packet: range, in: buffer)
+///     }
+///     buffer = [UInt8](repeating: 0, count: 64 << 10)  // the views keep the old one
+///     while let event = depacketizer.next() {
+///         if case .accessUnit(let unit) = event {
+///             unit.accessUnit.copyBytes(into: decoderInput, format: .avcc)
+///         }
+///     }
+/// }
+/// ```
+///
+/// Everything else is ``RTPDepacketizer``'s, by the same code: the payload formats, sequence
+/// order and loss, events, diagnostics and the access-unit boundary rule; the same packets give
+/// the same events, with ``AccessUnitView/accessUnit`` equal to the AVCC access units
+/// ``RTPDepacketizer`` hands out.
+///
+/// A buffer given to ``append(packet:in:)`` is kept (not copied) by the views that refer to
+/// it, as long as they live; arrays are values, so writing into the caller's copy afterwards
+/// leaves the views' bytes as they were (the write copies the array). Bytes are copied only
+/// where the stream needs it: a NAL unit that had to be gathered before it could be placed (a
+/// parameter set split into FU-A fragments, or an FU-A whose first fragment is too short for
+/// its slice header).
+public struct RTPZeroCopyDepacketizer: Sendable {
+    /// How packets are received (``RTPDepacketizer/Configuration``); here
+    /// ``RTPDepacketizer/Configuration/maximumAccessUnitSize`` is at most 1 GiB.
+    public typealias Configuration = RTPDepacketizer.Configuration
+
+    /// An access unit with its RTP timestamp.
+    public struct ReceivedAccessUnit: Sendable {
+        /// The access unit, as pieces of the received buffers.
+        public var accessUnit: AccessUnitView
+        /// The 90 kHz RTP timestamp of its packets.
+        public var timestamp: UInt32
+        /// True when a packet with the marker bit ended it (false: the next access unit or the
+        /// end of the stream did).
+        public var endedByMarker: Bool
+    }
+
+    /// What the depacketizer found (as ``RTPDepacketizer/Event``).
+    public enum Event: Sendable {
+        /// A complete access unit, in decoding order.
+        case accessUnit(ReceivedAccessUnit)
+        /// Packets were lost; the access unit they belonged to is dropped.
+        case loss(RTPDepacketizer.Loss)
+        /// The receiver should ask the sender for an IDR picture (RTCP PLI or FIR): pictures
+        /// after a loss refer to what was lost.
+        case keyframeRequest
+        /// A packet or NAL unit was dropped: unsupported, damaged, late or out of place.
+        case diagnostic(H264Error)
+    }
+
+    /// The configuration.
+    public var configuration: Configuration { core.configuration }
+    /// Packets given to ``append(packet:in:)`` and ``append(packet:)``.
+    public var packetCount: Int { core.packetCount }
+    /// Packets declared lost.
+    public var lostPacketCount: Int { core.lostPacketCount }
+    /// Access units dropped because of loss or damage.
+    public var droppedAccessUnitCount: Int { core.droppedAccessUnitCount }
+    /// The parameter sets seen so far (from the stream, or given at creation, e.g. from an SDP).
+    public var parameterSets: ParameterSetCache { core.parameterSets }
+
+    private var core: RTPDepacketizerCore<AccessUnitViewAssembler>
+
+    /// Creates a depacketizer, optionally knowing parameter sets already (e.g. from the SDP's
+    /// `sprop-parameter-sets`).
+    ///
+    /// - Parameters:
+    ///   - configuration: how packets are received.
+    ///   - parameterSets: parameter sets known before the first packet.
+    public init(configuration: Configuration = Configuration(), parameterSets: ParameterSetCache = ParameterSetCache()) {
+        var configuration = configuration
+        // The views count in 32 bits.
+        configuration.maximumAccessUnitSize = Swift.min(configuration.maximumAccessUnitSize, 1 << 30)
+        core = RTPDepacketizerCore(configuration: configuration, parameterSets: parameterSets)
+    }
+
+    /// Takes one received RTP packet, the bytes `range` of `buffer`, keeping `buffer` rather than
+    /// copying from it. Many packets may share one buffer, as a `recvmmsg` or a read of RTP over
+    /// a TCP connection fills it; it is kept once per access unit.
+    ///
+    /// A range outside `buffer` is reported as an ``H264Error/Code/lengthPastEnd`` diagnostic
+    /// and counted as a packet that could not be read.
+    ///
+    /// - Parameters:
+    ///   - range: where the packet (RTP header first) lies in `buffer`.
+    ///   - buffer: the bytes received.
+    public mutating func append(packet range: Range<Int>, in buffer: [UInt8]) {
+        guard range.lowerBound >= 0, range.upperBound <= buffer.count else {
+            core.reject(H264Error(.lengthPastEnd, field: "packet range",
+                                  "packet at \(range) of a \(buffer.count)-byte buffer: not read"))
+            return
+        }
+        buffer.withUnsafeBytes { core.append(packet: UnsafeRawBufferPointer(rebasing: $0[range]), owner: buffer) }
+    }
+
+    /// Takes one received RTP packet (a UDP payload), keeping the array rather than copying it.
+    ///
+    /// - Parameter packet: the packet, RTP header first.
+    public mutating func append(packet: [UInt8]) {
+        packet.withUnsafeBytes { core.append(packet: $0, owner: packet) }
+    }
+
+    /// The next event, or nil when none is waiting.
+    public mutating func next() -> Event? {
+        switch core.next() {
+        case nil: nil
+        case .accessUnit(let unit, let timestamp, let endedByMarker):
+            .accessUnit(ReceivedAccessUnit(accessUnit: unit, timestamp: timestamp, endedByMarker: endedByMarker))
+        case .loss(let loss): .loss(loss)
+        case .keyframeRequest: .keyframeRequest
+        case .diagnostic(let error): .diagnostic(error)
+        }
+    }
+
+    /// Ends the stream, as ``RTPDepacketizer/finish()`` does. Read the events with ``next()``.
+    public mutating func finish() {
+        core.finish()
+    }
+}
