@@ -72,6 +72,8 @@ public struct ParameterSetCache: Sendable {
         switch header.nalUnitType {
         case .sequenceParameterSet:
             let bytes = Array(nalUnit)
+            // A repeat (before every IDR, as senders do) parses to what is stored: not parsed again.
+            if spsBytes.values.contains(bytes) { return .unchanged }
             let sps = try SequenceParameterSet(nalUnit: bytes)
             let change = Self.put(bytes, sps, id: sps.seqParameterSetId, warnings: sps.diagnostics,
                                   bytesById: &spsBytes, parsedById: &sequenceParameterSets, diagnostics: &diagnostics)
@@ -79,6 +81,9 @@ public struct ParameterSetCache: Sendable {
             return change
         case .pictureParameterSet:
             let bytes = Array(nalUnit)
+            // Stored PPSs are parsed again whenever their SPS changes, so a repeat of one parses
+            // to what is stored.
+            if ppsBytes.values.contains(bytes) { return .unchanged }
             let pps = try PictureParameterSet(nalUnit: bytes, sequenceParameterSets: sequenceParameterSets)
             guard sequenceParameterSets[pps.seqParameterSetId] != nil else {
                 throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
