@@ -43,6 +43,13 @@ struct AccessUnitBoundary: Sendable {
     /// Decides whether `nalUnit` (whose `forbidden_zero_bit` is 0) begins a new access unit,
     /// reading slice headers with `parameterSets`. Follow it with ``record(_:type:)``.
     func decide(_ nalUnit: some Collection<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
+        // One non-generic rule over contiguous bytes (see ``SliceHeader/Prefix/init(nalUnit:)``).
+        nalUnit.withContiguousStorageIfAvailable { decide(contiguous: $0, type: type, parameterSets: parameterSets) }
+            ?? Array(nalUnit).withUnsafeBufferPointer { decide(contiguous: $0, type: type, parameterSets: parameterSets) }
+    }
+
+    /// ``decide(_:type:parameterSets:)`` over contiguous bytes.
+    func decide(contiguous nalUnit: UnsafeBufferPointer<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
         // After end of sequence only an end of stream may follow in the same access unit.
         var decision = Decision(startsNew: !isEmpty && (closedByEndOfStream || (closedByEndOfSequence && type != .endOfStream)))
         switch type.rawValue {
@@ -51,7 +58,7 @@ struct AccessUnitBoundary: Sendable {
         case 1, 2, 5:
             let prefix: SliceHeader.Prefix
             do {
-                prefix = try SliceHeader.Prefix(nalUnit: nalUnit)
+                prefix = try SliceHeader.Prefix(contiguous: nalUnit)
             } catch {
                 decision.problem = error
                 decision.isDamaged = true

@@ -17,7 +17,7 @@ public enum RBSP {
 
     /// ``decode(_:limit:)`` over contiguous bytes: one allocation, written in place (the slice
     /// header of every received picture goes through here).
-    private static func decode(buffer bytes: UnsafeBufferPointer<UInt8>, limit: Int?) -> [UInt8] {
+    static func decode(buffer bytes: UnsafeBufferPointer<UInt8>, limit: Int?) -> [UInt8] {
         let cap = limit.map { Swift.max(0, Swift.min($0, bytes.count)) } ?? bytes.count
         if !containsZeroPair(bytes, upTo: cap) {
             // No two zero bytes in a row, so no emulation prevention byte: one copy.

@@ -84,13 +84,22 @@ public struct SliceHeader: Hashable, Sendable {
         /// - Throws: ``H264Error/Code/unexpectedNALUnitType`` for NAL units that do not start with
         ///   a slice header, the NAL unit header's errors and the bit reader's errors.
         public init<Bytes: Collection<UInt8>>(nalUnit: Bytes) throws(H264Error) {
+            // Read from contiguous bytes, by one non-generic reader: the slice header of every
+            // received picture comes through here, and generic code the optimizer leaves
+            // unspecialized reads each byte through the collection's witness table.
+            let read = { (bytes: UnsafeBufferPointer<UInt8>) in Result { () throws(H264Error) in try Prefix(contiguous: bytes) } }
+            self = try (nalUnit.withContiguousStorageIfAvailable(read) ?? Array(nalUnit).withUnsafeBufferPointer(read)).get()
+        }
+
+        /// ``init(nalUnit:)`` over contiguous bytes.
+        init(contiguous nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) {
             let header = try NALUnitHeader(validating: nalUnit)
             let type = header.nalUnitType
             guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
                 throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
                                 "NAL unit type \(type.rawValue) has no slice header")
             }
-            var reader = BitReader(RBSP.decode(nalUnit.dropFirst(), limit: SliceHeader.maximumEncodedSize))
+            var reader = BitReader(RBSP.decode(buffer: UnsafeBufferPointer(rebasing: nalUnit.dropFirst()), limit: SliceHeader.maximumEncodedSize))
             nalUnitType = type
             nalRefIdc = header.nalRefIdc
             firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
