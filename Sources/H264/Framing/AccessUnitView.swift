@@ -26,33 +26,33 @@ public struct AccessUnitView: Sendable {
     /// before each NAL unit: what ``copyBytes(into:format:)`` writes.
     public let encodedByteCount: Int
 
-    /// The received buffers the pieces refer to.
-    let buffers: [[UInt8]]
+    /// The first received buffer the pieces refer to (most access units need no other), and
+    /// the others.
+    let firstBuffer: [UInt8]
+    let otherBuffers: [[UInt8]]
     /// Bytes that were not in any received buffer as they are in the NAL unit: NAL units
     /// gathered before they could be placed (a fragmented parameter set, say).
     let ownBytes: [UInt8]
-    /// The pieces, in order; a piece whose buffer is ``Piece/own`` lies in `ownBytes`, one whose
-    /// buffer is ``Piece/literal`` is the one byte in its `start` (the rebuilt header byte of a
-    /// fragmented NAL unit).
+    /// For each NAL unit in order, a ``Piece/nalUnit`` marker holding its size, then its pieces.
+    /// A piece's `buffer` is 0 for `firstBuffer`, i ≥ 1 for `otherBuffers[i - 1]`,
+    /// ``Piece/own`` for `ownBytes`, or ``Piece/literal`` for the one byte in its `start` (the
+    /// rebuilt header byte of a fragmented NAL unit). One array, so that an access unit costs
+    /// few allocations.
     let pieces: [Piece]
-    /// For each NAL unit, the index in `pieces` after its last piece, and its size.
-    let nalUnitEnds: [NALUnitEnd]
+    /// How many NAL units (``Piece/nalUnit`` markers) `pieces` holds.
+    public let nalUnitCount: Int
 
-    /// A run of bytes of one buffer.
+    /// A run of bytes of one buffer, or the marker before a NAL unit's pieces.
     struct Piece: Sendable {
         /// The buffer for ``AccessUnitView/ownBytes``.
         static let own: Int32 = -1
         /// The buffer of a one-byte piece whose byte is its `start`.
         static let literal: Int32 = -2
+        /// The buffer of the marker before a NAL unit, whose `count` is the NAL unit's size.
+        static let nalUnit: Int32 = -3
         var buffer: Int32
         var start: Int32
         var count: Int32
-    }
-
-    /// Where a NAL unit's pieces end, and its size.
-    struct NALUnitEnd: Sendable {
-        var pieceEnd: Int32
-        var byteCount: Int32
     }
 
     /// How the NAL units are laid out when written out.
@@ -67,8 +67,6 @@ public struct AccessUnitView: Sendable {
     public var isIDR: Bool { nalUnitTypes.contains(.idrSlice) }
     /// True when the access unit holds at least one VCL NAL unit (coded slice data).
     public var hasPicture: Bool { nalUnitTypes.contains { $0.isVCL } }
-    /// How many NAL units the access unit holds.
-    public var nalUnitCount: Int { nalUnitEnds.count }
 
     /// Calls `body` with each run of bytes of the access unit in order: for each NAL unit, its
     /// 4-byte length or start code, then its pieces. Nothing is copied; the pointers are valid
@@ -78,16 +76,15 @@ public struct AccessUnitView: Sendable {
     ///   - format: what comes before each NAL unit.
     ///   - body: called with each run of bytes, never with an empty one.
     public func forEachPiece(format: Format = .avcc, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        var pieceIndex = 0
-        for end in nalUnitEnds {
-            var prefix: UInt32 = switch format {
-            case .avcc: UInt32(end.byteCount).bigEndian
-            case .annexB: UInt32(1).bigEndian
-            }
-            try withUnsafeBytes(of: &prefix) { try body($0) }
-            while pieceIndex < Int(end.pieceEnd) {
-                try withPiece(pieces[pieceIndex], body)
-                pieceIndex += 1
+        for piece in pieces {
+            if piece.buffer == Piece.nalUnit {
+                var prefix: UInt32 = switch format {
+                case .avcc: UInt32(piece.count).bigEndian
+                case .annexB: UInt32(1).bigEndian
+                }
+                try withUnsafeBytes(of: &prefix) { try body($0) }
+            } else {
+                try withPiece(piece, body)
             }
         }
     }
@@ -134,8 +131,10 @@ public struct AccessUnitView: Sendable {
             try withUnsafeBytes(of: &byte) { try body($0) }
         } else if piece.buffer == Piece.own {
             try ownBytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        } else if piece.buffer == 0 {
+            try firstBuffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
         } else {
-            try buffers[Int(piece.buffer)].withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+            try otherBuffers[Int(piece.buffer) - 1].withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
         }
     }
 }

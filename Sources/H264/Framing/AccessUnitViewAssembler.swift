@@ -9,10 +9,13 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     typealias Piece = AccessUnitView.Piece
 
     private var tracker: AccessUnitTracker
-    private var buffers: [[UInt8]] = []
+    private var firstBuffer: [UInt8] = []
+    private var otherBuffers: [[UInt8]] = []
+    /// How many buffers the access unit refers to (`firstBuffer`, then `otherBuffers`).
+    private var bufferCount: Int32 = 0
     private var ownBytes: [UInt8] = []
     private var pieces: [Piece] = []
-    private var nalUnitEnds: [AccessUnitView.NALUnitEnd] = []
+    private var nalUnitCount = 0
     /// The access unit's size in AVCC form so far (the open NAL unit's pieces included).
     private var encodedByteCount = 0
 
@@ -23,10 +26,10 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     /// and at what offset; an integer because it is only compared, never read through.
     private var packetStart: UInt = 0
     private var packetCount = 0
-    /// The index of `packet` in `buffers`, or -1 while the access unit refers to none of it.
+    /// The index of `packet` among the access unit's buffers, or -1 while it refers to none of it.
     private var packetIndex: Int32 = -1
 
-    /// The index in `pieces` of the first piece of the NAL unit being added.
+    /// The index in `pieces` of the marker of the NAL unit being added.
     private var nalUnitFirstPiece = 0
     /// The size of the NAL unit being written in pieces so far, or -1 when none is open.
     private var openByteCount = -1
@@ -65,7 +68,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         guard case .placed(let closed) = tracker.place(nalUnit, streamOffset: streamOffset) else { return nil }
         var completed: AccessUnitView?
         if let closed { completed = package(closed) }
-        nalUnitFirstPiece = pieces.count
+        startNALUnit()
         add(UnsafeRawBufferPointer(nalUnit))
         endNALUnit(byteCount: nalUnit.count)
         return completed
@@ -78,7 +81,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         head.append(header)
         head.append(contentsOf: UnsafeBufferPointer(rebasing: leading[..<AccessUnitAssembler.leadingByteCount]))
         guard tracker.beginPieces(head, streamOffset: streamOffset) else { return false }
-        nalUnitFirstPiece = pieces.count
+        startNALUnit()
         pieces.append(Piece(buffer: Piece.literal, start: Int32(header), count: 1))
         encodedByteCount += 1
         add(UnsafeRawBufferPointer(leading))
@@ -124,12 +127,13 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         if packetStart != 0, start >= packetStart, start + UInt(bytes.count) <= packetStart + UInt(packetCount),
            packetCount <= Int(Int32.max) {
             if packetIndex < 0 {
-                packetIndex = Int32(buffers.count)
-                buffers.append(packet)
+                packetIndex = bufferCount
+                if bufferCount == 0 { firstBuffer = packet } else { otherBuffers.append(packet) }
+                bufferCount += 1
             }
             let offset = Int32(start - packetStart)
             // Two pieces in a row of one NAL unit that meet in the buffer are one piece.
-            if pieces.count > nalUnitFirstPiece, let last = pieces.last, last.buffer == packetIndex,
+            if pieces.count > nalUnitFirstPiece + 1, let last = pieces.last, last.buffer == packetIndex,
                last.start + last.count == offset {
                 pieces[pieces.count - 1].count += Int32(bytes.count)
             } else {
@@ -142,9 +146,16 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         pieces.append(Piece(buffer: Piece.own, start: Int32(truncatingIfNeeded: offset), count: Int32(truncatingIfNeeded: bytes.count)))
     }
 
+    /// Opens a NAL unit: its marker, whose size ``endNALUnit(byteCount:)`` fills in.
+    private mutating func startNALUnit() {
+        nalUnitFirstPiece = pieces.count
+        pieces.append(Piece(buffer: Piece.nalUnit, start: 0, count: 0))
+    }
+
     /// Closes the NAL unit being added: its pieces end here.
     private mutating func endNALUnit(byteCount: Int) {
-        nalUnitEnds.append(.init(pieceEnd: Int32(pieces.count), byteCount: Int32(truncatingIfNeeded: byteCount)))
+        pieces[nalUnitFirstPiece].count = Int32(truncatingIfNeeded: byteCount)
+        nalUnitCount += 1
         encodedByteCount += 4
     }
 
@@ -153,13 +164,14 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         let view = AccessUnitView(nalUnitTypes: closed.nalUnitTypes, streamOffset: closed.streamOffset,
                                   byteCount: closed.byteCount, formatDescription: closed.formatDescription,
                                   formatChanged: closed.formatChanged, encodedByteCount: encodedByteCount,
-                                  buffers: buffers, ownBytes: ownBytes, pieces: pieces, nalUnitEnds: nalUnitEnds)
-        buffers = []
-        buffers.reserveCapacity(view.buffers.count)
+                                  firstBuffer: firstBuffer, otherBuffers: otherBuffers, ownBytes: ownBytes,
+                                  pieces: pieces, nalUnitCount: nalUnitCount)
+        firstBuffer = []
+        bufferCount = 0
+        if !otherBuffers.isEmpty { otherBuffers = [] }
         pieces = []
         pieces.reserveCapacity(view.pieces.count)
-        nalUnitEnds = []
-        nalUnitEnds.reserveCapacity(view.nalUnitEnds.count)
+        nalUnitCount = 0
         if !ownBytes.isEmpty { ownBytes = [] }
         encodedByteCount = 0
         packetIndex = -1
