@@ -215,6 +215,25 @@ public final class DecoderSession: Sendable {
                         isKeyframe: accessUnit.isIDR, presentationTimeStamp: presentationTimeStamp, duration: duration))
     }
 
+    /// Queues one access unit that refers to the packets it arrived in (from
+    /// `RTPZeroCopyDepacketizer`) and returns without waiting for libavcodec (VideoToolbox's
+    /// `VTDecompressionSessionDecodeFrame` with a sample whose `CMBlockBuffer` has several memory
+    /// blocks). The view keeps its packets until libavcodec has its input, into which its bytes
+    /// are copied once, as Annex-B.
+    ///
+    /// - Parameters:
+    ///   - accessUnit: the NAL units of one picture. Its `formatDescription`, when set, is the
+    ///     format it is decoded with.
+    ///   - presentationTimeStamp: when the picture is shown; nil when unknown.
+    ///   - duration: how long it is shown.
+    /// - Throws: as ``decode(_:presentationTimeStamp:duration:)-(AccessUnit,_,_)``, but for the
+    ///   AVCC check: a view's NAL units are whole by construction.
+    public func decode(_ accessUnit: AccessUnitView, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
+        try enqueue(Job(data: [], view: accessUnit, lengthSize: 4, format: accessUnit.formatDescription,
+                        carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet),
+                        isKeyframe: accessUnit.isIDR, presentationTimeStamp: presentationTimeStamp, duration: duration))
+    }
+
     /// Queues one access unit given as AVCC bytes (a sample of an MP4 track, an `EncodedFrame`'s
     /// `data`) and returns without waiting for libavcodec
     /// (VideoToolbox's `VTDecompressionSessionDecodeFrame`).
@@ -260,7 +279,8 @@ public final class DecoderSession: Sendable {
             guard s.state != .invalidated else { throw H264Error(.invalidDecoderState, "\(caller) after invalidate") }
             if let decoder = s.decoder { return decoder }
             let reorder = s.configuration.realTime ? 0
-                : SequenceParameterSet.reorderDepth(format: job.format ?? formatDescription, avcc: job.data, lengthSize: job.lengthSize) ?? 0
+                : SequenceParameterSet.reorderDepth(format: job.format ?? formatDescription, avcc: job.view?.bytes(format: .avcc) ?? job.data,
+                                                    lengthSize: job.lengthSize) ?? 0
             let libavcodec = try LibAVCodecDecoder(configuration: s.configuration, reorderDepth: reorder)
             if let wanted = s.configuration.hardwareAcceleration {
                 if let used = libavcodec.hardwareAcceleration {
@@ -354,7 +374,10 @@ public final class DecoderSession: Sendable {
 
 /// One access unit waiting for the decoding queue.
 struct Job: Sendable {
+    /// The access unit's bytes, unless it is a `view`.
     let data: [UInt8]
+    /// The access unit as pieces of received packets, copied once into libavcodec's input.
+    var view: AccessUnitView? = nil
     let lengthSize: Int
     let format: FormatDescription?
     let carriesParameterSets: Bool
@@ -397,7 +420,7 @@ final class DecoderBox: @unchecked Sendable {
             body = try AnnexB.fromAVCC(job.data, lengthSize: job.lengthSize, startCodes: .fourByte)
         }
         let prefixBytes = prefix.reduce(0) { $0 + 4 + $1.count }
-        let result = try decoder.send(size: prefixBytes + body.count, presentationTimeStamp: job.presentationTimeStamp.map(Self.microseconds),
+        let result = try decoder.send(size: prefixBytes + (job.view?.encodedByteCount ?? body.count), presentationTimeStamp: job.presentationTimeStamp.map(Self.microseconds),
                                       duration: Self.microseconds(job.duration), isKeyframe: job.isKeyframe) { (buffer) throws(H264Error) in
             var position = 0
             for nal in prefix {
@@ -406,6 +429,10 @@ final class DecoderBox: @unchecked Sendable {
                 position += 4 + nal.count
             }
             let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[position...])
+            if let view = job.view {
+                view.copyBytes(into: rest, format: .annexB)
+                return
+            }
             body.withUnsafeBytes { rest.copyMemory(from: $0) }
             if job.lengthSize == 4 { try AnnexB.convertAVCCInPlace(rest) }
         }

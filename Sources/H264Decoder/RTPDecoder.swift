@@ -56,21 +56,44 @@ public struct RTPDecoder: Sendable {
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
     public mutating func decode(_ received: RTPDepacketizer.ReceivedAccessUnit) throws(H264Error) {
         let unit = received.accessUnit
+        guard let time = presentationTime(of: received.timestamp, nalUnitTypes: unit.nalUnitTypes,
+                                          formatDescription: unit.formatDescription) else { return }
+        try session.decode(unit, presentationTimeStamp: time, duration: frameDuration ?? .zero)
+    }
+
+    /// Queues one access unit from `RTPZeroCopyDepacketizer` as
+    /// ``decode(_:)-(RTPDepacketizer.ReceivedAccessUnit)`` does, its bytes copied once, from the
+    /// received packets into libavcodec's input (through
+    /// `DecoderSession.decode(_:presentationTimeStamp:duration:)` for an `AccessUnitView`).
+    ///
+    /// - Parameter received: an access unit from `RTPZeroCopyDepacketizer`, in decoding order.
+    /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
+    public mutating func decode(_ received: RTPZeroCopyDepacketizer.ReceivedAccessUnit) throws(H264Error) {
+        let unit = received.accessUnit
+        guard let time = presentationTime(of: received.timestamp, nalUnitTypes: unit.nalUnitTypes,
+                                          formatDescription: unit.formatDescription) else { return }
+        try session.decode(unit, presentationTimeStamp: time, duration: frameDuration ?? .zero)
+    }
+
+    /// The presentation time of the access unit with `timestamp`, or nil when it comes before
+    /// the first IDR with its parameter sets (then counted as skipped).
+    private mutating func presentationTime(of timestamp: UInt32, nalUnitTypes: [NALUnitType],
+                                           formatDescription: FormatDescription?) -> Duration? {
         if last == nil {
-            let hasParameterSets = unit.formatDescription != nil || session.formatDescription != nil
-                || unit.nalUnitTypes.contains(.sequenceParameterSet)
-            guard unit.isIDR && hasParameterSets else {
+            let hasParameterSets = formatDescription != nil || session.formatDescription != nil
+                || nalUnitTypes.contains(.sequenceParameterSet)
+            guard nalUnitTypes.contains(.idrSlice) && hasParameterSets else {
                 skippedAccessUnitCount += 1
-                return
+                return nil
             }
-            if let rate = (unit.formatDescription ?? session.formatDescription)?.sequenceParameterSet?.frameRate,
+            if let rate = (formatDescription ?? session.formatDescription)?.sequenceParameterSet?.frameRate,
                rate > 0, rate < 1000 {
                 frameDuration = .seconds(1 / rate)
             }
         }
-        let ticks = presentationTicks(of: received.timestamp)
+        let ticks = presentationTicks(of: timestamp)
         accessUnitCount += 1
-        try session.decode(unit, presentationTimeStamp: .seconds(1) * ticks / Self.clockRate, duration: frameDuration ?? .zero)
+        return .seconds(1) * ticks / Self.clockRate
     }
 
     /// Ends the stream: outputs every delayed frame and waits for them
