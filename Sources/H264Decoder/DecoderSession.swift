@@ -19,7 +19,8 @@ import Dispatch
 ///   `VTDecompressionSessionCreate`) validates the configuration; libavcodec opens with the
 ///   first access unit, on the caller's thread;
 /// - ``configure(_:)`` changes threads or real-time mode until the first access unit;
-/// - ``decode(_:presentationTimeStamp:duration:)`` (`VTDecompressionSessionDecodeFrame`)
+/// - ``decode(_:presentationTimeStamp:duration:)-(AccessUnit,_,_)`` (`VTDecompressionSessionDecodeFrame`), and for an
+///   access unit that refers to its received packets ``decode(_:presentationTimeStamp:duration:)-(AccessUnitView,_,_)``
 ///   queues an access unit and returns;
 /// - ``waitForAsynchronousFrames()`` (`VTDecompressionSessionWaitForAsynchronousFrames`)
 ///   outputs every delayed frame and waits for them; the session stays usable;

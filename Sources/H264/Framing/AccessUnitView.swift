@@ -39,7 +39,7 @@ public struct AccessUnitView: Sendable {
     /// rebuilt header byte of a fragmented NAL unit). One array, so that an access unit costs
     /// few allocations.
     let pieces: [Piece]
-    /// How many NAL units (``Piece/nalUnit`` markers) `pieces` holds.
+    /// How many NAL units the access unit holds.
     public let nalUnitCount: Int
 
     /// A run of bytes of one buffer, or the marker before a NAL unit's pieces.
