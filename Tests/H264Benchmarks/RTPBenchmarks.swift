@@ -87,6 +87,15 @@ struct RTPBenchmarks {
                            frames.count, Self.repeats, packets.count))
     }
 
+    /// What a depacketizer handed out.
+    struct Tally {
+        var accessUnits = 0, bytes = 0, problems = 0
+
+        mutating func count<Unit>(_ event: RTPDepacketizerEvent<Unit>, size: (Unit) -> Int) {
+            if case .accessUnit(let unit) = event { accessUnits += 1; bytes += size(unit.accessUnit) } else { problems += 1 }
+        }
+    }
+
     /// The packets of the 720p stream (1200-byte MTU), each in its own array and all in one
     /// buffer (as a `recvmmsg` or a read of RTP over TCP fills one).
     struct ReceivedPackets {
@@ -145,49 +154,38 @@ struct RTPBenchmarks {
         // The packetizer sends SPS and PPS before each IDR: a little more than `total`.
         let bytesOut = expected.reduce(0) { $0 + $1.data.count }
 
-        var views = 0, viewProblems = 0, viewBytes = 0
+        var views = Tally(), accessUnits = Tally()
         let zeroCopy = Bench.interleave(
             measure: {
                 for _ in 0..<Self.repeats {
                     var depacketizer = RTPZeroCopyDepacketizer()
                     for range in received.ranges {
                         depacketizer.append(packet: range, in: received.buffer)
-                        while let event = depacketizer.next() {
-                            if case .accessUnit(let unit) = event { views += 1; viewBytes += unit.accessUnit.encodedByteCount } else { viewProblems += 1 }
-                        }
+                        while let event = depacketizer.next() { views.count(event, size: \.encodedByteCount) }
                     }
                     depacketizer.finish()
-                    while let event = depacketizer.next() {
-                        if case .accessUnit(let unit) = event { views += 1; viewBytes += unit.accessUnit.encodedByteCount } else { viewProblems += 1 }
-                    }
+                    while let event = depacketizer.next() { views.count(event, size: \.encodedByteCount) }
                 }
             },
             baseline: baseline)
-        #expect(viewProblems == 0)
-        #expect(views == passes * Self.repeats * frames.count)
-        #expect(viewBytes == passes * Self.repeats * bytesOut)
-
-        var accessUnits = 0, problems = 0, bytes = 0
         let copying = Bench.interleave(
             measure: {
                 for _ in 0..<Self.repeats {
                     var depacketizer = RTPDepacketizer()
                     for packet in received.packets {
                         depacketizer.append(packet: packet)
-                        while let event = depacketizer.next() {
-                            if case .accessUnit(let unit) = event { accessUnits += 1; bytes += unit.accessUnit.data.count } else { problems += 1 }
-                        }
+                        while let event = depacketizer.next() { accessUnits.count(event, size: \.data.count) }
                     }
                     depacketizer.finish()
-                    while let event = depacketizer.next() {
-                        if case .accessUnit(let unit) = event { accessUnits += 1; bytes += unit.accessUnit.data.count } else { problems += 1 }
-                    }
+                    while let event = depacketizer.next() { accessUnits.count(event, size: \.data.count) }
                 }
             },
             baseline: baseline)
-        #expect(problems == 0)
-        #expect(accessUnits == passes * Self.repeats * frames.count)
-        #expect(bytes == passes * Self.repeats * bytesOut)
+        for tally in [views, accessUnits] {
+            #expect(tally.problems == 0)
+            #expect(tally.accessUnits == passes * Self.repeats * frames.count)
+            #expect(tally.bytes == passes * Self.repeats * bytesOut)
+        }
 
         let packetCount = Double(received.packets.count * Self.repeats)
         BenchmarkReport.shared.record(

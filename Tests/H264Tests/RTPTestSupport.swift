@@ -34,8 +34,8 @@ struct DepacketizedEvents {
     var losses: [RTPDepacketizer.Loss] = []
     var keyframeRequests = 0
     var diagnostics: [H264Error] = []
-    /// Every event in order, as ``ComparableEvent``s.
-    var inOrder: [ComparableEvent] = []
+    /// Every event in order.
+    var inOrder: [RTPDepacketizer.Event] = []
 
     /// Feeds the packets (in the order given), finishes, and collects the events.
     ///
@@ -57,7 +57,7 @@ struct DepacketizedEvents {
         for packet in packets { ranges.append((ranges.last?.upperBound ?? 0)..<((ranges.last?.upperBound ?? 0) + packet.count)) }
         for inOneBuffer in [false, true] {
             var twin = RTPZeroCopyDepacketizer(configuration: configuration)
-            var events: [ComparableEvent] = []
+            var events: [RTPDepacketizer.Event] = []
             for index in packets.indices {
                 if inOneBuffer { twin.append(packet: ranges[index], in: buffer) } else { twin.append(packet: packets[index]) }
                 Self.collect(&twin, into: &events)
@@ -75,38 +75,30 @@ struct DepacketizedEvents {
     private mutating func collect(_ depacketizer: inout RTPDepacketizer) {
         while let event = depacketizer.next() {
             switch event {
-            case .accessUnit(let unit):
-                accessUnits.append(unit)
-                inOrder.append(.accessUnit(unit.accessUnit, timestamp: unit.timestamp, endedByMarker: unit.endedByMarker))
-            case .loss(let loss): losses.append(loss); inOrder.append(.loss(loss))
-            case .keyframeRequest: keyframeRequests += 1; inOrder.append(.keyframeRequest)
-            case .diagnostic(let error): diagnostics.append(error); inOrder.append(.diagnostic(error))
+            case .accessUnit(let unit): accessUnits.append(unit)
+            case .loss(let loss): losses.append(loss)
+            case .keyframeRequest: keyframeRequests += 1
+            case .diagnostic(let error): diagnostics.append(error)
             }
+            inOrder.append(event)
         }
     }
 
-    private static func collect(_ depacketizer: inout RTPZeroCopyDepacketizer, into events: inout [ComparableEvent]) {
+    /// Collects the zero-copy depacketizer's events with each view copied into an AVCC access unit.
+    private static func collect(_ depacketizer: inout RTPZeroCopyDepacketizer, into events: inout [RTPDepacketizer.Event]) {
         while let event = depacketizer.next() {
             switch event {
             case .accessUnit(let unit):
                 // The view's own size and its AVCC copy must agree.
                 let copy = unit.accessUnit.accessUnit
                 events.append(copy.data.count == unit.accessUnit.encodedByteCount
-                              ? .accessUnit(copy, timestamp: unit.timestamp, endedByMarker: unit.endedByMarker)
+                              ? .accessUnit(.init(accessUnit: copy, timestamp: unit.timestamp, endedByMarker: unit.endedByMarker))
                               : .diagnostic(H264Error(.overflow, field: "encodedByteCount", "\(unit.accessUnit.encodedByteCount) ≠ \(copy.data.count)")))
             case .loss(let loss): events.append(.loss(loss))
             case .keyframeRequest: events.append(.keyframeRequest)
             case .diagnostic(let error): events.append(.diagnostic(error))
             }
         }
-    }
-
-    /// An event of either depacketizer, with the access unit in AVCC form.
-    enum ComparableEvent: Hashable {
-        case accessUnit(AccessUnit, timestamp: UInt32, endedByMarker: Bool)
-        case loss(RTPDepacketizer.Loss)
-        case keyframeRequest
-        case diagnostic(H264Error)
     }
 
     /// The NAL units of each access unit handed out.

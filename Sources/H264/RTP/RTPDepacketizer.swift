@@ -25,7 +25,7 @@
 ///   ones wait is declared lost.
 /// - A loss drops the access unit it hit (what was received of it, and its remaining packets:
 ///   those with the same timestamp as the first packet after the gap), reports a
-///   ``Event/loss(_:)`` and raises ``Event/keyframeRequest``. An FU-A without its start
+///   ``RTPDepacketizerEvent/loss(_:)`` and raises ``RTPDepacketizerEvent/keyframeRequest``. An FU-A without its start
 ///   fragment (a stream joined mid-NAL unit) drops that access unit the same way, with a
 ///   ``H264Error/Code/missingFragmentStart`` diagnostic. A single FU-A with both S and E set is
 ///   a whole NAL unit.
@@ -35,7 +35,7 @@
 ///   begins, or at ``finish()``.
 ///
 /// No packet, however malformed, makes it trap: damaged packets are reported as
-/// ``Event/diagnostic(_:)`` and skipped.
+/// ``RTPDepacketizerEvent/diagnostic(_:)`` and skipped.
 public struct RTPDepacketizer: Sendable {
     /// How packets are received.
     public struct Configuration: Hashable, Sendable {
@@ -57,16 +57,8 @@ public struct RTPDepacketizer: Sendable {
         }
     }
 
-    /// An access unit with its RTP timestamp.
-    public struct ReceivedAccessUnit: Hashable, Sendable {
-        /// The access unit (AVCC, 4-byte lengths) and the format its slices refer to.
-        public var accessUnit: AccessUnit
-        /// The 90 kHz RTP timestamp of its packets.
-        public var timestamp: UInt32
-        /// True when a packet with the marker bit ended it (false: the next access unit or the
-        /// end of the stream did).
-        public var endedByMarker: Bool
-    }
+    /// An access unit with its RTP timestamp; its `accessUnit` is AVCC with 4-byte lengths.
+    public typealias ReceivedAccessUnit = RTPReceivedAccessUnit<AccessUnit>
 
     /// Packets that never arrived.
     public struct Loss: Hashable, Sendable {
@@ -79,17 +71,7 @@ public struct RTPDepacketizer: Sendable {
     }
 
     /// What the depacketizer found.
-    public enum Event: Hashable, Sendable {
-        /// A complete access unit, in decoding order.
-        case accessUnit(ReceivedAccessUnit)
-        /// Packets were lost; the access unit they belonged to is dropped.
-        case loss(Loss)
-        /// The receiver should ask the sender for an IDR picture (RTCP PLI or FIR): pictures
-        /// after a loss refer to what was lost.
-        case keyframeRequest
-        /// A packet or NAL unit was dropped: unsupported, damaged, late or out of place.
-        case diagnostic(H264Error)
-    }
+    public typealias Event = RTPDepacketizerEvent<AccessUnit>
 
     /// The configuration.
     public var configuration: Configuration { core.configuration }
@@ -122,14 +104,7 @@ public struct RTPDepacketizer: Sendable {
 
     /// The next event, or nil when none is waiting.
     public mutating func next() -> Event? {
-        switch core.next() {
-        case nil: nil
-        case .accessUnit(let unit, let timestamp, let endedByMarker):
-            .accessUnit(ReceivedAccessUnit(accessUnit: unit, timestamp: timestamp, endedByMarker: endedByMarker))
-        case .loss(let loss): .loss(loss)
-        case .keyframeRequest: .keyframeRequest
-        case .diagnostic(let error): .diagnostic(error)
-        }
+        core.next()
     }
 
     /// Ends the stream: packets still waiting for a missing one are taken (the missing ones are

@@ -5,13 +5,7 @@
 struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     typealias Configuration = RTPDepacketizer.Configuration
 
-    /// What the depacketizer found; the public types' events with `Storage`'s access units.
-    enum Event: Sendable {
-        case accessUnit(Storage.Unit, timestamp: UInt32, endedByMarker: Bool)
-        case loss(RTPDepacketizer.Loss)
-        case keyframeRequest
-        case diagnostic(H264Error)
-    }
+    typealias Event = RTPDepacketizerEvent<Storage.Unit>
 
     let configuration: Configuration
     private(set) var packetCount = 0
@@ -384,7 +378,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     }
 
     private mutating func emit(_ unit: Storage.Unit, endedByMarker: Bool) {
-        events.append(.accessUnit(unit, timestamp: pendingTimestamp, endedByMarker: endedByMarker))
+        events.append(.accessUnit(RTPReceivedAccessUnit(accessUnit: unit, timestamp: pendingTimestamp, endedByMarker: endedByMarker)))
     }
 
     /// Drops the access unit being received and any fragment in progress.

@@ -34,29 +34,11 @@ public struct RTPZeroCopyDepacketizer: Sendable {
     /// ``RTPDepacketizer/Configuration/maximumAccessUnitSize`` is at most 1 GiB.
     public typealias Configuration = RTPDepacketizer.Configuration
 
-    /// An access unit with its RTP timestamp.
-    public struct ReceivedAccessUnit: Sendable {
-        /// The access unit, as pieces of the received buffers.
-        public var accessUnit: AccessUnitView
-        /// The 90 kHz RTP timestamp of its packets.
-        public var timestamp: UInt32
-        /// True when a packet with the marker bit ended it (false: the next access unit or the
-        /// end of the stream did).
-        public var endedByMarker: Bool
-    }
+    /// An access unit with its RTP timestamp; its `accessUnit` refers to the received buffers.
+    public typealias ReceivedAccessUnit = RTPReceivedAccessUnit<AccessUnitView>
 
     /// What the depacketizer found (as ``RTPDepacketizer/Event``).
-    public enum Event: Sendable {
-        /// A complete access unit, in decoding order.
-        case accessUnit(ReceivedAccessUnit)
-        /// Packets were lost; the access unit they belonged to is dropped.
-        case loss(RTPDepacketizer.Loss)
-        /// The receiver should ask the sender for an IDR picture (RTCP PLI or FIR): pictures
-        /// after a loss refer to what was lost.
-        case keyframeRequest
-        /// A packet or NAL unit was dropped: unsupported, damaged, late or out of place.
-        case diagnostic(H264Error)
-    }
+    public typealias Event = RTPDepacketizerEvent<AccessUnitView>
 
     /// The configuration.
     public var configuration: Configuration { core.configuration }
@@ -112,14 +94,7 @@ public struct RTPZeroCopyDepacketizer: Sendable {
 
     /// The next event, or nil when none is waiting.
     public mutating func next() -> Event? {
-        switch core.next() {
-        case nil: nil
-        case .accessUnit(let unit, let timestamp, let endedByMarker):
-            .accessUnit(ReceivedAccessUnit(accessUnit: unit, timestamp: timestamp, endedByMarker: endedByMarker))
-        case .loss(let loss): .loss(loss)
-        case .keyframeRequest: .keyframeRequest
-        case .diagnostic(let error): .diagnostic(error)
-        }
+        core.next()
     }
 
     /// Ends the stream, as ``RTPDepacketizer/finish()`` does. Read the events with ``next()``.
