@@ -36,6 +36,10 @@
 ///
 /// No packet, however malformed, makes it trap: damaged packets are reported as
 /// ``RTPDepacketizerEvent/diagnostic(_:)`` and skipped.
+///
+/// Each access unit is one AVCC array, a copy of its payload bytes. ``RTPZeroCopyDepacketizer``
+/// does the same by the same code without that copy: its access units refer to the buffers the
+/// packets came in.
 public struct RTPDepacketizer: Sendable {
     /// How packets are received.
     public struct Configuration: Hashable, Sendable {
