@@ -22,7 +22,7 @@ import NIOPosix
 /// (then the connection closes: its framing is lost), 408 for a request that does not finish
 /// within `requestTimeout` (then it closes). A session that hears nothing (no request, no RTCP)
 /// for `sessionTimeout` ends and its connection closes.
-final class RTSPConnectionHandler: ChannelDuplexHandler {
+final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -71,12 +71,12 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
     private let broadcaster: Broadcaster
     private let format: FormatDescription
     private let configuration: Configuration
-    private let log: @Sendable (String) -> Void
-    private var reader = RTSPMessageReader()
+    private let logLine: @Sendable (String) -> Void
+    var reader = RTSPMessageReader()
     private var session: Session?
-    private var timeouts: RTSPConnectionTimeouts
-    private var timer: Scheduled<Void>?
-    private var closing = false
+    var timeouts: RTSPConnectionTimeouts
+    var checkTimer: Scheduled<Void>?
+    var closing = false
     /// Set by a PLAY that starts the stream: join the broadcaster once the answer is written.
     private var joinAfterAnswer = false
 
@@ -85,8 +85,10 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         self.format = format
         self.configuration = configuration
         self.timeouts = RTSPConnectionTimeouts(sessionTimeout: configuration.sessionTimeout, requestTimeout: configuration.requestTimeout)
-        self.log = log
+        self.logLine = log
     }
+
+    func log(_ line: String) { logLine(line) }
 
     // MARK: - Connection
 
@@ -96,8 +98,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopChecks()
         endSession(reason: "connection closed")
         context.fireChannelInactive()
     }
@@ -107,26 +108,28 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         context.close(promise: nil)
     }
 
-    /// Once a second: the request and session timeouts.
-    private func scheduleCheck(context: ChannelHandlerContext) {
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
-            switch timeouts.expired() {
-            case .request:
-                log("RTSP \(address(context)): request not finished within \(configuration.requestTimeout): closed")
-                respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
-                return
-            case .session:
-                log("RTSP \(address(context)): nothing heard for \(configuration.sessionTimeout): "
-                    + (session == nil ? "closed" : "session \(session!.id) timed out"))
-                endSession(reason: "timed out")
-                context.close(promise: nil)
-                return
-            case nil:
-                break
-            }
+    /// Once a second: the request and session timeouts, then the sender report if one is due.
+    func check(_ expiry: RTSPConnectionTimeouts.Expiry?, context: ChannelHandlerContext) -> Bool {
+        switch expiry {
+        case .request:
+            log("RTSP \(address(context)): request not finished within \(configuration.requestTimeout): closed")
+            respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
+            return false
+        case .session:
+            log("RTSP \(address(context)): nothing heard for \(configuration.sessionTimeout): "
+                + (session == nil ? "closed" : "session \(session!.id) timed out"))
+            endSession(reason: "timed out")
+            context.close(promise: nil)
+            return false
+        case nil:
             sendSenderReportIfDue(context: context)
-            scheduleCheck(context: context)
+            return true
         }
+    }
+
+    /// The session ends before the last answer goes.
+    func endBeforeClosing() {
+        endSession(reason: "closed")
     }
 
     /// Every 5 s while playing: an RTCP sender report (RFC 3550 clause 6.4.1) on the RTCP
@@ -158,57 +161,27 @@ final class RTSPConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func address(_ context: ChannelHandlerContext) -> String {
-        context.channel.remoteAddress.map { "\($0)" } ?? "?"
-    }
-
     // MARK: - Requests
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let buffer = unwrapInboundIn(data)
-        guard !closing else { return }
-        reader.append(buffer.readableBytesView)
-        do {
-            while !closing, let message = try reader.next() {
-                switch message {
-                case .request(let request):
-                    if let response = answer(request, context: context) { respond(context: context, response) }
-                    if joinAfterAnswer, let id = session?.id {
-                        joinAfterAnswer = false
-                        let client = broadcaster.add(context.channel)
-                        session?.broadcasterId = client
-                        log("RTSP \(address(context)): session \(id) plays as client \(client)")
-                    }
-                case .interleavedFrame:
-                    break // RTCP receiver reports: they keep the session alive.
-                case .response:
-                    break // A client's answer to nothing this server asks.
-                case .malformedRequest(let error, let cSeq):
-                    log("RTSP \(address(context)): \(error)")
-                    respond(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))
-                }
+        read(unwrapInboundIn(data), context: context)
+    }
+
+    func handle(_ message: RTSPMessageReader.Message, context: ChannelHandlerContext) {
+        switch message {
+        case .request(let request):
+            if let response = answer(request, context: context) { respond(context: context, response) }
+            if joinAfterAnswer, let id = session?.id {
+                joinAfterAnswer = false
+                let client = broadcaster.add(context.channel)
+                session?.broadcasterId = client
+                log("RTSP \(address(context)): session \(id) plays as client \(client)")
             }
-        } catch {
-            log("RTSP \(address(context)): \(error); closing the connection")
-            respondAndClose(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: nil))
-            return
+        case .interleavedFrame:
+            break // RTCP receiver reports: they keep the session alive.
+        case .response, .malformedRequest:
+            break // A client's answer to nothing this server asks; malformed requests are answered by `read`.
         }
-        timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
-    }
-
-    private func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
-        var buffer = context.channel.allocator.buffer(capacity: 256)
-        buffer.writeBytes(response.bytes)
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-    }
-
-    private func respondAndClose(context: ChannelHandlerContext, _ response: RTSPResponse) {
-        closing = true
-        endSession(reason: "closed")
-        var buffer = context.channel.allocator.buffer(capacity: 256)
-        buffer.writeBytes(response.bytes)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// The path of an `rtsp://host[:port]/path` URI (or the URI itself when it has no scheme).

@@ -26,7 +26,7 @@ import NIOPosix
 /// UDP port pair is free or the output cannot be opened (that also ends the command); 408 for a
 /// request not complete within 10 s (then the connection closes). A connection that is not
 /// recording and sends nothing for 60 s closes; either way a publishing slot it held is free.
-final class RTSPRecordHandler: ChannelInboundHandler {
+final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -51,13 +51,13 @@ final class RTSPRecordHandler: ChannelInboundHandler {
     private let recording: RTSPRecording
     /// The listening URL's path, without a trailing `/` (empty for the root).
     private let path: String
-    private var reader = RTSPMessageReader()
+    var reader = RTSPMessageReader()
     /// The ANNOUNCE's Request-URI and SDP.
     private var announced: (uri: String, description: SessionDescription)?
     private var session: Session?
-    private var closing = false
-    private var timeouts = RTSPConnectionTimeouts(sessionTimeout: .seconds(sessionTimeout), requestTimeout: .seconds(10))
-    private var timer: Scheduled<Void>?
+    var closing = false
+    var timeouts = RTSPConnectionTimeouts(sessionTimeout: .seconds(sessionTimeout), requestTimeout: .seconds(10))
+    var checkTimer: Scheduled<Void>?
     private var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
     /// A handler for one connection to the listener of `path` (e.g. `/live`), feeding `recording`.
@@ -66,11 +66,7 @@ final class RTSPRecordHandler: ChannelInboundHandler {
         self.path = path.hasSuffix("/") ? String(path.dropLast()) : path
     }
 
-    private func log(_ line: String) { recording.log(line) }
-
-    private func address(_ context: ChannelHandlerContext) -> String {
-        context.channel.remoteAddress.map { "\($0)" } ?? "?"
-    }
+    func log(_ line: String) { recording.log(line) }
 
     // MARK: - Connection
 
@@ -80,8 +76,7 @@ final class RTSPRecordHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stopChecks()
         endSession(reason: "the publisher closed the connection")
         context.fireChannelInactive()
     }
@@ -95,33 +90,24 @@ final class RTSPRecordHandler: ChannelInboundHandler {
     /// connection that is not recording and sends nothing for ``sessionTimeout`` closes (and so
     /// frees the publishing slot it may hold). The recording publisher's connection may stay
     /// quiet (RTP over UDP): `--idle-timeout` without a packet ends the recording instead.
-    private func scheduleCheck(context: ChannelHandlerContext) {
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
-            switch timeouts.expired() {
-            case .request:
-                log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
-                closeAnswering(RTSPResponse(status: .requestTimeout, cSeq: nil), context: context)
-                return
-            case .session where !(recording.isRecording && recording.publisher == identity):
-                log("RTSP \(address(context)): nothing heard for \(timeouts.sessionTimeout): closed")
-                closing = true
-                context.close(promise: nil)
-                return
-            case .session, nil:
-                break
-            }
-            scheduleCheck(context: context)
+    func check(_ expiry: RTSPConnectionTimeouts.Expiry?, context: ChannelHandlerContext) -> Bool {
+        switch expiry {
+        case .request:
+            log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
+            respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
+            return false
+        case .session where !(recording.isRecording && recording.publisher == identity):
+            log("RTSP \(address(context)): nothing heard for \(timeouts.sessionTimeout): closed")
+            closing = true
+            context.close(promise: nil)
+            return false
+        case .session, nil:
+            return true
         }
     }
 
-    /// Answers `response` (its framing lost, or a timeout), then closes the connection.
-    private func closeAnswering(_ response: RTSPResponse, context: ChannelHandlerContext) {
-        closing = true
-        var buffer = context.channel.allocator.buffer(capacity: 128)
-        buffer.writeBytes(response.bytes)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
-    }
+    /// Nothing: the session ends when the connection has closed (`channelInactive`).
+    func endBeforeClosing() {}
 
     /// Ends this connection's session, and the recording hears that its publisher left (which
     /// ends it once it has recorded). The UDP sockets close, except the recording's: packets
@@ -136,37 +122,21 @@ final class RTSPRecordHandler: ChannelInboundHandler {
     // MARK: - Requests
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
-        reader.append(unwrapInboundIn(data).readableBytesView)
-        do {
-            while !closing, let message = try reader.next() {
-                switch message {
-                case .request(let request):
-                    if let response = answer(request, context: context) { respond(context: context, response) }
-                case .interleavedFrame(let channel, let payload):
-                    // RTP on the first channel of the session; RTCP (the second) is ignored.
-                    if let session, session.udp == nil, Int(channel) == session.transport.interleavedChannels?.lowerBound {
-                        payload.withUnsafeBytes { recording.receive(packet: $0, from: identity) }
-                    }
-                case .response:
-                    break // An answer to nothing this server asks.
-                case .malformedRequest(let error, let cSeq):
-                    log("RTSP \(address(context)): \(error)")
-                    respond(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))
-                }
-            }
-        } catch {
-            log("RTSP \(address(context)): \(error); closing the connection")
-            closeAnswering(RTSPResponse(status: RTSPStatus(for: error), cSeq: nil), context: context)
-            return
-        }
-        timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
+        read(unwrapInboundIn(data), context: context)
     }
 
-    private func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
-        var buffer = context.channel.allocator.buffer(capacity: 256)
-        buffer.writeBytes(response.bytes)
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    func handle(_ message: RTSPMessageReader.Message, context: ChannelHandlerContext) {
+        switch message {
+        case .request(let request):
+            if let response = answer(request, context: context) { respond(context: context, response) }
+        case .interleavedFrame(let channel, let payload):
+            // RTP on the first channel of the session; RTCP (the second) is ignored.
+            if let session, session.udp == nil, Int(channel) == session.transport.interleavedChannels?.lowerBound {
+                payload.withUnsafeBytes { recording.receive(packet: $0, from: identity) }
+            }
+        case .response, .malformedRequest:
+            break // An answer to nothing this server asks; malformed requests are answered by `read`.
+        }
     }
 
     /// True when `uri` names the listening path or something below it (a track).

@@ -1,0 +1,86 @@
+import H264
+import NIOCore
+
+/// What the connection handlers of our two RTSP servers share (serve's `RTSPConnectionHandler`,
+/// listen's `RTSPRecordHandler`): reading messages while keeping the timeouts, answering
+/// malformed requests, the once-a-second timeout check from activation until the connection
+/// closes, and writing answers. Each handler answers the requests themselves, and says what
+/// its check does when a timeout runs out.
+protocol RTSPServerConnection: AnyObject {
+    var reader: RTSPMessageReader { get set }
+    var timeouts: RTSPConnectionTimeouts { get set }
+    var checkTimer: Scheduled<Void>? { get set }
+    /// True once the connection is closing: nothing more is read.
+    var closing: Bool { get set }
+
+    func log(_ line: String)
+    /// A request, an interleaved frame or a response read from the connection (malformed
+    /// requests are answered by ``read(_:context:)``).
+    func handle(_ message: RTSPMessageReader.Message, context: ChannelHandlerContext)
+    /// The check once a second, with what has run out; false when the connection is closing
+    /// (no further check).
+    func check(_ expiry: RTSPConnectionTimeouts.Expiry?, context: ChannelHandlerContext) -> Bool
+    /// Called before a last answer closes the connection (its framing lost, or a request
+    /// timeout).
+    func endBeforeClosing()
+}
+
+extension RTSPServerConnection {
+    /// Reads received bytes: each message to ``handle(_:context:)``, a malformed request
+    /// answered with its status, lost framing answered and the connection closed.
+    func read(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        guard !closing else { return }
+        reader.append(bytes.readableBytesView)
+        do {
+            while !closing, let message = try reader.next() {
+                if case .malformedRequest(let error, let cSeq) = message {
+                    log("RTSP \(address(context)): \(error)")
+                    respond(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq))
+                } else {
+                    handle(message, context: context)
+                }
+            }
+        } catch {
+            log("RTSP \(address(context)): \(error); closing the connection")
+            respondAndClose(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: nil))
+            return
+        }
+        timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
+    }
+
+    /// Starts the check once a second (at activation); it goes on while ``check(_:context:)``
+    /// says so, until ``stopChecks()``.
+    func scheduleCheck(context: ChannelHandlerContext) {
+        checkTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
+            if check(timeouts.expired(), context: context) { scheduleCheck(context: context) }
+        }
+    }
+
+    /// Stops the check (the connection closed).
+    func stopChecks() {
+        checkTimer?.cancel()
+        checkTimer = nil
+    }
+
+    /// The peer's address, for the log.
+    func address(_ context: ChannelHandlerContext) -> String {
+        context.channel.remoteAddress.map { "\($0)" } ?? "?"
+    }
+
+    /// Writes `response`.
+    func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        buffer.writeBytes(response.bytes)
+        context.writeAndFlush(NIOAny(buffer), promise: nil)
+    }
+
+    /// Writes `response` as the last answer, then closes the connection.
+    func respondAndClose(context: ChannelHandlerContext, _ response: RTSPResponse) {
+        closing = true
+        endBeforeClosing()
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        buffer.writeBytes(response.bytes)
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
