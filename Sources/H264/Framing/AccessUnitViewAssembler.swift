@@ -41,8 +41,6 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     }
 
     var parameterSets: ParameterSetCache { tracker.parameterSets }
-    /// See ``AccessUnitAssembler/errorCount``.
-    var errorCount: Int { tracker.errorCount }
 
     mutating func usePacket(_ owner: borrowing [UInt8], bytes: UnsafeRawBufferPointer) {
         guard !owner.isEmpty else {
