@@ -108,23 +108,18 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         context.close(promise: nil)
     }
 
-    /// Once a second: the request and session timeouts, then the sender report if one is due.
-    func check(_ expiry: RTSPConnectionTimeouts.Expiry?, context: ChannelHandlerContext) -> Bool {
-        switch expiry {
-        case .request:
-            log("RTSP \(address(context)): request not finished within \(configuration.requestTimeout): closed")
-            respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
-            return false
-        case .session:
-            log("RTSP \(address(context)): nothing heard for \(configuration.sessionTimeout): "
-                + (session == nil ? "closed" : "session \(session!.id) timed out"))
-            endSession(reason: "timed out")
-            context.close(promise: nil)
-            return false
-        case nil:
+    /// Once a second (after the request timeout, `RTSPServerConnection`): the session timeout,
+    /// then the sender report if one is due.
+    func check(sessionExpired: Bool, context: ChannelHandlerContext) -> Bool {
+        guard sessionExpired else {
             sendSenderReportIfDue(context: context)
             return true
         }
+        log("RTSP \(address(context)): nothing heard for \(configuration.sessionTimeout): "
+            + (session == nil ? "closed" : "session \(session!.id) timed out"))
+        endSession(reason: "timed out")
+        context.close(promise: nil)
+        return false
     }
 
     /// The session ends before the last answer goes.

@@ -86,24 +86,16 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
         context.close(promise: nil)
     }
 
-    /// Once a second: a request not finished within 10 s gets 408 and the connection closes; a
-    /// connection that is not recording and sends nothing for ``sessionTimeout`` closes (and so
+    /// Once a second (after the 10 s request timeout, `RTSPServerConnection`): a connection that
+    /// is not recording and sends nothing for ``sessionTimeout`` closes (and so
     /// frees the publishing slot it may hold). The recording publisher's connection may stay
     /// quiet (RTP over UDP): `--idle-timeout` without a packet ends the recording instead.
-    func check(_ expiry: RTSPConnectionTimeouts.Expiry?, context: ChannelHandlerContext) -> Bool {
-        switch expiry {
-        case .request:
-            log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
-            respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
-            return false
-        case .session where !(recording.isRecording && recording.publisher == identity):
-            log("RTSP \(address(context)): nothing heard for \(timeouts.sessionTimeout): closed")
-            closing = true
-            context.close(promise: nil)
-            return false
-        case .session, nil:
-            return true
-        }
+    func check(sessionExpired: Bool, context: ChannelHandlerContext) -> Bool {
+        guard sessionExpired, !(recording.isRecording && recording.publisher == identity) else { return true }
+        log("RTSP \(address(context)): nothing heard for \(timeouts.sessionTimeout): closed")
+        closing = true
+        context.close(promise: nil)
+        return false
     }
 
     /// Nothing: the session ends when the connection has closed (`channelInactive`).

@@ -17,9 +17,10 @@ protocol RTSPServerConnection: AnyObject {
     /// A request, an interleaved frame or a response read from the connection (malformed
     /// requests are answered by ``read(_:context:)``).
     func handle(_ message: RTSPMessageReader.Message, context: ChannelHandlerContext)
-    /// The check once a second, with what has run out; false when the connection is closing
-    /// (no further check).
-    func check(_ expiry: RTSPConnectionTimeouts.Expiry?, context: ChannelHandlerContext) -> Bool
+    /// The check once a second (after the request timeout, which answers 408 and closes):
+    /// `sessionExpired` when nothing was heard for the session timeout; false when the
+    /// connection is closing (no further check).
+    func check(sessionExpired: Bool, context: ChannelHandlerContext) -> Bool
     /// Called before a last answer closes the connection (its framing lost, or a request
     /// timeout).
     func endBeforeClosing()
@@ -48,11 +49,18 @@ extension RTSPServerConnection {
         timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
     }
 
-    /// Starts the check once a second (at activation); it goes on while ``check(_:context:)``
-    /// says so, until ``stopChecks()``.
+    /// Starts the check once a second (at activation): a request not finished within the
+    /// request timeout gets 408 and the connection closes; then ``check(sessionExpired:context:)``.
+    /// It goes on until the connection closes or ``stopChecks()``.
     func scheduleCheck(context: ChannelHandlerContext) {
         checkTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
-            if check(timeouts.expired(), context: context) { scheduleCheck(context: context) }
+            let expiry = timeouts.expired()
+            if expiry == .request {
+                log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
+                respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
+                return
+            }
+            if check(sessionExpired: expiry == .session, context: context) { scheduleCheck(context: context) }
         }
     }
 
