@@ -71,7 +71,7 @@ import Glibc
     }
 
     /// Depacketizes packets; returns the NAL units of every access unit, in order, and the events
-    /// that were not access units.
+    /// that were not access units (and a line when `RTPZeroCopyDepacketizer` read others).
     static func depacketize(_ packets: [[UInt8]]) -> (nalUnits: [[UInt8]], problems: [String]) {
         var depacketizer = RTPDepacketizer()
         var units: [[UInt8]] = []
@@ -91,6 +91,24 @@ import Glibc
         }
         depacketizer.finish()
         drain()
+        // The zero-copy twin, fed the same packets all in one buffer, reads the same NAL units.
+        let buffer = packets.flatMap { $0 }
+        var twin = RTPZeroCopyDepacketizer()
+        var twinUnits: [[UInt8]] = []
+        var offset = 0
+        func drainTwin() {
+            while let event = twin.next() {
+                if case .accessUnit(let unit) = event { twinUnits += unit.accessUnit.accessUnit.nalUnits.map(Array.init) }
+            }
+        }
+        for packet in packets {
+            twin.append(packet: offset..<(offset + packet.count), in: buffer)
+            offset += packet.count
+            drainTwin()
+        }
+        twin.finish()
+        drainTwin()
+        if twinUnits != units { problems.append("RTPZeroCopyDepacketizer read other NAL units than RTPDepacketizer") }
         return (units, problems)
     }
 
