@@ -106,7 +106,9 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         report(error)
     }
 
-    /// The next event, or nil when none is waiting.
+    /// The next event, or nil when none is waiting. Inlined into each wrapper's `next()`: called
+    /// once a packet, and an event copied out between two calls stalls on store forwarding.
+    @inline(__always)
     mutating func next() -> Event? {
         guard eventIndex < events.count else {
             if !events.isEmpty { events.removeAll(keepingCapacity: true); eventIndex = 0 }
