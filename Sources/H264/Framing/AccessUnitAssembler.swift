@@ -89,15 +89,11 @@ public struct AccessUnitAssembler: Sendable {
     /// ``endNALUnit()`` (or ``dropAccessUnit()``) before anything else.
     mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
         guard openLengthOffset < 0, leading.count >= Self.leadingByteCount else { return false }
-        let lengthOffset = data.count
+        guard tracker.beginPieces(header: header, leading: leading, streamOffset: streamOffset) else { return false }
+        openLengthOffset = data.count
         AVCC.appendLength(0, lengthSize: 4, to: &data)
         data.append(header)
         data.append(contentsOf: leading)
-        guard tracker.beginPieces(data[(lengthOffset + 4)...], streamOffset: streamOffset) else {
-            data.removeSubrange(lengthOffset...)
-            return false
-        }
-        openLengthOffset = lengthOffset
         return true
     }
 

@@ -40,37 +40,42 @@ struct AccessUnitBoundary: Sendable {
     private var closedByEndOfSequence = false
     private var closedByEndOfStream = false
 
-    /// Decides whether `nalUnit` (whose `forbidden_zero_bit` is 0) begins a new access unit,
-    /// reading slice headers with `parameterSets`. Follow it with ``record(_:type:)``.
+    /// Decides whether `nalUnit` (whose `forbidden_zero_bit` is 0, at least its header byte)
+    /// begins a new access unit, reading slice headers with `parameterSets`. Follow it with
+    /// ``record(_:type:)``.
     func decide(_ nalUnit: some Collection<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
-        // One non-generic rule over contiguous bytes (see ``SliceHeader/Prefix/init(nalUnit:)``).
+        // One non-generic rule over contiguous bytes.
         nalUnit.withContiguousStorageIfAvailable { decide(contiguous: $0, type: type, parameterSets: parameterSets) }
             ?? Array(nalUnit).withUnsafeBufferPointer { decide(contiguous: $0, type: type, parameterSets: parameterSets) }
     }
 
     /// ``decide(_:type:parameterSets:)`` over contiguous bytes.
     func decide(contiguous nalUnit: UnsafeBufferPointer<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
+        decide(header: nalUnit.first ?? type.rawValue, payload: UnsafeBufferPointer(rebasing: nalUnit.dropFirst()),
+               type: type, parameterSets: parameterSets)
+    }
+
+    /// ``decide(_:type:parameterSets:)`` for the NAL unit whose header byte is `header` and whose
+    /// following bytes begin `payload` (a fragmented NAL unit's rebuilt header byte and the
+    /// bytes of its first fragment); only the slice header's bytes are read.
+    func decide(header: UInt8, payload: UnsafeBufferPointer<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
         // After end of sequence only an end of stream may follow in the same access unit.
         var decision = Decision(startsNew: !isEmpty && (closedByEndOfStream || (closedByEndOfSequence && type != .endOfStream)))
         switch type.rawValue {
         case 6, 7, 8, 9, 14, 15, 16, 17, 18:
             if hasVCL { decision.startsNew = true }
         case 1, 2, 5:
-            let prefix: SliceHeader.Prefix
-            do {
-                prefix = try SliceHeader.Prefix(contiguous: nalUnit)
-            } catch {
+            switch SliceHeader.read(header: header, payload: payload, parameterSets: parameterSets) {
+            case .damaged(let error):
                 decision.problem = error
                 decision.isDamaged = true
                 return decision
-            }
-            decision.firstMb = prefix.firstMbInSlice
-            do {
-                // The fields looked up first: an initializer would take (and copy) the whole cache.
-                let fields = try parameterSets.sliceHeaderFields(pictureParameterSetId: prefix.picParameterSetId)
-                decision.slice = try SliceHeader(prefix: prefix, fields: fields)
-            } catch {
-                decision.problem = error
+            case .prefix(let firstMb, let problem):
+                decision.firstMb = firstMb
+                decision.problem = problem
+            case .header(let slice):
+                decision.firstMb = slice.firstMbInSlice
+                decision.slice = slice
             }
             if hasVCL {
                 if let slice = decision.slice, let lastSlice {

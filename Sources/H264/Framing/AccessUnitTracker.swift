@@ -91,17 +91,17 @@ struct AccessUnitTracker: Sendable {
         return .placed(closed: closed)
     }
 
-    /// Decides on a NAL unit whose bytes arrive in pieces from its first bytes, `head` (the
-    /// header byte and at least ``AccessUnitAssembler/leadingByteCount`` bytes after it): true
-    /// when it joins the access unit being assembled exactly as ``place(_:streamOffset:)`` would
-    /// place it whole. It does not when it would begin a new access unit, is damaged or not a NAL
-    /// unit, or is a parameter set (stored whole); then nothing is recorded. Follow a true with
-    /// ``endPieces()`` or ``dropPieces()``.
-    mutating func beginPieces(_ head: some Collection<UInt8>, streamOffset: Int) -> Bool {
-        guard let first = head.first, first & 0x80 == 0 else { return false }
-        let type = NALUnitHeader(byte: first).nalUnitType
+    /// Decides on a NAL unit whose bytes arrive in pieces from its header byte, `header`, and the
+    /// first bytes after it, `leading` (at least ``AccessUnitAssembler/leadingByteCount`` of
+    /// them): true when it joins the access unit being assembled exactly as
+    /// ``place(_:streamOffset:)`` would place it whole. It does not when it would begin a new
+    /// access unit, is damaged or not a NAL unit, or is a parameter set (stored whole); then
+    /// nothing is recorded. Follow a true with ``endPieces()`` or ``dropPieces()``.
+    mutating func beginPieces(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
+        guard header & 0x80 == 0 else { return false }
+        let type = NALUnitHeader(byte: header).nalUnitType
         guard type != .sequenceParameterSet && type != .pictureParameterSet else { return false }
-        let decision = boundary.decide(head, type: type, parameterSets: parameterSets)
+        let decision = boundary.decide(header: header, payload: leading, type: type, parameterSets: parameterSets)
         guard !decision.isDamaged && !decision.startsNew else { return false }
         openStreamOffset = streamOffset
         openProblem = decision.problem
@@ -111,7 +111,7 @@ struct AccessUnitTracker: Sendable {
         return true
     }
 
-    /// Ends the NAL unit begun with ``beginPieces(_:streamOffset:)``: reports what the boundary
+    /// Ends the NAL unit begun with ``beginPieces(header:leading:streamOffset:)``: reports what the boundary
     /// rule found, as ``place(_:streamOffset:)`` would have.
     mutating func endPieces() {
         if let problem = openProblem { report(problem.offset(by: openStreamOffset)); openProblem = nil }
@@ -121,7 +121,7 @@ struct AccessUnitTracker: Sendable {
         }
     }
 
-    /// Forgets the NAL unit begun with ``beginPieces(_:streamOffset:)``, as if it had never
+    /// Forgets the NAL unit begun with ``beginPieces(header:leading:streamOffset:)``, as if it had never
     /// begun.
     mutating func dropPieces() {
         types.removeLast()

@@ -33,8 +33,6 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     private var nalUnitFirstPiece = 0
     /// The size of the NAL unit being written in pieces so far, or -1 when none is open.
     private var openByteCount = -1
-    /// The header byte and first bytes of a NAL unit arriving in pieces, for the boundary rule.
-    private var head: [UInt8] = []
 
     init(parameterSets: ParameterSetCache) {
         tracker = AccessUnitTracker(parameterSets: parameterSets)
@@ -74,11 +72,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
 
     mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
         guard openByteCount < 0, leading.count >= AccessUnitAssembler.leadingByteCount else { return false }
-        // The boundary rule reads no further than these bytes (``AccessUnitAssembler/leadingByteCount``).
-        head.removeAll(keepingCapacity: true)
-        head.append(header)
-        head.append(contentsOf: UnsafeBufferPointer(rebasing: leading[..<AccessUnitAssembler.leadingByteCount]))
-        guard tracker.beginPieces(head, streamOffset: streamOffset) else { return false }
+        guard tracker.beginPieces(header: header, leading: leading, streamOffset: streamOffset) else { return false }
         startNALUnit()
         pieces.append(Piece(buffer: Piece.literal, start: Int32(header), count: 1))
         encodedByteCount += 1

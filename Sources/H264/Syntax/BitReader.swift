@@ -35,36 +35,23 @@ public struct BitReader: Sendable {
         if recordsElements { elements.append((name(), value)) }
     }
 
-    private func error(_ code: H264Error.Code, _ name: () -> String, at bit: Int, _ message: String) -> H264Error {
-        H264Error(code, field: name(), bitOffset: bit, message)
-    }
-
-    private mutating func rawBits(_ count: Int, _ name: () -> String) throws(H264Error) -> UInt64 {
-        precondition(count >= 0 && count <= 64)
-        guard count <= bitsRemaining else {
-            throw error(.truncated, name, at: bitOffset, "needs \(count) bits, \(bitsRemaining) left")
-        }
-        var value: UInt64 = 0
-        var remaining = count
-        var offset = bitOffset
-        while remaining > 0 {
-            let byte = bytes[offset >> 3]
-            let bitInByte = offset & 7
-            let available = 8 - bitInByte
-            let take = Swift.min(available, remaining)
-            let shifted = (UInt64(byte) << UInt64(bitInByte)) & 0xFF
-            let chunk = shifted >> UInt64(8 - take)
-            value = (value << UInt64(take)) | chunk
-            remaining -= take
-            offset += take
+    /// Runs `body` with a ``BitCursor`` over ``bytes`` at ``bitOffset`` (the one implementation
+    /// of the reads), and takes over where it stopped and the problems it met.
+    private mutating func withCursor<Value>(_ body: (inout BitCursor) throws(H264Error) -> Value) throws(H264Error) -> Value {
+        let start = bitOffset
+        let (result, offset, found) = bytes.withUnsafeBufferPointer { buffer in
+            var cursor = BitCursor(buffer, bitOffset: start)
+            let result = Result { () throws(H264Error) in try body(&cursor) }
+            return (result, cursor.bitOffset, cursor.diagnostics)
         }
         bitOffset = offset
-        return value
+        if !found.isEmpty { diagnostics += found }
+        return try result.get()
     }
 
     /// Reads `count` bits (0…32) as an unsigned value: `u(n)`.
     public mutating func readBits(_ count: Int, _ name: @autoclosure () -> String) throws(H264Error) -> Int {
-        let value = Int(try rawBits(count, name))
+        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readBits(count, name()) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
@@ -80,11 +67,7 @@ public struct BitReader: Sendable {
     ///   ``H264Error/Code/valueOutOfRange`` when the value is outside `range`,
     ///   ``H264Error/Code/truncated`` when the data ends.
     public mutating func readUE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = 0...Int(UInt32.max - 1)) throws(H264Error) -> Int {
-        let start = bitOffset
-        let value = try rawUE(name)
-        guard range.contains(value) else {
-            throw error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
+        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readUE(name(), range: range) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
@@ -100,11 +83,7 @@ public struct BitReader: Sendable {
     ///
     /// - Throws: ``H264Error/Code/expGolombOverflow`` and ``H264Error/Code/truncated`` only.
     public mutating func readUE(_ name: @autoclosure () -> String, tolerating range: ClosedRange<Int>) throws(H264Error) -> Int {
-        let start = bitOffset
-        let value = try rawUE(name)
-        if !range.contains(value) {
-            diagnostics.append(error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound) (kept)"))
-        }
+        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readUE(name(), tolerating: range) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
@@ -117,7 +96,8 @@ public struct BitReader: Sendable {
         let start = bitOffset
         let value = try readBits(count, name())
         if !allowed(value) {
-            diagnostics.append(error(.valueOutOfRange, name, at: start, "\(value) is reserved or not allowed, expected \(expectation()) (kept)"))
+            diagnostics.append(H264Error(.valueOutOfRange, field: name(), bitOffset: start,
+                                         "\(value) is reserved or not allowed, expected \(expectation()) (kept)"))
         }
         return value
     }
@@ -129,43 +109,14 @@ public struct BitReader: Sendable {
 
     /// Reads a signed Exp-Golomb code, `se(v)`, and checks it against `range`.
     public mutating func readSE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = Int(Int32.min) + 1...Int(Int32.max)) throws(H264Error) -> Int {
-        let start = bitOffset
-        let codeNum = try rawUE(name)
-        let value = codeNum & 1 == 1 ? (codeNum + 1) / 2 : -(codeNum / 2)
-        guard range.contains(value) else {
-            throw error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
+        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readSE(name(), range: range) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
 
-    private mutating func rawUE(_ name: () -> String) throws(H264Error) -> Int {
-        let start = bitOffset
-        var leadingZeros = 0
-        while true {
-            guard bitOffset < bytes.count * 8 else {
-                throw error(.truncated, name, at: start, "Exp-Golomb code runs past the end")
-            }
-            let bit = (bytes[bitOffset >> 3] >> UInt8(7 - (bitOffset & 7))) & 1
-            bitOffset += 1
-            if bit == 1 { break }
-            leadingZeros += 1
-            if leadingZeros >= 32 {
-                bitOffset = start
-                throw error(.expGolombOverflow, name, at: start, "Exp-Golomb code with 32 or more leading zero bits")
-            }
-        }
-        if leadingZeros == 0 { return 0 }
-        let suffix = try rawBits(leadingZeros, name)
-        return (1 << leadingZeros) - 1 + Int(suffix)
-    }
-
     /// Skips `count` bits.
     public mutating func skipBits(_ count: Int, _ name: @autoclosure () -> String = "skipped bits") throws(H264Error) {
-        guard count >= 0, count <= bitsRemaining else {
-            throw error(.truncated, name, at: bitOffset, "cannot skip \(count) bits, \(bitsRemaining) left")
-        }
-        bitOffset += count
+        try withCursor { (cursor) throws(H264Error) in try cursor.skipBits(count, name()) }
     }
 
     /// `more_rbsp_data()` (clause 7.2): true when data remains before the `rbsp_stop_one_bit`.

@@ -19,27 +19,38 @@ public enum RBSP {
     /// header of every received picture goes through here).
     static func decode(buffer bytes: UnsafeBufferPointer<UInt8>, limit: Int?) -> [UInt8] {
         let cap = limit.map { Swift.max(0, Swift.min($0, bytes.count)) } ?? bytes.count
+        return [UInt8](unsafeUninitializedCapacity: cap) { out, count in
+            count = decode(bytes, into: UnsafeMutableBufferPointer(rebasing: out[..<cap]))
+        }
+    }
+
+    /// Removes emulation prevention bytes from `bytes` into `out`, as many RBSP bytes as `out`
+    /// holds: the one decoding loop, which writes no heap memory of its own.
+    ///
+    /// - Returns: the number of RBSP bytes written.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let cap = Swift.min(out.count, bytes.count)
+        guard cap > 0, let source = bytes.baseAddress, let destination = out.baseAddress else { return 0 }
         if !containsZeroPair(bytes, upTo: cap) {
             // No two zero bytes in a row, so no emulation prevention byte: one copy.
-            return [UInt8](UnsafeBufferPointer(rebasing: bytes[..<cap]))
+            destination.update(from: source, count: cap)
+            return cap
         }
-        return [UInt8](unsafeUninitializedCapacity: cap) { out, count in
-            var written = 0
-            var index = 0
-            var zeros = 0
-            while written < cap && index < bytes.count {
-                let byte = bytes[index]
-                index += 1
-                if zeros >= 2 && byte == 0x03 {
-                    zeros = 0
-                    continue
-                }
-                out[written] = byte
-                written += 1
-                zeros = byte == 0 ? zeros + 1 : 0
+        var written = 0
+        var index = 0
+        var zeros = 0
+        while written < out.count && index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if zeros >= 2 && byte == 0x03 {
+                zeros = 0
+                continue
             }
-            count = written
+            out[written] = byte
+            written += 1
+            zeros = byte == 0 ? zeros + 1 : 0
         }
+        return written
     }
 
     /// True when two zero bytes in a row begin before `end` (an emulation prevention byte can

@@ -93,21 +93,53 @@ public struct SliceHeader: Hashable, Sendable {
 
         /// ``init(nalUnit:)`` over contiguous bytes.
         init(contiguous nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) {
-            let header = try NALUnitHeader(validating: nalUnit)
-            let type = header.nalUnitType
-            guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
-                throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
-                                "NAL unit type \(type.rawValue) has no slice header")
+            let header = try SliceHeader.sliceNALUnitHeader(nalUnit)
+            let rbsp = RBSP.decode(buffer: UnsafeBufferPointer(rebasing: nalUnit.dropFirst()), limit: SliceHeader.maximumEncodedSize)
+            let (elements, nextBit) = try rbsp.withUnsafeBufferPointer { (buffer) throws(H264Error) in
+                var cursor = BitCursor(buffer)
+                return (try SliceHeader.readPrefixElements(&cursor), cursor.bitOffset)
             }
-            var reader = BitReader(RBSP.decode(buffer: UnsafeBufferPointer(rebasing: nalUnit.dropFirst()), limit: SliceHeader.maximumEncodedSize))
-            nalUnitType = type
-            nalRefIdc = header.nalRefIdc
-            firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
-            sliceType = try reader.readUE("slice_type", max: 9)
-            picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)
-            rbsp = reader.bytes
-            nextBit = reader.bitOffset
+            self.init(header: header, elements: elements, rbsp: rbsp, nextBit: nextBit)
         }
+
+        init(header: NALUnitHeader, elements: PrefixElements, rbsp: [UInt8], nextBit: Int) {
+            nalUnitType = header.nalUnitType
+            nalRefIdc = header.nalRefIdc
+            firstMbInSlice = elements.firstMbInSlice
+            sliceType = elements.sliceType
+            picParameterSetId = elements.picParameterSetId
+            self.rbsp = rbsp
+            self.nextBit = nextBit
+        }
+    }
+
+    /// The three elements of a ``Prefix``.
+    struct PrefixElements {
+        var firstMbInSlice: Int
+        var sliceType: Int
+        var picParameterSetId: Int
+    }
+
+    /// The NAL unit header of a slice NAL unit.
+    ///
+    /// - Throws: the NAL unit header's errors, ``H264Error/Code/unexpectedNALUnitType`` for NAL
+    ///   units that do not start with a slice header.
+    static func sliceNALUnitHeader(_ nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) -> NALUnitHeader {
+        let header = try NALUnitHeader(validating: nalUnit)
+        let type = header.nalUnitType
+        guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
+            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
+                            "NAL unit type \(type.rawValue) has no slice header")
+        }
+        return header
+    }
+
+    /// Reads `first_mb_in_slice`, `slice_type` and `pic_parameter_set_id`.
+    static func readPrefixElements(_ reader: inout BitCursor) throws(H264Error) -> PrefixElements {
+        let firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
+        let sliceType = try reader.readUE("slice_type", max: 9)
+        let picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)
+        return PrefixElements(firstMbInSlice: firstMbInSlice, sliceType: sliceType, picParameterSetId: picParameterSetId)
     }
 
     /// Parses the leading elements of a slice header.
@@ -182,14 +214,24 @@ public struct SliceHeader: Hashable, Sendable {
     /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read,
     /// with the fields of its PPS and SPS.
     init(prefix: Prefix, fields: ParameterSetFields) throws(H264Error) {
-        var reader = BitReader(prefix.rbsp)
-        try reader.skipBits(prefix.nextBit)
-        let type = prefix.nalUnitType
+        self = try prefix.rbsp.withUnsafeBufferPointer { (buffer) throws(H264Error) in
+            var reader = BitCursor(buffer, bitOffset: prefix.nextBit)
+            return try SliceHeader(nalUnitType: prefix.nalUnitType, nalRefIdc: prefix.nalRefIdc,
+                                   elements: PrefixElements(firstMbInSlice: prefix.firstMbInSlice, sliceType: prefix.sliceType,
+                                                            picParameterSetId: prefix.picParameterSetId),
+                                   reading: &reader, fields: fields)
+        }
+    }
+
+    /// Reads the elements after the ``Prefix`` (`colour_plane_id` … `redundant_pic_cnt`) with
+    /// `reader`, which stands just after `pic_parameter_set_id`: the one reader of them.
+    init(nalUnitType type: NALUnitType, nalRefIdc: UInt8, elements: PrefixElements, reading reader: inout BitCursor,
+         fields: ParameterSetFields) throws(H264Error) {
         nalUnitType = type
-        nalRefIdc = prefix.nalRefIdc
-        firstMbInSlice = prefix.firstMbInSlice
-        sliceType = prefix.sliceType
-        picParameterSetId = prefix.picParameterSetId
+        self.nalRefIdc = nalRefIdc
+        firstMbInSlice = elements.firstMbInSlice
+        sliceType = elements.sliceType
+        picParameterSetId = elements.picParameterSetId
         colourPlaneId = fields.separateColourPlaneFlag ? try reader.readBits(2, "colour_plane_id") : 0
         frameNum = try reader.readBits(fields.log2MaxFrameNumMinus4 + 4, "frame_num")
         fieldPicFlag = false
@@ -216,6 +258,70 @@ public struct SliceHeader: Hashable, Sendable {
         }
         redundantPicCnt = fields.redundantPicCntPresentFlag ? try reader.readUE("redundant_pic_cnt", max: 127) : 0
         diagnostics = reader.diagnostics
+    }
+
+    /// What ``read(header:payload:parameterSets:firstWindow:)`` found in a slice NAL unit.
+    enum Reading {
+        /// Not even the ``Prefix`` could be read: the unit is damaged.
+        case damaged(H264Error)
+        /// The ``Prefix`` was read (its `first_mb_in_slice` is given), the rest not: its
+        /// parameter sets are unknown, or the header is cut short or out of range.
+        case prefix(firstMbInSlice: Int, problem: H264Error)
+        /// The whole header.
+        case header(SliceHeader)
+    }
+
+    /// Reads the slice header of the NAL unit whose header byte is `header` and whose following
+    /// bytes (emulation prevention still present) begin `payload`, with no allocation: the
+    /// emulation prevention is removed on the stack, and only as far as the header reaches (the
+    /// slice header of every received picture comes through here). The same values and errors
+    /// as ``Prefix/init(nalUnit:)`` followed by ``init(prefix:parameterSets:)``.
+    ///
+    /// `firstWindow` is how many RBSP bytes are decoded first (more only when the header runs
+    /// past them); a parameter so that tests can make every header run past it.
+    static func read(header: UInt8, payload: UnsafeBufferPointer<UInt8>, parameterSets: ParameterSetCache,
+                     firstWindow: Int = 32) -> Reading {
+        let nalHeader: NALUnitHeader
+        do throws(H264Error) {
+            nalHeader = try withUnsafeBytes(of: header) { (byte) throws(H264Error) in
+                try sliceNALUnitHeader(byte.assumingMemoryBound(to: UInt8.self))
+            }
+        } catch {
+            return .damaged(error)
+        }
+        // Real slice headers fit in a few bytes: 32 RBSP bytes first, all of them when the header
+        // runs past those.
+        if firstWindow < maximumEncodedSize,
+           let reading = read(nalHeader, payload, window: Swift.max(1, firstWindow), parameterSets: parameterSets) {
+            return reading
+        }
+        return read(nalHeader, payload, window: maximumEncodedSize, parameterSets: parameterSets)
+            ?? .damaged(H264Error(.truncated, field: "slice_header", "the slice header runs past its \(maximumEncodedSize) bytes"))
+    }
+
+    /// ``read(header:payload:parameterSets:firstWindow:)`` from at most `window` RBSP bytes: nil
+    /// when the header was cut short by the window rather than by the NAL unit (read it again
+    /// with more).
+    private static func read(_ header: NALUnitHeader, _ payload: UnsafeBufferPointer<UInt8>, window: Int,
+                             parameterSets: ParameterSetCache) -> Reading? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: window) { scratch -> Reading? in
+            let count = RBSP.decode(payload, into: scratch)
+            let cutByWindow = count == window && window < maximumEncodedSize
+            var reader = BitCursor(UnsafeBufferPointer(rebasing: scratch[..<count]))
+            let elements: PrefixElements
+            do throws(H264Error) {
+                elements = try readPrefixElements(&reader)
+            } catch {
+                return cutByWindow && error.code == .truncated ? nil : .damaged(error)
+            }
+            do throws(H264Error) {
+                let fields = try parameterSets.sliceHeaderFields(pictureParameterSetId: elements.picParameterSetId)
+                return .header(try SliceHeader(nalUnitType: header.nalUnitType, nalRefIdc: header.nalRefIdc, elements: elements,
+                                               reading: &reader, fields: fields))
+            } catch {
+                return cutByWindow && error.code == .truncated ? nil : .prefix(firstMbInSlice: elements.firstMbInSlice, problem: error)
+            }
+        }
     }
 
     /// True when a slice with this header, following `previous` (a VCL NAL unit of the current
