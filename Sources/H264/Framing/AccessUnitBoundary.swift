@@ -18,8 +18,11 @@ struct AccessUnitBoundary: Sendable {
     struct Decision {
         /// True when the NAL unit begins a new access unit (never for the very first unit).
         var startsNew: Bool
-        /// The slice header, when the unit is a slice whose parameter sets are known.
-        var slice: SliceHeader?
+        /// What tells the slice's picture apart, when the unit is a slice whose parameter sets
+        /// are known.
+        var picture: SliceHeader.PictureIdentity?
+        /// The slice header's tolerable problems (``SliceHeader/diagnostics``).
+        var diagnostics: [H264Error] = []
         /// `first_mb_in_slice`, when the unit is a slice whose header prefix could be read.
         var firstMb: Int?
         /// Why a slice header could not be read, if it could not.
@@ -34,7 +37,7 @@ struct AccessUnitBoundary: Sendable {
     /// `pic_parameter_set_id` of the current access unit's first primary slice.
     private(set) var firstPPSId: Int?
     private var hasVCL = false
-    private var lastSlice: SliceHeader?
+    private var lastSlice: SliceHeader.PictureIdentity?
     private var lastFirstMb = -1
     private var sawPrimaryMbZero = false
     private var closedByEndOfSequence = false
@@ -75,10 +78,11 @@ struct AccessUnitBoundary: Sendable {
                 decision.problem = problem
             case .header(let slice):
                 decision.firstMb = slice.firstMbInSlice
-                decision.slice = slice
+                decision.picture = SliceHeader.PictureIdentity(slice)
+                decision.diagnostics = slice.diagnostics
             }
             if hasVCL {
-                if let slice = decision.slice, let lastSlice {
+                if let slice = decision.picture, let lastSlice {
                     if slice.startsNewPicture(after: lastSlice) { decision.startsNew = true }
                     if slice.redundantPicCnt == 0 && slice.firstMbInSlice == 0 && sawPrimaryMbZero { decision.startsNew = true }
                 } else if let firstMb = decision.firstMb, firstMb <= lastFirstMb {
@@ -99,7 +103,7 @@ struct AccessUnitBoundary: Sendable {
         switch type.rawValue {
         case 1, 2, 5:
             hasVCL = true
-            if let slice = decision.slice {
+            if let slice = decision.picture {
                 if slice.redundantPicCnt == 0 {
                     lastSlice = slice
                     if slice.firstMbInSlice == 0 { sawPrimaryMbZero = true }

@@ -3,7 +3,7 @@
 /// format of the access unit being assembled.
 ///
 /// One tracker serves both ways of keeping the bytes: ``AccessUnitAssembler`` copies them into
-/// one AVCC array, ``AccessUnitPieces`` refers to the received packets that hold them. Both ask
+/// one AVCC array, ``AccessUnitViewAssembler`` refers to the received packets that hold them. Both ask
 /// it where each NAL unit goes and write the bytes themselves, so the rules (clauses 7.4.1.2.3
 /// and 7.4.1.2.4, damaged units, parameter-set storage, problem reports) stay in one place.
 struct AccessUnitTracker: Sendable {
@@ -34,6 +34,7 @@ struct AccessUnitTracker: Sendable {
 
     /// What is known of an access unit when it is complete, apart from its bytes.
     struct Closed {
+        /// Empty unless ``handsOutTypes``.
         var nalUnitTypes: [NALUnitType]
         var streamOffset: Int
         var byteCount: Int
@@ -50,8 +51,14 @@ struct AccessUnitTracker: Sendable {
         case placed(closed: Closed?)
     }
 
-    init(parameterSets: ParameterSetCache) {
+    /// Whether ``Closed/nalUnitTypes`` is filled: false for assemblers whose access units read
+    /// their types from their bytes, so that the list is kept (with its capacity) rather than
+    /// handed out and allocated again for each access unit.
+    let handsOutTypes: Bool
+
+    init(parameterSets: ParameterSetCache, handsOutTypes: Bool = true) {
         self.parameterSets = parameterSets
+        self.handsOutTypes = handsOutTypes
     }
 
     /// True while the access unit being assembled holds no NAL unit.
@@ -74,7 +81,7 @@ struct AccessUnitTracker: Sendable {
         // A slice whose header cannot be read at all (cut short, garbage) belongs to no picture:
         // it is dropped like garbage; nothing assembled so far is lost.
         if decision.isDamaged { return .dropped }
-        for warning in decision.slice?.diagnostics ?? [] { warn(warning.offset(by: streamOffset)) }
+        for warning in decision.diagnostics { warn(warning.offset(by: streamOffset)) }
         let closed = decision.startsNew ? close(at: streamOffset) : nil
         boundary.record(decision, type: type)
         types.append(type)
@@ -105,7 +112,7 @@ struct AccessUnitTracker: Sendable {
         guard !decision.isDamaged && !decision.startsNew else { return false }
         openStreamOffset = streamOffset
         openProblem = decision.problem
-        if let diagnostics = decision.slice?.diagnostics, !diagnostics.isEmpty { openWarnings = diagnostics }
+        if !decision.diagnostics.isEmpty { openWarnings = decision.diagnostics }
         boundary.record(decision, type: type)
         types.append(type)
         return true
@@ -141,9 +148,9 @@ struct AccessUnitTracker: Sendable {
             changed = lastFormat != nil && lastFormat != current
             lastFormat = current
         }
-        let closed = Closed(nalUnitTypes: types, streamOffset: startOffset, byteCount: Swift.max(0, offset - startOffset),
-                            formatDescription: format, formatChanged: changed)
-        types = []
+        let closed = Closed(nalUnitTypes: handsOutTypes ? types : [], streamOffset: startOffset,
+                            byteCount: Swift.max(0, offset - startOffset), formatDescription: format, formatChanged: changed)
+        if handsOutTypes { types = [] } else { types.removeAll(keepingCapacity: true) }
         startOffset = offset
         boundary = AccessUnitBoundary()
         return closed

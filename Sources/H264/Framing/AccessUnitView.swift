@@ -9,38 +9,43 @@
 ///
 /// It has the same NAL units, types, format and stream offsets as the ``AccessUnit`` that
 /// ``RTPDepacketizer`` builds from the same packets; ``accessUnit`` is that access unit.
-public struct AccessUnitView: Sendable {
-    /// The type of each NAL unit, in order.
-    public let nalUnitTypes: [NALUnitType]
-    /// Where the access unit begins in the stream of NAL units received so far, counted in AVCC
-    /// form with 4-byte lengths (as ``AccessUnit/streamOffset`` of the depacketizer's access
-    /// units).
-    public let streamOffset: Int
-    /// How many bytes of that stream the access unit covers (as ``AccessUnit/byteCount``).
-    public let byteCount: Int
-    /// The format (SPS and PPS) the access unit's first slice refers to, when they are known.
-    public let formatDescription: FormatDescription?
-    /// True when ``formatDescription`` differs from the previous access unit's that had one.
-    public let formatChanged: Bool
-    /// The size of the access unit with a 4-byte length (AVCC) or a 4-byte start code (Annex-B)
-    /// before each NAL unit: what ``copyBytes(into:format:)`` writes.
-    public let encodedByteCount: Int
+///
+/// `@unchecked Sendable`: its one stored property is a `ManagedBuffer` (which Swift never lets
+/// be `Sendable`) that nothing changes after the view is made, and whose header holds only
+/// `Sendable` values.
+public struct AccessUnitView: @unchecked Sendable {
+    /// Everything, in one allocation: what is known of the access unit and the buffers it refers
+    /// to in the header, its pieces after it. Copying a view, or handing it out in an event,
+    /// retains this one object.
+    private let storage: Storage
 
-    /// The first received buffer the pieces refer to (most access units need no other), and
-    /// the others.
-    let firstBuffer: [UInt8]
-    let otherBuffers: [[UInt8]]
-    /// Bytes that were not in any received buffer as they are in the NAL unit: NAL units
-    /// gathered before they could be placed (a fragmented parameter set, say).
-    let ownBytes: [UInt8]
-    /// For each NAL unit in order, a ``Piece/nalUnit`` marker holding its size, then its pieces.
-    /// A piece's `buffer` is 0 for `firstBuffer`, i ≥ 1 for `otherBuffers[i - 1]`,
-    /// ``Piece/own`` for `ownBytes`, or ``Piece/literal`` for the one byte in its `start` (the
-    /// rebuilt header byte of a fragmented NAL unit). One array, so that an access unit costs
-    /// few allocations.
-    let pieces: [Piece]
-    /// How many NAL units the access unit holds.
-    public let nalUnitCount: Int
+    /// What a view knows apart from its pieces.
+    struct Header: Sendable {
+        var streamOffset: Int
+        var byteCount: Int
+        var formatDescription: FormatDescription?
+        var formatChanged: Bool
+        var encodedByteCount: Int
+        var nalUnitCount: Int
+        var pieceCount: Int
+        /// The first received buffer the pieces refer to (most access units need no other), and
+        /// the others.
+        var firstBuffer: [UInt8]
+        var otherBuffers: [[UInt8]]
+        /// Bytes that were not in any received buffer as they are in the NAL unit: NAL units
+        /// gathered before they could be placed (a fragmented parameter set, say).
+        var ownBytes: [UInt8]
+    }
+
+    /// The header, then the pieces: for each NAL unit in order, a ``Piece/nalUnit`` marker
+    /// holding its size, then its pieces. A piece's `buffer` is 0 for `firstBuffer`, i ≥ 1 for
+    /// `otherBuffers[i - 1]`, ``Piece/own`` for `ownBytes`, or ``Piece/literal`` for the one
+    /// byte in its `start` (the rebuilt header byte of a fragmented NAL unit).
+    final class Storage: ManagedBuffer<Header, Piece> {
+        deinit {
+            _ = withUnsafeMutablePointers { header, pieces in pieces.deinitialize(count: header.pointee.pieceCount) }
+        }
+    }
 
     /// A run of bytes of one buffer, or the marker before a NAL unit's pieces.
     struct Piece: Sendable {
@@ -55,6 +60,77 @@ public struct AccessUnitView: Sendable {
         var count: Int32
     }
 
+    /// A view of `header` (whose `pieceCount` is `pieces.count`) and a copy of `pieces`.
+    init(header: Header, pieces: UnsafeBufferPointer<Piece>) {
+        let buffer = Storage.create(minimumCapacity: pieces.count) { _ in header }
+        storage = unsafeDowncast(buffer, to: Storage.self)
+        storage.withUnsafeMutablePointerToElements { elements in
+            if let base = pieces.baseAddress { elements.initialize(from: base, count: pieces.count) }
+        }
+    }
+
+    private var header: Header { storage.header }
+
+    /// Where the access unit begins in the stream of NAL units received so far, counted in AVCC
+    /// form with 4-byte lengths (as ``AccessUnit/streamOffset`` of the depacketizer's access
+    /// units).
+    public var streamOffset: Int { storage.header.streamOffset }
+    /// How many bytes of that stream the access unit covers (as ``AccessUnit/byteCount``).
+    public var byteCount: Int { storage.header.byteCount }
+    /// The format (SPS and PPS) the access unit's first slice refers to, when they are known.
+    public var formatDescription: FormatDescription? { storage.header.formatDescription }
+    /// True when ``formatDescription`` differs from the previous access unit's that had one.
+    public var formatChanged: Bool { storage.header.formatChanged }
+    /// The size of the access unit with a 4-byte length (AVCC) or a 4-byte start code (Annex-B)
+    /// before each NAL unit: what ``copyBytes(into:format:)`` writes.
+    public var encodedByteCount: Int { storage.header.encodedByteCount }
+    /// How many NAL units the access unit holds.
+    public var nalUnitCount: Int { storage.header.nalUnitCount }
+
+    /// The received buffers and the view's own bytes (see ``Header``).
+    var firstBuffer: [UInt8] { storage.header.firstBuffer }
+    var otherBuffers: [[UInt8]] { storage.header.otherBuffers }
+    var ownBytes: [UInt8] { storage.header.ownBytes }
+    /// The pieces, in order, markers included.
+    var pieces: [Piece] {
+        var pieces: [Piece] = []
+        forEachRun { piece, _ in pieces.append(piece) }
+        return pieces
+    }
+
+
+    /// The type of each NAL unit, in order (read from each one's header byte).
+    public var nalUnitTypes: [NALUnitType] {
+        var types: [NALUnitType] = []
+        types.reserveCapacity(nalUnitCount)
+        forEachNALUnitType { types.append($0) }
+        return types
+    }
+
+    /// True when the access unit holds an IDR picture.
+    public var isIDR: Bool {
+        var found = false
+        forEachNALUnitType { if $0 == .idrSlice { found = true } }
+        return found
+    }
+
+    /// True when the access unit holds at least one VCL NAL unit (coded slice data).
+    public var hasPicture: Bool {
+        var found = false
+        forEachNALUnitType { if $0.isVCL { found = true } }
+        return found
+    }
+
+    /// Calls `body` with the type of each NAL unit in order: from the first byte of the piece
+    /// after each marker (a NAL unit is never empty).
+    private func forEachNALUnitType(_ body: (NALUnitType) -> Void) {
+        var afterMarker = false
+        forEachRun { piece, bytes in
+            if afterMarker, let first = bytes.first { body(NALUnitHeader(byte: first).nalUnitType) }
+            afterMarker = piece.buffer == Piece.nalUnit
+        }
+    }
+
     /// How the NAL units are laid out when written out.
     public enum Format: Sendable {
         /// Each NAL unit after its size as a 4-byte big-endian number (as ``AccessUnit/data``).
@@ -62,11 +138,6 @@ public struct AccessUnitView: Sendable {
         /// Each NAL unit after a 4-byte start code (`00 00 00 01`), as an Annex-B byte stream.
         case annexB
     }
-
-    /// True when the access unit holds an IDR picture.
-    public var isIDR: Bool { nalUnitTypes.contains(.idrSlice) }
-    /// True when the access unit holds at least one VCL NAL unit (coded slice data).
-    public var hasPicture: Bool { nalUnitTypes.contains { $0.isVCL } }
 
     /// Calls `body` with each run of bytes of the access unit in order: for each NAL unit, its
     /// 4-byte length or start code, then its pieces. Nothing is copied; the pointers are valid
@@ -76,7 +147,7 @@ public struct AccessUnitView: Sendable {
     ///   - format: what comes before each NAL unit.
     ///   - body: called with each run of bytes, never with an empty one.
     public func forEachPiece(format: Format = .avcc, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        for piece in pieces {
+        try forEachRun { piece, bytes in
             if piece.buffer == Piece.nalUnit {
                 var prefix: UInt32 = switch format {
                 case .avcc: UInt32(piece.count).bigEndian
@@ -84,7 +155,7 @@ public struct AccessUnitView: Sendable {
                 }
                 try withUnsafeBytes(of: &prefix) { try body($0) }
             } else {
-                try withPiece(piece, body)
+                try body(bytes)
             }
         }
     }
@@ -120,21 +191,39 @@ public struct AccessUnitView: Sendable {
 
     /// The same access unit copied into one AVCC array, for APIs that take an ``AccessUnit``.
     public var accessUnit: AccessUnit {
-        AccessUnit(data: bytes(format: .avcc), nalUnitTypes: nalUnitTypes, streamOffset: streamOffset,
-                   byteCount: byteCount, formatDescription: formatDescription, formatChanged: formatChanged)
+        let header = header
+        return AccessUnit(data: bytes(format: .avcc), nalUnitTypes: nalUnitTypes, streamOffset: header.streamOffset,
+                          byteCount: header.byteCount, formatDescription: header.formatDescription,
+                          formatChanged: header.formatChanged)
     }
 
-    private func withPiece(_ piece: Piece, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        let range = Int(piece.start)..<Int(piece.start + piece.count)
-        if piece.buffer == Piece.literal {
-            var byte = UInt8(truncatingIfNeeded: piece.start)
-            try withUnsafeBytes(of: &byte) { try body($0) }
-        } else if piece.buffer == Piece.own {
-            try ownBytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
-        } else if piece.buffer == 0 {
-            try firstBuffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
-        } else {
-            try otherBuffers[Int(piece.buffer) - 1].withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    /// Calls `body` with each piece in order and its bytes (empty for a marker): the one walk
+    /// over the pieces, which reaches each buffer's bytes once rather than once a piece.
+    private func forEachRun(_ body: (Piece, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try storage.withUnsafeMutablePointers { header, elements in
+            let pieces = UnsafeBufferPointer(start: elements, count: header.pointee.pieceCount)
+            try header.pointee.firstBuffer.withUnsafeBytes { first in
+                try header.pointee.ownBytes.withUnsafeBytes { own in
+                    for piece in pieces {
+                        let range = Int(piece.start)..<Int(piece.start + piece.count)
+                        switch piece.buffer {
+                        case 0:
+                            try body(piece, UnsafeRawBufferPointer(rebasing: first[range]))
+                        case Piece.nalUnit:
+                            try body(piece, UnsafeRawBufferPointer(start: nil, count: 0))
+                        case Piece.literal:
+                            var byte = UInt8(truncatingIfNeeded: piece.start)
+                            try withUnsafeBytes(of: &byte) { try body(piece, $0) }
+                        case Piece.own:
+                            try body(piece, UnsafeRawBufferPointer(rebasing: own[range]))
+                        default:
+                            try header.pointee.otherBuffers[Int(piece.buffer) - 1].withUnsafeBytes {
+                                try body(piece, UnsafeRawBufferPointer(rebasing: $0[range]))
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

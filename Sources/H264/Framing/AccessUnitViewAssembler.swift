@@ -25,7 +25,9 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     /// The address where `packet`'s bytes begin (0: no packet), to tell which bytes lie in it
     /// and at what offset; an integer because it is only compared, never read through.
     private var packetStart: UInt = 0
-    private var packetCount = 0
+    /// The address just past `packet`'s bytes; equal to `packetStart` when none of its bytes may
+    /// be referred to (no packet, or one too large for a piece's 32-bit offsets).
+    private var packetEnd: UInt = 0
     /// The index of `packet` among the access unit's buffers, or -1 while it refers to none of it.
     private var packetIndex: Int32 = -1
 
@@ -35,7 +37,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     private var openByteCount = -1
 
     init(parameterSets: ParameterSetCache) {
-        tracker = AccessUnitTracker(parameterSets: parameterSets)
+        tracker = AccessUnitTracker(parameterSets: parameterSets, handsOutTypes: false)
     }
 
     var parameterSets: ParameterSetCache { tracker.parameterSets }
@@ -44,7 +46,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         guard !owner.isEmpty else {
             packet = []
             packetStart = 0
-            packetCount = 0
+            packetEnd = 0
             packetIndex = -1
             return
         }
@@ -54,7 +56,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         guard start != packetStart else { return }
         packet = copy owner
         packetStart = start
-        packetCount = owner.count
+        packetEnd = owner.count <= Int(Int32.max) ? start + UInt(owner.count) : start
         packetIndex = -1
     }
 
@@ -112,12 +114,12 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
 
     /// Adds `bytes` to the NAL unit being added: a reference when they lie in the packet being
     /// read, a copy otherwise.
+    @inline(__always)
     private mutating func add(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         let start = UInt(bitPattern: bytes.baseAddress)
-        encodedByteCount += bytes.count
-        if packetStart != 0, start >= packetStart, start + UInt(bytes.count) <= packetStart + UInt(packetCount),
-           packetCount <= Int(Int32.max) {
+        encodedByteCount &+= bytes.count
+        if start >= packetStart, start &+ UInt(bytes.count) <= packetEnd {
             if packetIndex < 0 {
                 packetIndex = bufferCount
                 if bufferCount == 0 { firstBuffer = packet } else { otherBuffers.append(packet) }
@@ -153,16 +155,15 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
 
     /// The view of `closed` with the pieces gathered for it; starts the next one's.
     private mutating func package(_ closed: AccessUnitTracker.Closed) -> AccessUnitView {
-        let view = AccessUnitView(nalUnitTypes: closed.nalUnitTypes, streamOffset: closed.streamOffset,
-                                  byteCount: closed.byteCount, formatDescription: closed.formatDescription,
-                                  formatChanged: closed.formatChanged, encodedByteCount: encodedByteCount,
-                                  firstBuffer: firstBuffer, otherBuffers: otherBuffers, ownBytes: ownBytes,
-                                  pieces: pieces, nalUnitCount: nalUnitCount)
+        let header = AccessUnitView.Header(streamOffset: closed.streamOffset, byteCount: closed.byteCount,
+                                           formatDescription: closed.formatDescription, formatChanged: closed.formatChanged,
+                                           encodedByteCount: encodedByteCount, nalUnitCount: nalUnitCount, pieceCount: pieces.count,
+                                           firstBuffer: firstBuffer, otherBuffers: otherBuffers, ownBytes: ownBytes)
+        let view = pieces.withUnsafeBufferPointer { AccessUnitView(header: header, pieces: $0) }
         firstBuffer = []
         bufferCount = 0
         if !otherBuffers.isEmpty { otherBuffers = [] }
-        pieces = []
-        pieces.reserveCapacity(view.pieces.count)
+        pieces.removeAll(keepingCapacity: true)
         nalUnitCount = 0
         if !ownBytes.isEmpty { ownBytes = [] }
         encodedByteCount = 0

@@ -29,7 +29,9 @@ public struct ParameterSetCache: Sendable {
 
     /// What slice headers need of each PPS and its SPS, by `pic_parameter_set_id`: kept as each
     /// PPS is stored or reparsed, so that a slice header copies no parameter set.
-    private var sliceHeaderFieldsById: [Int: SliceHeader.ParameterSetFields] = [:]
+    /// An array indexed by the id (0…255), grown as far as the largest id stored: a lookup is
+    /// an index, not a hash.
+    private var sliceHeaderFieldsById: [SliceHeader.ParameterSetFields?] = []
 
     /// Creates an empty cache.
     public init() {}
@@ -92,7 +94,7 @@ public struct ParameterSetCache: Sendable {
             let change = Self.put(bytes, pps, id: pps.picParameterSetId, warnings: pps.diagnostics,
                                   bytesById: &ppsBytes, parsedById: &pictureParameterSets, diagnostics: &diagnostics)
             if change != .unchanged, let sps = sequenceParameterSets[pps.seqParameterSetId] {
-                sliceHeaderFieldsById[pps.picParameterSetId] = SliceHeader.ParameterSetFields(pps: pps, sps: sps)
+                setSliceHeaderFields(SliceHeader.ParameterSetFields(pps: pps, sps: sps), id: pps.picParameterSetId)
             }
             return change
         default:
@@ -119,13 +121,22 @@ public struct ParameterSetCache: Sendable {
             if let bytes = ppsBytes[id],
                let reparsed = try? PictureParameterSet(nalUnit: bytes, sequenceParameterSets: sequenceParameterSets) {
                 pictureParameterSets[id] = reparsed
-                sliceHeaderFieldsById[id] = sequenceParameterSets[spsId].map { SliceHeader.ParameterSetFields(pps: reparsed, sps: $0) }
+                setSliceHeaderFields(sequenceParameterSets[spsId].map { SliceHeader.ParameterSetFields(pps: reparsed, sps: $0) }, id: id)
             } else {
                 pictureParameterSets[id] = nil
                 ppsBytes[id] = nil
-                sliceHeaderFieldsById[id] = nil
+                setSliceHeaderFields(nil, id: id)
             }
         }
+    }
+
+    private mutating func setSliceHeaderFields(_ fields: SliceHeader.ParameterSetFields?, id: Int) {
+        guard id >= 0 else { return }
+        if id >= sliceHeaderFieldsById.count {
+            guard fields != nil else { return }
+            sliceHeaderFieldsById += repeatElement(nil, count: id + 1 - sliceHeaderFieldsById.count)
+        }
+        sliceHeaderFieldsById[id] = fields
     }
 
     /// Removes every stored parameter set.
@@ -141,7 +152,9 @@ public struct ParameterSetCache: Sendable {
     ///
     /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown.
     func sliceHeaderFields(pictureParameterSetId: Int) throws(H264Error) -> SliceHeader.ParameterSetFields {
-        if let fields = sliceHeaderFieldsById[pictureParameterSetId] { return fields }
+        if sliceHeaderFieldsById.indices.contains(pictureParameterSetId), let fields = sliceHeaderFieldsById[pictureParameterSetId] {
+            return fields
+        }
         return try SliceHeader.ParameterSetFields(pictureParameterSetId: pictureParameterSetId,
                                                    pictureParameterSets: pictureParameterSets,
                                                    sequenceParameterSets: sequenceParameterSets)

@@ -48,6 +48,9 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     /// Takes one received RTP packet, `packet`, which lies in `owner` when the caller gives a
     /// buffer the depacketizer may keep (empty: `packet` is valid only during the call). Not an
     /// optional, so that passing the caller's array retains nothing.
+    ///
+    /// The common case (the next packet in order, from the same source) runs in one function
+    /// with what it calls inlined; every other case, and every report, is a call out of it.
     mutating func append(packet: UnsafeRawBufferPointer, owner: borrowing [UInt8]) {
         packetCount += 1
         let header: RTPHeader, payload: Range<Int>
@@ -58,35 +61,46 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
             return
         }
         if let payloadType = configuration.payloadType, header.payloadType != payloadType {
-            report(H264Error(.unexpectedPayloadType, field: "PT", byteOffset: 1,
-                             "payload type \(header.payloadType), expected \(payloadType)"))
+            rejectPayloadType(header)
             return
         }
-        if let ssrc, ssrc != header.ssrc {
-            report(H264Error(.ssrcChanged, field: "SSRC", byteOffset: 8, "SSRC \(header.ssrc) after \(ssrc): starting over"))
-            dropPending()
-            waiting = []
-            expected = nil
-        }
+        if let ssrc, ssrc != header.ssrc { changeSource(to: header) }
         ssrc = header.ssrc
         let sequenceNumber = header.sequenceNumber
-        guard let expectedNumber = expected else {
-            expected = sequenceNumber &+ 1
-            storage.usePacket(owner, bytes: packet)
-            process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
+        if let expectedNumber = expected, sequenceNumber != expectedNumber {
+            appendOutOfOrder(packet: packet, owner: owner, header: header, expected: expectedNumber)
             return
         }
+        expected = sequenceNumber &+ 1
+        storage.usePacket(owner, bytes: packet)
+        process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
+        if !waiting.isEmpty { drainWaiting() }
+    }
+
+    @inline(never)
+    private mutating func rejectPayloadType(_ header: RTPHeader) {
+        report(H264Error(.unexpectedPayloadType, field: "PT", byteOffset: 1,
+                         "payload type \(header.payloadType), expected \(configuration.payloadType ?? 0)"))
+    }
+
+    @inline(never)
+    private mutating func changeSource(to header: RTPHeader) {
+        report(H264Error(.ssrcChanged, field: "SSRC", byteOffset: 8, "SSRC \(header.ssrc) after \(ssrc ?? 0): starting over"))
+        dropPending()
+        waiting = []
+        expected = nil
+    }
+
+    /// A packet other than the one expected next: late (reported), or early (kept until the
+    /// ones before it arrive or are given up).
+    @inline(never)
+    private mutating func appendOutOfOrder(packet: UnsafeRawBufferPointer, owner: borrowing [UInt8], header: RTPHeader,
+                                           expected expectedNumber: UInt16) {
+        let sequenceNumber = header.sequenceNumber
         let distance = Int16(bitPattern: sequenceNumber &- expectedNumber)
-        if distance < 0 || (distance > 0 && waiting.contains { $0.sequenceNumber == sequenceNumber }) {
+        if distance < 0 || waiting.contains(where: { $0.sequenceNumber == sequenceNumber }) {
             report(H264Error(.latePacket, field: "sequence number", byteOffset: 2,
                              "packet \(sequenceNumber) arrived after the depacketizer moved past it (expected \(expectedNumber))"))
-            return
-        }
-        if distance == 0 {
-            expected = sequenceNumber &+ 1
-            storage.usePacket(owner, bytes: packet)
-            process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
-            drainWaiting()
             return
         }
         if !owner.isEmpty, let ownerStart = owner.withUnsafeBytes({ $0.baseAddress }), let start = packet.baseAddress {
@@ -174,41 +188,60 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
 
     // MARK: - Payload
 
+    @inline(__always)
     private mutating func process(_ header: RTPHeader, _ payload: UnsafeRawBufferPointer) {
-        if discarding {
-            if discardTimestamp == nil { discardTimestamp = header.timestamp }
-            if header.timestamp == discardTimestamp {
-                if !discardCounted { droppedAccessUnitCount += 1; discardCounted = true }
-                if header.marker { discarding = false; discardTimestamp = nil }
-                return
-            }
-            discarding = false
-            discardTimestamp = nil
-        }
+        if discarding && discard(header) { return }
         guard let first = payload.first else {
-            report(H264Error(.emptyNALUnit, field: "RTP payload", byteOffset: RTPHeader.fixedSize, "packet \(header.sequenceNumber) has no payload"))
+            reportEmptyPayload(header)
             return
         }
         let type = first & 0x1F
         switch type {
+        case 28:
+            fragmentUnit(payload, header)
         case 1...23:
             abandonFragment(header)
             deliver(payload, header)
         case 24:
             abandonFragment(header)
             aggregation(payload, header)
-        case 28:
-            fragmentUnit(payload, header)
-        case 25, 26, 27, 29:
-            let names: [UInt8: String] = [25: "STAP-B", 26: "MTAP16", 27: "MTAP24", 29: "FU-B"]
-            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
-                             "\(names[type]!) (type \(type)) belongs to the interleaved packetization-mode 2, which is not supported; packet \(header.sequenceNumber) dropped"))
         default:
-            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
-                             "payload type \(type) is undefined in RFC 6184; packet \(header.sequenceNumber) dropped"))
+            reportUnsupported(type: type, header)
         }
         if header.marker && pendingHasVCL && !fragmentInProgress {
             closeAccessUnit(endedByMarker: true)
+        }
+    }
+
+    /// While discarding the rest of a damaged access unit: true when the packet with `header`
+    /// belongs to it (and is dropped), false when it begins the next one (discarding ends).
+    @inline(never)
+    private mutating func discard(_ header: RTPHeader) -> Bool {
+        if discardTimestamp == nil { discardTimestamp = header.timestamp }
+        if header.timestamp == discardTimestamp {
+            if !discardCounted { droppedAccessUnitCount += 1; discardCounted = true }
+            if header.marker { discarding = false; discardTimestamp = nil }
+            return true
+        }
+        discarding = false
+        discardTimestamp = nil
+        return false
+    }
+
+    @inline(never)
+    private mutating func reportEmptyPayload(_ header: RTPHeader) {
+        report(H264Error(.emptyNALUnit, field: "RTP payload", byteOffset: RTPHeader.fixedSize, "packet \(header.sequenceNumber) has no payload"))
+    }
+
+    @inline(never)
+    private mutating func reportUnsupported(type: UInt8, _ header: RTPHeader) {
+        if [25, 26, 27, 29].contains(type) {
+            let names: [UInt8: String] = [25: "STAP-B", 26: "MTAP16", 27: "MTAP24", 29: "FU-B"]
+            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
+                             "\(names[type]!) (type \(type)) belongs to the interleaved packetization-mode 2, which is not supported; packet \(header.sequenceNumber) dropped"))
+        } else {
+            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
+                             "payload type \(type) is undefined in RFC 6184; packet \(header.sequenceNumber) dropped"))
         }
     }
 
@@ -243,59 +276,27 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         }
     }
 
+    /// An FU-A: the continuation of the NAL unit in progress (most packets) inlined, the rest
+    /// out of line.
+    @inline(__always)
     private mutating func fragmentUnit(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
         guard payload.count >= 3 else {
-            report(H264Error(.truncated, field: "FU header", byteOffset: 0,
-                             "FU-A of \(payload.count) bytes in packet \(header.sequenceNumber); packet dropped"))
+            reportShortFragment(payload.count, header)
             return
         }
-        let indicator = payload[0], fuHeader = payload[1]
-        let start = fuHeader & 0x80 != 0, end = fuHeader & 0x40 != 0
-        let nalHeader = (indicator & 0xE0) | (fuHeader & 0x1F)
+        let fuHeader = payload[1]
         // Typed, so that appending is one memcpy rather than a byte loop.
         let body = UnsafeRawBufferPointer(rebasing: payload[2...]).assumingMemoryBound(to: UInt8.self)
-        if start {
-            abandonFragment(header)
-            if end {
-                fragment.removeAll(keepingCapacity: true)
-                fragment.append(nalHeader)
-                fragment.append(contentsOf: body)
-                deliverFragment(header)
-                return
-            }
-            fragment.removeAll(keepingCapacity: true)
-            fragmentInProgress = true
-            fragmentByteCount = 1 + body.count
-            fragmentType = nalHeader & 0x1F
-            // Written into the access unit at once when the assembler can place it from its
-            // first fragment; otherwise gathered and appended whole at its end.
-            if !discarding, storage.beginNALUnit(header: nalHeader, leading: body, streamOffset: streamOffset) {
-                fragmentIsDirect = true
-            } else {
-                fragment.append(nalHeader)
-                fragment.append(contentsOf: body)
-            }
+        if fuHeader & 0x80 != 0 {
+            startFragment(indicator: payload[0], fuHeader: fuHeader, body: body, header)
             return
         }
         guard fragmentInProgress else {
-            report(H264Error(.missingFragmentStart, field: "FU header", byteOffset: 1,
-                             "FU-A fragment without its start in packet \(header.sequenceNumber): its access unit is dropped"))
-            if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
-            dropPending()
-            if !header.marker {
-                discarding = true
-                discardTimestamp = header.timestamp
-                discardCounted = true
-            }
+            dropFragmentWithoutStart(header)
             return
         }
         guard pendingByteCount + fragmentByteCount + body.count <= configuration.maximumAccessUnitSize else {
-            report(H264Error(.overflow, field: "FU header",
-                             "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
-            dropPending()
-            discarding = true
-            discardTimestamp = header.timestamp
-            discardCounted = true
+            dropOversizedFragment(header)
             return
         }
         if fragmentIsDirect {
@@ -304,10 +305,64 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
             fragment.append(contentsOf: body)
         }
         fragmentByteCount += body.count
-        if end {
+        if fuHeader & 0x40 != 0 {
             fragmentInProgress = false
             deliverFragment(header)
         }
+    }
+
+    /// The first fragment of a NAL unit (with the last too when both S and E are set).
+    @inline(never)
+    private mutating func startFragment(indicator: UInt8, fuHeader: UInt8, body: UnsafeBufferPointer<UInt8>, _ header: RTPHeader) {
+        let nalHeader = (indicator & 0xE0) | (fuHeader & 0x1F)
+        abandonFragment(header)
+        fragment.removeAll(keepingCapacity: true)
+        if fuHeader & 0x40 != 0 {
+            fragment.append(nalHeader)
+            fragment.append(contentsOf: body)
+            deliverFragment(header)
+            return
+        }
+        fragmentInProgress = true
+        fragmentByteCount = 1 + body.count
+        fragmentType = nalHeader & 0x1F
+        // Written into the access unit at once when the assembler can place it from its
+        // first fragment; otherwise gathered and appended whole at its end.
+        if !discarding, storage.beginNALUnit(header: nalHeader, leading: body, streamOffset: streamOffset) {
+            fragmentIsDirect = true
+        } else {
+            fragment.append(nalHeader)
+            fragment.append(contentsOf: body)
+        }
+    }
+
+    @inline(never)
+    private mutating func reportShortFragment(_ count: Int, _ header: RTPHeader) {
+        report(H264Error(.truncated, field: "FU header", byteOffset: 0,
+                         "FU-A of \(count) bytes in packet \(header.sequenceNumber); packet dropped"))
+    }
+
+    @inline(never)
+    private mutating func dropFragmentWithoutStart(_ header: RTPHeader) {
+        report(H264Error(.missingFragmentStart, field: "FU header", byteOffset: 1,
+                         "FU-A fragment without its start in packet \(header.sequenceNumber): its access unit is dropped"))
+        if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
+        dropPending()
+        if !header.marker {
+            discarding = true
+            discardTimestamp = header.timestamp
+            discardCounted = true
+        }
+    }
+
+    @inline(never)
+    private mutating func dropOversizedFragment(_ header: RTPHeader) {
+        report(H264Error(.overflow, field: "FU header",
+                         "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
+        dropPending()
+        discarding = true
+        discardTimestamp = header.timestamp
+        discardCounted = true
     }
 
     private mutating func deliverFragment(_ header: RTPHeader) {
@@ -324,8 +379,13 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     }
 
     /// A packet other than the continuation of an FU-A arrived while one was in progress.
+    @inline(__always)
     private mutating func abandonFragment(_ header: RTPHeader) {
-        guard fragmentInProgress else { return }
+        if fragmentInProgress { dropIncompleteFragment(header) }
+    }
+
+    @inline(never)
+    private mutating func dropIncompleteFragment(_ header: RTPHeader) {
         report(H264Error(.incompleteFragment, field: "FU header",
                          "a fragmented NAL unit ended without its end fragment before packet \(header.sequenceNumber): its access unit is dropped"))
         dropPending()
