@@ -112,7 +112,10 @@ import H264TestSupport
     static func twoSteps(_ nalUnit: [UInt8], _ cache: ParameterSetCache) -> String {
         let prefix: SliceHeader.Prefix
         do { prefix = try SliceHeader.Prefix(nalUnit: nalUnit) } catch { return "damaged \(error)" }
-        do { return "header \(try SliceHeader(prefix: prefix, parameterSets: cache))" } catch {
+        do {
+            let header = try SliceHeader(prefix: prefix, parameterSets: cache)
+            return "header \(SliceHeader.PictureIdentity(header)) \(header.diagnostics)"
+        } catch {
             return "prefix \(prefix.firstMbInSlice) \(error)"
         }
     }
@@ -125,7 +128,7 @@ import H264TestSupport
         return switch reading {
         case .damaged(let error): "damaged \(error)"
         case .prefix(let firstMb, let problem): "prefix \(firstMb) \(problem)"
-        case .header(let header): "header \(header)"
+        case .header(let picture, let diagnostics): "header \(picture) \(diagnostics)"
         }
     }
 

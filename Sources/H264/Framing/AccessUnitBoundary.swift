@@ -76,10 +76,10 @@ struct AccessUnitBoundary: Sendable {
             case .prefix(let firstMb, let problem):
                 decision.firstMb = firstMb
                 decision.problem = problem
-            case .header(let slice):
-                decision.firstMb = slice.firstMbInSlice
-                decision.picture = SliceHeader.PictureIdentity(slice)
-                decision.diagnostics = slice.diagnostics
+            case .header(let picture, let diagnostics):
+                decision.firstMb = picture.firstMbInSlice
+                decision.picture = picture
+                decision.diagnostics = diagnostics
             }
             if hasVCL {
                 if let slice = decision.picture, let lastSlice {

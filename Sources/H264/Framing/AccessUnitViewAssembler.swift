@@ -83,6 +83,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         return true
     }
 
+    @inline(__always)
     mutating func appendToNALUnit(_ bytes: UnsafeBufferPointer<UInt8>) {
         add(UnsafeRawBufferPointer(bytes))
         openByteCount += bytes.count
@@ -127,9 +128,9 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
             }
             let offset = Int32(start - packetStart)
             // Two pieces in a row of one NAL unit that meet in the buffer are one piece.
-            if pieces.count > nalUnitFirstPiece + 1, let last = pieces.last, last.buffer == packetIndex,
-               last.start + last.count == offset {
-                pieces[pieces.count - 1].count += Int32(bytes.count)
+            let last = pieces.count &- 1
+            if last > nalUnitFirstPiece, pieces[last].buffer == packetIndex, pieces[last].start &+ pieces[last].count == offset {
+                pieces[last].count += Int32(bytes.count)
             } else {
                 pieces.append(Piece(buffer: packetIndex, start: offset, count: Int32(bytes.count)))
             }

@@ -107,7 +107,20 @@ public struct RTPDepacketizer: Sendable {
     }
 
     /// The next event, or nil when none is waiting.
+    @inlinable
     public mutating func next() -> Event? {
+        // Called after every packet, and most find nothing: that answer is made inline.
+        hasEvents ? nextEvent() : nil
+    }
+
+    /// True when ``next()`` has an event to return. A mutating getter, so that asking does not
+    /// copy the depacketizer.
+    @usableFromInline
+    var hasEvents: Bool { mutating get { core.hasEvents } }
+
+    /// ``next()`` when ``hasEvents``.
+    @usableFromInline
+    mutating func nextEvent() -> Event? {
         core.next()
     }
 

@@ -120,19 +120,25 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         report(error)
     }
 
+    /// True when ``next()`` has an event to return.
+    var hasEvents: Bool { eventIndex < events.count }
+
     /// The next event, or nil when none is waiting. Inlined into each wrapper's `next()`: called
     /// once a packet, and an event copied out between two calls stalls on store forwarding.
     @inline(__always)
     mutating func next() -> Event? {
-        guard eventIndex < events.count else {
-            if !events.isEmpty { events.removeAll(keepingCapacity: true); eventIndex = 0 }
-            return nil
-        }
+        guard eventIndex < events.count else { return nil }
         // Moved out rather than copied: an access unit's buffers are not retained and released
         // once more per event.
         var event = Event.keyframeRequest
         swap(&event, &events[eventIndex])
         eventIndex += 1
+        // The last one taken: the list starts over (keeping its capacity), so that a caller that
+        // asks only while ``hasEvents`` never lets it grow.
+        if eventIndex == events.count {
+            events.removeAll(keepingCapacity: true)
+            eventIndex = 0
+        }
         return event
     }
 

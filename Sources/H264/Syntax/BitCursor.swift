@@ -6,7 +6,8 @@
 /// the stack, so that deciding where an access unit ends allocates nothing.
 ///
 /// Every read names the syntax element it reads, so that a failure says which element, at which
-/// bit; a failed read leaves ``bitOffset`` where it was.
+/// bit; a failed read leaves ``bitOffset`` where it was. Reads away from the end load 64 bits
+/// at once; the last bytes are read a byte at a time.
 struct BitCursor {
     /// The RBSP bytes being read; valid while the cursor is used.
     let bytes: UnsafeBufferPointer<UInt8>
@@ -28,8 +29,29 @@ struct BitCursor {
         H264Error(code, field: name(), bitOffset: bit, message)
     }
 
+    /// The 64 bits from ``bitOffset`` on, first unread bit at the top, when at least 8 bytes
+    /// remain from the byte it is in (at least 57 of them are then bits of ``bytes``; the ones
+    /// below are zero); nil nearer the end.
+    @inline(__always)
+    private func window() -> UInt64? {
+        let byte = bitOffset >> 3
+        guard bytes.count &- byte >= 8, let base = bytes.baseAddress else { return nil }
+        return UInt64(bigEndian: UnsafeRawPointer(base + byte).loadUnaligned(as: UInt64.self)) << UInt64(bitOffset & 7)
+    }
+
     /// Reads `count` bits (0…64) as an unsigned value.
+    @inline(__always)
     mutating func rawBits(_ count: Int, _ name: () -> String) throws(H264Error) -> UInt64 {
+        // Most reads: one load.
+        if count > 0, count <= 57, let window = window() {
+            bitOffset &+= count
+            return window >> UInt64(64 - count)
+        }
+        return try rawBitsNearTheEnd(count, name)
+    }
+
+    @inline(never)
+    private mutating func rawBitsNearTheEnd(_ count: Int, _ name: () -> String) throws(H264Error) -> UInt64 {
         precondition(count >= 0 && count <= 64)
         guard count <= bitsRemaining else {
             throw error(.truncated, name, at: bitOffset, "needs \(count) bits, \(bitsRemaining) left")
@@ -54,7 +76,21 @@ struct BitCursor {
     ///
     /// - Throws: ``H264Error/Code/expGolombOverflow`` for 32 or more leading zero bits,
     ///   ``H264Error/Code/truncated`` when the data ends first.
+    @inline(__always)
     mutating func rawUE(_ name: () -> String) throws(H264Error) -> Int {
+        // Most codes: one load. A code of `n` leading zeros is 2n + 1 bits, the number after
+        // the zeros minus one.
+        if let window = window(), window.leadingZeroBitCount <= 28 {
+            let length = 2 &* window.leadingZeroBitCount &+ 1
+            bitOffset &+= length
+            return Int(window >> UInt64(64 - length)) &- 1
+        }
+        return try rawUEByteByByte(name)
+    }
+
+    /// ``rawUE(_:)`` for long codes and codes near the end.
+    @inline(never)
+    private mutating func rawUEByteByByte(_ name: () -> String) throws(H264Error) -> Int {
         let start = bitOffset
         let end = bytes.count &* 8
         var offset = start
@@ -90,11 +126,13 @@ struct BitCursor {
     }
 
     /// Reads `count` bits (0…32) as an unsigned value: `u(n)`.
+    @inline(__always)
     mutating func readBits(_ count: Int, _ name: @autoclosure () -> String) throws(H264Error) -> Int {
         Int(try rawBits(count, name))
     }
 
     /// Reads one bit as a flag: `u(1)`.
+    @inline(__always)
     mutating func readFlag(_ name: @autoclosure () -> String) throws(H264Error) -> Bool {
         try rawBits(1, name) == 1
     }
@@ -106,16 +144,25 @@ struct BitCursor {
     mutating func readUE(_ name: @autoclosure () -> String, range: ClosedRange<Int>) throws(H264Error) -> Int {
         let start = bitOffset
         let value = try rawUE(name)
-        guard range.contains(value) else {
-            bitOffset = start
-            throw error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
+        guard range.contains(value) else { throw outOfRange(value, range, name, at: start) }
         return value
     }
 
-    /// Reads an unsigned Exp-Golomb code no larger than `max`.
+    /// Reads an unsigned Exp-Golomb code no larger than `max` (as ``readUE(_:range:)`` with
+    /// `0...max`).
+    @inline(__always)
     mutating func readUE(_ name: @autoclosure () -> String, max: Int) throws(H264Error) -> Int {
-        try readUE(name(), range: 0...max)
+        let start = bitOffset
+        let value = try rawUE(name)
+        guard value <= max else { throw outOfRange(value, 0...max, name, at: start) }
+        return value
+    }
+
+    /// The error of a value outside `range` read from bit `start`, which the cursor goes back to.
+    @inline(never)
+    private mutating func outOfRange(_ value: Int, _ range: ClosedRange<Int>, _ name: () -> String, at start: Int) -> H264Error {
+        bitOffset = start
+        return error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
     }
 
     /// Reads an unsigned Exp-Golomb code whose range is tolerable: a value outside `range` is kept
@@ -135,10 +182,7 @@ struct BitCursor {
         let start = bitOffset
         let codeNum = try rawUE(name)
         let value = codeNum & 1 == 1 ? (codeNum + 1) / 2 : -(codeNum / 2)
-        guard range.contains(value) else {
-            bitOffset = start
-            throw error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
+        guard range.contains(value) else { throw outOfRange(value, range, name, at: start) }
         return value
     }
 

@@ -267,8 +267,8 @@ public struct SliceHeader: Hashable, Sendable {
         /// The ``Prefix`` was read (its `first_mb_in_slice` is given), the rest not: its
         /// parameter sets are unknown, or the header is cut short or out of range.
         case prefix(firstMbInSlice: Int, problem: H264Error)
-        /// The whole header.
-        case header(SliceHeader)
+        /// The whole header: what tells its picture apart, and its tolerable problems.
+        case header(PictureIdentity, diagnostics: [H264Error])
     }
 
     /// Reads the slice header of the NAL unit whose header byte is `header` and whose following
@@ -316,8 +316,9 @@ public struct SliceHeader: Hashable, Sendable {
             }
             do throws(H264Error) {
                 let fields = try parameterSets.sliceHeaderFields(pictureParameterSetId: elements.picParameterSetId)
-                return .header(try SliceHeader(nalUnitType: header.nalUnitType, nalRefIdc: header.nalRefIdc, elements: elements,
-                                               reading: &reader, fields: fields))
+                let slice = try SliceHeader(nalUnitType: header.nalUnitType, nalRefIdc: header.nalRefIdc, elements: elements,
+                                            reading: &reader, fields: fields)
+                return .header(PictureIdentity(slice), diagnostics: slice.diagnostics)
             } catch {
                 return cutByWindow && error.code == .truncated ? nil : .prefix(firstMbInSlice: elements.firstMbInSlice, problem: error)
             }
@@ -334,7 +335,7 @@ public struct SliceHeader: Hashable, Sendable {
     /// What tells the pictures of two slices apart (clause 7.4.1.2.4), and where the slice
     /// begins, as plain values: the boundary rule keeps the last slice's and compares with it
     /// without retaining anything.
-    struct PictureIdentity: Sendable {
+    struct PictureIdentity: Equatable, Sendable {
         var firstMbInSlice: Int
         var picParameterSetId: Int
         var frameNum: Int
@@ -342,7 +343,8 @@ public struct SliceHeader: Hashable, Sendable {
         var picOrderCntLsb: Int
         var deltaPicOrderCntBottom: Int
         /// `delta_pic_order_cnt[0]` and `[1]`, of which the first `deltaPicOrderCntCount` are present.
-        var deltaPicOrderCnt: (Int, Int)
+        var deltaPicOrderCnt0: Int
+        var deltaPicOrderCnt1: Int
         var deltaPicOrderCntCount: Int
         var redundantPicCnt: Int
         var nalRefIdc: UInt8
@@ -358,7 +360,8 @@ public struct SliceHeader: Hashable, Sendable {
             picOrderCntLsb = slice.picOrderCntLsb
             deltaPicOrderCntBottom = slice.deltaPicOrderCntBottom
             deltaPicOrderCntCount = slice.deltaPicOrderCnt.count
-            deltaPicOrderCnt = (slice.deltaPicOrderCnt.first ?? 0, slice.deltaPicOrderCnt.dropFirst().first ?? 0)
+            deltaPicOrderCnt0 = slice.deltaPicOrderCnt.first ?? 0
+            deltaPicOrderCnt1 = slice.deltaPicOrderCnt.dropFirst().first ?? 0
             redundantPicCnt = slice.redundantPicCnt
             nalRefIdc = slice.nalRefIdc
             isIDR = slice.isIDR
@@ -375,7 +378,8 @@ public struct SliceHeader: Hashable, Sendable {
             if fieldPicFlag && bottomFieldFlag != previous.bottomFieldFlag { return true }
             if (nalRefIdc == 0) != (previous.nalRefIdc == 0) { return true }
             if picOrderCntLsb != previous.picOrderCntLsb || deltaPicOrderCntBottom != previous.deltaPicOrderCntBottom { return true }
-            if deltaPicOrderCntCount != previous.deltaPicOrderCntCount || deltaPicOrderCnt != previous.deltaPicOrderCnt { return true }
+            if deltaPicOrderCntCount != previous.deltaPicOrderCntCount || deltaPicOrderCnt0 != previous.deltaPicOrderCnt0
+                || deltaPicOrderCnt1 != previous.deltaPicOrderCnt1 { return true }
             if isIDR != previous.isIDR { return true }
             if isIDR && previous.isIDR && idrPicId != previous.idrPicId { return true }
             return false
