@@ -151,7 +151,7 @@ import H264TestSupport
                 for length in [nal.count] + Array(1..<Swift.min(nal.count, 41)) {
                     let cut = Array(nal.prefix(length))
                     let expected = Self.twoSteps(cut, cache)
-                    for window in [32, 1, 2, 3, 5, 8, 13, 21, 40] {
+                    for window in [16, 32, 1, 2, 3, 5, 8, 13, 21, 40] {
                         #expect(Self.oneRead(cut, cache, firstWindow: window) == expected, "\(stream) slice \(slices), \(length) bytes, window \(window)")
                     }
                 }

@@ -17,8 +17,11 @@ struct AccessUnitTracker: Sendable {
     private(set) var warningCount = 0
     /// See ``AccessUnitAssembler/recentWarnings``.
     private(set) var recentWarnings: [H264Error] = []
-    /// The types of the access unit's NAL units so far, in order.
+    /// The types of the access unit's NAL units so far, in order (kept only when
+    /// ``handsOutTypes``).
     private(set) var types: [NALUnitType] = []
+    /// How many NAL units the access unit holds so far.
+    private var nalUnitCount = 0
     /// Where the access unit being assembled begins in the byte stream.
     private(set) var startOffset = 0
 
@@ -52,8 +55,8 @@ struct AccessUnitTracker: Sendable {
     }
 
     /// Whether ``Closed/nalUnitTypes`` is filled: false for assemblers whose access units read
-    /// their types from their bytes, so that the list is kept (with its capacity) rather than
-    /// handed out and allocated again for each access unit.
+    /// their types from their bytes, so that no list is kept, handed out and allocated again
+    /// for each access unit.
     let handsOutTypes: Bool
 
     init(parameterSets: ParameterSetCache, handsOutTypes: Bool = true) {
@@ -62,7 +65,7 @@ struct AccessUnitTracker: Sendable {
     }
 
     /// True while the access unit being assembled holds no NAL unit.
-    var isEmpty: Bool { types.isEmpty }
+    var isEmpty: Bool { nalUnitCount == 0 }
 
     /// Decides where `nalUnit` (a whole NAL unit, header byte first) goes, reports what the rule
     /// found, and stores it when it is a parameter set.
@@ -84,7 +87,8 @@ struct AccessUnitTracker: Sendable {
         for warning in decision.diagnostics { warn(warning.offset(by: streamOffset)) }
         let closed = decision.startsNew ? close(at: streamOffset) : nil
         boundary.record(decision, type: type)
-        types.append(type)
+        if handsOutTypes { types.append(type) }
+        nalUnitCount += 1
         if type == .sequenceParameterSet || type == .pictureParameterSet {
             var warnings: [H264Error] = []
             do {
@@ -114,7 +118,8 @@ struct AccessUnitTracker: Sendable {
         openProblem = decision.problem
         if !decision.diagnostics.isEmpty { openWarnings = decision.diagnostics }
         boundary.record(decision, type: type)
-        types.append(type)
+        if handsOutTypes { types.append(type) }
+        nalUnitCount += 1
         return true
     }
 
@@ -131,12 +136,13 @@ struct AccessUnitTracker: Sendable {
     /// Forgets the NAL unit begun with ``beginPieces(header:leading:streamOffset:)``, as if it had never
     /// begun.
     mutating func dropPieces() {
-        types.removeLast()
+        if handsOutTypes { types.removeLast() }
+        nalUnitCount -= 1
         openProblem = nil
         openWarnings = []
         // Only the open NAL unit was recorded: the boundary state goes back to an empty access
         // unit's, as before it began.
-        if types.isEmpty { boundary = AccessUnitBoundary() }
+        if nalUnitCount == 0 { boundary = AccessUnitBoundary() }
     }
 
     /// Ends the access unit being assembled at `offset` in the byte stream and starts the next.
@@ -150,7 +156,8 @@ struct AccessUnitTracker: Sendable {
         }
         let closed = Closed(nalUnitTypes: handsOutTypes ? types : [], streamOffset: startOffset,
                             byteCount: Swift.max(0, offset - startOffset), formatDescription: format, formatChanged: changed)
-        if handsOutTypes { types = [] } else { types.removeAll(keepingCapacity: true) }
+        if handsOutTypes { types = [] }
+        nalUnitCount = 0
         startOffset = offset
         boundary = AccessUnitBoundary()
         return closed

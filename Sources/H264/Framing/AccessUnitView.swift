@@ -60,37 +60,43 @@ public struct AccessUnitView: @unchecked Sendable {
         var count: Int32
     }
 
-    /// A view of `header` (whose `pieceCount` is `pieces.count`) and a copy of `pieces`.
-    init(header: Header, pieces: UnsafeBufferPointer<Piece>) {
-        let buffer = Storage.create(minimumCapacity: pieces.count) { _ in header }
-        storage = unsafeDowncast(buffer, to: Storage.self)
-        storage.withUnsafeMutablePointerToElements { elements in
-            if let base = pieces.baseAddress { elements.initialize(from: base, count: pieces.count) }
+    /// A view of `header` and a copy of the first `header.pieceCount` of `pieces`.
+    init(header: Header, pieces: borrowing [Piece]) {
+        let count = header.pieceCount
+        precondition(count <= pieces.count)
+        storage = unsafeDowncast(Storage.create(minimumCapacity: count) { _ in header }, to: Storage.self)
+        pieces.withUnsafeBufferPointer { source in
+            storage.withUnsafeMutablePointerToElements { elements in
+                if let base = source.baseAddress { elements.initialize(from: base, count: count) }
+            }
         }
     }
 
-    private var header: Header { storage.header }
+    /// The header. Every read goes through its pointer: `ManagedBuffer.header` is a class
+    /// property whose every access is checked for exclusivity at run time, and nothing writes
+    /// it after `init`.
+    private var header: Header { storage.withUnsafeMutablePointerToHeader { $0.pointee } }
 
     /// Where the access unit begins in the stream of NAL units received so far, counted in AVCC
     /// form with 4-byte lengths (as ``AccessUnit/streamOffset`` of the depacketizer's access
     /// units).
-    public var streamOffset: Int { storage.header.streamOffset }
+    public var streamOffset: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.streamOffset } }
     /// How many bytes of that stream the access unit covers (as ``AccessUnit/byteCount``).
-    public var byteCount: Int { storage.header.byteCount }
+    public var byteCount: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.byteCount } }
     /// The format (SPS and PPS) the access unit's first slice refers to, when they are known.
-    public var formatDescription: FormatDescription? { storage.header.formatDescription }
+    public var formatDescription: FormatDescription? { storage.withUnsafeMutablePointerToHeader { $0.pointee.formatDescription } }
     /// True when ``formatDescription`` differs from the previous access unit's that had one.
-    public var formatChanged: Bool { storage.header.formatChanged }
+    public var formatChanged: Bool { storage.withUnsafeMutablePointerToHeader { $0.pointee.formatChanged } }
     /// The size of the access unit with a 4-byte length (AVCC) or a 4-byte start code (Annex-B)
     /// before each NAL unit: what ``copyBytes(into:format:)`` writes.
-    public var encodedByteCount: Int { storage.header.encodedByteCount }
+    public var encodedByteCount: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.encodedByteCount } }
     /// How many NAL units the access unit holds.
-    public var nalUnitCount: Int { storage.header.nalUnitCount }
+    public var nalUnitCount: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.nalUnitCount } }
 
     /// The received buffers and the view's own bytes (see ``Header``).
-    var firstBuffer: [UInt8] { storage.header.firstBuffer }
-    var otherBuffers: [[UInt8]] { storage.header.otherBuffers }
-    var ownBytes: [UInt8] { storage.header.ownBytes }
+    var firstBuffer: [UInt8] { storage.withUnsafeMutablePointerToHeader { $0.pointee.firstBuffer } }
+    var otherBuffers: [[UInt8]] { storage.withUnsafeMutablePointerToHeader { $0.pointee.otherBuffers } }
+    var ownBytes: [UInt8] { storage.withUnsafeMutablePointerToHeader { $0.pointee.ownBytes } }
     /// The pieces, in order, markers included.
     var pieces: [Piece] {
         var pieces: [Piece] = []

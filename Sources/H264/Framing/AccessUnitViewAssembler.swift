@@ -14,7 +14,10 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     /// How many buffers the access unit refers to (`firstBuffer`, then `otherBuffers`).
     private var bufferCount: Int32 = 0
     private var ownBytes: [UInt8] = []
+    /// The access unit's pieces are the first `pieceCount` (the array keeps its capacity and
+    /// its elements from one access unit to the next: starting over is setting the count).
     private var pieces: [Piece] = []
+    private var pieceCount = 0
     private var nalUnitCount = 0
     /// The access unit's size in AVCC form so far (the open NAL unit's pieces included).
     private var encodedByteCount = 0
@@ -76,7 +79,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
         guard openByteCount < 0, leading.count >= AccessUnitAssembler.leadingByteCount else { return false }
         guard tracker.beginPieces(header: header, leading: leading, streamOffset: streamOffset) else { return false }
         startNALUnit()
-        pieces.append(Piece(buffer: Piece.literal, start: Int32(header), count: 1))
+        appendPiece(Piece(buffer: Piece.literal, start: Int32(header), count: 1))
         encodedByteCount += 1
         add(UnsafeRawBufferPointer(leading))
         openByteCount = 1 + leading.count
@@ -105,7 +108,7 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
 
     mutating func dropAccessUnit() {
         if openByteCount >= 0 {
-            pieces.removeSubrange(nalUnitFirstPiece...)
+            pieceCount = nalUnitFirstPiece
             encodedByteCount -= openByteCount
             openByteCount = -1
             tracker.dropPieces()
@@ -128,23 +131,29 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
             }
             let offset = Int32(start - packetStart)
             // Two pieces in a row of one NAL unit that meet in the buffer are one piece.
-            let last = pieces.count &- 1
+            let last = pieceCount &- 1
             if last > nalUnitFirstPiece, pieces[last].buffer == packetIndex, pieces[last].start &+ pieces[last].count == offset {
                 pieces[last].count += Int32(bytes.count)
             } else {
-                pieces.append(Piece(buffer: packetIndex, start: offset, count: Int32(bytes.count)))
+                appendPiece(Piece(buffer: packetIndex, start: offset, count: Int32(bytes.count)))
             }
             return
         }
         let offset = ownBytes.count
         ownBytes.append(contentsOf: bytes)
-        pieces.append(Piece(buffer: Piece.own, start: Int32(truncatingIfNeeded: offset), count: Int32(truncatingIfNeeded: bytes.count)))
+        appendPiece(Piece(buffer: Piece.own, start: Int32(truncatingIfNeeded: offset), count: Int32(truncatingIfNeeded: bytes.count)))
+    }
+
+    @inline(__always)
+    private mutating func appendPiece(_ piece: Piece) {
+        if pieceCount < pieces.count { pieces[pieceCount] = piece } else { pieces.append(piece) }
+        pieceCount &+= 1
     }
 
     /// Opens a NAL unit: its marker, whose size ``endNALUnit(byteCount:)`` fills in.
     private mutating func startNALUnit() {
-        nalUnitFirstPiece = pieces.count
-        pieces.append(Piece(buffer: Piece.nalUnit, start: 0, count: 0))
+        nalUnitFirstPiece = pieceCount
+        appendPiece(Piece(buffer: Piece.nalUnit, start: 0, count: 0))
     }
 
     /// Closes the NAL unit being added: its pieces end here.
@@ -156,17 +165,20 @@ struct AccessUnitViewAssembler: RTPAccessUnitStorage {
 
     /// The view of `closed` with the pieces gathered for it; starts the next one's.
     private mutating func package(_ closed: AccessUnitTracker.Closed) -> AccessUnitView {
-        let header = AccessUnitView.Header(streamOffset: closed.streamOffset, byteCount: closed.byteCount,
-                                           formatDescription: closed.formatDescription, formatChanged: closed.formatChanged,
-                                           encodedByteCount: encodedByteCount, nalUnitCount: nalUnitCount, pieceCount: pieces.count,
-                                           firstBuffer: firstBuffer, otherBuffers: otherBuffers, ownBytes: ownBytes)
-        let view = pieces.withUnsafeBufferPointer { AccessUnitView(header: header, pieces: $0) }
-        firstBuffer = []
+        // The buffers move into the view (no retain and release each).
+        var first: [UInt8] = [], others: [[UInt8]] = [], own: [UInt8] = []
+        swap(&first, &firstBuffer)
+        if !otherBuffers.isEmpty { swap(&others, &otherBuffers) }
+        if !ownBytes.isEmpty { swap(&own, &ownBytes) }
+        let view = AccessUnitView(header: AccessUnitView.Header(streamOffset: closed.streamOffset, byteCount: closed.byteCount,
+                                                                formatDescription: closed.formatDescription,
+                                                                formatChanged: closed.formatChanged, encodedByteCount: encodedByteCount,
+                                                                nalUnitCount: nalUnitCount, pieceCount: pieceCount,
+                                                                firstBuffer: first, otherBuffers: others, ownBytes: own),
+                                  pieces: pieces)
         bufferCount = 0
-        if !otherBuffers.isEmpty { otherBuffers = [] }
-        pieces.removeAll(keepingCapacity: true)
+        pieceCount = 0
         nalUnitCount = 0
-        if !ownBytes.isEmpty { ownBytes = [] }
         encodedByteCount = 0
         packetIndex = -1
         nalUnitFirstPiece = 0

@@ -280,7 +280,7 @@ public struct SliceHeader: Hashable, Sendable {
     /// `firstWindow` is how many RBSP bytes are decoded first (more only when the header runs
     /// past them); a parameter so that tests can make every header run past it.
     static func read(header: UInt8, payload: UnsafeBufferPointer<UInt8>, parameterSets: ParameterSetCache,
-                     firstWindow: Int = 32) -> Reading {
+                     firstWindow: Int = 16) -> Reading {
         let nalHeader: NALUnitHeader
         do throws(H264Error) {
             nalHeader = try withUnsafeBytes(of: header) { (byte) throws(H264Error) in
@@ -289,7 +289,7 @@ public struct SliceHeader: Hashable, Sendable {
         } catch {
             return .damaged(error)
         }
-        // Real slice headers fit in a few bytes: 32 RBSP bytes first, all of them when the header
+        // Real slice headers fit in a few bytes: 16 RBSP bytes first, all of them when the header
         // runs past those.
         if firstWindow < maximumEncodedSize,
            let reading = read(nalHeader, payload, window: Swift.max(1, firstWindow), parameterSets: parameterSets) {
