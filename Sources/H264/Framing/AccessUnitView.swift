@@ -190,7 +190,8 @@ public struct AccessUnitView: @unchecked Sendable {
     /// - Parameter format: what comes before each NAL unit.
     /// - Returns: ``encodedByteCount`` bytes.
     public func bytes(format: Format = .avcc) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: encodedByteCount) { buffer, initialized in
+        guard encodedByteCount > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: encodedByteCount) { buffer, initialized in
             initialized = copyBytes(into: UnsafeMutableRawBufferPointer(buffer), format: format)
         }
     }

@@ -19,6 +19,9 @@ public enum RBSP {
     /// header of every received picture goes through here).
     static func decode(buffer bytes: UnsafeBufferPointer<UInt8>, limit: Int?) -> [UInt8] {
         let cap = limit.map { Swift.max(0, Swift.min($0, bytes.count)) } ?? bytes.count
+        // Not through `unsafeUninitializedCapacity` when empty: that writes the count into the
+        // shared empty-array storage (a data race ThreadSanitizer reports).
+        guard cap > 0 else { return [] }
         return [UInt8](unsafeUninitializedCapacity: cap) { out, count in
             count = decode(bytes, into: UnsafeMutableBufferPointer(rebasing: out[..<cap]))
         }
