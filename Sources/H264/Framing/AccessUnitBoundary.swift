@@ -43,19 +43,15 @@ struct AccessUnitBoundary: Sendable {
     private var closedByEndOfSequence = false
     private var closedByEndOfStream = false
 
-    /// Decides whether `nalUnit` (whose `forbidden_zero_bit` is 0, at least its header byte)
-    /// begins a new access unit, reading slice headers with `parameterSets`. Follow it with
-    /// ``record(_:type:)``.
+    /// Decides whether `nalUnit` (its header byte first, whose `forbidden_zero_bit` is 0; never
+    /// empty) begins a new access unit, reading slice headers with `parameterSets`. Follow it
+    /// with ``record(_:type:)``.
     func decide(_ nalUnit: some Collection<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
         // One non-generic rule over contiguous bytes.
-        nalUnit.withContiguousStorageIfAvailable { decide(contiguous: $0, type: type, parameterSets: parameterSets) }
-            ?? Array(nalUnit).withUnsafeBufferPointer { decide(contiguous: $0, type: type, parameterSets: parameterSets) }
-    }
-
-    /// ``decide(_:type:parameterSets:)`` over contiguous bytes.
-    func decide(contiguous nalUnit: UnsafeBufferPointer<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
-        decide(header: nalUnit.first ?? type.rawValue, payload: UnsafeBufferPointer(rebasing: nalUnit.dropFirst()),
-               type: type, parameterSets: parameterSets)
+        let decideContiguous = { (bytes: UnsafeBufferPointer<UInt8>) in
+            decide(header: bytes[0], payload: UnsafeBufferPointer(rebasing: bytes.dropFirst()), type: type, parameterSets: parameterSets)
+        }
+        return nalUnit.withContiguousStorageIfAvailable(decideContiguous) ?? Array(nalUnit).withUnsafeBufferPointer(decideContiguous)
     }
 
     /// ``decide(_:type:parameterSets:)`` for the NAL unit whose header byte is `header` and whose

@@ -104,7 +104,6 @@ public struct AccessUnitView: @unchecked Sendable {
         return pieces
     }
 
-
     /// The type of each NAL unit, in order (read from each one's header byte).
     public var nalUnitTypes: [NALUnitType] {
         var types: [NALUnitType] = []

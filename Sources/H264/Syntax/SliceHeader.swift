@@ -291,36 +291,35 @@ public struct SliceHeader: Hashable, Sendable {
         }
         // Real slice headers fit in a few bytes: 16 RBSP bytes first, all of them when the header
         // runs past those.
-        if firstWindow < maximumEncodedSize,
-           let reading = read(nalHeader, payload, window: Swift.max(1, firstWindow), parameterSets: parameterSets) {
-            return reading
+        if firstWindow < maximumEncodedSize {
+            let first = read(nalHeader, payload, window: Swift.max(1, firstWindow), parameterSets: parameterSets)
+            if !first.cutByWindow { return first.reading }
         }
-        return read(nalHeader, payload, window: maximumEncodedSize, parameterSets: parameterSets)
-            ?? .damaged(H264Error(.truncated, field: "slice_header", "the slice header runs past its \(maximumEncodedSize) bytes"))
+        return read(nalHeader, payload, window: maximumEncodedSize, parameterSets: parameterSets).reading
     }
 
-    /// ``read(header:payload:parameterSets:firstWindow:)`` from at most `window` RBSP bytes: nil
-    /// when the header was cut short by the window rather than by the NAL unit (read it again
-    /// with more).
+    /// ``read(header:payload:parameterSets:firstWindow:)`` from at most `window` RBSP bytes;
+    /// `cutByWindow` is true when the header ran past the window rather than past the NAL unit
+    /// (read it again with more).
     private static func read(_ header: NALUnitHeader, _ payload: UnsafeBufferPointer<UInt8>, window: Int,
-                             parameterSets: ParameterSetCache) -> Reading? {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: window) { scratch -> Reading? in
+                             parameterSets: ParameterSetCache) -> (reading: Reading, cutByWindow: Bool) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: window) { scratch -> (reading: Reading, cutByWindow: Bool) in
             let count = RBSP.decode(payload, into: scratch)
-            let cutByWindow = count == window && window < maximumEncodedSize
+            let windowFull = count == window && window < maximumEncodedSize
             var reader = BitCursor(UnsafeBufferPointer(rebasing: scratch[..<count]))
             let elements: PrefixElements
             do throws(H264Error) {
                 elements = try readPrefixElements(&reader)
             } catch {
-                return cutByWindow && error.code == .truncated ? nil : .damaged(error)
+                return (.damaged(error), windowFull && error.code == .truncated)
             }
             do throws(H264Error) {
                 let fields = try parameterSets.sliceHeaderFields(pictureParameterSetId: elements.picParameterSetId)
                 let slice = try SliceHeader(nalUnitType: header.nalUnitType, nalRefIdc: header.nalRefIdc, elements: elements,
                                             reading: &reader, fields: fields)
-                return .header(PictureIdentity(slice), diagnostics: slice.diagnostics)
+                return (.header(PictureIdentity(slice), diagnostics: slice.diagnostics), false)
             } catch {
-                return cutByWindow && error.code == .truncated ? nil : .prefix(firstMbInSlice: elements.firstMbInSlice, problem: error)
+                return (.prefix(firstMbInSlice: elements.firstMbInSlice, problem: error), windowFull && error.code == .truncated)
             }
         }
     }
