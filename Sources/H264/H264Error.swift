@@ -44,6 +44,10 @@ public struct H264Error: Error, Hashable, Sendable, CustomStringConvertible {
         public static let overflow = Code(rawValue: "overflow")
         /// The RBSP trailing bits are missing or malformed.
         public static let invalidTrailingBits = Code(rawValue: "invalidTrailingBits")
+        /// A start code where a length prefix (AVCC) or an RTP payload's NAL unit header was
+        /// expected: the writer put Annex-B there, and it is read as Annex-B (a warning; see
+        /// ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``).
+        public static let unexpectedStartCode = Code(rawValue: "unexpectedStartCode")
     }
 
     /// What went wrong.

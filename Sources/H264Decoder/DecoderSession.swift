@@ -258,10 +258,14 @@ public final class DecoderSession: Sendable {
                         presentationTimeStamp: presentationTimeStamp, duration: duration))
     }
 
-    /// Checks that `bytes` split into NAL units (without collecting them: no allocation).
+    /// Checks that `bytes` split into NAL units (without collecting them: no allocation),
+    /// tolerating Annex-B where lengths belong as ``AVCC`` reads it (libavcodec reads that part
+    /// as Annex-B, after the in-place conversion leaves it as it is).
     private static func checkAVCC(_ bytes: [UInt8], lengthSize: Int) throws(H264Error) {
         let result = bytes.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in try AVCC.forEachNALUnit(in: buffer, lengthSize: lengthSize) { _, _ in } }
+            Result { () throws(H264Error) in
+                _ = try AVCC.walk(buffer, lengthSize: lengthSize, allowingEmptyNALUnits: false, toleratingAnnexB: true) { _, _ in }
+            }
         }
         try result.get()
     }

@@ -34,7 +34,7 @@ extension SequenceParameterSet {
     /// carries in band; nil when neither is known.
     static func reorderDepth(format: FormatDescription?, avcc: [UInt8], lengthSize: Int) -> Int? {
         if let sps = format?.sequenceParameterSet { return sps.maximumReorderDepth }
-        guard let units = try? AVCC.nalUnits(in: avcc, lengthSize: lengthSize) else { return nil }
+        guard let units = try? AVCC.read(avcc, lengthSize: lengthSize).nalUnits else { return nil }
         for range in units where !range.isEmpty && NALUnitType(rawValue: avcc[range.lowerBound]) == .sequenceParameterSet {
             if let sps = try? SequenceParameterSet(nalUnit: avcc[range]) { return sps.maximumReorderDepth }
         }

@@ -39,9 +39,15 @@ struct StreamInspection {
     init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(H264Error) {
         var units: [(offset: Int, range: Range<Int>)] = []
         if let lengthSize {
-            for range in try AVCC.nalUnits(in: bytes, lengthSize: lengthSize) {
-                units.append((range.lowerBound - lengthSize, range))
+            let reading = try AVCC.read(bytes, lengthSize: lengthSize)
+            for range in reading.nalUnits {
+                // A unit of the Annex-B part is where its start code is (3 or 4 bytes before it).
+                let annexB = reading.annexBOffset.map { range.lowerBound > $0 } ?? false
+                let prefix = annexB ? (range.lowerBound >= 4 && bytes[range.lowerBound - 4] == 0 ? 4 : 3) : lengthSize
+                units.append((range.lowerBound - prefix, range))
             }
+            diagnostics += reading.warnings.map { Diagnostic(kind: .warning, error: $0) }
+            diagnostics += reading.skipped.map { Diagnostic(kind: .skipped, error: $0) }
         } else {
             let locations: [NALUnitLocation]
             do {

@@ -44,12 +44,15 @@ import H264TestSupport
         #expect(fourByte == Self.four + Self.slice + Self.four + Self.slice)
     }
 
-    @Test func passesAnnexBSamplesThrough() throws {
+    @Test func readsAnnexBSamplesAsTheirAVCCTwins() throws {
         // Already Annex-B: as 4-byte AVCC, the second "length" F0 00 00 01 runs past the end.
+        // It converts as the same access unit in AVCC does (parameter sets inserted alike).
         let sample = Self.four + Self.aud + Self.three + Self.idr
-        #expect(try AnnexB.fromAVCC(sample, lengthSize: 4, parameterSets: Self.record()) == sample)
+        let twin = try AVCC.data(nalUnits: [Self.aud, Self.idr], lengthSize: 4)
+        #expect(try AnnexB.fromAVCC(sample, lengthSize: 4, parameterSets: Self.record())
+                == AnnexB.fromAVCC(twin, lengthSize: 4, parameterSets: Self.record()))
         // As 2-byte AVCC the first length is 0.
-        #expect(try AnnexB.fromAVCC(sample, lengthSize: 2) == sample)
+        #expect(try AnnexB.fromAVCC(sample, lengthSize: 2) == Self.four + Self.aud + Self.three + Self.idr)
         var inPlace = sample
         try AnnexB.convertAVCCInPlace(&inPlace)
         #expect(inPlace == sample)

@@ -116,6 +116,28 @@ enum FuzzTarget: String, CaseIterable {
                 }
             }
         }
+        // The tolerant reading: units in bounds and in order; where it found no Annex-B it is the
+        // strict split; where it did, the units before the start code are the strict walk's.
+        for size in [1, 2, 4] {
+            guard let reading = try? AVCC.read(bytes, lengthSize: size) else { continue }
+            var position = 0
+            for range in reading.nalUnits {
+                check(range.lowerBound >= position && range.upperBound <= bytes.count && !range.isEmpty,
+                      "tolerant AVCC unit \(range) at size \(size)")
+                position = range.upperBound
+            }
+            check(reading.warnings.count == (reading.annexBOffset == nil ? 0 : 1), "one warning per switch to Annex-B")
+            if let annexB = reading.annexBOffset {
+                check(bytes[annexB...].starts(with: [0, 0, 1]) || bytes[annexB...].starts(with: [0, 0, 0, 1]),
+                      "Annex-B found where no start code is")
+                let head = Array(bytes[..<annexB])
+                if let strict = try? AVCC.nalUnits(in: head, lengthSize: size) {
+                    check(Array(reading.nalUnits.prefix(strict.count)) == strict, "the AVCC part differs from the strict split")
+                }
+            } else {
+                check((try? AVCC.nalUnits(in: bytes, lengthSize: size)) == reading.nalUnits, "tolerant and strict splits differ")
+            }
+        }
         do {
             _ = try AVCC.nalUnits(in: bytes, lengthSize: 3)
             check(false, "length size 3 accepted")

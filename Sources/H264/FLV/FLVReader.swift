@@ -66,6 +66,8 @@ public struct FLVReader: Sendable {
     private var previousTagSize = 0
     private var expectingPreviousTagSize = true
     private var formatChanged = false
+    /// Warnings found in the last tag read, handed out by ``next()`` before the next tag is read.
+    private var pendingWarnings: [H264Error] = []
 
     /// Begins reading `bytes`, a whole FLV file (or as much of one as there is).
     ///
@@ -107,6 +109,7 @@ public struct FLVReader: Sendable {
     ///   ends.
     public mutating func next() throws(H264Error) -> Event? {
         guard !stopped else { return nil }
+        if !pendingWarnings.isEmpty { return .warning(pendingWarnings.removeFirst()) }
         if header == nil {
             // A stream: the header is read once its bytes are all there (or the input ended).
             let signature: [UInt8] = [0x46, 0x4C, 0x56]
@@ -204,8 +207,14 @@ public struct FLVReader: Sendable {
             let payloadStart = data.upperBound - payload.count
             let lengthSize = formatDescription?.nalUnitLengthSize ?? 4
             let units: [Range<Int>]
+            let annexBInside: Bool
             do throws(H264Error) {
-                units = try AVCC.nalUnits(in: payload, lengthSize: lengthSize, allowingEmptyNALUnits: true)
+                // Annex-B where lengths belong (some encoders write it into FLV tags) is read by
+                // the one rule of AVCC.read, its warning and skipped units reported after the frame.
+                let reading = try AVCC.read(payload, lengthSize: lengthSize, allowingEmptyNALUnits: true)
+                units = reading.nalUnits
+                annexBInside = reading.annexBOffset != nil
+                pendingWarnings += (reading.warnings + reading.skipped).map { $0.offset(by: base + payloadStart) }
             } catch {
                 return .skippedTag(error.offset(by: base + payloadStart))
             }
@@ -215,7 +224,7 @@ public struct FLVReader: Sendable {
             }
             // Already 4-byte AVCC without empty units: keep the bytes as they are.
             let data: [UInt8]
-            if lengthSize == 4 && units.count * 4 + units.reduce(0, { $0 + $1.count }) == payload.count {
+            if lengthSize == 4 && !annexBInside && units.count * 4 + units.reduce(0, { $0 + $1.count }) == payload.count {
                 data = payload
             } else {
                 // Lengths of 1 or 2 bytes (or empty units) are rewritten; each unit fits 4 bytes.

@@ -55,9 +55,29 @@ public enum AVCC {
     @inline(__always)
     public static func forEachNALUnit(in buffer: UnsafeRawBufferPointer, lengthSize: Int, allowingEmptyNALUnits: Bool = false,
                                       _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(H264Error) -> Void) throws(H264Error) {
+        _ = try walk(buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits, toleratingAnnexB: false, body)
+    }
+
+    /// The one walk over AVCC length fields: calls `body` with each length field's offset and its
+    /// NAL unit's range. With `toleratingAnnexB`, stops where `EmbeddedAnnexB`'s rule finds
+    /// Annex-B instead of a length field and returns that offset; otherwise returns nil.
+    @inline(__always)
+    package static func walk(_ buffer: UnsafeRawBufferPointer, lengthSize: Int, allowingEmptyNALUnits: Bool, toleratingAnnexB: Bool,
+                     _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(H264Error) -> Void) throws(H264Error) -> Int? {
         try validate(lengthSize: lengthSize)
         var position = 0
+        // Once the lengths from a field that begins like a start code have held, every later
+        // field lies on that same walk: no further check.
+        var lengthsHold = false
         while position < buffer.count {
+            if toleratingAnnexB && !lengthsHold && buffer[position] == 0
+                && AnnexB.beginsWithStartCode(UnsafeRawBufferPointer(rebasing: buffer[position...])) {
+                if EmbeddedAnnexB.lengthsFail(in: buffer, from: position, lengthSize: lengthSize,
+                                              allowingEmptyNALUnits: allowingEmptyNALUnits) {
+                    return position
+                }
+                lengthsHold = true
+            }
             let length = try readLength(in: buffer, at: position, lengthSize: lengthSize)
             let start = position + lengthSize
             guard length > 0 || allowingEmptyNALUnits else {
@@ -66,6 +86,7 @@ public enum AVCC {
             try body(position, start..<start + length)
             position = start + length
         }
+        return nil
     }
 
     /// Splits length-prefixed data into its NAL units.

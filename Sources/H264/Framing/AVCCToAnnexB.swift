@@ -20,10 +20,14 @@ extension AnnexB {
     /// before the first IDR slice unless the sample already carries them in-band before it (each
     /// kind is checked on its own: a sample with an in-band SPS but no PPS gets only the PPS).
     ///
-    /// A sample that begins with a start code (`00 00 01` or `00 00 00 01`) and does not parse
-    /// as AVCC is taken to be Annex-B already and returned unchanged, as FFmpeg passes such
-    /// samples through. A genuine AVCC sample whose first length happens to read `00 00 01 xx`
-    /// or `00 00 00 01` still parses as AVCC and is converted.
+    /// A sample that holds Annex-B where lengths belong (Chrome's MediaRecorder writes such MP4
+    /// and Matroska samples) is read as ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)``
+    /// reads it — from the start code on, as Annex-B, as FFmpeg's decoder reads it — and its NAL
+    /// units are written as those of an AVCC sample would be (parameter sets inserted the same
+    /// way); damaged units there (`forbidden_zero_bit` set) are left out. A genuine AVCC sample
+    /// whose first length happens to read `00 00 01 xx` or `00 00 00 01` still reads as AVCC.
+    /// ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)`` gives the warning and
+    /// the skipped units.
     ///
     /// - Parameters:
     ///   - sample: Length-prefixed NAL units of one access unit.
@@ -41,6 +45,9 @@ extension AnnexB {
     /// Converts a raw AVCC stream — many samples back to back, without container, as in a
     /// `.264` file written with length prefixes — to Annex-B.
     ///
+    /// Annex-B where a length belongs is read as in ``fromAVCC(_:lengthSize:parameterSets:startCodes:)``,
+    /// from there to the end of the stream.
+    ///
     /// Sample boundaries are not marked in such a stream, so access units are found by the rule
     /// ``AccessUnitAssembler`` follows (clauses 7.4.1.2.3 and 7.4.1.2.4), reading slice headers
     /// with the parameter sets seen so far in the stream (and those of `parameterSets`). Each
@@ -57,8 +64,10 @@ extension AnnexB {
     /// `00 00 00 01`.
     ///
     /// One pass that costs a few operations per NAL unit and touches no payload byte. Nothing
-    /// is inserted (the buffer cannot grow): parameter sets must already be in-band. Data that
-    /// begins with a start code and does not parse as AVCC is left as it is (already Annex-B).
+    /// is inserted (the buffer cannot grow): parameter sets must already be in-band. Where
+    /// Annex-B stands instead of a length field (by the rule of
+    /// ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``), the rest
+    /// is left as it is: it is Annex-B already (its damaged units, if any, stay too).
     ///
     /// On error the NAL units before the bad length field have already been rewritten (the
     /// error's `byteOffset` says where the conversion stopped); validating first would cost a
@@ -67,20 +76,12 @@ extension AnnexB {
     /// - Throws: ``H264Error/Code/truncated``, ``H264Error/Code/lengthPastEnd`` or
     ///   ``H264Error/Code/emptyNALUnit``, with the byte offset of the length field.
     public static func convertAVCCInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(H264Error) {
-        let readOnly = UnsafeRawBufferPointer(buffer)
         guard let base = buffer.baseAddress else { return }
-        // Annex-B already, or AVCC whose first length reads 00 00 00 01 / 00 00 01 xx? Only a
-        // full parse (without writing) can tell.
-        if beginsWithStartCode(readOnly) && !isValidFourByteAVCC(readOnly) { return }
         let startCode = UInt32(1).bigEndian
-        try AVCC.forEachNALUnit(in: readOnly, lengthSize: 4) { lengthOffset, _ in
+        _ = try AVCC.walk(UnsafeRawBufferPointer(buffer), lengthSize: 4, allowingEmptyNALUnits: false,
+                          toleratingAnnexB: true) { lengthOffset, _ in
             base.storeBytes(of: startCode, toByteOffset: lengthOffset, as: UInt32.self)
         }
-    }
-
-    /// True when the whole buffer splits into non-empty NAL units with 4-byte lengths.
-    private static func isValidFourByteAVCC(_ buffer: UnsafeRawBufferPointer) -> Bool {
-        (try? AVCC.forEachNALUnit(in: buffer, lengthSize: 4) { _, _ in }) != nil
     }
 
     /// Rewrites AVCC data with 4-byte lengths to Annex-B in place (see
@@ -102,14 +103,7 @@ extension AnnexB {
 
     private static func convertFromAVCC(_ bytes: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord?,
                                         startCodes: StartCodeStyle, wholeStream: Bool) throws(H264Error) -> [UInt8] {
-        let units: [Range<Int>]
-        do throws(H264Error) {
-            units = try AVCC.nalUnits(in: bytes, lengthSize: lengthSize)
-        } catch {
-            let annexB = bytes.withUnsafeBytes { beginsWithStartCode($0) }
-            if annexB && error.code != .invalidLengthSize { return bytes }
-            throw error
-        }
+        let units = try AVCC.read(bytes, lengthSize: lengthSize).nalUnits
         return bytes.withUnsafeBytes { buffer in
             let starts = accessUnitStarts(buffer, units: units, parameterSets: parameterSets, wholeStream: wholeStream)
             var total = 0

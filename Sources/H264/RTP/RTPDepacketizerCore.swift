@@ -9,20 +9,20 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
 
     let configuration: Configuration
     private(set) var packetCount = 0
-    private(set) var lostPacketCount = 0
+    var lostPacketCount = 0
     private(set) var droppedAccessUnitCount = 0
     var parameterSets: ParameterSetCache { storage.parameterSets }
 
-    private var storage: Storage
-    private var events: [Event] = []
+    var storage: Storage
+    var events: [Event] = []
     private var eventIndex = 0
     private var ssrc: UInt32?
-    private var expected: UInt16?
+    var expected: UInt16?
     /// Packets that arrived before one missing: each in a buffer the depacketizer holds (the
     /// caller's own buffer when it gave one, else a copy) and where in it the packet lies.
-    private var waiting: [(sequenceNumber: UInt16, buffer: [UInt8], range: Range<Int>)] = []
+    var waiting: [(sequenceNumber: UInt16, buffer: [UInt8], range: Range<Int>)] = []
     private var fragment: [UInt8] = []
-    private var fragmentInProgress = false
+    var fragmentInProgress = false
     /// True while the fragmented NAL unit in progress is written straight into the storage's
     /// access unit (``AccessUnitAssembler/beginNALUnit(header:leading:streamOffset:)``) rather
     /// than gathered in `fragment`.
@@ -31,14 +31,16 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     private var fragmentByteCount = 0
     /// The `nal_unit_type` of the fragmented NAL unit in progress.
     private var fragmentType: UInt8 = 0
-    private var pendingNALCount = 0
+    var pendingNALCount = 0
     private var pendingHasVCL = false
     private var pendingByteCount = 0
     private var pendingTimestamp: UInt32 = 0
     private var streamOffset = 0
-    private var discarding = false
-    private var discardTimestamp: UInt32?
-    private var discardCounted = false
+    var discarding = false
+    var discardTimestamp: UInt32?
+    var discardCounted = false
+    /// True once a payload beginning with a start code has been warned about.
+    var warnedAnnexBPayload = false
 
     init(configuration: Configuration, parameterSets: ParameterSetCache) {
         self.configuration = configuration
@@ -91,29 +93,6 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         expected = nil
     }
 
-    /// A packet other than the one expected next: late (reported), or early (kept until the
-    /// ones before it arrive or are given up).
-    @inline(never)
-    private mutating func appendOutOfOrder(packet: UnsafeRawBufferPointer, owner: borrowing [UInt8], header: RTPHeader,
-                                           expected expectedNumber: UInt16) {
-        let sequenceNumber = header.sequenceNumber
-        let distance = Int16(bitPattern: sequenceNumber &- expectedNumber)
-        if distance < 0 || waiting.contains(where: { $0.sequenceNumber == sequenceNumber }) {
-            report(H264Error(.latePacket, field: "sequence number", byteOffset: 2,
-                             "packet \(sequenceNumber) arrived after the depacketizer moved past it (expected \(expectedNumber))"))
-            return
-        }
-        if !owner.isEmpty, let ownerStart = owner.withUnsafeBytes({ $0.baseAddress }), let start = packet.baseAddress {
-            let offset = start - ownerStart
-            waiting.append((sequenceNumber, copy owner, offset..<(offset + packet.count)))
-        } else {
-            waiting.append((sequenceNumber, Array(packet.assumingMemoryBound(to: UInt8.self)), 0..<packet.count))
-        }
-        while waiting.count > configuration.reorderWindow {
-            skipToEarliestWaiting()
-        }
-    }
-
     /// Counts a packet that could not be read at all, and reports why.
     mutating func reject(_ error: H264Error) {
         packetCount += 1
@@ -155,47 +134,10 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         }
     }
 
-    // MARK: - Sequence order
-
-    private mutating func drainWaiting() {
-        while !waiting.isEmpty, let index = waiting.firstIndex(where: { $0.sequenceNumber == expected }) {
-            let entry = waiting.remove(at: index)
-            expected = entry.sequenceNumber &+ 1
-            entry.buffer.withUnsafeBytes { buffer in
-                let packet = UnsafeRawBufferPointer(rebasing: buffer[entry.range])
-                // Parsed once already when it arrived.
-                if let (header, payload) = try? RTPHeader.parse(packet) {
-                    storage.usePacket(entry.buffer, bytes: packet)
-                    process(header, UnsafeRawBufferPointer(rebasing: packet[payload]))
-                }
-            }
-        }
-    }
-
-    private mutating func skipToEarliestWaiting() {
-        guard let expectedNumber = expected,
-              let earliest = waiting.min(by: { $0.sequenceNumber &- expectedNumber < $1.sequenceNumber &- expectedNumber }) else { return }
-        let lost = Int(earliest.sequenceNumber &- expectedNumber)
-        lose(firstSequenceNumber: expectedNumber, count: lost)
-        expected = earliest.sequenceNumber
-        drainWaiting()
-    }
-
-    private mutating func lose(firstSequenceNumber: UInt16, count: Int) {
-        lostPacketCount += count
-        let partial = pendingNALCount > 0 || fragmentInProgress
-        events.append(.loss(RTPDepacketizer.Loss(firstSequenceNumber: firstSequenceNumber, packetCount: count, droppedPartialAccessUnit: partial)))
-        events.append(.keyframeRequest)
-        dropPending()
-        discarding = true
-        discardTimestamp = nil
-        discardCounted = partial
-    }
-
     // MARK: - Payload
 
     @inline(__always)
-    private mutating func process(_ header: RTPHeader, _ payload: UnsafeRawBufferPointer) {
+    mutating func process(_ header: RTPHeader, _ payload: UnsafeRawBufferPointer) {
         if discarding && discard(header) { return }
         guard let first = payload.first else {
             reportEmptyPayload(header)
@@ -211,6 +153,9 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         case 24:
             abandonFragment(header)
             aggregation(payload, header)
+        case 0 where AnnexB.beginsWithStartCode(payload):
+            abandonFragment(header)
+            annexBPayload(payload, header)
         default:
             reportUnsupported(type: type, header)
         }
@@ -232,54 +177,6 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         discarding = false
         discardTimestamp = nil
         return false
-    }
-
-    @inline(never)
-    private mutating func reportEmptyPayload(_ header: RTPHeader) {
-        report(H264Error(.emptyNALUnit, field: "RTP payload", byteOffset: RTPHeader.fixedSize, "packet \(header.sequenceNumber) has no payload"))
-    }
-
-    @inline(never)
-    private mutating func reportUnsupported(type: UInt8, _ header: RTPHeader) {
-        if [25, 26, 27, 29].contains(type) {
-            let names: [UInt8: String] = [25: "STAP-B", 26: "MTAP16", 27: "MTAP24", 29: "FU-B"]
-            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
-                             "\(names[type]!) (type \(type)) belongs to the interleaved packetization-mode 2, which is not supported; packet \(header.sequenceNumber) dropped"))
-        } else {
-            report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
-                             "payload type \(type) is undefined in RFC 6184; packet \(header.sequenceNumber) dropped"))
-        }
-    }
-
-    private mutating func aggregation(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
-        // Check every size first: a damaged STAP-A is dropped whole.
-        var position = 1
-        var count = 0
-        while position < payload.count {
-            guard payload.count - position >= 2 else {
-                report(H264Error(.truncated, field: "NALU size", byteOffset: position,
-                                 "STAP-A in packet \(header.sequenceNumber) ends inside a size field; packet dropped"))
-                return
-            }
-            let size = Int(payload[position]) << 8 | Int(payload[position + 1])
-            guard size > 0, size <= payload.count - position - 2 else {
-                report(H264Error(size == 0 ? .emptyNALUnit : .lengthPastEnd, field: "NALU size", byteOffset: position,
-                                 "STAP-A unit of \(size) bytes with \(payload.count - position - 2) left in packet \(header.sequenceNumber); packet dropped"))
-                return
-            }
-            position += 2 + size
-            count += 1
-        }
-        if count == 0 {
-            report(H264Error(.emptyNALUnit, field: "NALU size", byteOffset: 1, "STAP-A without NAL units in packet \(header.sequenceNumber)"))
-            return
-        }
-        position = 1
-        while position < payload.count {
-            let size = Int(payload[position]) << 8 | Int(payload[position + 1])
-            deliver(UnsafeRawBufferPointer(rebasing: payload[(position + 2)..<(position + 2 + size)]), header)
-            position += 2 + size
-        }
     }
 
     /// An FU-A: the continuation of the NAL unit in progress (most packets) inlined, the rest
@@ -399,7 +296,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
 
     // MARK: - Access units
 
-    private mutating func deliver(_ nalUnit: UnsafeRawBufferPointer, _ header: RTPHeader) {
+    mutating func deliver(_ nalUnit: UnsafeRawBufferPointer, _ header: RTPHeader) {
         guard admit(byteCount: nalUnit.count, header) else { return }
         // Typed, so that the assembler's append is one memcpy rather than a byte loop.
         if let unit = storage.append(nalUnit: nalUnit.assumingMemoryBound(to: UInt8.self), streamOffset: streamOffset) {
@@ -450,7 +347,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     }
 
     /// Drops the access unit being received and any fragment in progress.
-    private mutating func dropPending() {
+    mutating func dropPending() {
         if pendingNALCount > 0 || fragmentInProgress { droppedAccessUnitCount += 1 }
         fragmentIsDirect = false
         storage.dropAccessUnit()
@@ -461,7 +358,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         fragment.removeAll(keepingCapacity: true)
     }
 
-    private mutating func report(_ error: H264Error) {
+    mutating func report(_ error: H264Error) {
         events.append(.diagnostic(error))
     }
 }

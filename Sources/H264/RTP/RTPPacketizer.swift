@@ -165,7 +165,8 @@ public struct RTPPacketizer: Sendable {
             throw H264Error(.valueOutOfRange, field: "maximumTransmissionUnit",
                             "an MTU of \(configuration.maximumTransmissionUnit) leaves \(limit) bytes for the RTP payload")
         }
-        let units = try AVCC.nalUnits(in: avcc, lengthSize: lengthSize, allowingEmptyNALUnits: true)
+        // Annex-B where lengths belong is sent as its NAL units (the rule of AVCC.read).
+        let units = try AVCC.read(avcc, lengthSize: lengthSize, allowingEmptyNALUnits: true).nalUnits
         var hasIDR = false, hasSPS = false, hasPPS = false
         for range in units {
             switch avcc[range.lowerBound] & 0x1F {
