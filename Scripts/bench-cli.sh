@@ -16,7 +16,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 input="$work/cars_1280x720.y4m"
 # The 30 cars frames, looped and scaled to 1280x720.
-ffmpeg -loglevel error -stream_loop $(( (FRAMES + 29) / 30 - 1 )) -i Fixtures/cars_320x240_30f.y4m \
+ffmpeg -nostdin -loglevel error -stream_loop $(( (FRAMES + 29) / 30 - 1 )) -i Fixtures/cars_320x240_30f.y4m \
     -vf scale=1280:720 -pix_fmt yuv420p -frames:v "$FRAMES" "$input"
 h264=${H264:-.build/release/h264}
 declare -A times cpu
@@ -33,7 +33,7 @@ for _ in $(seq "$RUNS"); do
         --profile high --threads "$THREADS" --quiet
     run x264 x264 --preset ultrafast --tune zerolatency --crf 23 --profile high --threads "$THREADS" \
         --quiet -o "$work/x264.264" "$input"
-    run ffmpeg ffmpeg -y -loglevel error -i "$input" -c:v libx264 -preset ultrafast -tune zerolatency -crf 23 \
+    run ffmpeg ffmpeg -nostdin -y -loglevel error -i "$input" -c:v libx264 -preset ultrafast -tune zerolatency -crf 23 \
         -profile:v high -threads "$THREADS" -f h264 "$work/ffmpeg.h264"
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -54,7 +54,7 @@ cmp -s "$work/h264.h264" "$work/x264.264" && echo "  h264 and x264 outputs: iden
 times[h264dec]=""; times[ffmpegdec]=""; cpu[h264dec]=""; cpu[ffmpegdec]=""
 for _ in $(seq "$RUNS"); do
     run h264dec "$h264" decode "$work/ffmpeg.h264" -o "$work/h264.y4m" --threads "$THREADS" --quiet
-    run ffmpegdec ffmpeg -y -loglevel error -threads "$THREADS" -i "$work/ffmpeg.h264" -f yuv4mpegpipe "$work/ffmpeg.y4m"
+    run ffmpegdec ffmpeg -nostdin -y -loglevel error -threads "$THREADS" -i "$work/ffmpeg.h264" -f yuv4mpegpipe "$work/ffmpeg.y4m"
 done
 hd=$(echo "${times[h264dec]}" | median); fd=$(echo "${times[ffmpegdec]}" | median)
 printf 'decode %d frames 1280x720 to y4m, threads %s, median of %d interleaved runs\n' "$FRAMES" "$THREADS" "$RUNS"

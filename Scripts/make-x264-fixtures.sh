@@ -63,8 +63,8 @@ streams=(
 # distinct SPS/PPS in order of first appearance, and ffprobe's stream fields.
 describe() {
   local name="$1" generated_by="$2"
-  ffmpeg -hide_banner -f h264 -i "$out/$name.264" -c copy -bsf:v trace_headers -f null - >"$tmp/trace.txt" 2>&1 || true
-  ffprobe -v error -select_streams v -show_streams -of json "$out/$name.264" >"$tmp/probe.json" 2>/dev/null \
+  ffmpeg -nostdin -hide_banner -f h264 -i "$out/$name.264" -c copy -bsf:v trace_headers -f null - >"$tmp/trace.txt" 2>&1 || true
+  ffprobe -v error -select_streams v -show_streams -of json "$out/$name.264" </dev/null >"$tmp/probe.json" 2>/dev/null \
     || echo '{"streams":[{}]}' >"$tmp/probe.json"
   python3 - "$tmp/trace.txt" "$tmp/probe.json" "$out/$name.json" "$name.264" "$generated_by" <<'PY'
 import json, re, sys

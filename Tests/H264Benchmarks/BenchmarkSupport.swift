@@ -1,6 +1,7 @@
 import CX264Baseline
 import Foundation
 import H264
+import H264TestSupport
 import Testing
 
 /// All benchmarks, one after another (never beside each other or beside other tests' work).
@@ -89,15 +90,12 @@ enum Bench {
     static func inChild(_ name: String, environment: [String: String]) throws -> [Double] {
         let resultPath = FileManager.default.temporaryDirectory.appendingPathComponent("h264-benchmark-\(getpid())-\(name).txt").path
         defer { try? FileManager.default.removeItem(atPath: resultPath) }
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        child.arguments = ["--testing-library", "swift-testing", "--filter", name]
-        var childEnvironment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        var childEnvironment = environment
         childEnvironment["H264_BENCHMARK_CHILD_RESULT"] = resultPath
-        childEnvironment["H264_BENCHMARK_REPORT"] = nil
-        child.environment = childEnvironment
-        child.standardOutput = FileHandle.nullDevice
-        try child.run()
+        childEnvironment["H264_BENCHMARK_REPORT"] = ""
+        let child = try Subprocess.launch(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+                                          ["--testing-library", "swift-testing", "--filter", name],
+                                          standardError: FileHandle.standardError, environment: childEnvironment)
         child.waitUntilExit()
         #expect(child.terminationStatus == 0, "the child process running \(name)")
         return try String(contentsOfFile: resultPath, encoding: .utf8).split(separator: " ").compactMap { Double($0) }

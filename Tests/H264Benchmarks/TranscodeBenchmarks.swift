@@ -124,15 +124,12 @@ struct TranscodeBenchmarks {
             #expect(counts.withLock { $0 } == Array(repeating: Stream360p.frameCount, count: Self.sessions))
         }
         func ffmpeg() {
-            let processes = (0..<Self.sessions).map { i -> Process in
-                let p = Process()
-                p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                p.arguments = ["ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-threads", "1", "-i", input,
-                               "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-profile:v", "high", "-threads", "1",
-                               "-f", "h264", directory.appendingPathComponent("ffmpeg\(i).h264").path]
-                return p
+            let processes = (0..<Self.sessions).compactMap { i -> Process? in
+                try? Subprocess.launch("ffmpeg", ["-nostdin", "-y", "-loglevel", "error", "-threads", "1", "-i", input,
+                                                  "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-profile:v", "high", "-threads", "1",
+                                                  "-f", "h264", directory.appendingPathComponent("ffmpeg\(i).h264").path])
             }
-            for p in processes { try? p.run() }
+            #expect(processes.count == Self.sessions)
             for p in processes { p.waitUntilExit() }
             #expect(processes.allSatisfy { $0.terminationStatus == 0 })
         }

@@ -18,7 +18,7 @@ private func temporaryPath(_ name: String) -> String {
 
 /// Decodes with FFmpeg (the reference decoder) to raw I420: the frames and FFmpeg's error output.
 private func decode(_ path: String, width: Int = 320, height: Int = 240, format: String = "h264") throws -> (frames: [[UInt8]], errors: String) {
-    let result = try run("ffmpeg", ["-v", "error", "-f", format, "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+    let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-f", format, "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
     let size = width * height * 3 / 2
     let frames = stride(from: 0, to: result.stdout.count - size + 1, by: size).map { Array(result.stdout[$0..<($0 + size)]) }
     return (frames, result.stderr)
@@ -72,7 +72,7 @@ struct EncodeCommandTests {
         case "file": result = try h264([y4mPath, "-o", out])
         case "stdin":
             // What `ffmpeg -f yuv4mpegpipe -` writes.
-            let y4m = try run("ffmpeg", ["-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "320x240", "-r", "30",
+            let y4m = try run("ffmpeg", ["-nostdin", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "320x240", "-r", "30",
                                          "-i", rawPath, "-f", "yuv4mpegpipe", "-"])
             try #require(y4m.status == 0)
             result = try h264(["-", "-o", out, "--preset", "live-capture"], stdin: y4m.stdout)

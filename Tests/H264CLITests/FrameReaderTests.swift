@@ -11,7 +11,7 @@ import Testing
 
     /// FFmpeg's frames of the fixture, as raw I420.
     static func ffmpegFrames() throws -> [[UInt8]] {
-        let result = try Subprocess.run("ffmpeg", ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let result = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         try #require(result.status == 0, "\(result.stderr)")
         let size = 320 * 240 * 3 / 2
         try #require(result.stdout.count == 30 * size)

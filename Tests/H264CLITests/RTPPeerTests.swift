@@ -60,14 +60,7 @@ import Glibc
 
     /// Starts a program (looked up on PATH) without waiting for it.
     static func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return process
+        try Subprocess.launch("/usr/bin/env", arguments)
     }
 
     /// Depacketizes packets; returns the NAL units of every access unit, in order, and the events
@@ -123,7 +116,7 @@ import Glibc
     @Test func readsWhatFFmpegSends() throws {
         let input = try TestFixtures.path(Self.fixture)
         let socket = try UDPSocket()
-        let ffmpeg = try Self.start(["ffmpeg", "-v", "error", "-f", "h264", "-i", input, "-c", "copy",
+        let ffmpeg = try Self.start(["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", input, "-c", "copy",
                                      "-f", "rtp", "rtp://127.0.0.1:\(socket.port)"])
         let packets = socket.receive { !ffmpeg.isRunning }
         ffmpeg.waitUntilExit()
@@ -172,7 +165,7 @@ import Glibc
         defer { server.kill() }
         let description = try SessionDescription(parsing: String(contentsOfFile: sdp, encoding: .utf8))
         #expect(description.packetizationMode == 1 && description.parameterSets.count == 2)
-        let probe = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
+        let probe = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
                                                    "-i", sdp, "-frames:v", "45", "-f", "framecrc", "-"])
         #expect(probe.status == 0)
         #expect(probe.stderr.isEmpty, "\(probe.stderr)")
@@ -216,7 +209,7 @@ extension RTPPeerTests {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
         let types = AnnexB.nalUnits(in: bytes).map { bytes[$0.range.lowerBound] & 0x1F }
         #expect(Array(types.prefix(3)) == [7, 8, 5], "SPS, PPS, IDR first")
-        let probe = try Subprocess.run("ffmpeg", ["-v", "error", "-i", output, "-f", "framecrc", "-"])
+        let probe = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output, "-f", "framecrc", "-"])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
         let frames = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(frames.count == 40)

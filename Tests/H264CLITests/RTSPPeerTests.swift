@@ -180,7 +180,7 @@ import Glibc
         #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
         let fields = String(decoding: probe.stdout, as: UTF8.self)
         #expect(fields.contains("codec_name=h264") && fields.contains("width=320") && fields.contains("height=240"), "\(fields)")
-        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", transport, "-i", server.url,
+        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", server.url,
                                                      "-frames:v", "60", "-f", "framecrc", "-"])
         #expect(decoded.status == 0)
         #expect(decoded.stderr.isEmpty, "\(decoded.stderr)")
@@ -254,7 +254,7 @@ import Glibc
             #expect(oversized.response() == nil, "the connection closes after \(status)")
         }
 
-        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
                                                      "-frames:v", "30", "-f", "null", "-"])
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
         #expect(server.stop() == 0)
@@ -328,10 +328,10 @@ import Glibc
             #expect(problems.isEmpty, "viewer \(index): \(problems.prefix(3))")
             #expect(units.prefix(3).map { $0[0] & 0x1F } == [7, 8, 5], "viewer \(index)")
             let annexB = units.flatMap { (unit: [UInt8]) -> [UInt8] in [0, 0, 0, 1] + unit }
-            let decoded = try Subprocess.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", "-", "-f", "null", "-"], stdin: annexB)
+            let decoded = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", "-", "-f", "null", "-"], stdin: annexB)
             #expect(decoded.status == 0 && decoded.stderr.isEmpty, "viewer \(index): \(decoded.stderr)")
         }
-        let after = try Subprocess.run("timeout", ["30", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+        let after = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
                                                    "-frames:v", "30", "-f", "null", "-"])
         #expect(after.status == 0 && after.stderr.isEmpty, "\(after.stderr)")
         #expect(server.stderr.contains("client 60 joined"), "60 viewers played")
@@ -370,7 +370,7 @@ import Glibc
         #expect(play?.status == 200)
         #expect(play?.headers["rtp-info"]?.contains("seq=") == true)
         // From here on `stalled` reads nothing.
-        let decoded = try Subprocess.run("timeout", ["60", "ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
+        let decoded = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
                                                      "-frames:v", "90", "-f", "framecrc", "-"])
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
         #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 90)

@@ -21,7 +21,7 @@ import Testing
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
         let types = AnnexB.nalUnits(in: bytes).map { bytes[$0.range.lowerBound] & 0x1F }
         #expect(Array(types.prefix(3)) == [7, 8, 5], "SPS, PPS, IDR first: \(types.prefix(8))")
-        let probe = try Subprocess.run("ffmpeg", ["-v", "error", "-i", output, "-f", "framecrc", "-"])
+        let probe = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output, "-f", "framecrc", "-"])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
         let frames = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(frames.count >= 30)

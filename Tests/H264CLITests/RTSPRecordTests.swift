@@ -75,7 +75,7 @@ import Glibc
     @Test(arguments: ["tcp", "udp"]) func recordsWhatFFmpegPublishes(transport: String) throws {
         try Self.expectRecordsFixture(endings: ["TEARDOWN from"]) { url in
             // Over UDP at the input's pace (-re): a burst could overflow a small socket buffer.
-            try Subprocess.run("timeout", ["60", "ffmpeg", "-v", "error"] + (transport == "udp" ? ["-re"] : [])
+            try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error"] + (transport == "udp" ? ["-re"] : [])
                 + ["-f", "h264", "-i", TestFixtures.path(RTPPeerTests.fixture), "-c", "copy",
                    "-f", "rtsp", "-rtsp_transport", transport, url])
         }
@@ -131,7 +131,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.h264").path
         let listener = try Listener(output: output, ["--frames", "10"])
-        _ = try Subprocess.run("timeout", ["60", "ffmpeg", "-v", "quiet", "-re", "-f", "h264", "-i", TestFixtures.path(RTPPeerTests.fixture),
+        _ = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "quiet", "-re", "-f", "h264", "-i", TestFixtures.path(RTPPeerTests.fixture),
                                            "-c", "copy", "-f", "rtsp", "-rtsp_transport", "tcp", listener.url])
         let (status, log) = listener.finish()
         #expect(status == 0, "\(log)")

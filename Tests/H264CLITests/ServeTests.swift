@@ -165,24 +165,22 @@ extension TCPClient {
 
 /// `ffmpeg -f h264 -i tcp://127.0.0.1:PORT -frames:v 45` decoding to raw video in a file.
 final class FFmpegViewer {
-    let process = Process()
+    let process: Process
     let output: URL
     let errors: URL
 
     init(port: Int) throws {
+        StandardDescriptors.ensureOpen()  // before the files below are opened
         let dir = try CLI.temporaryDirectory()
         output = dir.appendingPathComponent("out.yuv")
         errors = dir.appendingPathComponent("err.txt")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Small probe: a live raw H.264 stream has no header worth waiting 5 s for.
-        process.arguments = ["ffmpeg", "-nostdin", "-v", "error", "-probesize", "32", "-analyzeduration", "0", "-f", "h264",
-                             "-i", "tcp://127.0.0.1:\(port)", "-frames:v", "45", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", output.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: errors)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try Subprocess.launch("ffmpeg", ["-nostdin", "-v", "error", "-probesize", "32", "-analyzeduration", "0", "-f", "h264",
+                                                   "-i", "tcp://127.0.0.1:\(port)", "-frames:v", "45", "-f", "rawvideo", "-pix_fmt", "yuv420p",
+                                                   "-y", output.path],
+                                        standardError: try FileHandle(forWritingTo: errors))
     }
 
     func wait(timeout: Duration) throws -> (status: Int32, stderr: String, outputBytes: Int) {
@@ -203,7 +201,7 @@ final class FFmpegViewer {
 enum FFmpeg {
     /// Decodes Annex-B with FFmpeg: the number of pictures and the error output.
     static func decode(_ annexB: [UInt8]) throws -> (frames: Int, errors: String) {
-        let result = try Subprocess.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", "-",
+        let result = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", "-",
                                                    "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"], stdin: annexB)
         return (result.stdout.count / ServeTests.frameBytes, result.stderr)
     }

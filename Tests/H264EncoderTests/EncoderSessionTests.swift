@@ -180,7 +180,7 @@ struct EncoderSessionTests {
             #expect(output[switched].formatDescription != output[0].formatDescription)
         }
         let stream = try annexB(output)
-        let run = try Tool.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", "-", "-f", "null", "-"], stdin: stream)
+        let run = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", "-", "-f", "null", "-"], stdin: stream)
         #expect(run.stderr.isEmpty, "\(run.stderr)")
         let sizes = try Tool.frameSizes(stream)
         #expect(sizes == Array(repeating: "320,240", count: 12) + Array(repeating: "160,120", count: 18))

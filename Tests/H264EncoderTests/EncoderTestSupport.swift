@@ -14,7 +14,7 @@ enum Cars {
     static var frames: [[UInt8]] { get throws { try loaded.get() } }
 
     private static let loaded640x360 = Result { () throws -> [[UInt8]] in
-        let result = try Tool.run("ffmpeg", ["-v", "error", "-i", TestFixtures.path("cars_320x240_30f.y4m"),
+        let result = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", TestFixtures.path("cars_320x240_30f.y4m"),
                                              "-vf", "scale=640:360", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         let size = 640 * 360 * 3 / 2
         guard result.status == 0, result.stdout.count == 30 * size else {
@@ -84,7 +84,7 @@ enum Tool {
 
     /// Decodes an Annex-B stream with FFmpeg to raw I420; returns the frames and FFmpeg's errors.
     static func decode(_ annexB: [UInt8], width: Int, height: Int) throws -> (frames: [[UInt8]], errors: String) {
-        let result = try run("ffmpeg", ["-v", "error", "-f", "h264", "-i", "-", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"], stdin: annexB)
+        let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", "-", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"], stdin: annexB)
         let size = width * height * 3 / 2
         let frames = stride(from: 0, to: result.stdout.count - size + 1, by: size).map { Array(result.stdout[$0..<($0 + size)]) }
         return (frames, result.stderr)

@@ -144,14 +144,14 @@ import H264TestSupport
             #expect(units[12].formatDescription.map { "\($0.dimensions.width)x\($0.dimensions.height)" } == "360x640")
             #expect(units[12].isIDR)
         }
-        let decoded = try Tool.run("ffmpeg", ["-v", "error", "-f", "h264", "-i", "-", "-f", "null", "-"], stdin: sent.stream)
+        let decoded = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "h264", "-i", "-", "-f", "null", "-"], stdin: sent.stream)
         #expect(decoded.stderr.isEmpty, "\(decoded.stderr)")
         #expect(try Tool.frameSizes(sent.stream) == Array(repeating: "640,360", count: 12) + Array(repeating: "360,640", count: 12))
     }
 
     /// The 640×360 clip rotated by FFmpeg (transpose=1, 90° clockwise) to 360×640.
     static func portrait(_ landscape: [[UInt8]]) throws -> [[UInt8]] {
-        let result = try Tool.run("ffmpeg", ["-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-i", "-",
+        let result = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "640x360", "-i", "-",
                                              "-vf", "transpose=1", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"],
                                   stdin: landscape.flatMap { $0 })
         let size = 360 * 640 * 3 / 2

@@ -25,6 +25,8 @@ public final class LoggingProcess: Sendable {
     /// once `isReady(what it wrote on standard error so far)` is true, or it exited, or after 30 s.
     public init(executable: URL, _ arguments: [String], isReady: @escaping @Sendable (String) -> Bool) throws {
         _ = ignoreSIGPIPE
+        try Subprocess.checkKeyboard(executable.path, arguments)
+        StandardDescriptors.ensureOpen()
         process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -18,6 +18,8 @@ public enum Subprocess {
     /// concurrently, so a full pipe never blocks the program.
     public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> Output {
         _ = ignoreSIGPIPE
+        try checkKeyboard(executable, arguments)
+        StandardDescriptors.ensureOpen()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
         process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
@@ -44,5 +46,55 @@ public enum Subprocess {
         group.wait()
         return Output(status: process.terminationStatus, stdout: [UInt8](stdoutData),
                       stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
+    }
+
+    /// Starts `executable` (an absolute path, or a name looked up on PATH) with `arguments` and
+    /// returns without waiting: standard input `/dev/null`, standard output and error where given
+    /// (`/dev/null` otherwise), `environment` added to this process's.
+    public static func launch(_ executable: String, _ arguments: [String], standardOutput: FileHandle? = nil,
+                              standardError: FileHandle? = nil, environment: [String: String] = [:]) throws -> Process {
+        _ = ignoreSIGPIPE
+        try checkKeyboard(executable, arguments)
+        StandardDescriptors.ensureOpen()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
+        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = standardOutput ?? FileHandle.nullDevice
+        process.standardError = standardError ?? FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        try process.run()
+        return process
+    }
+
+    /// A program started the wrong way for a test.
+    public struct LaunchError: Error, CustomStringConvertible {
+        /// What is wrong.
+        public var description: String
+    }
+
+    /// FFmpeg reads interactive commands from standard input unless told `-nostdin` (`d` cycles
+    /// its debug flags, `+` raises its log level): every `ffmpeg` a test starts must say
+    /// `-nostdin`, also behind `timeout`, `env` or `nice`. (`ffprobe` has no keyboard.)
+    ///
+    /// - Throws: ``LaunchError`` for an `ffmpeg` command line without `-nostdin`.
+    public static func checkKeyboard(_ executable: String, _ arguments: [String]) throws {
+        var command = [executable] + arguments
+        while let first = command.first {
+            let name = first.split(separator: "/").last.map(String.init) ?? first
+            if name == "timeout" || name == "nice" {
+                command.removeFirst()
+                while let option = command.first, option.hasPrefix("-") || Double(option) != nil { command.removeFirst() }
+            } else if name == "env" {
+                command.removeFirst()
+            } else {
+                if name == "ffmpeg" && !command.contains("-nostdin") {
+                    throw LaunchError(description: "ffmpeg started without -nostdin (it would read keys from its standard input): \(command)")
+                }
+                return
+            }
+        }
     }
 }
