@@ -149,6 +149,65 @@ static inline const char *cav_pix_fmt_name(int format) {
     return name ? name : "unknown";
 }
 
+/// A pixel format's descriptor (libavutil's `AVPixFmtDescriptor`) in plain ints. Components are
+/// in the descriptor's order: Y, Cb, Cr (A) for YUV and grey, R, G, B (A) for RGB; for each, the
+/// plane it lives in, the bytes from one pixel to the next in that plane (`step`), its byte
+/// offset in a pixel and its depth in bits. `other` is set for formats outside planar, semi-planar
+/// and packed samples: paletted, bitstream, hardware surfaces, Bayer, floating point.
+typedef struct cav_pix_fmt_info {
+    int components, planes, log2_chroma_w, log2_chroma_h;
+    int rgb, planar, alpha, big_endian, other;
+    int plane[4], step[4], offset[4], depth[4];
+} cav_pix_fmt_info;
+
+/// Fills `info` for `format`; returns 0, or -1 for a format libavutil does not know.
+static inline int cav_pix_fmt_get_info(int format, cav_pix_fmt_info *info) {
+    memset(info, 0, sizeof *info);
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)format);
+    if (d == NULL) return -1;
+    info->components = d->nb_components;
+    info->planes = av_pix_fmt_count_planes((enum AVPixelFormat)format);
+    info->log2_chroma_w = d->log2_chroma_w;
+    info->log2_chroma_h = d->log2_chroma_h;
+    info->rgb = (d->flags & AV_PIX_FMT_FLAG_RGB) != 0;
+    info->planar = (d->flags & AV_PIX_FMT_FLAG_PLANAR) != 0;
+    info->alpha = (d->flags & AV_PIX_FMT_FLAG_ALPHA) != 0;
+    info->big_endian = (d->flags & AV_PIX_FMT_FLAG_BE) != 0;
+    info->other = (d->flags & (AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_HWACCEL
+                               | AV_PIX_FMT_FLAG_BAYER | AV_PIX_FMT_FLAG_FLOAT)) != 0;
+    for (int c = 0; c < d->nb_components && c < 4; c++) {
+        info->plane[c] = d->comp[c].plane;
+        info->step[c] = d->comp[c].step;
+        info->offset[c] = d->comp[c].offset;
+        info->depth[c] = d->comp[c].depth;
+    }
+    return 0;
+}
+
+/// The bytes of samples in one row of `plane` for a picture `width` pixels wide, as
+/// `av_image_copy_to_buffer` copies it (libavutil's `av_image_get_linesize`); negative when the
+/// format has no such plane.
+static inline int cav_pix_fmt_row_bytes(int format, int width, int plane) {
+    return av_image_get_linesize((enum AVPixelFormat)format, width, plane);
+}
+
+/// The pixel format FFmpeg calls `name` ("gbrp10le"), or -1 (`AV_PIX_FMT_NONE`).
+static inline int cav_pix_fmt_from_name(const char *name) { return (int)av_get_pix_fmt(name); }
+
+/// Gives `f`, an empty frame, a new `width` × `height` picture of `format` whose buffers hold a
+/// byte pattern (stride padding included): a synthetic frame of any pixel format, for tests.
+static inline int cav_frame_make_pattern(AVFrame *f, int format, int width, int height) {
+    f->format = format;
+    f->width = width;
+    f->height = height;
+    int status = av_frame_get_buffer(f, 0);
+    if (status < 0) return status;
+    for (int i = 0; i < AV_NUM_DATA_POINTERS && f->buf[i] != NULL; i++) {
+        for (size_t k = 0; k < f->buf[i]->size; k++) f->buf[i]->data[k] = (uint8_t)(k * 131 + (k >> 8) + 17 * (size_t)i);
+    }
+    return 0;
+}
+
 /// The byte count of the frame's samples packed without stride padding.
 static inline int cav_frame_packed_size(const AVFrame *f) {
     return av_image_get_buffer_size((enum AVPixelFormat)f->format, f->width, f->height, 1);
@@ -178,9 +237,9 @@ static inline int cav_receive(AVCodecContext *ctx, AVFrame *frame) {
 /// Makes the context usable again after draining.
 static inline void cav_flush(AVCodecContext *ctx) { avcodec_flush_buffers(ctx); }
 
-/// What Swift reads of a decoded frame, in one call.
+/// What Swift reads of a decoded frame, in one call (its pixel format: `cav_pix_fmt_get_info`).
 typedef struct cav_frame_info {
-    int width, height, format, bit_depth, chroma_shift_w, chroma_shift_h, planes, nv, rgb;
+    int width, height, format;
     int coded_width, coded_height;
     int64_t pts, duration;
     int key_frame, pict_type, corrupt, decode_error_flags, interlaced, top_field_first;
@@ -190,16 +249,9 @@ typedef struct cav_frame_info {
 } cav_frame_info;
 
 static inline void cav_frame_get_info(const AVCodecContext *ctx, const AVFrame *f, cav_frame_info *info) {
-    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)f->format);
     info->width = f->width;
     info->height = f->height;
     info->format = f->format;
-    info->bit_depth = d ? d->comp[0].depth : 8;
-    info->chroma_shift_w = d ? d->log2_chroma_w : 1;
-    info->chroma_shift_h = d ? d->log2_chroma_h : 1;
-    info->planes = d ? av_pix_fmt_count_planes((enum AVPixelFormat)f->format) : 0;
-    info->rgb = d && (d->flags & AV_PIX_FMT_FLAG_RGB) != 0;
-    info->nv = d && !info->rgb && d->nb_components >= 3 && d->comp[1].plane == d->comp[2].plane;
     info->coded_width = ctx->coded_width;
     info->coded_height = ctx->coded_height;
     // The packet's own time, reordered with its picture (not best_effort_timestamp, which

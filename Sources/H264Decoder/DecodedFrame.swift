@@ -8,31 +8,34 @@ import H264
 /// reference, so no pixel is copied between the decoder and the caller, and the buffers go back
 /// to libavcodec's pool when the last copy of the frame is released. Read them in place with
 /// ``withPlane(_:_:)``, or packed with ``packedBytes()``.
+///
+/// ## Pixel formats
+///
+/// With ``DecoderConfiguration/OutputPixelFormat/native`` a frame has the pixel format
+/// libavcodec's H.264 decoder chose for the stream (``pixelFormatName`` is FFmpeg's name):
+///
+/// | Stream | ``layout`` | ``chromaFormat`` | Pixel formats |
+/// |---|---|---|---|
+/// | 4:2:0, 4:0:0 | ``Layout/planar`` | ``ChromaFormat/yuv420`` | `yuv420p`, `yuvj420p`, `yuv420p9le`, `yuv420p10le`, `yuv420p12le`, `yuv420p14le` |
+/// | 4:2:2 | ``Layout/planar`` | ``ChromaFormat/yuv422`` | `yuv422p`, `yuvj422p`, `yuv422p9le`, `yuv422p10le`, `yuv422p12le`, `yuv422p14le` |
+/// | 4:4:4 | ``Layout/planar`` | ``ChromaFormat/yuv444`` | `yuv444p`, `yuvj444p`, `yuv444p9le`, `yuv444p10le`, `yuv444p12le`, `yuv444p14le` |
+/// | 4:4:4, `matrix_coefficients` 0 | ``Layout/planarGBR`` | ``ChromaFormat/yuv444`` | `gbrp`, `gbrp9le`, `gbrp10le`, `gbrp12le`, `gbrp14le` |
+///
+/// The `yuvj` formats are 8-bit full range (`video_full_range_flag` 1). A 4:0:0 stream comes out
+/// as 4:2:0 with Cb and Cr at their middle value (libavcodec's choice; FFmpeg writes the same).
+/// Frames decoded in hardware (``DecoderConfiguration/hardwareAcceleration``) come out in the
+/// surface's software format: `nv12` (``Layout/semiPlanar``) for 8-bit 4:2:0. A forced output
+/// format (``DecoderConfiguration/outputPixelFormat``) gives `yuv420p`, `nv12` or `bgra`
+/// (``Layout/packedBGRA``, ``ChromaFormat/none``). Grey formats (`gray`, `gray10le` …,
+/// ``ChromaFormat/monochrome``) are described as well, though libavcodec's H.264 decoder does
+/// not output them. A format outside all these makes the session report
+/// `H264Error.Code.decoderFailed` rather than hand out a frame it cannot describe.
+///
+/// Each plane's geometry (``plane(_:)``) comes from libavutil's pixel-format descriptor, so the
+/// rows of the planes, ``Plane/rowByteCount`` bytes each, one plane after another, are
+/// ``packedBytes()``: FFmpeg's `-f rawvideo` output of the same stream, byte for byte. Samples
+/// wider than 8 bits take two bytes, little-endian.
 public struct DecodedFrame: Sendable {
-    /// The sampling of the chroma planes.
-    public enum ChromaFormat: String, Hashable, Sendable {
-        /// Luma only (`chroma_format_idc` 0).
-        case monochrome
-        /// 4:2:0: chroma at half the width and half the height.
-        case yuv420
-        /// 4:2:2: chroma at half the width, full height.
-        case yuv422
-        /// 4:4:4: chroma at full size.
-        case yuv444
-        /// Packed RGB (BGRA output): no chroma planes.
-        case none
-    }
-
-    /// How the samples are laid out in planes.
-    public enum Layout: String, Hashable, Sendable {
-        /// One plane per component (Y, then Cb, then Cr).
-        case planar
-        /// Luma, then one plane of interleaved Cb, Cr (NV12).
-        case semiPlanar
-        /// One plane of B, G, R, A bytes per pixel.
-        case packedBGRA
-    }
-
     /// The picture's coding type, as libavcodec reports it for the frame.
     public enum PictureType: String, Hashable, Sendable {
         /// Intra-coded.
@@ -76,18 +79,9 @@ public struct DecodedFrame: Sendable {
         public var videoFullRangeFlag: Bool
     }
 
-    /// One plane's geometry.
-    public struct Plane: Hashable, Sendable {
-        /// Bytes from one row to the next in the buffer (libavcodec's `linesize`).
-        public var bytesPerRow: Int
-        /// Bytes of samples in a row (`width × bytes per sample`, twice that for an interleaved
-        /// chroma plane).
-        public var rowByteCount: Int
-        /// Rows in the plane.
-        public var height: Int
-    }
-
     let buffer: FrameBuffer
+    /// The pixel format, from libavutil's descriptor.
+    let format: PixelFormatDescription
 
     /// The display width in luma samples (the coded width less cropping).
     public let width: Int
@@ -97,17 +91,18 @@ public struct DecodedFrame: Sendable {
     public let codedWidth: Int
     /// The coded height in luma samples, before cropping.
     public let codedHeight: Int
-    /// The chroma sampling.
-    public let chromaFormat: ChromaFormat
+    /// The chroma sampling (``ChromaFormat/yuv444`` for planar GBR, ``ChromaFormat/none`` for
+    /// BGRA).
+    public var chromaFormat: ChromaFormat { format.chromaFormat }
     /// Bits per sample (8, 9, 10, 12 or 14); samples wider than 8 bits take two bytes,
     /// little-endian.
-    public let bitDepth: Int
-    /// FFmpeg's name of the pixel format (`yuv420p`, `yuv422p10le`, `gray` …).
+    public var bitDepth: Int { format.bitDepth }
+    /// FFmpeg's name of the pixel format (`yuv420p`, `yuv422p10le`, `gbrp`, `nv12`, `bgra` …).
     public let pixelFormatName: String
-    /// How many planes the frame has (1 for monochrome and BGRA, 2 for NV12, 3 for planar YUV).
-    public let planeCount: Int
+    /// How many planes the frame has (1 for grey and BGRA, 2 for NV12, 3 for planar YUV and GBR).
+    public var planeCount: Int { format.planeCount }
     /// How the samples are laid out in ``planeCount`` planes.
-    public let layout: Layout
+    public var layout: Layout { format.layout }
     /// When the frame is shown: the time its access unit carried or, for an access unit without
     /// one, the previous frame's time plus its duration (zero for a first frame), so that frames
     /// of an untimed stream are stamped in presentation order.
@@ -122,31 +117,18 @@ public struct DecodedFrame: Sendable {
     public let isInterlaced: Bool
     /// The sample aspect ratio (`sar_width`, `sar_height`); `(0, 1)` when unknown.
     public let sampleAspectRatio: (width: Int, height: Int)
-    /// The colour description.
+    /// The colour description (`matrixCoefficients` 0 for a ``Layout/planarGBR`` frame).
     public let colorDescription: ColorDescription
     /// Damage and format-change flags.
     public let flags: Flags
 
-    init(buffer: FrameBuffer, info: cav_frame_info, formatChanged: Bool) {
+    init(buffer: FrameBuffer, info: cav_frame_info, format: PixelFormatDescription, formatChanged: Bool) {
         self.buffer = buffer
+        self.format = format
         width = Int(info.width)
         height = Int(info.height)
         codedWidth = Int(info.coded_width)
         codedHeight = Int(info.coded_height)
-        bitDepth = Int(info.bit_depth)
-        planeCount = Int(info.planes)
-        layout = info.rgb != 0 ? .packedBGRA : info.nv != 0 ? .semiPlanar : .planar
-        if info.rgb != 0 {
-            chromaFormat = .none
-        } else if info.planes == 1 {
-            chromaFormat = .monochrome
-        } else if info.chroma_shift_h == 1 {
-            chromaFormat = .yuv420
-        } else if info.chroma_shift_w == 1 {
-            chromaFormat = .yuv422
-        } else {
-            chromaFormat = .yuv444
-        }
         pixelFormatName = String(cString: cav_pix_fmt_name(info.format))
         presentationTimeStamp = .microseconds(info.pts)
         duration = .microseconds(info.duration)
@@ -171,42 +153,33 @@ public struct DecodedFrame: Sendable {
         self.flags = flags
     }
 
-    /// The geometry of plane `index` (0 = luma); `nil` past ``planeCount``.
+    /// The geometry of plane `index`; `nil` past ``planeCount``. Plane 0 holds Y (G for
+    /// ``Layout/planarGBR``; B, G, R, A for ``Layout/packedBGRA``); ``Plane/components`` says
+    /// what each holds.
     public func plane(_ index: Int) -> Plane? {
-        guard (0..<planeCount).contains(index) else { return nil }
+        guard var plane = format.plane(index, width: width, height: height) else { return nil }
         var stride: Int32 = 0
         _ = cav_frame_plane(buffer.frame, Int32(index), &stride)
-        let bytesPerSample = bitDepth > 8 ? 2 : 1
-        switch layout {
-        case .packedBGRA:
-            return Plane(bytesPerRow: Int(stride), rowByteCount: width * 4, height: height)
-        case .semiPlanar:
-            return index == 0 ? Plane(bytesPerRow: Int(stride), rowByteCount: width * bytesPerSample, height: height)
-                : Plane(bytesPerRow: Int(stride), rowByteCount: chromaWidth * 2 * bytesPerSample, height: chromaHeight)
-        case .planar:
-            let chroma = index > 0
-            let w = chroma ? chromaWidth : width
-            let h = chroma ? chromaHeight : height
-            return Plane(bytesPerRow: Int(stride), rowByteCount: w * bytesPerSample, height: h)
-        }
+        plane.bytesPerRow = Int(stride)
+        return plane
     }
 
-    /// The width of a chroma plane in samples.
+    /// The geometry of every plane, in order.
+    public var planes: [Plane] { (0..<planeCount).compactMap { plane($0) } }
+
+    /// The width in samples of planes 1 and 2 (Cb and Cr, or B and R; for ``Layout/semiPlanar``,
+    /// Cb, Cr pairs in plane 1); 0 without them.
     public var chromaWidth: Int {
-        switch chromaFormat {
-        case .monochrome, .none: 0
-        case .yuv420, .yuv422: (width + 1) / 2
-        case .yuv444: width
-        }
+        guard planeCount > 1 else { return 0 }
+        let shift = format.chromaShift.width
+        return (width + (1 << shift) - 1) >> shift
     }
 
-    /// The height of a chroma plane in samples.
+    /// The height in rows of planes 1 and 2; 0 without them.
     public var chromaHeight: Int {
-        switch chromaFormat {
-        case .monochrome, .none: 0
-        case .yuv420: (height + 1) / 2
-        case .yuv422, .yuv444: height
-        }
+        guard planeCount > 1 else { return 0 }
+        let shift = format.chromaShift.height
+        return (height + (1 << shift) - 1) >> shift
     }
 
     /// Calls `body` with plane `index`'s bytes in place (libavcodec's buffer, no copy) and its

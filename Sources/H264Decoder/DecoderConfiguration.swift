@@ -27,7 +27,8 @@ public struct DecoderConfiguration: Hashable, Sendable {
 
     /// The pixel format of the frames handed out.
     public enum OutputPixelFormat: String, Hashable, Sendable, CaseIterable {
-        /// What the stream codes (4:2:0, 4:2:2, 4:4:4 or monochrome, 8 to 14 bits): libavcodec's
+        /// What the stream codes (planar YUV 4:2:0, 4:2:2 or 4:4:4, or planar GBR for an RGB
+        /// 4:4:4 stream; 8 to 14 bits; the formats are listed in ``DecodedFrame``): libavcodec's
         /// buffers, no pixel copied.
         case native
         /// 8-bit planar 4:2:0 (`yuv420p`); 8-bit 4:2:0 streams pass through without a copy.

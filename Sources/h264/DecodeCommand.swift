@@ -18,7 +18,8 @@ struct DecodeCommand: ParsableCommand {
         INPUT is an Annex-B byte stream (- for standard input), read in chunks as a network stream would \
         arrive, or AVCC (length-prefixed NAL units) with --config FILE.avcC. Decoding starts at the first IDR \
         picture. --format y4m (default) writes a yuv4mpegpipe stream (ffplay, x264 and 'h264 encode' read it); \
-        raw writes the planes back to back. --framemd5 writes what 'ffmpeg -i INPUT -f framemd5 -' writes \
+        raw writes the planes back to back in the stream's own pixel format, as 'ffmpeg -i INPUT -f rawvideo -' \
+        does (yuv420p, yuv422p10le, gbrp for RGB 4:4:4 …); y4m cannot hold planar RGB (gbrp …). --framemd5 writes what 'ffmpeg -i INPUT -f framemd5 -' writes \
         instead of the pictures. Frames are timed from the SPS's frame rate (25 fps without one).
         """)
 
@@ -52,7 +53,7 @@ struct DecodeCommand: ParsableCommand {
     func validate() throws {
         guard (0...64).contains(threads) else { throw ValidationError("--threads must be 0…64") }
         if format == .y4m && !framemd5 && (pixelFormat == .nv12 || pixelFormat == .bgra) {
-            throw ValidationError("y4m holds planar YUV: use --format raw for --pixel-format \(pixelFormat.rawValue)")
+            throw ValidationError("y4m cannot hold \(pixelFormat.rawValue) (\(pixelFormat == .nv12 ? "interleaved chroma" : "packed RGB")): use --format raw")
         }
     }
 
@@ -150,24 +151,6 @@ struct DecodeCommand: ParsableCommand {
         let ntsc = rate * 1.001
         if abs(ntsc - ntsc.rounded()) < 0.001 { return (Int(ntsc.rounded()) * 1000, 1001) }
         return (Int((rate * 1000).rounded()), 1000)
-    }
-
-    /// The y4m stream header FFmpeg's yuv4mpegpipe muxer writes for the frame's pixel format.
-    static func y4mHeader(_ frame: DecodedFrame, rate: (Int, Int)) throws -> String {
-        let colourspace: String
-        switch (frame.chromaFormat, frame.bitDepth) {
-        case (.yuv420, 8): colourspace = "C420jpeg XYSCSS=420JPEG"
-        case (.yuv422, 8): colourspace = "C422 XYSCSS=422"
-        case (.yuv444, 8): colourspace = "C444 XYSCSS=444"
-        case (.monochrome, 8): colourspace = "Cmono"
-        case (.yuv420, let d): colourspace = "C420p\(d) XYSCSS=420P\(d)"
-        case (.yuv422, let d): colourspace = "C422p\(d) XYSCSS=422P\(d)"
-        case (.yuv444, let d): colourspace = "C444p\(d) XYSCSS=444P\(d)"
-        case (.monochrome, let d): colourspace = "Cmono\(d)"
-        case (.none, _): throw CLIError("y4m holds YUV only: write BGRA with --format raw")
-        }
-        let sar = frame.sampleAspectRatio
-        return "YUV4MPEG2 W\(frame.width) H\(frame.height) F\(rate.0):\(rate.1) Ip A\(sar.width):\(sar.width == 0 ? 0 : sar.height) \(colourspace)\n"
     }
 
     /// The header of FFmpeg's framemd5 listing (version 2) for a stream whose first frame is `frame`.

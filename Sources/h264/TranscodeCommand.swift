@@ -91,7 +91,7 @@ struct TranscodeCommand: ParsableCommand {
         let decoderConfiguration = DecoderConfiguration(threads: decoderThreads == 0 ? .automatic : .count(decoderThreads))
         let decoder = try DecoderSession(configuration: decoderConfiguration) { frame in
             do {
-                guard frame.chromaFormat == .yuv420, frame.bitDepth == 8 else {
+                guard frame.layout == .planar, frame.chromaFormat == .yuv420, frame.bitDepth == 8 else {
                     throw CLIError("\(name): \(frame.pixelFormatName) pictures: transcode takes 8-bit 4:2:0")
                 }
                 let encoder = try state.withLock { s throws -> EncoderSession in

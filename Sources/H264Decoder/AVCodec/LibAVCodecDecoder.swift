@@ -125,6 +125,10 @@ final class LibAVCodecDecoder {
             }
             var info = cav_frame_info()
             cav_frame_get_info(context, frame, &info)
+            guard let format = PixelFormatDescription(format: info.format) else {
+                pool.recycle(frame)
+                throw H264Error(.decoderFailed, "libavcodec output \(String(cString: cav_pix_fmt_name(info.format))) frames, a pixel format DecodedFrame does not describe")
+            }
             if info.pts == Int64.min {
                 // Untimed: after the previous frame, in output order (zero for the first).
                 info.pts = lastOutputTime.map { $0.pts &+ $0.duration } ?? 0
@@ -134,7 +138,7 @@ final class LibAVCodecDecoder {
             let geometryChanged = lastGeometry.2 >= 0 && geometry != lastGeometry
             lastGeometry = geometry
             let changed = mark.take(presentationTimeStamp: info.pts == Int64.min ? nil : info.pts) || geometryChanged
-            deliver(DecodedFrame(buffer: FrameBuffer(frame: frame, pool: pool), info: info, formatChanged: changed))
+            deliver(DecodedFrame(buffer: FrameBuffer(frame: frame, pool: pool), info: info, format: format, formatChanged: changed))
         }
     }
 
