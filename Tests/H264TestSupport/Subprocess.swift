@@ -17,12 +17,7 @@ public enum Subprocess {
     /// feeding `stdin` if given, and waits for it to exit. Standard output and error are read
     /// concurrently, so a full pipe never blocks the program.
     public static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil) throws -> Output {
-        _ = ignoreSIGPIPE
-        try checkKeyboard(executable, arguments)
-        StandardDescriptors.ensureOpen()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
-        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+        let process = try prepare(executable, arguments)
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -53,12 +48,7 @@ public enum Subprocess {
     /// (`/dev/null` otherwise), `environment` added to this process's.
     public static func launch(_ executable: String, _ arguments: [String], standardOutput: FileHandle? = nil,
                               standardError: FileHandle? = nil, environment: [String: String] = [:]) throws -> Process {
-        _ = ignoreSIGPIPE
-        try checkKeyboard(executable, arguments)
-        StandardDescriptors.ensureOpen()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
-        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+        let process = try prepare(executable, arguments)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = standardOutput ?? FileHandle.nullDevice
         process.standardError = standardError ?? FileHandle.nullDevice
@@ -66,6 +56,18 @@ public enum Subprocess {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         try process.run()
+        return process
+    }
+
+    /// The one start of every test process: checks the command line, keeps descriptors 0–2 open
+    /// (``StandardDescriptors``) before any pipe is made, and names the program.
+    private static func prepare(_ executable: String, _ arguments: [String]) throws -> Process {
+        _ = ignoreSIGPIPE
+        try checkKeyboard(executable, arguments)
+        StandardDescriptors.ensureOpen()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
+        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
         return process
     }
 

@@ -111,6 +111,19 @@ import H264TestSupport
         #expect(bytes == Self.annexB([Self.sps, Self.pps]) + tail)
     }
 
+    /// An FLV coded-frames tag whose payload is Annex-B: the frame's NAL units, then the warning.
+    @Test func anFLVTagOfAnnexBIsReadAsAnnexB() throws {
+        let record = try AVCDecoderConfigurationRecord(sequenceParameterSets: [Self.sps], pictureParameterSets: [Self.pps])
+        var writer = FLVWriter()
+        try writer.appendSequenceHeader(FormatDescription(configurationRecord: record))
+        try writer.appendFrame(Self.annexB([Self.idr, Self.slice], threeByte: true), isKeyframe: true, decodeTime: 0, presentationTime: 0)
+        try writer.appendFrame(try Self.avcc([Self.slice]), isKeyframe: false, decodeTime: 40, presentationTime: 40)
+        let contents = try FLVReader.read(writer.bytes)
+        #expect(contents.frames.map { $0.accessUnit.nalUnits.map(Array.init) } == [[Self.idr, Self.slice], [Self.slice]])
+        #expect(contents.warnings.map(\.code) == [.unexpectedStartCode])
+        #expect(contents.skippedTags.isEmpty)
+    }
+
     // MARK: - RTP
 
     static func packet(_ payload: [UInt8], sequenceNumber: UInt16, timestamp: UInt32, marker: Bool) -> [UInt8] {

@@ -63,7 +63,7 @@ public enum AVCC {
     /// Annex-B instead of a length field and returns that offset; otherwise returns nil.
     @inline(__always)
     package static func walk(_ buffer: UnsafeRawBufferPointer, lengthSize: Int, allowingEmptyNALUnits: Bool, toleratingAnnexB: Bool,
-                     _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(H264Error) -> Void) throws(H264Error) -> Int? {
+                             _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(H264Error) -> Void) throws(H264Error) -> Int? {
         try validate(lengthSize: lengthSize)
         var position = 0
         // Once the lengths from a field that begins like a start code have held, every later
