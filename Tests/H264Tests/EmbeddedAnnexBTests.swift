@@ -3,9 +3,15 @@ import Testing
 import H264TestSupport
 
 /// Annex-B where lengths (AVCC) or an RTP payload's NAL unit header belong: the one rule of
-/// `EmbeddedAnnexB`, as `AVCC.read`, the AVCC → Annex-B conversions and both depacketizers
-/// follow it. Chrome's MediaRecorder writes such MP4/Matroska samples; V380 cameras send such
-/// RTP payloads (FFmpeg's `rtpdec_h264.c` passes NAL unit type 0 to its Annex-B splitter).
+/// `EmbeddedAnnexB`, as `AVCC.read`, the AVCC → Annex-B conversions, `FLVReader` and both
+/// depacketizers follow it. Public sources of the quirk:
+/// - Chrome's MediaRecorder writes Annex-B samples into Matroska (w3c/webcodecs issue #125:
+///   "the bitstream in webm is in Annex B (0 0 0 1 startcodes before NALUs) format"); FFmpeg's
+///   decoder reads them (checked in `AnnexBSampleFileTests`).
+/// - V380 cameras send RTP payloads that are Annex-B (scottlamb/retina issue #68 and pull
+///   request #100); gortsplib strips Annex-B from received NAL units (bluenviron/gortsplib
+///   issue #608); FFmpeg's `rtpdec_h264.c` passes NAL unit type 0 on with a start code before
+///   it, and its Annex-B splitter reads the rest.
 @Suite struct EmbeddedAnnexBTests {
     static let sps: [UInt8] = [0x67, 0x42, 0xC0, 0x1E, 0xD9, 0x00, 0xA0, 0x47, 0xFE, 0xC8]
     static let pps: [UInt8] = [0x68, 0xCE, 0x3C, 0x80]
