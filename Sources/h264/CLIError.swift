@@ -49,6 +49,21 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
         self.description = description
     }
 
+    /// An input problem H264Media found (y4m syntax, `--size`, `--fps`): its code when the CLI
+    /// has one of that name, its message as the description.
+    init(input error: H264Error) {
+        self.init(Code(rawValue: error.code.rawValue) ?? .bitstream, error.message)
+    }
+
+    /// Runs `body`, turning its `H264Error` into a ``init(input:)`` error.
+    static func input<T>(_ body: () throws(H264Error) -> T) throws(CLIError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw CLIError(input: error)
+        }
+    }
+
     /// `FILE: byte N: what` for bitstream errors.
     init(file: String, _ error: H264Error) {
         var text = "\(file)"
