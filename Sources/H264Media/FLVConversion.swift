@@ -1,7 +1,7 @@
 public import H264
 
 /// Video-only FLV files from Annex-B streams and back, with timestamps: the muxing layer over
-/// H264's FLV tags (``H264/FLVWriter``, ``H264/FLVReader``), as `h264 convert --to flv` and
+/// H264's FLV tags (`FLVWriter`, `FLVReader`), as `h264 convert --to flv` and
 /// `--to annexb` use it.
 public enum FLVConversion {
     /// True when `bytes` begin with the FLV signature `FLV`.
@@ -18,11 +18,11 @@ public enum FLVConversion {
     /// - Parameters:
     ///   - bytes: the Annex-B stream.
     ///   - frameRate: frames per second; `nil` takes the SPS's VUI timing, or 25
-    ///     (``H264/FrameRate/framesPerSecond(signalledBy:)``).
+    ///     (`FrameRate.framesPerSecond(signalledBy:)`).
     ///   - syntax: legacy FLV or Enhanced RTMP tags.
     /// - Returns: the FLV file's bytes.
-    /// - Throws: ``H264/H264Error/Code/missingParameterSet`` when no picture comes with its SPS
-    ///   and PPS; the errors of ``H264/FLVWriter``.
+    /// - Throws: `missingParameterSet` when no picture comes with its SPS
+    ///   and PPS; the errors of `FLVWriter`.
     public static func flv(fromAnnexB bytes: [UInt8], frameRate: Double?, syntax: FLVVideoTag.Syntax) throws(H264Error) -> [UInt8] {
         let pictures = AccessUnitAssembler.accessUnits(inAnnexB: bytes).filter(\.hasPicture)
         guard let first = pictures.first(where: { $0.formatDescription != nil })?.formatDescription else {
@@ -96,8 +96,8 @@ public enum FLVConversion {
     ///
     /// - Parameter bytes: the FLV file.
     /// - Returns: the bytes, and the skipped tags and warnings in file order (with a
-    ///   ``H264/H264Error/Code/missingParameterSet`` when the file has no H.264 frames).
-    /// - Throws: the fatal errors of ``H264/FLVReader/read(_:)``.
+    ///   `missingParameterSet` when the file has no H.264 frames).
+    /// - Throws: the fatal errors of `FLVReader.read(_:)`.
     public static func annexB(fromFLV bytes: [UInt8]) throws(H264Error) -> (bytes: [UInt8], diagnostics: [H264Error]) {
         let contents = try FLVReader.read(bytes)
         var output: [UInt8] = []

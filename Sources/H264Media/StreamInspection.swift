@@ -17,6 +17,16 @@ public struct StreamInspection: Sendable {
         public var kind: Kind
         /// What was found, where.
         public var error: H264Error
+
+        /// A diagnostic of `kind` for `error`.
+        ///
+        /// - Parameters:
+        ///   - kind: a kept value or a skipped unit.
+        ///   - error: what was found, where.
+        public init(kind: Kind, error: H264Error) {
+            self.kind = kind
+            self.error = error
+        }
     }
 
     /// One NAL unit of the stream.
