@@ -85,6 +85,7 @@ public struct Y4MReader: Sendable {
     /// - Throws: the header's errors (``Y4MHeader/parse(_:)``), ``H264/H264Error/Code/emptyInput``,
     ///   ``H264/H264Error/Code/truncatedHeader``, ``H264/H264Error/Code/truncatedFrameHeader`` and
     ///   ``H264/H264Error/Code/badFrameHeader``, with the byte offset in the stream.
+    /// - Precondition: no frame is open (``endFrame(receivedBytes:)`` ended the last one).
     public mutating func step(_ bytes: UnsafeRawBufferPointer, isComplete: Bool) throws(H264Error) -> Step {
         precondition(!inFrame, "Y4MReader.step called before endFrame(receivedBytes:)")
         guard header != nil else {
@@ -132,6 +133,7 @@ public struct Y4MReader: Sendable {
     ///   when the input ended).
     /// - Returns: true for a whole frame; false when raw I420 input ended cleanly (no bytes).
     /// - Throws: ``H264/H264Error/Code/truncatedFrame`` when the input ended inside the frame.
+    /// - Precondition: ``step(_:isComplete:)`` returned ``Step/frame(consumed:)``.
     public mutating func endFrame(receivedBytes: Int) throws(H264Error) -> Bool {
         precondition(inFrame, "Y4MReader.endFrame(receivedBytes:) without a frame")
         inFrame = false

@@ -35,6 +35,7 @@ public struct Y4MStreamReader: Sendable {
     /// Appends the next bytes of the input.
     ///
     /// - Parameter bytes: the bytes, in stream order.
+    /// - Precondition: ``finish()`` was not called.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
         precondition(!isComplete, "Y4MStreamReader.append after finish()")
         if start > 0 && start >= buffer.count / 2 {

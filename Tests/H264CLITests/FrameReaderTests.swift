@@ -65,6 +65,6 @@ import Testing
         #expect(try raw.nextFrame() == nil)
         var short = FrameReader(rawI420: BufferSource(bytes: Array(frame.dropLast())), width: 16, height: 8,
                                 frameRate: FrameRate(numerator: 30, denominator: 1))
-        #expect((#expect(throws: CLIError.self) { try short.nextFrame() })?.code == .truncatedFrame)
+        #expect((#expect(throws: CLIError.self) { try short.nextFrame() })?.code == .input(.truncatedFrame))
     }
 }
