@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "H264", targets: ["H264"]),
         .library(name: "H264Encoder", targets: ["H264Encoder"]),
         .library(name: "H264Decoder", targets: ["H264Decoder"]),
+        .library(name: "H264Media", targets: ["H264Media"]),
         .executable(name: "h264", targets: ["h264"]),
     ],
     dependencies: [
@@ -37,6 +38,8 @@ let package = Package(
             providers: [.apt(["libavcodec-dev", "libavutil-dev", "libyuv-dev"]), .brew(["ffmpeg", "libyuv"])]
         ),
         .target(name: "H264", swiftSettings: strictSwift),
+        // Pure Swift files over H264: y4m, framemd5, FLV with timestamps, the inspection model. No I/O.
+        .target(name: "H264Media", dependencies: ["H264"], swiftSettings: strictSwift),
         .target(
             name: "H264Decoder",
             dependencies: [
@@ -56,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "h264",
             dependencies: [
-                "H264", "H264Encoder", "H264Decoder",
+                "H264", "H264Media", "H264Encoder", "H264Decoder",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -64,8 +67,9 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        .target(name: "H264TestSupport", dependencies: ["H264"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
+        .target(name: "H264TestSupport", dependencies: ["H264", "H264Media"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264MediaTests", dependencies: ["H264", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264DecoderTests", dependencies: [
             "H264", "H264Decoder", "H264Encoder", "H264TestSupport",
@@ -81,7 +85,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: [
-            "H264", "h264", "H264TestSupport",
+            "H264", "H264Media", "h264", "H264TestSupport",
             // The serve broadcaster's unit tests run it on EmbeddedChannel.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -26,7 +26,10 @@ let package = Package(
         // One executable, many entries: FUZZ_TARGET picks the parser (see Targets.swift).
         .executableTarget(
             name: "H264Fuzz",
-            dependencies: [.product(name: "H264", package: rootIdentity), .product(name: "H264Decoder", package: rootIdentity)],
+            dependencies: [
+                .product(name: "H264", package: rootIdentity), .product(name: "H264Media", package: rootIdentity),
+                .product(name: "H264Decoder", package: rootIdentity),
+            ],
             swiftSettings: strictSwift
         ),
         // Create/encode/invalidate cycles for valgrind (Scripts/leakcheck.sh); built without sanitizers.

@@ -78,7 +78,7 @@ public struct AnnexBDecoder: Sendable {
         switch event {
         case .accessUnit(let unit):
             if frameDuration == nil {
-                let rate = unit.formatDescription?.sequenceParameterSet?.frameRate ?? 25
+                let rate = FrameRate.framesPerSecond(signalledBy: unit.formatDescription?.sequenceParameterSet)
                 frameDuration = rate > 0 && rate < 1000 ? .seconds(1 / rate) : .milliseconds(40)
             }
             let duration = frameDuration ?? .milliseconds(40)

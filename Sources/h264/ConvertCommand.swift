@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
+import H264Media
 
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Decoder
+import H264Media
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -84,10 +85,15 @@ struct DecodeCommand: ParsableCommand {
                 guard s.error == nil else { return }
                 do {
                     if asFramemd5 {
-                        if s.frames == 0 { try writeAll(descriptor, Array(Self.framemd5Header(frame, rate: Self.rational(frame)).utf8), name: outputName) }
-                        try writeAll(descriptor, Array(Self.framemd5Line(frame, index: s.frames).utf8), name: outputName)
+                        if s.frames == 0 {
+                            let header = FrameMD5.header(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
+                                                         rate: FrameRate(frameDuration: frame.duration))
+                            try writeAll(descriptor, Array(header.utf8), name: outputName)
+                        }
+                        let line = FrameMD5.line(index: s.frames, byteCount: frame.packedByteCount, md5: frame.md5())
+                        try writeAll(descriptor, Array(line.utf8), name: outputName)
                     } else if asY4M {
-                        try writeAll(descriptor, s.y4m.bytes(of: frame, index: s.frames, rate: Self.rational(frame)), name: outputName)
+                        try writeAll(descriptor, s.y4m.bytes(of: frame, index: s.frames, rate: FrameRate(frameDuration: frame.duration)), name: outputName)
                     } else {
                         try writeAll(descriptor, frame.packedBytes(), name: outputName)
                     }
@@ -137,45 +143,5 @@ struct DecodeCommand: ParsableCommand {
             if skipped > 0 { line += ", \(skipped) access units skipped before a usable IDR" }
             FileHandle.standardError.write(Data((line + "\n").utf8))
         }
-    }
-
-    /// The frame rate of a frame's duration (which `AnnexBDecoder` sets from the SPS).
-    static func rational(_ frame: DecodedFrame) -> (Int, Int) {
-        let seconds = frame.duration / .seconds(1)
-        return seconds > 0 ? rational(1 / seconds) : (25, 1)
-    }
-
-    /// A frame rate as a fraction: N/1, or N×1000/1001 rates as (N×1000, 1001).
-    static func rational(_ rate: Double) -> (Int, Int) {
-        if abs(rate - rate.rounded()) < 0.0005 { return (Int(rate.rounded()), 1) }
-        let ntsc = rate * 1.001
-        if abs(ntsc - ntsc.rounded()) < 0.001 { return (Int(ntsc.rounded()) * 1000, 1001) }
-        return (Int((rate * 1000).rounded()), 1000)
-    }
-
-    /// The header of FFmpeg's framemd5 listing (version 2) for a stream whose first frame is `frame`.
-    static func framemd5Header(_ frame: DecodedFrame, rate: (Int, Int)) -> String {
-        let sar = frame.sampleAspectRatio
-        return """
-        #format: frame checksums
-        #version: 2
-        #hash: MD5
-        #tb 0: \(rate.1)/\(rate.0)
-        #media_type 0: video
-        #codec_id 0: rawvideo
-        #dimensions 0: \(frame.width)x\(frame.height)
-        #sar 0: \(sar.width)/\(sar.width == 0 ? 1 : sar.height)
-        #stream#, dts,        pts, duration,     size, hash
-
-        """
-    }
-
-    /// One framemd5 line: stream 0, the frame's index as its time in frame durations.
-    static func framemd5Line(_ frame: DecodedFrame, index: Int) -> String {
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: " ", count: max(0, width - text.count)) + text
-        }
-        return "0, \(pad(index, 10)), \(pad(index, 10)), \(pad(1, 8)), \(pad(frame.packedByteCount, 8)), \(frame.md5())\n"
     }
 }

@@ -78,7 +78,7 @@ struct EncodeCommand: ParsableCommand {
         let clock = ContinuousClock()
         let started = clock.now
         var lastProgress = started
-        let frameDuration = Duration.seconds(Double(header.frameRateDenominator) / Double(header.frameRateNumerator))
+        let frameDuration = header.rate.frameDuration
         // Frames are read into buffers reused round robin. Before a buffer is read into again,
         // the loop waits until at most `pool.count - 1` frames are queued: the frame that used
         // it has then been handed to x264 and released, so the read goes into it in place, and

@@ -1,3 +1,6 @@
+import H264
+import H264Media
+
 /// Where bytes come from: `read(into:)` fills up to the whole buffer and returns how many
 /// bytes it wrote, 0 at the end.
 protocol ByteSource {
@@ -27,48 +30,61 @@ struct BufferSource: ByteSource {
     }
 }
 
-/// Reads frames from y4m (header + FRAME lines) or raw I420 (no headers).
+/// Reads frames from y4m (header + FRAME lines) or raw I420 (no headers) out of a byte source:
+/// the reading loop around H264Media's ``Y4MReader``, which does the parsing.
 ///
 /// Frame bytes go straight from the source into the caller's buffer (``readFrame(into:)``):
 /// only the few bytes read ahead with a `FRAME` line are copied, so a caller that reuses its
 /// buffers reads video without allocating or faulting in fresh memory per frame.
 struct FrameReader<Source: ByteSource> {
-    enum Layout { case y4m, rawI420 }
     private var source: Source
+    private var parser: Y4MReader
     /// Bytes read from the source ahead of what was consumed: `buffer[start..<end]`.
     private var buffer: [UInt8]
     private var start = 0
     private var end = 0
     private var atEnd = false
-    let layout: Layout
     private(set) var header: Y4MHeader
-    private(set) var framesRead = 0
+    var framesRead: Int { parser.framesRead }
     private(set) var bytesRead = 0
-    /// How much a line read asks of the source at once.
+    /// How much a read asks of the source at once.
     private static var readAhead: Int { 1 << 16 }
 
     /// Opens a y4m stream: reads and parses its header.
     init(y4m source: Source) throws {
         self.source = source
         buffer = [UInt8](repeating: 0, count: Self.readAhead)
-        layout = .y4m
-        header = Y4MHeader(width: 0, height: 0, frameRateNumerator: 30, frameRateDenominator: 1, colorspace: "420")
-        guard let line = try readLine(limit: 4096) else {
-            throw CLIError(buffered == 0 ? .emptyInput : .truncatedHeader, buffered == 0 ? "empty input: no y4m header" : "truncated y4m header (no end of line)")
-        }
-        header = try Y4MHeader.parse(line[...])
+        parser = Y4MReader()
+        header = Y4MHeader(width: 0, height: 0, frameRate: FrameRate(numerator: 30, denominator: 1))
+        guard case .header = try step() else { preconditionFailure("a y4m stream begins with its header") }
+        header = parser.header!
     }
 
     /// Opens raw I420 of the given size and rate.
-    init(rawI420 source: Source, width: Int, height: Int, frameRateNumerator: Int, frameRateDenominator: Int) {
+    init(rawI420 source: Source, width: Int, height: Int, frameRate: FrameRate) {
         self.source = source
         buffer = [UInt8](repeating: 0, count: Self.readAhead)
-        layout = .rawI420
-        header = Y4MHeader(width: width, height: height, frameRateNumerator: frameRateNumerator,
-                           frameRateDenominator: frameRateDenominator, colorspace: "420")
+        parser = Y4MReader(rawI420: width, height: height, frameRate: frameRate)
+        header = parser.header!
     }
 
     private var buffered: Int { end - start }
+
+    /// The parser's next step over the buffered bytes, reading more until it has one; what it
+    /// consumed is dropped.
+    private mutating func step() throws -> Y4MReader.Step {
+        while true {
+            let result = buffer.withUnsafeBytes { b in
+                Result { () throws(H264Error) in try parser.step(UnsafeRawBufferPointer(rebasing: b[start..<end]), isComplete: atEnd) }
+            }
+            let step = try CLIError.input { () throws(H264Error) in try result.get() }
+            switch step {
+            case .needMoreBytes: try fill(buffered + 1)
+            case .header(let consumed), .frame(let consumed): start += consumed; return step
+            case .end: return step
+            }
+        }
+    }
 
     /// Reads from the source until `wanted` bytes are buffered or the source ends.
     private mutating func fill(_ wanted: Int) throws {
@@ -94,44 +110,12 @@ struct FrameReader<Source: ByteSource> {
         }
     }
 
-    /// A line without its `\n`; nil at the end or when no `\n` comes within `limit` bytes
-    /// (whatever sizes the source's reads come in).
-    private mutating func readLine(limit: Int) throws -> [UInt8]? {
-        var scanned = 0
-        while true {
-            let window = min(end, start + limit)
-            if let i = buffer[(start + scanned)..<window].firstIndex(of: 0x0A) {
-                let line = Array(buffer[start..<i])
-                start = i + 1
-                return line
-            }
-            scanned = window - start
-            if scanned >= limit || atEnd { return nil }
-            try fill(buffered + 1)
-            if buffered <= scanned { return nil }
-        }
-    }
-
-    /// Reads the `FRAME` line, if the layout has one; false at the end of the input.
-    private mutating func startFrame() throws -> Bool {
-        guard layout == .y4m else { return true }
-        try fill(1)
-        if buffered == 0 { return false }
-        guard let line = try readLine(limit: 1024) else {
-            throw CLIError(.truncatedFrameHeader, "truncated y4m: frame \(framesRead + 1) has an incomplete FRAME line")
-        }
-        guard line.starts(with: Array("FRAME".utf8)), line.count == 5 || line[5] == 0x20 else {
-            throw CLIError(.badFrameHeader, "malformed y4m: frame \(framesRead + 1) does not start with FRAME")
-        }
-        return true
-    }
-
     /// Reads the next frame's I420 bytes into `frame` (resized to the frame size if it is not
     /// already): the bytes buffered with the `FRAME` line are copied, the rest is read from the
     /// source in place. Returns false at the end of the input.
     mutating func readFrame(into frame: inout [UInt8]) throws -> Bool {
-        let size = header.frameBytes
-        guard try startFrame() else { return false }
+        guard case .frame = try step() else { return false }
+        let size = parser.frameBytes
         if frame.count != size { frame = [UInt8](repeating: 0, count: size) }
         let copied = min(buffered, size)
         var filled = copied
@@ -147,12 +131,7 @@ struct FrameReader<Source: ByteSource> {
             }
         }
         start += copied
-        if layout == .rawI420 && filled == 0 { return false }
-        guard filled == size else {
-            throw CLIError(.truncatedFrame, "truncated input: frame \(framesRead + 1) has \(filled) of \(size) bytes")
-        }
-        framesRead += 1
-        return true
+        return try CLIError.input { () throws(H264Error) in try parser.endFrame(receivedBytes: filled) }
     }
 
     /// The next frame's I420 bytes in a new array, or nil at the end of the input.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import H264
+import H264Media
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,10 +35,11 @@ struct InputOptions: ParsableArguments {
         }
         let source = FileSource(handle: handle, name: input == "-" ? "standard input" : input)
         if let size {
-            let (width, height) = try SizeAndRate.size(size)
-            let rate = try SizeAndRate.rate(Substring(fps ?? "30"), separator: "/", decimal: true, "--fps ")
-            let reader = FrameReader(rawI420: source, width: width, height: height,
-                                     frameRateNumerator: rate.numerator, frameRateDenominator: rate.denominator)
+            let (width, height) = try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) }
+            let rate = try CLIError.input { () throws(H264Error) in
+                try SizeAndRate.rate(Substring(fps ?? "30"), separator: "/", decimal: true, field: "--fps", "--fps ")
+            }
+            let reader = FrameReader(rawI420: source, width: width, height: height, frameRate: rate)
             return (reader, fileSize.map { $0 / (width * height * 3 / 2) })
         }
         guard fps == nil else { throw CLIError("--fps is for raw I420 input (with --size); y4m carries its rate") }

@@ -13,7 +13,7 @@ final class ReceivedY4MOutput {
         var written = 0
         var damaged = 0
         var error: String?
-        var rate: (Int, Int)?
+        var rate: FrameRate?
         /// The first frame, held until the second gives the rate (no VUI timing).
         var held: DecodedFrame?
         var y4m = Y4MFrameWriter(hint: "write Annex-B (-o FILE.h264) to keep such a stream")
@@ -46,7 +46,7 @@ final class ReceivedY4MOutput {
                 do {
                     if s.rate == nil {
                         if frame.duration > .zero {
-                            s.rate = DecodeCommand.rational(frame)
+                            s.rate = FrameRate(frameDuration: frame.duration)
                         } else if let held = s.held {
                             s.rate = Self.rate(from: held, to: frame)
                             s.held = nil
@@ -88,7 +88,7 @@ final class ReceivedY4MOutput {
         session.invalidate()
         let s = try state.withLock { (s) throws -> State in
             if s.error == nil, let held = s.held {
-                s.rate = (30, 1)
+                s.rate = Self.fallbackRate
                 s.held = nil
                 do { try Self.write(held, &s, frames: frames, to: out.fileDescriptor, name: path) } catch { s.error = "\(error)" }
             }
@@ -104,15 +104,18 @@ final class ReceivedY4MOutput {
     /// Writes `frame` unless `frames` are written.
     private static func write(_ frame: DecodedFrame, _ s: inout State, frames: Int?, to descriptor: Int32, name: String) throws {
         if let frames, s.written >= frames { return }
-        try writeAll(descriptor, s.y4m.bytes(of: frame, index: s.written, rate: s.rate ?? (30, 1)), name: name)
+        try writeAll(descriptor, s.y4m.bytes(of: frame, index: s.written, rate: s.rate ?? Self.fallbackRate), name: name)
         s.written += 1
         if frame.flags.contains(.damaged) { s.damaged += 1 }
     }
 
+    /// The rate when neither the SPS nor the first two frames' times give one: 30 fps.
+    private static let fallbackRate = FrameRate(numerator: 30, denominator: 1)
+
     /// The frame rate of two consecutive frames' presentation times, in whole 90 kHz ticks;
     /// 30 fps when they do not rise.
-    private static func rate(from first: DecodedFrame, to second: DecodedFrame) -> (Int, Int) {
+    private static func rate(from first: DecodedFrame, to second: DecodedFrame) -> FrameRate {
         let ticks = ((second.presentationTimeStamp - first.presentationTimeStamp) / .seconds(1) * Double(RTPDecoder.clockRate)).rounded()
-        return ticks >= 1 ? DecodeCommand.rational(Double(RTPDecoder.clockRate) / ticks) : (30, 1)
+        return ticks >= 1 ? FrameRate(approximating: Double(RTPDecoder.clockRate) / ticks) : fallbackRate
     }
 }

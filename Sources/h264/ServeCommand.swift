@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
+import H264Media
 import H264Encoder
 import NIOCore
 import NIOPosix

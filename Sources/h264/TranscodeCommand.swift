@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
+import H264Media
 import H264Decoder
 import H264Encoder
 #if canImport(Glibc)
@@ -38,7 +39,7 @@ struct TranscodeCommand: ParsableCommand {
 
     func validate() throws {
         guard (0...64).contains(decoderThreads) else { throw ValidationError("--decoder-threads must be 0…64") }
-        if let size { _ = try SizeAndRate.size(size) }
+        if let size { _ = try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) } }
     }
 
     func run() throws {
@@ -70,7 +71,7 @@ struct TranscodeCommand: ParsableCommand {
         let writer = AnnexBWriter()
         let state = Locked(State())
         let options = encoding
-        let targetSize = try size.map { try SizeAndRate.size($0) }
+        let targetSize = try size.map { size in try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) } }
         // Encoded access units: written as Annex-B on the encoder's queue.
         let encodedHandler: EncoderSession.OutputHandler = { frame in
             state.withLock { s in

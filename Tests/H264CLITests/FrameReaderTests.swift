@@ -1,9 +1,10 @@
 import Foundation
+import H264
 @testable import h264
 import H264TestSupport
 import Testing
 
-/// The y4m reader against FFmpeg's reading of the same file, whatever sizes the source's reads
+/// The CLI's file reading loop around H264Media's y4m reader against FFmpeg's reading of the same file, whatever sizes the source's reads
 /// come in and whether the caller reuses its frame buffers (as `h264 encode` does).
 @Suite struct FrameReaderTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE).
@@ -50,7 +51,7 @@ import Testing
 
     /// FRAME lines with parameters, and raw I420 (no lines at all) in small reads.
     @Test func frameParametersAndRawInput() throws {
-        let frame = (0..<MalformedY4MTests.frameBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let frame = (0..<(16 * 8 * 3 / 2)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let y4m = Array("YUV4MPEG2 W16 H8 F25:1\nFRAME Ip XKEY=1\n".utf8) + frame + Array("FRAME\n".utf8) + frame.reversed()
         var reader = try FrameReader(y4m: BufferSource(bytes: y4m, chunk: 3))
         #expect(try reader.nextFrame() == frame)
@@ -58,12 +59,12 @@ import Testing
         #expect(try reader.nextFrame() == nil)
 
         var raw = FrameReader(rawI420: BufferSource(bytes: frame + frame.reversed(), chunk: 5), width: 16, height: 8,
-                              frameRateNumerator: 30, frameRateDenominator: 1)
+                              frameRate: FrameRate(numerator: 30, denominator: 1))
         #expect(try raw.nextFrame() == frame)
         #expect(try raw.nextFrame() == frame.reversed())
         #expect(try raw.nextFrame() == nil)
         var short = FrameReader(rawI420: BufferSource(bytes: Array(frame.dropLast())), width: 16, height: 8,
-                                frameRateNumerator: 30, frameRateDenominator: 1)
-        #expect((#expect(throws: CLIError.self) { try short.nextFrame() })?.code == .truncatedFrame)
+                                frameRate: FrameRate(numerator: 30, denominator: 1))
+        #expect((#expect(throws: CLIError.self) { try short.nextFrame() })?.code == .input(.truncatedFrame))
     }
 }

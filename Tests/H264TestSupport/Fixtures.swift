@@ -1,5 +1,6 @@
 public import Foundation
 public import H264
+import H264Media
 
 /// Locates test data. Every test reads only the checkout's own `Fixtures/` folder, whose files
 /// are listed, with their origin and terms, in `Fixtures/PROVENANCE`. A missing file is a thrown
@@ -53,27 +54,16 @@ public enum TestFixtures {
         return [UInt8](data)
     }
 
-    /// The frames of a y4m fixture (`C420jpeg`/`420` 8-bit only), each `width × height × 3 / 2` bytes.
+    /// The frames of a y4m fixture (8-bit 4:2:0 only), each `width × height × 3 / 2` bytes, read
+    /// by H264Media's y4m reader.
     public static func y4mFrames(_ relativePath: String) throws -> (width: Int, height: Int, frames: [[UInt8]]) {
         let bytes = try data(relativePath)
-        guard let headerEnd = bytes.firstIndex(of: 0x0A) else { throw FixtureMissing(relativePath: relativePath, reason: "no y4m header") }
-        var width = 0, height = 0
-        for tag in String(decoding: bytes[..<headerEnd], as: UTF8.self).split(separator: " ") {
-            if tag.hasPrefix("W") { width = Int(tag.dropFirst()) ?? 0 }
-            if tag.hasPrefix("H") { height = Int(tag.dropFirst()) ?? 0 }
+        do {
+            let (header, frames) = try Y4MStreamReader.frames(in: bytes)
+            return (header.width, header.height, frames)
+        } catch {
+            throw FixtureMissing(relativePath: relativePath, reason: "not readable y4m: \(error)")
         }
-        let frameBytes = width * height * 3 / 2
-        guard frameBytes > 0 else { throw FixtureMissing(relativePath: relativePath, reason: "no size in the y4m header") }
-        var frames: [[UInt8]] = []
-        var i = headerEnd + 1
-        while i < bytes.count {
-            guard let lineEnd = bytes[i...].firstIndex(of: 0x0A), lineEnd + 1 + frameBytes <= bytes.count else {
-                throw FixtureMissing(relativePath: relativePath, reason: "y4m frame \(frames.count) is cut short")
-            }
-            frames.append(Array(bytes[(lineEnd + 1)..<(lineEnd + 1 + frameBytes)]))
-            i = lineEnd + 1 + frameBytes
-        }
-        return (width, height, frames)
     }
 }
 

@@ -108,7 +108,8 @@ final class X264Encoder {
         // Released by its deinit if any step below throws.
         let x264 = X264Handle(logger: logger)
         self.x264 = x264
-        let fps = Self.rational(c.expectedFrameRate)
+        let rate = FrameRate(approximating: c.expectedFrameRate)
+        let fps = (num: UInt32(rate.numerator), den: UInt32(rate.denominator))
         nominalFrameDuration = .seconds(Double(fps.den) / Double(fps.num))
 
         var param = x264_param_t()
@@ -196,14 +197,6 @@ final class X264Encoder {
             param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
             param.rc.i_vbv_buffer_size = Int32(max(1, kbps))
         }
-    }
-
-    /// A frame rate as a fraction: integers exactly, NTSC rates as n × 1000/1001.
-    static func rational(_ fps: Double) -> (num: UInt32, den: UInt32) {
-        if fps == fps.rounded() { return (UInt32(fps), 1) }
-        let ntsc = fps * 1.001
-        if abs(ntsc - ntsc.rounded()) < 0.0001 { return (UInt32(ntsc.rounded()) * 1000, 1001) }
-        return (UInt32((fps * 1000).rounded()), 1000)
     }
 
     /// Changes the average bit rate and VBV live, without a new IDR.

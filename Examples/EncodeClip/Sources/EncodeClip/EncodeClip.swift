@@ -5,6 +5,7 @@
 import Foundation
 import H264
 import H264Encoder
+import H264Media
 
 @main
 struct EncodeClip {
@@ -21,7 +22,7 @@ struct EncodeClip {
         let outputs = session.frames
         for (index, pixels) in clip.frames.enumerated() {
             let frame = try VideoFrame(pixelFormat: .i420, width: clip.width, height: clip.height, contiguous: pixels)
-            try session.encode(frame, presentationTimeStamp: .seconds(index) / clip.framesPerSecond)
+            try session.encode(frame, presentationTimeStamp: clip.frameRate.frameDuration * index)
         }
         try session.completeFrames()
         session.invalidate()
@@ -50,30 +51,16 @@ struct EncodeClip {
     }
 }
 
-/// The frames of an 8-bit 4:2:0 y4m file.
+/// The frames of an 8-bit 4:2:0 y4m file, read by H264Media.
 struct Y4MClip {
-    var width = 0, height = 0, framesPerSecond = 30
-    var frames: [[UInt8]] = []
+    var width: Int, height: Int
+    var frameRate: FrameRate
+    var frames: [[UInt8]]
 
     init(contentsOf path: String) throws {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        guard let headerEnd = bytes.firstIndex(of: 0x0A) else { throw CocoaError(.fileReadCorruptFile) }
-        for tag in String(decoding: bytes[..<headerEnd], as: UTF8.self).split(separator: " ") {
-            switch tag.first {
-            case "W": width = Int(tag.dropFirst()) ?? 0
-            case "H": height = Int(tag.dropFirst()) ?? 0
-            case "F":
-                let rate = tag.dropFirst().split(separator: ":").compactMap { Int($0) }
-                if rate.count == 2, rate[1] > 0 { framesPerSecond = max(1, rate[0] / rate[1]) }
-            default: break
-            }
-        }
-        let frameBytes = width * height * 3 / 2
-        var offset = headerEnd + 1
-        while frameBytes > 0, let lineEnd = bytes[offset...].firstIndex(of: 0x0A), lineEnd + 1 + frameBytes <= bytes.count {
-            frames.append(Array(bytes[(lineEnd + 1)..<(lineEnd + 1 + frameBytes)]))
-            offset = lineEnd + 1 + frameBytes
-        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let (header, frames) = try Y4MStreamReader.frames(in: bytes)
         guard !frames.isEmpty else { throw CocoaError(.fileReadCorruptFile) }
+        (width, height, frameRate, self.frames) = (header.width, header.height, header.rate, frames)
     }
 }

@@ -1,42 +1,75 @@
-import Foundation
-import H264
+public import H264
 
-/// What `h264 inspect` reads off a stream: its NAL units, access units and distinct parameter sets.
-struct StreamInspection {
+/// What `h264 inspect` reads off a stream: its NAL units, access units, distinct parameter sets
+/// (element by element) and what was read past, with the JSON (``json()``) and the table
+/// (``table()``) the command prints.
+public struct StreamInspection: Sendable {
     /// A problem read past: a tolerable value kept, or a damaged unit skipped.
-    struct Diagnostic {
-        enum Kind: String {
+    public struct Diagnostic: Hashable, Sendable {
+        /// Whether the problem was a kept value or a skipped unit.
+        public enum Kind: String, Hashable, Sendable {
             /// A value out of range that was kept (the rest reads the same).
             case warning
             /// A damaged unit (or one that refers to what is missing) that was skipped or read around.
             case skipped
         }
-        var kind: Kind
-        var error: H264Error
+        /// A warning or a skip.
+        public var kind: Kind
+        /// What was found, where.
+        public var error: H264Error
+
+        /// A diagnostic of `kind` for `error`.
+        ///
+        /// - Parameters:
+        ///   - kind: a kept value or a skipped unit.
+        ///   - error: what was found, where.
+        public init(kind: Kind, error: H264Error) {
+            self.kind = kind
+            self.error = error
+        }
     }
 
-    struct NALUnitRow {
-        var offset: Int
-        var size: Int
-        var header: NALUnitHeader
+    /// One NAL unit of the stream.
+    public struct NALUnitRow: Hashable, Sendable {
+        /// Where its start code (Annex-B) or length prefix (AVCC) begins.
+        public var offset: Int
+        /// Its size without the start code or length prefix.
+        public var size: Int
+        /// Its header.
+        public var header: NALUnitHeader
     }
 
-    struct ParameterSetDump {
-        var nalUnit: [UInt8]
-        var elements: [SyntaxElement]
-        var offset: Int
+    /// A distinct parameter set and its syntax elements.
+    public struct ParameterSetDump: Hashable, Sendable {
+        /// The NAL unit, header byte included.
+        public var nalUnit: [UInt8]
+        /// Its syntax elements in clause 7.3 order.
+        public var elements: [SyntaxElement]
+        /// Where its header byte is (0 for one from the configuration record).
+        public var offset: Int
     }
 
-    var nalUnits: [NALUnitRow] = []
-    var accessUnits: [AccessUnit] = []
-    var sequenceParameterSets: [ParameterSetDump] = []
-    var pictureParameterSets: [ParameterSetDump] = []
+    /// The NAL units that have a valid header, in stream order.
+    public var nalUnits: [NALUnitRow] = []
+    /// The access units, in stream order.
+    public var accessUnits: [AccessUnit] = []
+    /// The distinct sequence parameter sets, the first of each in stream order.
+    public var sequenceParameterSets: [ParameterSetDump] = []
+    /// The distinct picture parameter sets, the first of each in stream order.
+    public var pictureParameterSets: [ParameterSetDump] = []
     /// What was read past: tolerable values kept (warnings) and damaged units skipped, in stream
     /// order, each distinct warning once.
-    var diagnostics: [Diagnostic] = []
+    public var diagnostics: [Diagnostic] = []
 
     /// Reads a stream: Annex-B when `lengthSize` is nil, AVCC otherwise.
-    init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(H264Error) {
+    ///
+    /// - Parameters:
+    ///   - bytes: the stream.
+    ///   - configurationRecord: an `avcC` whose parameter sets come before the stream's.
+    ///   - lengthSize: the AVCC length size, or nil for Annex-B.
+    /// - Throws: lost framing (a stream that is not Annex-B, an AVCC length past the end) and
+    ///   parameter sets of the configuration record that do not parse.
+    public init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(H264Error) {
         var units: [(offset: Int, range: Range<Int>)] = []
         if let lengthSize {
             let reading = try AVCC.read(bytes, lengthSize: lengthSize)
@@ -123,7 +156,10 @@ struct StreamInspection {
 
     // MARK: Output
 
-    func json() -> String {
+    /// The JSON of `h264 inspect --json`: `access_units` (offset, bytes, nal_types), `sps` and
+    /// `pps` (name/value pairs), `diagnostics` (kind, code, field, byte_offset, bit_offset,
+    /// message), on one line.
+    public func json() -> String {
         var out = "{\"access_units\":["
         for (index, unit) in accessUnits.enumerated() {
             if index > 0 { out += "," }
@@ -162,14 +198,18 @@ struct StreamInspection {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
     }
 
-    func table() -> String {
+    /// The table `h264 inspect` prints: one row per NAL unit, the counts, and one line per
+    /// distinct SPS and PPS.
+    public func table() -> String {
         var lines: [String] = []
         lines.append(pad("offset", 10) + pad("size", 9) + pad("type", 6) + pad("ref", 5) + "name")
         for row in nalUnits {

@@ -1,16 +1,13 @@
-import ArgumentParser
-import Foundation
-import H264
+public import H264
 
-/// `h264 convert --to flv` (Annex-B in, a video-only FLV out) and FLV input to `--to annexb`.
-enum FLVConversion {
+/// Video-only FLV files from Annex-B streams and back, with timestamps: the muxing layer over
+/// H264's FLV tags (`FLVWriter`, `FLVReader`), as `h264 convert --to flv` and
+/// `--to annexb` use it.
+public enum FLVConversion {
     /// True when `bytes` begin with the FLV signature `FLV`.
-    static func isFLV(_ bytes: [UInt8]) -> Bool {
+    public static func isFLV(_ bytes: [UInt8]) -> Bool {
         bytes.starts(with: [0x46, 0x4C, 0x56])
     }
-
-    /// The frame rate used when neither `--fps` nor the SPS's VUI timing gives one.
-    static let defaultFrameRate = 25.0
 
     /// An Annex-B stream as a video-only FLV: `onMetaData` (size, frame rate, duration), a
     /// sequence header before the first picture and at
@@ -19,14 +16,19 @@ enum FLVConversion {
     /// sequence tag.
     ///
     /// - Parameters:
-    ///   - frameRate: frames per second; `nil` takes the SPS's VUI timing, or 25.
+    ///   - bytes: the Annex-B stream.
+    ///   - frameRate: frames per second; `nil` takes the SPS's VUI timing, or 25
+    ///     (`FrameRate.framesPerSecond(signalledBy:)`).
     ///   - syntax: legacy FLV or Enhanced RTMP tags.
-    static func flv(fromAnnexB bytes: [UInt8], frameRate: Double?, syntax: FLVVideoTag.Syntax) throws(H264Error) -> [UInt8] {
+    /// - Returns: the FLV file's bytes.
+    /// - Throws: `missingParameterSet` when no picture comes with its SPS
+    ///   and PPS; the errors of `FLVWriter`.
+    public static func flv(fromAnnexB bytes: [UInt8], frameRate: Double?, syntax: FLVVideoTag.Syntax) throws(H264Error) -> [UInt8] {
         let pictures = AccessUnitAssembler.accessUnits(inAnnexB: bytes).filter(\.hasPicture)
         guard let first = pictures.first(where: { $0.formatDescription != nil })?.formatDescription else {
             throw H264Error(.missingParameterSet, field: "seq_parameter_set_rbsp", "no picture with its SPS and PPS in the stream")
         }
-        let rate = frameRate ?? first.sequenceParameterSet?.frameRate ?? defaultFrameRate
+        let rate = frameRate ?? FrameRate.framesPerSecond(signalledBy: first.sequenceParameterSet)
         let times = timestamps(of: pictures, frameRate: rate)
         var writer = FLVWriter(syntax: syntax)
         // As FFmpeg's muxer: the duration ends one frame after the last presentation time.
@@ -52,7 +54,12 @@ enum FLVConversion {
     /// n-th in decoding order decodes at n frame durations; presentation order is the order of
     /// (coded video sequence, picture order count), shifted by the stream's largest reordering
     /// delay so that no picture is presented before it is decoded.
-    static func timestamps(of units: [AccessUnit], frameRate: Double) -> [(decode: Int64, presentation: Int64)] {
+    ///
+    /// - Parameters:
+    ///   - units: the access units, in decoding order.
+    ///   - frameRate: frames per second.
+    /// - Returns: one pair of times per access unit, in the same order.
+    public static func timestamps(of units: [AccessUnit], frameRate: Double) -> [(decode: Int64, presentation: Int64)] {
         var counter = PictureOrderCounter()
         var sequence = 0
         var lastCount = 0
@@ -87,8 +94,11 @@ enum FLVConversion {
     /// An FLV file's video as Annex-B: every access unit, with the sequence header's SPS and
     /// PPS inserted before each IDR picture that lacks them (as FFmpeg's `h264_mp4toannexb`).
     ///
-    /// - Returns: the bytes, and the skipped tags and warnings in file order.
-    static func annexB(fromFLV bytes: [UInt8]) throws(H264Error) -> (bytes: [UInt8], diagnostics: [H264Error]) {
+    /// - Parameter bytes: the FLV file.
+    /// - Returns: the bytes, and the skipped tags and warnings in file order (with a
+    ///   `missingParameterSet` when the file has no H.264 frames).
+    /// - Throws: the fatal errors of `FLVReader.read(_:)`.
+    public static func annexB(fromFLV bytes: [UInt8]) throws(H264Error) -> (bytes: [UInt8], diagnostics: [H264Error]) {
         let contents = try FLVReader.read(bytes)
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
@@ -101,40 +111,5 @@ enum FLVConversion {
             return (output, diagnostics + [H264Error(.missingParameterSet, field: "VIDEODATA", "no H.264 frames in the file")])
         }
         return (output, diagnostics)
-    }
-}
-
-extension FLVConversion {
-    /// `--flv-syntax`: which FLV video tag syntax `--to flv` writes.
-    enum SyntaxOption: String, ExpressibleByArgument, CaseIterable {
-        /// Legacy FLV tags (CodecID 7).
-        case legacy
-        /// Enhanced RTMP v2 tags (FourCC avc1).
-        case enhanced
-
-        var syntax: FLVVideoTag.Syntax { self == .legacy ? .legacy : .enhanced }
-    }
-
-    /// The `convert` command's FLV cases: Annex-B → FLV (`--to flv`), FLV → Annex-B (damaged
-    /// tags skipped and reported as warnings; with `strict`, errors and nothing written).
-    static func run(to target: ConvertCommand.Target, _ bytes: [UInt8], name: String, output: String,
-                    frameRate: Double?, syntax: SyntaxOption, strict: Bool) throws {
-        if let frameRate, !(frameRate.isFinite && frameRate > 0) {
-            throw CLIError("--fps \(frameRate) must be a positive number")
-        }
-        let converted: [UInt8]
-        var diagnostics: [H264Error] = []
-        do throws(H264Error) {
-            if target == .flv {
-                converted = try flv(fromAnnexB: bytes, frameRate: frameRate, syntax: syntax.syntax)
-            } else {
-                (converted, diagnostics) = try annexB(fromFLV: bytes)
-            }
-        } catch {
-            throw CLIError(file: name, error)
-        }
-        // Damaged tags and warnings, as `h264 convert` reports the stream's: with --strict, fail.
-        try CLIIO.report(diagnostics, file: name, command: "convert", strict: strict)
-        try CLIIO.write(converted, to: output)
     }
 }

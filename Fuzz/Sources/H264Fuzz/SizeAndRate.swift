@@ -1,1 +1,0 @@
-../../../Sources/h264/SizeAndRate.swift

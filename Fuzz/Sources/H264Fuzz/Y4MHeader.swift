@@ -1,1 +1,0 @@
-../../../Sources/h264/Y4MHeader.swift
