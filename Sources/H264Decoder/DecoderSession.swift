@@ -73,20 +73,11 @@ public final class DecoderSession: Sendable {
     /// Receives every decoded frame, in presentation order, on the session's decoding queue.
     public typealias OutputHandler = @Sendable (DecodedFrame) -> Void
 
-    private struct Shared {
-        var lifecycle = SessionLifecycle(configureWhileRunning: "the session is decoding: configure before the first access unit")
-        var configuration: DecoderConfiguration
-        var decoder: DecoderBox?
-        var hardwareAccelerationInUse: DecoderConfiguration.HardwareAcceleration?
-        /// ``DecoderSession/formatDescription``.
-        var format: FormatDescription?
-    }
-
-    private let shared: Locked<Shared>
+    let shared: Locked<DecoderSessionState>
     /// The output handler, `frames` and the decoding queue's error slot. Shared with the jobs on
     /// the queue, which never hold the session itself (so the last release of the session runs
     /// `deinit`, which invalidates).
-    private let sink: OutputSink<DecodedFrame>
+    let sink: OutputSink<DecodedFrame>
     /// The serial decoding queue and its access units.
     let jobs: JobQueue<QueuedJob>
     private let damaged: DamagedCount
@@ -108,7 +99,7 @@ public final class DecoderSession: Sendable {
                 logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
         try configuration.validate()
         initialFormat = formatDescription
-        shared = Locked(Shared(configuration: configuration, format: formatDescription))
+        shared = Locked(DecoderSessionState(configuration: configuration, format: formatDescription))
         let sink = OutputSink<DecodedFrame>(handler: outputHandler, failureCode: .decoderFailed)
         self.sink = sink
         let damaged = DamagedCount()
@@ -312,57 +303,6 @@ public final class DecoderSession: Sendable {
         }
     }
 
-    /// Outputs every delayed frame and waits until all queued access units are decoded and
-    /// their frames delivered (VideoToolbox's `VTDecompressionSessionWaitForAsynchronousFrames`).
-    /// The session stays usable: the next access unit should begin with a keyframe, as after a
-    /// seek.
-    ///
-    /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the output
-    ///   handler (it would wait for itself); an error libavcodec reported while decoding.
-    public func waitForAsynchronousFrames() throws(H264Error) {
-        try jobs.checkNotCurrent("waitForAsynchronousFrames")
-        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
-            try s.lifecycle.apply(.use("waitForAsynchronousFrames"))
-            return s.decoder
-        }
-        let sink = self.sink
-        jobs.sync {
-            guard let decoder, !sink.isInvalidated else { return }
-            do { try decoder.drain { sink.deliver($0) } } catch { sink.record(error) }
-        }
-        if let error = sink.takeError() { throw error }
-    }
-
-    /// Asks for the delayed frames without waiting for them (VideoToolbox's
-    /// `VTDecompressionSessionFinishDelayedFrames`): they are output after the access units
-    /// already queued. The session stays usable.
-    ///
-    /// - Throws: `H264Error.Code.invalidState` after invalidate; an error libavcodec
-    ///   reported while decoding an earlier access unit.
-    public func finishDelayedFrames() throws(H264Error) {
-        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
-            try s.lifecycle.apply(.use("finishDelayedFrames"))
-            return s.decoder
-        }
-        if let error = sink.takeError() { throw error }
-        guard let decoder else { return }
-        let sink = self.sink
-        jobs.async {
-            guard !sink.isInvalidated else { return }
-            do { try decoder.drain { sink.deliver($0) } } catch { sink.record(error) }
-        }
-    }
-
-    /// Blocks until at most `count` queued access units wait for libavcodec (the one being
-    /// decoded included): back-pressure for a producer that reads faster than libavcodec
-    /// decodes. A receiving thread of a live stream should not call it.
-    ///
-    /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
-    public func waitForQueuedAccessUnits(downTo count: Int) throws(H264Error) {
-        try jobs.checkNotCurrent("waitForQueuedAccessUnits")
-        jobs.waitForJobs(downTo: count)
-    }
-
     /// Ends the session (VideoToolbox's `VTDecompressionSessionInvalidate`): access units not
     /// yet decoded are dropped, no output handler call starts afterwards, ``frames`` finishes,
     /// and libavcodec is closed on the decoding queue once an access unit in progress is done.
@@ -378,29 +318,6 @@ public final class DecoderSession: Sendable {
         }
         if let decoder {
             jobs.async { decoder.close() }
-        }
-    }
-
-    /// Waits until every queued job has run (tests).
-    func waitForQueue() {
-        jobs.sync {}
-    }
-}
-
-/// How many access units libavcodec rejected (``DecoderSession/damagedAccessUnitCount``),
-/// counted on the decoding queue without a lock.
-final class DamagedCount: Sendable {
-    let count = Atomic<Int>(0)
-}
-
-extension DecoderSession.State {
-    /// The decoder's name for a state of the shared lifecycle (`running` is `decoding`).
-    init(_ state: SessionLifecycle.State) {
-        switch state {
-        case .created: self = .created
-        case .configured: self = .configured
-        case .running: self = .decoding
-        case .invalidated: self = .invalidated
         }
     }
 }
