@@ -62,7 +62,7 @@ public struct DecoderConfiguration: Hashable, Sendable {
     /// How many decoded frames ``DecoderSession/frames`` holds for a consumer that has not read
     /// them, and which it drops beyond that (each drop counted in
     /// ``DecoderSession/droppedFrameCount``); the output handler is not affected. Default
-    /// ``H264/OutputBufferingPolicy/default`` (the newest 30). Read when `frames` is first
+    /// `OutputBufferingPolicy.default` (the newest 30). Read when `frames` is first
     /// accessed. A held frame keeps libavcodec's picture buffers.
     public var frameBuffering: OutputBufferingPolicy = .default
 

@@ -131,7 +131,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// How many encoded frames ``EncoderSession/frames`` holds for a consumer that has not read
     /// them, and which it drops beyond that (each drop counted in
     /// ``EncoderSession/droppedFrameCount``); the output handler is not affected. Default
-    /// ``H264/OutputBufferingPolicy/default`` (the newest 30). Read when `frames` is first
+    /// `OutputBufferingPolicy.default` (the newest 30). Read when `frames` is first
     /// accessed.
     public var frameBuffering: OutputBufferingPolicy = .default
 

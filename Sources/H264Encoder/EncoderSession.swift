@@ -7,7 +7,7 @@ import H264SessionCore
 ///
 /// ## Lifecycle
 /// A session is a state machine, `created → configured → prepared → invalidated` — the one
-/// lifecycle of both sessions (``DecoderSession`` calls `prepared` `decoding`), applied under
+/// lifecycle of both sessions (`DecoderSession` calls `prepared` `decoding`), applied under
 /// the session's lock — and every illegal call throws `H264Error.Code.invalidState` (never a
 /// crash), with the same wording on both sessions ("encode after invalidate"):
 /// - ``init(width:height:configuration:logger:outputHandler:)`` validates and allocates nothing
@@ -202,7 +202,7 @@ public final class EncoderSession: Sendable {
     }
 
     /// The format description (SPS, PPS, avcC) of the compressed stream the session works on
-    /// now — the same meaning on ``DecoderSession/formatDescription``: the parameter sets the
+    /// now — the same meaning as `DecoderSession.formatDescription`: the parameter sets the
     /// frames most recently accepted are coded with. Here, those of the current x264 encoder:
     /// `nil` until it is open (``prepare()``, or the first frame on the encoding queue), and
     /// again after a size change until the new encoder is open; every ``EncodedFrame`` carries
