@@ -4,7 +4,11 @@ import Logging
 /// One x264 encoder for one size, opened lazily and guarded by a mutex (x264 gives no
 /// thread-safety for a handle). Used by the encoding queue, and by `prepare`/`prewarm` on the
 /// caller's thread before any frame reaches it.
-final class Lane: Sendable {
+///
+/// `@unchecked Sendable`: its `X264Encoder` is not `Sendable` (an x264 handle has no
+/// thread-safety), so neither is the `Locked` around it; it is reached only inside that lock,
+/// and everything else here is `Sendable`.
+final class Lane: @unchecked Sendable {
     let width: Int
     let height: Int
     private let configuration: Locked<EncoderConfiguration>
