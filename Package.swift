@@ -40,10 +40,13 @@ let package = Package(
         .target(name: "H264", swiftSettings: strictSwift),
         // Pure Swift files over H264: y4m, framemd5, FLV with timestamps, the inspection model. No I/O.
         .target(name: "H264Media", dependencies: ["H264"], swiftSettings: strictSwift),
+        // What both sessions share (package access only; no product: H264Encoder and
+        // H264Decoder pull it in): the lifecycle, the job queue, the output sink.
+        .target(name: "H264SessionCore", dependencies: ["H264"], swiftSettings: strictSwift),
         .target(
             name: "H264Decoder",
             dependencies: [
-                "H264", "CAVCodec",
+                "H264", "H264SessionCore", "CAVCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -51,7 +54,7 @@ let package = Package(
         .target(
             name: "H264Encoder",
             dependencies: [
-                "H264", "CX264",
+                "H264", "H264SessionCore", "CX264",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -70,9 +73,10 @@ let package = Package(
         .target(name: "H264TestSupport", dependencies: ["H264", "H264Media"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264MediaTests", dependencies: ["H264", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264DecoderTests", dependencies: [
-            "H264", "H264Decoder", "H264Encoder", "H264TestSupport",
+            "H264", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.

@@ -252,7 +252,11 @@ final class FrameBuffer: @unchecked Sendable {
 /// Empty `AVFrame` shells for a decoder's output, so that receiving a picture allocates no
 /// `AVFrame` once as many as are alive at once have been made (a decoder holds a few; a
 /// consumer holding many frames gets new ones).
-final class FramePool: Sendable {
+///
+/// `@unchecked Sendable`: its shells are `AVFrame` pointers (not `Sendable`, so neither is their
+/// `Locked`), reached only under the lock; a shell taken out has one owner, the `DecodedFrame`
+/// made around it, until it is recycled.
+final class FramePool: @unchecked Sendable {
     /// The shells, each unreferenced (`av_frame_unref`), owned by the pool.
     private let shells: Locked<[UnsafeMutablePointer<AVFrame>]>
     private static let limit = 32

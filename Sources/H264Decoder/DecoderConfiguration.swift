@@ -59,6 +59,13 @@ public struct DecoderConfiguration: Hashable, Sendable {
     /// way. VideoToolbox's `kVTVideoDecoderSpecification_EnableHardwareAcceleratedVideoDecoder`.
     public var hardwareAcceleration: HardwareAcceleration? = nil
 
+    /// How many decoded frames ``DecoderSession/frames`` holds for a consumer that has not read
+    /// them, and which it drops beyond that (each drop counted in
+    /// ``DecoderSession/droppedFrameCount``); the output handler is not affected. Default
+    /// `OutputBufferingPolicy.default` (the newest 30). Read when `frames` is first
+    /// accessed. A held frame keeps libavcodec's picture buffers.
+    public var frameBuffering: OutputBufferingPolicy = .default
+
     /// Creates a configuration: automatic threads, not real time, software decoding, native
     /// pixel format.
     public init(threads: Threads = .automatic, realTime: Bool = false, hardwareAcceleration: HardwareAcceleration? = nil,
@@ -79,10 +86,11 @@ public struct DecoderConfiguration: Hashable, Sendable {
 
     /// Checks every property.
     ///
-    /// - Throws: `H264Error.Code.invalidDecoderConfiguration` naming the first invalid property.
+    /// - Throws: `H264Error.Code.invalidConfiguration` naming the first invalid property.
     public func validate() throws(H264Error) {
         if case .count(let n) = threads, !(1...64).contains(n) {
-            throw H264Error(.invalidDecoderConfiguration, field: "threads", "\(n) threads: use 1…64 or .automatic")
+            throw H264Error(.invalidConfiguration, field: "threads", "\(n) threads: use 1…64 or .automatic")
         }
+        try frameBuffering.validate()
     }
 }

@@ -1,6 +1,7 @@
 public import H264
 public import Logging
-import Dispatch
+import H264SessionCore
+import Synchronization
 
 /// A VideoToolbox-style H.264 decompression session over libavcodec — the counterpart of
 /// `VTDecompressionSession`, and the twin of `EncoderSession`.
@@ -13,8 +14,10 @@ import Dispatch
 /// ```
 ///
 /// ## Lifecycle
-/// A session is a state machine, `created → decoding → invalidated`, with every transition in
-/// this type and every illegal call a thrown `H264Error` (never a crash):
+/// A session is a state machine, `created → configured → decoding → invalidated` — the one
+/// lifecycle of both sessions (`EncoderSession` calls `decoding` `prepared`), applied under the
+/// session's lock — and every illegal call throws `H264Error.Code.invalidState` (never a
+/// crash), with the same wording on both sessions ("decode after invalidate"):
 /// - ``init(formatDescription:configuration:logger:outputHandler:)`` (VideoToolbox's
 ///   `VTDecompressionSessionCreate`) validates the configuration; libavcodec opens with the
 ///   first access unit, on the caller's thread;
@@ -43,9 +46,12 @@ import Dispatch
 /// frame of a new format carries ``DecodedFrame/Flags/formatChanged``.
 ///
 /// ## Output
-/// The output handler runs on the decoding queue for every decoded frame, through a context
-/// object that holds the session weakly: output produced after the session was released or
-/// invalidated is dropped. ``frames`` offers the same frames as an `AsyncStream`.
+/// The output handler runs on the decoding queue for every decoded frame; ``frames`` offers the
+/// same frames as an `AsyncStream` that holds at most ``DecoderConfiguration/frameBuffering``
+/// of them for its consumer (drops are counted in ``droppedFrameCount``). The rule for output
+/// after the end, the same on both sessions: once ``invalidate()`` was called — releasing the
+/// last reference calls it — no output handler call and no `frames` element starts (one already
+/// running finishes), `frames` finishes, and queued access units are not decoded.
 /// Damaged input is not an error: libavcodec conceals what it can (the frame carries
 /// ``DecodedFrame/Flags/damaged``) and access units it rejects are counted
 /// (``damagedAccessUnitCount``). Errors libavcodec reports while decoding queued units (out of
@@ -56,6 +62,8 @@ public final class DecoderSession: Sendable {
         /// Created; libavcodec is not open yet and ``DecoderSession/configure(_:)`` may change
         /// the configuration.
         case created
+        /// The configuration was changed after creation; libavcodec is still not open.
+        case configured
         /// libavcodec is open: access units are being decoded.
         case decoding
         /// ``DecoderSession/invalidate()`` was called: every further call throws.
@@ -65,28 +73,17 @@ public final class DecoderSession: Sendable {
     /// Receives every decoded frame, in presentation order, on the session's decoding queue.
     public typealias OutputHandler = @Sendable (DecodedFrame) -> Void
 
-    private struct Shared {
-        var state: State = .created
-        var configuration: DecoderConfiguration
-        var decoder: DecoderBox?
-        var hardwareAccelerationInUse: DecoderConfiguration.HardwareAcceleration?
-        var continuation: AsyncStream<DecodedFrame>.Continuation?
-        var stream: AsyncStream<DecodedFrame>?
-    }
-
-    private let shared: Locked<Shared>
-    private let output: DecoderOutputSink
-    private let context: DecoderOutputContext
-    private let queue: DispatchQueue
+    let shared: Locked<DecoderSessionState>
+    /// The output handler, `frames` and the decoding queue's error slot. Shared with the jobs on
+    /// the queue, which never hold the session itself (so the last release of the session runs
+    /// `deinit`, which invalidates).
+    let sink: OutputSink<DecodedFrame>
+    /// The serial decoding queue and its access units.
+    let jobs: JobQueue<QueuedJob>
+    private let damaged: DamagedCount
     private let logger: Logger
     /// The format given at creation: its parameter sets go ahead of the first access unit.
-    public let formatDescription: FormatDescription?
-    /// Access units accepted by `decode`, oldest first; each submission of ``decodeNext`` to the
-    /// queue decodes one. Submitting one stored block (not a new closure per access unit) keeps
-    /// `decode` free of heap allocations.
-    private let pending: Locked<PendingQueue<QueuedJob>>
-    private let decodeNext: @convention(block) @Sendable () -> Void
-    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    private let initialFormat: FormatDescription?
 
     /// Creates a session (VideoToolbox's `VTDecompressionSessionCreate`). Cheap: libavcodec
     /// opens with the first access unit.
@@ -97,35 +94,29 @@ public final class DecoderSession: Sendable {
     ///   - configuration: threads and real-time mode (validated here).
     ///   - logger: where the session reports damaged input and libavcodec failures.
     ///   - outputHandler: called with every decoded frame on the decoding queue.
-    /// - Throws: `H264Error.Code.invalidDecoderConfiguration` naming an invalid property.
+    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property.
     public init(formatDescription: FormatDescription? = nil, configuration: DecoderConfiguration = DecoderConfiguration(),
                 logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
         try configuration.validate()
-        self.formatDescription = formatDescription
-        shared = Locked(Shared(configuration: configuration))
-        output = DecoderOutputSink(handler: outputHandler)
-        context = DecoderOutputContext(sink: output)
-        queue = DispatchQueue(label: "H264Decoder.DecoderSession")
+        initialFormat = formatDescription
+        shared = Locked(DecoderSessionState(configuration: configuration, format: formatDescription))
+        let sink = OutputSink<DecodedFrame>(handler: outputHandler, failureCode: .decoderFailed)
+        self.sink = sink
+        let damaged = DamagedCount()
+        self.damaged = damaged
         self.logger = logger
-        let pending = Locked(PendingQueue<QueuedJob>())
-        self.pending = pending
-        decodeNext = { [context, formatDescription] in
-            let next = pending.withLock { $0.popFirst() }
-            if let next, !context.sink.isInvalidated {
-                do {
-                    try next.decoder.decode(next.job, initialFormat: formatDescription, deliver: context.deliver)
-                } catch {
-                    context.sink.record(error)
-                }
-                if next.decoder.takeDamaged() {
-                    context.sink.countDamaged()
-                    logger.warning("libavcodec rejected a damaged access unit; decoding goes on")
-                }
+        jobs = JobQueue(label: "H264Decoder.DecoderSession") { next in
+            guard !sink.isInvalidated else { return }
+            do {
+                try next.decoder.decode(next.job, initialFormat: formatDescription) { sink.deliver($0) }
+            } catch {
+                sink.record(error)
             }
-            pending.withLockWakingWaiters { $0.finishOne() }
+            if next.decoder.takeDamaged() {
+                damaged.count.add(1, ordering: .relaxed)
+                logger.warning("libavcodec rejected a damaged access unit; decoding goes on")
+            }
         }
-        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(output))
-        context.session = self
     }
 
     deinit {
@@ -140,7 +131,7 @@ public final class DecoderSession: Sendable {
     }
 
     /// The lifecycle state.
-    public var state: State { shared.withLock { $0.state } }
+    public var state: State { State(shared.withLock { $0.lifecycle.state }) }
 
     /// The configuration in force.
     public var configuration: DecoderConfiguration { shared.withLock { $0.configuration } }
@@ -153,36 +144,44 @@ public final class DecoderSession: Sendable {
     }
 
     /// How many access units libavcodec rejected as damaged so far (reported and skipped).
-    public var damagedAccessUnitCount: Int { output.damagedCount }
+    public var damagedAccessUnitCount: Int { damaged.count.load(ordering: .relaxed) }
+
+    /// The format description (SPS, PPS, avcC) of the compressed stream the session works on
+    /// now — the same meaning as `EncoderSession.formatDescription`: the parameter sets the
+    /// access units most recently accepted are coded with, as far as the session was told. Here,
+    /// the format given at creation, replaced by the `formatDescription` of each access unit
+    /// (or `decode(avcc:formatDescription:…)` call) that has one; `nil` while none was given
+    /// (parameter sets in band only).
+    public var formatDescription: FormatDescription? { shared.withLock { $0.format } }
 
     /// The decoded frames as an asynchronous sequence, in presentation order. It yields the
-    /// frames produced after its first access and finishes when the session is invalidated.
+    /// frames produced after its first access, holds at most
+    /// ``DecoderConfiguration/frameBuffering`` of them for a consumer that has not read them
+    /// (the policy in force at the first access; each frame dropped is counted in
+    /// ``droppedFrameCount``), and finishes when the session is invalidated (at once when it is
+    /// first read after ``invalidate()``).
     public var frames: AsyncStream<DecodedFrame> {
-        shared.withLock { s in
-            if let stream = s.stream { return stream }
-            let (stream, continuation) = AsyncStream<DecodedFrame>.makeStream()
-            s.stream = stream
-            s.continuation = continuation
-            output.setContinuation(continuation)
-            if s.state == .invalidated { continuation.finish() }
-            return stream
-        }
+        sink.frames(shared.withLock { $0.configuration.frameBuffering })
     }
+
+    /// How many decoded frames ``frames`` dropped because its buffer was full (its consumer
+    /// read too slowly or not at all). The output handler saw them all.
+    public var droppedFrameCount: Int { sink.droppedCount }
 
     /// Changes the configuration before the first access unit.
     ///
-    /// - Throws: `H264Error.Code.invalidDecoderConfiguration` naming an invalid property (the
-    ///   configuration is then unchanged); `H264Error.Code.invalidDecoderState` once decoding
-    ///   or invalidated.
+    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property (the
+    ///   configuration is then unchanged); `H264Error.Code.invalidState` once decoding or
+    ///   invalidated.
     public func configure(_ change: (inout DecoderConfiguration) -> Void) throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
-            guard s.state == .created else {
-                throw H264Error(.invalidDecoderState, field: "configuration", "the session is \(s.state.rawValue): configure before the first access unit")
-            }
+            var lifecycle = s.lifecycle
+            try lifecycle.apply(.configure)
             var updated = s.configuration
             change(&updated)
             try updated.validate()
             s.configuration = updated
+            s.lifecycle = lifecycle
         }
     }
 
@@ -191,7 +190,7 @@ public final class DecoderSession: Sendable {
     /// profile and switches formats within a session, so this is true for any format whose
     /// first SPS parses; a caller given false creates a new session.
     public func canAccept(_ formatDescription: FormatDescription) -> Bool {
-        guard state != .invalidated else { return false }
+        guard shared.withLock({ !$0.lifecycle.isInvalidated }) else { return false }
         return formatDescription.sequenceParameterSet != nil && !formatDescription.pictureParameterSets.isEmpty
     }
 
@@ -205,7 +204,7 @@ public final class DecoderSession: Sendable {
     ///   - presentationTimeStamp: when the picture is shown (carried to its ``DecodedFrame``,
     ///     at microsecond precision); nil when unknown.
     ///   - duration: how long it is shown.
-    /// - Throws: `H264Error.Code.invalidDecoderState` after ``invalidate()``; the errors of
+    /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``; the errors of
     ///   `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)` when `data` is not AVCC with
     ///   4-byte lengths (checked here, before queuing); `H264Error.Code.decoderFailed` when
     ///   libavcodec cannot open, or for a failure while decoding an earlier access unit.
@@ -242,16 +241,17 @@ public final class DecoderSession: Sendable {
     /// - Parameters:
     ///   - avcc: length-prefixed NAL units of one access unit.
     ///   - formatDescription: the format of the sample (its length size and parameter sets);
-    ///     nil to use the session's, or 4-byte lengths and in-band parameter sets without one.
+    ///     nil to use the one given at creation, or 4-byte lengths and in-band parameter
+    ///     sets without one.
     ///   - presentationTimeStamp: when the picture is shown; nil when unknown.
     ///   - duration: how long it is shown.
-    /// - Throws: `H264Error.Code.invalidDecoderState` after ``invalidate()``; the errors of
+    /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``; the errors of
     ///   `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)` for bytes that are not AVCC
     ///   (checked here, before queuing); `H264Error.Code.decoderFailed` for a failure of
     ///   libavcodec.
     public func decode(avcc: [UInt8], formatDescription: FormatDescription? = nil,
                        presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
-        let format = formatDescription ?? self.formatDescription
+        let format = formatDescription ?? initialFormat
         try Self.checkAVCC(avcc, lengthSize: format?.nalUnitLengthSize ?? 4)
         try enqueue(Job(data: avcc, lengthSize: format?.nalUnitLengthSize ?? 4, format: formatDescription,
                         carriesParameterSets: false, isKeyframe: false,
@@ -272,19 +272,20 @@ public final class DecoderSession: Sendable {
 
     private func enqueue(_ job: Job) throws(H264Error) {
         let decoder = try openDecoder(caller: "decode", firstJob: job)
-        if let error = output.takeError() { throw error }
-        pending.withLock { $0.append(QueuedJob(job: job, decoder: decoder)) }
-        queue.async(execute: decodeNext)
+        if let error = sink.takeError() { throw error }
+        jobs.enqueue(QueuedJob(job: job, decoder: decoder))
     }
 
     /// The session's decoder, opened on the caller's thread for the first access unit, with the
     /// reorder depth its SPS allows (see `SequenceParameterSet.maximumReorderDepth`).
     private func openDecoder(caller: String, firstJob job: Job) throws(H264Error) -> DecoderBox {
         try shared.withLock { (s) throws(H264Error) -> DecoderBox in
-            guard s.state != .invalidated else { throw H264Error(.invalidDecoderState, "\(caller) after invalidate") }
+            var lifecycle = s.lifecycle
+            try lifecycle.apply(.run(caller))
+            if let format = job.format { s.format = format }
             if let decoder = s.decoder { return decoder }
             let reorder = s.configuration.realTime ? 0
-                : SequenceParameterSet.reorderDepth(format: job.format ?? formatDescription, avcc: job.view?.bytes(format: .avcc) ?? job.data,
+                : SequenceParameterSet.reorderDepth(format: job.format ?? initialFormat, avcc: job.view?.bytes(format: .avcc) ?? job.data,
                                                     lengthSize: job.lengthSize) ?? 0
             let libavcodec = try LibAVCodecDecoder(configuration: s.configuration, reorderDepth: reorder)
             if let wanted = s.configuration.hardwareAcceleration {
@@ -297,65 +298,9 @@ public final class DecoderSession: Sendable {
             s.hardwareAccelerationInUse = libavcodec.hardwareAcceleration
             let decoder = DecoderBox(decoder: libavcodec)
             s.decoder = decoder
-            s.state = .decoding
+            s.lifecycle = lifecycle
             return decoder
         }
-    }
-
-    /// Outputs every delayed frame and waits until all queued access units are decoded and
-    /// their frames delivered (VideoToolbox's `VTDecompressionSessionWaitForAsynchronousFrames`).
-    /// The session stays usable: the next access unit should begin with a keyframe, as after a
-    /// seek.
-    ///
-    /// - Throws: `H264Error.Code.invalidDecoderState` after invalidate or from inside the output
-    ///   handler (it would wait for itself); an error libavcodec reported while decoding.
-    public func waitForAsynchronousFrames() throws(H264Error) {
-        guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
-            throw H264Error(.invalidDecoderState, "waitForAsynchronousFrames cannot be called from the output handler")
-        }
-        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
-            guard s.state != .invalidated else { throw H264Error(.invalidDecoderState, "waitForAsynchronousFrames after invalidate") }
-            return s.decoder
-        }
-        let context = self.context
-        queue.sync {
-            guard let decoder, !context.sink.isInvalidated else { return }
-            do { try decoder.drain(deliver: context.deliver) } catch { context.sink.record(error) }
-        }
-        if let error = output.takeError() { throw error }
-    }
-
-    /// Asks for the delayed frames without waiting for them (VideoToolbox's
-    /// `VTDecompressionSessionFinishDelayedFrames`): they are output after the access units
-    /// already queued. The session stays usable.
-    ///
-    /// - Throws: `H264Error.Code.invalidDecoderState` after invalidate; an error libavcodec
-    ///   reported while decoding an earlier access unit.
-    public func finishDelayedFrames() throws(H264Error) {
-        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
-            guard s.state != .invalidated else { throw H264Error(.invalidDecoderState, "finishDelayedFrames after invalidate") }
-            return s.decoder
-        }
-        if let error = output.takeError() { throw error }
-        guard let decoder else { return }
-        let context = self.context
-        queue.async {
-            guard !context.sink.isInvalidated else { return }
-            do { try decoder.drain(deliver: context.deliver) } catch { context.sink.record(error) }
-        }
-    }
-
-    /// Blocks until at most `count` queued access units wait for libavcodec (the one being
-    /// decoded included): back-pressure for a producer that reads faster than libavcodec
-    /// decodes. A receiving thread of a live stream should not call it.
-    ///
-    /// - Throws: `H264Error.Code.invalidDecoderState` from inside the output handler.
-    public func waitForQueuedAccessUnits(downTo count: Int) throws(H264Error) {
-        guard DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(output) else {
-            throw H264Error(.invalidDecoderState, "waitForQueuedAccessUnits cannot be called from the output handler")
-        }
-        let limit = max(count, 0)
-        pending.wait { $0.unfinished <= limit }
     }
 
     /// Ends the session (VideoToolbox's `VTDecompressionSessionInvalidate`): access units not
@@ -364,168 +309,15 @@ public final class DecoderSession: Sendable {
     /// Idempotent; safe from any thread, any number of times, during a decode and from the
     /// output handler.
     public func invalidate() {
-        let decoder: DecoderBox?? = shared.withLock { s in
-            guard s.state != .invalidated else { return .none }
-            s.state = .invalidated
-            output.invalidate()
+        let decoder = shared.withLock { s -> DecoderBox? in
+            guard !s.lifecycle.isInvalidated else { return nil }
+            _ = try? s.lifecycle.apply(.invalidate)
+            sink.invalidate()
             defer { s.decoder = nil }
-            return .some(s.decoder)
+            return s.decoder
         }
-        if case .some(.some(let decoder)) = decoder {
-            queue.async { decoder.close() }
-        }
-    }
-}
-
-/// One access unit waiting for the decoding queue.
-struct Job: Sendable {
-    /// The access unit's bytes, unless it is a `view`.
-    let data: [UInt8]
-    /// The access unit as pieces of received packets, copied once into libavcodec's input.
-    var view: AccessUnitView? = nil
-    let lengthSize: Int
-    let format: FormatDescription?
-    let carriesParameterSets: Bool
-    let isKeyframe: Bool
-    let presentationTimeStamp: Duration?
-    let duration: Duration
-}
-
-/// An access unit and the decoder it goes to.
-struct QueuedJob: Sendable {
-    let job: Job
-    let decoder: DecoderBox
-}
-
-/// The libavcodec decoder and what the queue remembers between access units.
-///
-/// `@unchecked Sendable`: its mutable state is used only on the session's serial decoding queue
-/// (every method is called from a job on that queue).
-final class DecoderBox: @unchecked Sendable {
-    private var decoder: LibAVCodecDecoder?
-    /// The format whose parameter sets libavcodec last received out of band.
-    private var sentFormat: FormatDescription?
-    private var mark = FormatChangeMark()
-    private var damaged = false
-
-    init(decoder: LibAVCodecDecoder) { self.decoder = decoder }
-
-    func decode(_ job: Job, initialFormat: FormatDescription?, deliver: (DecodedFrame) -> Void) throws(H264Error) {
-        guard let decoder else { return }
-        var prefix: [[UInt8]] = []
-        if let format = job.format ?? initialFormat, format != sentFormat {
-            if sentFormat != nil { mark.set(presentationTimeStamp: job.presentationTimeStamp.map(Self.microseconds)) }
-            sentFormat = format
-            if !job.carriesParameterSets {
-                prefix = format.sequenceParameterSets + format.pictureParameterSets
-            }
-        }
-        var body = job.data
-        if job.lengthSize != 4 {
-            body = try AnnexB.fromAVCC(job.data, lengthSize: job.lengthSize, startCodes: .fourByte)
-        }
-        let prefixBytes = prefix.reduce(0) { $0 + 4 + $1.count }
-        let result = try decoder.send(size: prefixBytes + (job.view?.encodedByteCount ?? body.count), presentationTimeStamp: job.presentationTimeStamp.map(Self.microseconds),
-                                      duration: Self.microseconds(job.duration), isKeyframe: job.isKeyframe) { (buffer) throws(H264Error) in
-            var position = 0
-            for nal in prefix {
-                buffer.storeBytes(of: UInt32(1).bigEndian, toByteOffset: position, as: UInt32.self)
-                buffer.baseAddress!.advanced(by: position + 4).copyMemory(from: nal, byteCount: nal.count)
-                position += 4 + nal.count
-            }
-            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[position...])
-            if let view = job.view {
-                view.copyBytes(into: rest, format: .annexB)
-                return
-            }
-            body.withUnsafeBytes { rest.copyMemory(from: $0) }
-            if job.lengthSize == 4 { try AnnexB.convertAVCCInPlace(rest) }
-        }
-        if case .damaged = result { damaged = true }
-        try decoder.receiveFrames(mark: &mark, deliver)
-    }
-
-    func drain(deliver: (DecodedFrame) -> Void) throws(H264Error) {
-        try decoder?.drain(mark: &mark, deliver)
-    }
-
-    /// True once after an access unit libavcodec rejected.
-    func takeDamaged() -> Bool {
-        defer { damaged = false }
-        return damaged
-    }
-
-    func close() { decoder = nil }
-
-    static func microseconds(_ d: Duration) -> Int64 {
-        let (seconds, attoseconds) = d.components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
-        guard !overflow else { return seconds < 0 ? Int64.min + 1 : Int64.max }
-        return product + attoseconds / 1_000_000_000_000
-    }
-}
-
-/// Holds the session weakly for the decoding queue: output produced after the session was
-/// released (or invalidated) is dropped.
-final class DecoderOutputContext: Sendable {
-    let sink: DecoderOutputSink
-    nonisolated(unsafe) weak var session: DecoderSession?
-
-    init(sink: DecoderOutputSink) { self.sink = sink }
-
-    func deliver(_ frame: DecodedFrame) {
-        guard session != nil else { return }
-        sink.deliver(frame)
-    }
-}
-
-/// Where outputs go, and the session's asynchronous error slot.
-final class DecoderOutputSink: Sendable {
-    private struct State {
-        var invalidated = false
-        var error: H264Error?
-        var damaged = 0
-        var continuation: AsyncStream<DecodedFrame>.Continuation?
-    }
-    private let handler: DecoderSession.OutputHandler?
-    private let state = Locked(State())
-
-    init(handler: DecoderSession.OutputHandler?) { self.handler = handler }
-
-    var isInvalidated: Bool { state.withLock { $0.invalidated } }
-    var damagedCount: Int { state.withLock { $0.damaged } }
-
-    func setContinuation(_ continuation: AsyncStream<DecodedFrame>.Continuation) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    func deliver(_ frame: DecodedFrame) {
-        let (invalidated, continuation) = state.withLock { ($0.invalidated, $0.continuation) }
-        guard !invalidated else { return }
-        handler?(frame)
-        continuation?.yield(frame)
-    }
-
-    func invalidate() {
-        let continuation = state.withLock { s in
-            s.invalidated = true
-            defer { s.continuation = nil }
-            return s.continuation
-        }
-        continuation?.finish()
-    }
-
-    func countDamaged() { state.withLock { $0.damaged += 1 } }
-
-    func record(_ error: any Error) {
-        let h264 = error as? H264Error ?? H264Error(.decoderFailed, "\(error)")
-        state.withLock { if $0.error == nil { $0.error = h264 } }
-    }
-
-    func takeError() -> H264Error? {
-        state.withLock { s in
-            defer { s.error = nil }
-            return s.error
+        if let decoder {
+            jobs.async { decoder.close() }
         }
     }
 }

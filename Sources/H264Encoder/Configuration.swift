@@ -128,6 +128,12 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// VideoToolbox's low-latency rate control, for calls where a frame must be sendable before
     /// the next one is captured. Overrides ``dataRateLimits``. Default false.
     public var lowLatencyRateControl: Bool = false
+    /// How many encoded frames ``EncoderSession/frames`` holds for a consumer that has not read
+    /// them, and which it drops beyond that (each drop counted in
+    /// ``EncoderSession/droppedFrameCount``); the output handler is not affected. Default
+    /// `OutputBufferingPolicy.default` (the newest 30). Read when `frames` is first
+    /// accessed.
+    public var frameBuffering: OutputBufferingPolicy = .default
 
     /// The named configurations below, for code that picks one by name (a command-line option,
     /// a table of tests); raw values are the names of the static properties.
@@ -242,6 +248,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
         if lowLatencyRateControl, constantRateFactor != nil {
             throw fail("lowLatencyRateControl", "low-latency rate control needs a bit rate, not constantRateFactor")
         }
+        try frameBuffering.validate()
     }
 
     static func validate(_ limits: [DataRateLimit]) throws(H264Error) {

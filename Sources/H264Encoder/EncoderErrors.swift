@@ -1,16 +1,12 @@
 public import H264
 
 /// Error codes of the encoder session. Errors are `H264Error` values (one error type for
-/// the whole toolkit) whose `field` names the property, argument or plane at fault.
+/// the whole toolkit) whose `field` names the property, argument or plane at fault. The codes
+/// both sessions throw, `invalidState` and `invalidConfiguration`, are declared once, in H264.
 extension H264Error.Code {
-    /// A configuration property has a value the encoder cannot use (the field names it).
-    public static let invalidConfiguration = H264Error.Code(rawValue: "invalidConfiguration")
     /// A ``VideoFrame`` is unusable: zero or odd size for 4:2:0, planes too small, strides
     /// shorter than a row.
     public static let invalidFrame = H264Error.Code(rawValue: "invalidFrame")
-    /// The call is not allowed in the session's current state (for example `encode` after
-    /// `invalidate()`, or `completeFrames()` from inside the output handler).
-    public static let invalidState = H264Error.Code(rawValue: "invalidState")
     /// A frame's presentation time stamp is not later than the previous frame's (x264 needs
     /// strictly increasing time stamps).
     public static let invalidTimestamp = H264Error.Code(rawValue: "invalidTimestamp")

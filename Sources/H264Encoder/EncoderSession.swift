@@ -1,14 +1,15 @@
 public import H264
 public import Logging
-import Dispatch
+import H264SessionCore
 
 /// A VideoToolbox-style H.264 compression session over libx264 — the counterpart of
 /// `VTCompressionSession`.
 ///
 /// ## Lifecycle
-/// A session is a state machine, `created → configured → prepared → invalidated`, with every
-/// transition in one value (`EncoderLifecycle`, applied under the session's lock) and every
-/// illegal call a thrown `H264Error` (never a crash):
+/// A session is a state machine, `created → configured → prepared → invalidated` — the one
+/// lifecycle of both sessions (`DecoderSession` calls `prepared` `decoding`), applied under
+/// the session's lock — and every illegal call throws `H264Error.Code.invalidState` (never a
+/// crash), with the same wording on both sessions ("encode after invalidate"):
 /// - ``init(width:height:configuration:logger:outputHandler:)`` validates and allocates nothing
 ///   of x264 (cheap);
 /// - ``configure(_:)`` changes any property until the session is prepared;
@@ -34,10 +35,12 @@ import Dispatch
 /// a decoder) bounds it with ``waitForQueuedFrames(downTo:)`` before each frame.
 ///
 /// ## Output
-/// The output handler runs on the encoding queue for every access unit. Output produced after
-/// the session was invalidated (releasing the last reference invalidates it) is dropped: the
-/// queue reads the one invalidated flag before each frame and each delivery. ``frames``
-/// offers the same outputs as an `AsyncStream`.
+/// The output handler runs on the encoding queue for every access unit; ``frames`` offers the
+/// same outputs as an `AsyncStream` that holds at most ``EncoderConfiguration/frameBuffering``
+/// of them for its consumer (drops are counted in ``droppedFrameCount``). The rule for output
+/// after the end, the same on both sessions: once ``invalidate()`` was called — releasing the
+/// last reference calls it — no output handler call and no `frames` element starts (one already
+/// running finishes), `frames` finishes, and queued frames are not encoded.
 /// Errors x264 reports while encoding queued frames are thrown by the next `encode` or
 /// ``completeFrames()``.
 public final class EncoderSession: Sendable {
@@ -57,20 +60,15 @@ public final class EncoderSession: Sendable {
     /// Receives every encoded access unit, in decode order, on the session's encoding queue.
     public typealias OutputHandler = @Sendable (EncodedFrame) -> Void
 
-    /// What the session and its encoding queue share, under the session's one lock.
-    private var shared: Locked<SessionCore.Shared> { core.shared }
-    /// Shared with the jobs on the encoding queue, which never hold the session itself (so the
-    /// last release of the session runs `deinit`, which invalidates).
-    private let core: SessionCore
-    /// The serial encoding queue (internal for tests, which wait on it after a release).
-    let queue: DispatchQueue
-    private let logger: Logger
-    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
-    /// Frames accepted by `encode`, oldest first; each submission of ``encodeNext`` to the
-    /// queue encodes one. Submitting one stored block (not a new closure per frame) keeps
-    /// `encode` free of heap allocations.
-    private let pendingFrames: Locked<PendingQueue<FrameJob>>
-    private let encodeNext: @convention(block) @Sendable () -> Void
+    /// The session's state, under its one lock.
+    let shared: Locked<EncoderSessionState>
+    /// The output handler, `frames` and the encoding queue's error slot. Shared with the jobs on
+    /// the queue, which never hold the session itself (so the last release of the session runs
+    /// `deinit`, which invalidates).
+    let sink: OutputSink<EncodedFrame>
+    /// The serial encoding queue and its frames (internal for tests, which wait on it).
+    let jobs: JobQueue<FrameJob>
+    let logger: Logger
 
     /// Creates a session for frames of `width` × `height`. Cheap: x264 is opened by
     /// ``prepare()`` or the first frame.
@@ -87,30 +85,23 @@ public final class EncoderSession: Sendable {
                 logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
         try Self.validateSize(width: width, height: height)
         try configuration.validate()
-        let core = SessionCore(configuration: configuration, width: width, height: height, handler: outputHandler)
-        self.core = core
-        queue = DispatchQueue(label: "H264Encoder.EncoderSession")
+        shared = Locked(EncoderSessionState(configuration: configuration, width: width, height: height))
+        let sink = OutputSink<EncodedFrame>(handler: outputHandler, failureCode: .encoderFailed)
+        self.sink = sink
         self.logger = logger
-        let pending = Locked(PendingQueue<FrameJob>())
-        pendingFrames = pending
-        encodeNext = {
-            var next = pending.withLock { $0.popFirst() }
-            if let job = next, !core.isInvalidated {
-                do {
-                    if let encoded = try job.lane.encode(job.frame, presentationTimeStamp: job.presentationTimeStamp,
-                                                         duration: job.duration, forceKeyframe: job.forceKeyframe) {
-                        core.deliver(encoded)
-                    }
-                } catch {
-                    core.record(error)
+        // The job queue releases the frame (x264 copied its pixels) before its count falls: a
+        // producer woken by waitForQueuedFrames(downTo:) may then write into its buffer in place.
+        jobs = JobQueue(label: "H264Encoder.EncoderSession") { job in
+            guard !sink.isInvalidated else { return }
+            do {
+                if let encoded = try job.lane.encode(job.frame, presentationTimeStamp: job.presentationTimeStamp,
+                                                     duration: job.duration, forceKeyframe: job.forceKeyframe) {
+                    sink.deliver(encoded)
                 }
+            } catch {
+                sink.record(error)
             }
-            // The frame is released (x264 copied its pixels) before the count falls: a producer
-            // woken by waitForQueuedFrames(downTo:) may then write into its buffer in place.
-            next = nil
-            pending.withLockWakingWaiters { $0.finishOne() }
         }
-        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(core))
     }
 
     deinit {
@@ -132,7 +123,7 @@ public final class EncoderSession: Sendable {
     }
 
     /// The lifecycle state.
-    public var state: State { shared.withLock { $0.lifecycle.state } }
+    public var state: State { State(shared.withLock { $0.lifecycle.state }) }
 
     /// The configuration in force (including live rate changes).
     public var configuration: EncoderConfiguration { shared.withLock { $0.configuration } }
@@ -141,21 +132,17 @@ public final class EncoderSession: Sendable {
     public var size: (width: Int, height: Int) { shared.withLock { ($0.width, $0.height) } }
 
     /// The encoded frames as an asynchronous sequence, in decode order. It yields the frames
-    /// produced after its first access and finishes when the session is invalidated (at once
-    /// when it is first read after ``invalidate()``).
+    /// produced after its first access, holds at most ``EncoderConfiguration/frameBuffering``
+    /// of them for a consumer that has not read them (the policy in force at the first access;
+    /// each frame dropped is counted in ``droppedFrameCount``), and finishes when the session is
+    /// invalidated (at once when it is first read after ``invalidate()``).
     public var frames: AsyncStream<EncodedFrame> {
-        shared.withLock { s in
-            if let stream = s.stream { return stream }
-            let (stream, continuation) = AsyncStream<EncodedFrame>.makeStream()
-            s.stream = stream
-            if s.lifecycle.isInvalidated {
-                continuation.finish()
-            } else {
-                s.continuation = continuation
-            }
-            return stream
-        }
+        sink.frames(shared.withLock { $0.configuration.frameBuffering })
     }
+
+    /// How many encoded frames ``frames`` dropped because its buffer was full (its consumer
+    /// read too slowly or not at all). The output handler saw them all.
+    public var droppedFrameCount: Int { sink.droppedCount }
 
     /// Changes properties before the session is prepared.
     ///
@@ -201,7 +188,7 @@ public final class EncoderSession: Sendable {
                 _ = try? s.lifecycle.apply(.prepareFailed)
                 // The lane was made for a configuration x264 refused: a later prepare or frame
                 // makes a new one (unless a frame was already queued on it).
-                if s.lifecycle.state != .prepared, s.current === lane { s.current = nil }
+                if s.lifecycle.state != .running, s.current === lane { s.current = nil }
             }
             throw error
         }
@@ -214,7 +201,12 @@ public final class EncoderSession: Sendable {
         return format
     }
 
-    /// The format description of the current encoder, once prepared (`nil` before).
+    /// The format description (SPS, PPS, avcC) of the compressed stream the session works on
+    /// now — the same meaning as `DecoderSession.formatDescription`: the parameter sets the
+    /// frames most recently accepted are coded with. Here, those of the current x264 encoder:
+    /// `nil` until it is open (``prepare()``, or the first frame on the encoding queue), and
+    /// again after a size change until the new encoder is open; every ``EncodedFrame`` carries
+    /// its own.
     public var formatDescription: FormatDescription? {
         shared.withLock { $0.current }?.openFormatDescription
     }
@@ -238,12 +230,12 @@ public final class EncoderSession: Sendable {
                        forceKeyframe: Bool = false) throws(H264Error) {
         try shared.withLock { (s) throws(H264Error) in
             var lifecycle = s.lifecycle
-            try lifecycle.apply(.encode("encode"))
+            try lifecycle.apply(.run("encode"))
             if let last = s.lastPresentationTimeStamp, presentationTimeStamp <= last {
                 throw H264Error(.invalidTimestamp, field: "presentationTimeStamp",
                                 "\(presentationTimeStamp) is not after the previous frame's \(last)")
             }
-            if let error = s.takeError() { throw error }
+            if let error = sink.takeError() { throw error }
             s.lifecycle = lifecycle
             s.lastPresentationTimeStamp = presentationTimeStamp
             if s.current == nil || s.current!.width != frame.width || s.current!.height != frame.height {
@@ -260,13 +252,9 @@ public final class EncoderSession: Sendable {
                 s.height = frame.height
             }
             let lane = s.current!
-            // Enqueued under the lock: queue order is the order frames were accepted, and the
-            // n-th run of encodeNext takes the n-th pending frame.
-            pendingFrames.withLock {
-                $0.append(FrameJob(lane: lane, frame: frame, presentationTimeStamp: presentationTimeStamp,
-                                   duration: duration, forceKeyframe: forceKeyframe))
-            }
-            queue.async(execute: encodeNext)
+            // Enqueued under the lock: queue order is the order frames were accepted.
+            jobs.enqueue(FrameJob(lane: lane, frame: frame, presentationTimeStamp: presentationTimeStamp,
+                                  duration: duration, forceKeyframe: forceKeyframe))
         }
     }
 
@@ -278,23 +266,21 @@ public final class EncoderSession: Sendable {
     /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the
     ///   output handler (it would wait for itself); an error x264 reported while encoding.
     public func completeFrames() throws(H264Error) {
-        guard !isOnEncodingQueue else {
-            throw H264Error(.invalidState, "completeFrames cannot be called from the output handler")
-        }
+        try jobs.checkNotCurrent("completeFrames")
         let lane = try shared.withLock { (s) throws(H264Error) -> Lane? in
             try s.lifecycle.apply(.use("completeFrames"))
             return s.current
         }
-        let core = self.core
-        queue.sync {
-            guard let lane, !core.isInvalidated else { return }
+        let sink = self.sink
+        jobs.sync {
+            guard let lane, !sink.isInvalidated else { return }
             do {
-                for encoded in try lane.flush() { core.deliver(encoded) }
+                for encoded in try lane.flush() { sink.deliver(encoded) }
             } catch {
-                core.record(error)
+                sink.record(error)
             }
         }
-        if let error = shared.withLock({ $0.takeError() }) { throw error }
+        if let error = sink.takeError() { throw error }
     }
 
     /// Ends the session (VideoToolbox's `VTCompressionSessionInvalidate`): frames not yet
@@ -302,292 +288,15 @@ public final class EncoderSession: Sendable {
     /// x264 is closed on the encoding queue once a frame in progress is done. Idempotent; safe
     /// from any thread, any number of times, during an encode and from the output handler.
     public func invalidate() {
-        let (lanes, continuation) = shared.withLock { s -> ([Lane], AsyncStream<EncodedFrame>.Continuation?) in
-            guard !s.lifecycle.isInvalidated else { return ([], nil) }
+        let lanes = shared.withLock { s -> [Lane] in
+            guard !s.lifecycle.isInvalidated else { return [] }
             _ = try? s.lifecycle.apply(.invalidate)
-            defer { s.current = nil; s.prewarmed = nil; s.continuation = nil }
-            return ([s.current, s.prewarmed].compactMap { $0 }, s.continuation)
+            sink.invalidate()
+            defer { s.current = nil; s.prewarmed = nil }
+            return [s.current, s.prewarmed].compactMap { $0 }
         }
-        continuation?.finish()
         for lane in lanes {
-            queue.async { lane.close() }
-        }
-    }
-
-    /// Changes the average bit rate live — no new session, no extra IDR (VideoToolbox sets
-    /// `AverageBitRate` on a running session). Before prepare it simply configures.
-    /// The corresponding x264 call is `x264_encoder_reconfig`.
-    ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` for a rate outside
-    ///   1000…1000000000 or in constant-quality mode; `H264Error.Code.invalidState`
-    ///   after invalidate.
-    public func setAverageBitRate(_ bitsPerSecond: Int) throws(H264Error) {
-        try changeLive { (c) throws(H264Error) in
-            guard c.constantRateFactor == nil else {
-                throw H264Error(.invalidConfiguration, field: "averageBitRate", "the session encodes at constant quality (constantRateFactor)")
-            }
-            c.averageBitRate = bitsPerSecond
-        }
-    }
-
-    /// Changes the data-rate limits (VBV) live, without a new IDR.
-    /// The corresponding x264 call is `x264_encoder_reconfig`.
-    ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming a bad limit;
-    ///   `H264Error.Code.invalidState` after invalidate.
-    public func setDataRateLimits(_ limits: [EncoderConfiguration.DataRateLimit]) throws(H264Error) {
-        try changeLive { (c) throws(H264Error) in c.dataRateLimits = limits }
-    }
-
-    private func changeLive(_ change: (inout EncoderConfiguration) throws(H264Error) -> Void) throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
-            try s.lifecycle.apply(.use("rate change"))
-            var updated = s.configuration
-            try change(&updated)
-            try updated.validate()
-            s.configuration = updated
-            for lane in [s.current, s.prewarmed].compactMap({ $0 }) {
-                let core = self.core
-                queue.async { [updated] in
-                    do { try lane.reconfigure(updated) } catch { core.record(error) }
-                }
-            }
-        }
-    }
-
-    /// Prepares a second encoder for an anticipated size change (x264 opening costs real time:
-    /// do it here, off the capture path). Replaces an earlier prewarmed encoder.
-    ///
-    /// - Throws: `H264Error.Code.invalidFrame` for a bad size;
-    ///   `H264Error.Code.invalidState` after invalidate;
-    ///   `H264Error.Code.encoderFailed` when x264 cannot open.
-    public func prewarm(width: Int, height: Int) throws(H264Error) {
-        try Self.validateSize(width: width, height: height)
-        let configuration = try shared.withLock { (s) throws(H264Error) -> EncoderConfiguration in
-            try s.lifecycle.apply(.use("prewarm"))
-            return s.configuration
-        }
-        let lane = Lane(width: width, height: height, configuration: configuration, logger: logger)
-        _ = try lane.open()
-        let replaced: Lane? = shared.withLock { s in
-            guard !s.lifecycle.isInvalidated else { return lane }
-            let old = s.prewarmed
-            s.prewarmed = lane
-            return old
-        }
-        if let replaced { queue.async { replaced.close() } }
-    }
-
-    /// Switches atomically to the prewarmed encoder: frames accepted before this call finish
-    /// on the old encoder (its delayed outputs are delivered first, then it is closed); the next
-    /// frame is the new encoder's first output, an IDR with the new SPS, PPS and format
-    /// description. Frames must then have the prewarmed size.
-    ///
-    /// - Throws: `H264Error.Code.invalidState` when nothing is prewarmed or after
-    ///   invalidate.
-    public func switchToPrewarmedSession() throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
-            var lifecycle = s.lifecycle
-            try lifecycle.apply(.encode("switch"))
-            guard let next = s.prewarmed else {
-                throw H264Error(.invalidState, "no prewarmed session: call prewarm(width:height:) first")
-            }
-            if let old = s.current { enqueueRetire(old) }
-            s.current = next
-            s.prewarmed = nil
-            s.width = next.width
-            s.height = next.height
-            s.lifecycle = lifecycle
-        }
-    }
-
-    /// Queues the flush of `lane`'s delayed frames (delivered in order) and its closing.
-    private func enqueueRetire(_ lane: Lane) {
-        let core = self.core
-        queue.async {
-            guard !core.isInvalidated else { lane.close(); return }
-            do {
-                for encoded in try lane.flush() { core.deliver(encoded) }
-            } catch {
-                core.record(error)
-            }
-            lane.close()
-        }
-    }
-
-    /// Blocks until every frame accepted so far has been handed to x264 (without flushing
-    /// x264's own delay): back-pressure for producers that read faster than x264 encodes, such
-    /// as a file transcoder, so queued frames do not pile up in memory. Capture code should not
-    /// call it.
-    ///
-    /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
-    public func waitForQueuedFrames() throws(H264Error) {
-        guard !isOnEncodingQueue else {
-            throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
-        }
-        queue.sync {}
-    }
-
-    /// Blocks until at most `count` of the frames accepted by ``encode(_:presentationTimeStamp:duration:forceKeyframe:)``
-    /// are still waiting to be handed to x264, the one being handed over included: bounded
-    /// back-pressure for a producer that reads faster than x264 encodes (a file, a decoder). The
-    /// encoder keeps `count` frames in hand, so it never waits for the producer, while the
-    /// producer never gets more than `count` frames ahead.
-    ///
-    /// A frame handed to x264 is released at once (x264 keeps its own copy of the pixels), so
-    /// after this returns, the buffers of all but the last `count` frames passed to `encode` are
-    /// the caller's alone again: an array behind one can be refilled in place, without a copy.
-    /// ``waitForQueuedFrames()`` waits for every frame (and for a pending flush or switch).
-    ///
-    /// - Parameter count: how many frames may still be waiting; a negative count is taken as 0.
-    /// - Throws: `H264Error.Code.invalidState` from inside the output handler (it would
-    ///   wait for itself).
-    public func waitForQueuedFrames(downTo count: Int) throws(H264Error) {
-        guard !isOnEncodingQueue else {
-            throw H264Error(.invalidState, "waitForQueuedFrames cannot be called from the output handler")
-        }
-        let limit = max(count, 0)
-        pendingFrames.wait { $0.unfinished <= limit }
-    }
-
-    /// Waits until every queued job has run (tests).
-    func waitForQueue() {
-        queue.sync {}
-    }
-
-    /// True on this session's encoding queue (in its output handler), where waiting for the
-    /// queue would wait for itself.
-    private var isOnEncodingQueue: Bool {
-        DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(core)
-    }
-}
-
-/// A frame accepted by `encode`, waiting for the encoding queue.
-private struct FrameJob: Sendable {
-    let lane: Lane
-    let frame: VideoFrame
-    let presentationTimeStamp: Duration
-    let duration: Duration
-    let forceKeyframe: Bool
-}
-
-/// The session's state behind its one lock, shared with the jobs on the encoding queue: the
-/// lifecycle (whose invalidated flag every part reads), the encoders, the asynchronous error
-/// slot and the `frames` continuation.
-final class SessionCore: Sendable {
-    struct Shared: Sendable {
-        var lifecycle = EncoderLifecycle()
-        var configuration: EncoderConfiguration
-        var width: Int
-        var height: Int
-        var current: Lane?
-        var prewarmed: Lane?
-        var continuation: AsyncStream<EncodedFrame>.Continuation?
-        var stream: AsyncStream<EncodedFrame>?
-        /// The last accepted frame's presentation time stamp: the next must be later.
-        var lastPresentationTimeStamp: Duration?
-        /// The first error x264 reported on the encoding queue, until a call throws it.
-        var error: H264Error?
-
-        mutating func takeError() -> H264Error? {
-            defer { error = nil }
-            return error
-        }
-    }
-
-    let shared: Locked<Shared>
-    private let handler: EncoderSession.OutputHandler?
-
-    init(configuration: EncoderConfiguration, width: Int, height: Int, handler: EncoderSession.OutputHandler?) {
-        shared = Locked(Shared(configuration: configuration, width: width, height: height))
-        self.handler = handler
-    }
-
-    /// The session's one invalidated flag.
-    var isInvalidated: Bool { shared.withLock { $0.lifecycle.isInvalidated } }
-
-    /// Hands `frame` to the output handler and the `frames` stream, unless invalidated.
-    func deliver(_ frame: EncodedFrame) {
-        let (invalidated, continuation) = shared.withLock { ($0.lifecycle.isInvalidated, $0.continuation) }
-        guard !invalidated else { return }
-        handler?(frame)
-        continuation?.yield(frame)
-    }
-
-    /// Keeps the first error of the encoding queue for the next call to throw.
-    func record(_ error: any Error) {
-        let h264 = error as? H264Error ?? H264Error(.encoderFailed, "\(error)")
-        shared.withLock { if $0.error == nil { $0.error = h264 } }
-    }
-}
-
-/// One x264 encoder for one size, opened lazily and guarded by a mutex (x264 gives no
-/// thread-safety for a handle). Used by the encoding queue, and by `prepare`/`prewarm` on the
-/// caller's thread before any frame reaches it.
-final class Lane: Sendable {
-    let width: Int
-    let height: Int
-    private let configuration: Locked<EncoderConfiguration>
-    private let logger: Logger
-    /// The x264 encoder, used only inside this lock (opened again after a flush).
-    private let encoder = Locked<X264Encoder?>(nil)
-    private let cachedFormat = Locked<FormatDescription?>(nil)
-
-    init(width: Int, height: Int, configuration: EncoderConfiguration, logger: Logger) {
-        self.width = width
-        self.height = height
-        self.configuration = Locked(configuration)
-        self.logger = logger
-    }
-
-    var openFormatDescription: FormatDescription? { cachedFormat.withLock { $0 } }
-
-    private func withEncoder<R>(_ body: (X264Encoder) throws(H264Error) -> R) throws(H264Error) -> R {
-        try encoder.withLock { (slot) throws(H264Error) -> R in
-            if slot == nil {
-                let opened = try X264Encoder(width: width, height: height,
-                                             configuration: configuration.withLock { $0 }, logger: logger)
-                cachedFormat.withLock { $0 = opened.formatDescription }
-                slot = opened
-            }
-            return try body(slot!)
-        }
-    }
-
-    /// Opens x264 if needed; returns the format description.
-    func open() throws(H264Error) -> FormatDescription {
-        try withEncoder { $0.formatDescription }
-    }
-
-    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(H264Error) -> EncodedFrame? {
-        try withEncoder { (e) throws(H264Error) in
-            try e.encode(frame, presentationTimeStamp: presentationTimeStamp, duration: duration, forceKeyframe: forceKeyframe)
-        }
-    }
-
-    /// Drains x264 and closes it; a later frame reopens a fresh encoder.
-    func flush() throws(H264Error) -> [EncodedFrame] {
-        try encoder.withLock { (slot) throws(H264Error) -> [EncodedFrame] in
-            guard let open = slot else { return [] }
-            slot = nil
-            return try open.flushAndClose()
-        }
-    }
-
-    func reconfigure(_ c: EncoderConfiguration) throws(H264Error) {
-        configuration.withLock { $0 = c }
-        try encoder.withLock { (slot) throws(H264Error) in
-            try slot?.reconfigure(c)
-        }
-    }
-
-    /// Closes x264 (idempotent). The session calls it only for a lane it no longer uses (retired,
-    /// replaced or invalidated): the queue's frame jobs read the session's invalidated flag
-    /// before they reach a lane, so none opens a closed lane again.
-    func close() {
-        encoder.withLock { slot in
-            slot?.close()
-            slot = nil
+            jobs.async { lane.close() }
         }
     }
 }

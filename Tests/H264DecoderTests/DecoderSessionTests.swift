@@ -245,7 +245,7 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
             try session.decode(unit)
             Issue.record("decode after invalidate did not throw")
         } catch {
-            #expect(error.code == .invalidDecoderState)
+            #expect(error.code == .invalidState)
         }
         #expect(throws: H264Error.self) { try session.waitForAsynchronousFrames() }
         #expect(throws: H264Error.self) { try session.finishDelayedFrames() }
@@ -267,7 +267,7 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
         holder.withLock { $0 = nil }
         session.invalidate()
         #expect(errors.withLock { $0 }.count == 5)
-        #expect(errors.withLock { $0 }.allSatisfy { $0 == .invalidDecoderState })
+        #expect(errors.withLock { $0 }.allSatisfy { $0 == .invalidState })
     }
 
     @Test("frames as an AsyncStream, finished by invalidate")

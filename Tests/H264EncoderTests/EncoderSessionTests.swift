@@ -1,6 +1,7 @@
 import Foundation
 import H264
 @testable import H264Encoder
+import H264SessionCore
 import H264TestSupport
 import Testing
 
@@ -326,14 +327,14 @@ struct EncoderLifecycleTests {
         let collector = Collector<EncodedFrame>()
         let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
         weak var weakSession: EncoderSession?
-        let queue: DispatchQueue
+        let queue: JobQueue<FrameJob>
         do {
             let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture) { frame in
                 collector.append(frame)
                 if collector.count == 1 { entered.signal(); gate.wait() }
             }
             weakSession = session
-            queue = session.queue
+            queue = session.jobs
             for i in 0..<20 { try session.encode(try frame(i), presentationTimeStamp: .milliseconds(i * 100) / 3) }
             entered.wait()
         }
@@ -455,35 +456,5 @@ struct EncoderLifecycleTests {
         #expect(second <= 40_000, "\(second) bytes in one second")
         #expect(halfSecond <= 30_000, "\(halfSecond) bytes in half a second")
         #expect(Self.peakBytes(unlimited, window: 30) > 40_000)
-    }
-}
-
-/// `EncoderLifecycle`, the session's one transition function: each row applies events in order
-/// and expects the state after each, or the error code it throws.
-@Suite struct EncoderLifecycleTransitionTests {
-    enum Outcome: Equatable { case state(EncoderSession.State), error(H264Error.Code) }
-
-    static let rows: [(String, [EncoderLifecycle.Event], [Outcome])] = [
-        ("configure, prepare", [.configure, .prepare, .prepared],
-         [.state(.configured), .state(.configured), .state(.prepared)]),
-        ("configure while preparing", [.prepare, .configure, .prepareFailed, .configure],
-         [.state(.created), .error(.invalidState), .state(.created), .state(.configured)]),
-        ("configure once prepared", [.encode("encode"), .configure], [.state(.prepared), .error(.invalidState)]),
-        ("a failed prepare keeps the state", [.configure, .prepare, .prepareFailed], [.state(.configured), .state(.configured), .state(.configured)]),
-        ("use changes nothing", [.use("prewarm"), .configure, .use("rate change")], [.state(.created), .state(.configured), .state(.configured)]),
-        ("invalidate twice", [.invalidate, .invalidate], [.state(.invalidated), .state(.invalidated)]),
-        ("every call after invalidate", [.invalidate, .configure, .prepare, .encode("encode"), .use("completeFrames"), .encode("switch")],
-         [.state(.invalidated), .error(.invalidState), .error(.invalidState), .error(.invalidState), .error(.invalidState), .error(.invalidState)]),
-        ("invalidated while preparing", [.prepare, .invalidate, .prepared], [.state(.created), .state(.invalidated), .error(.invalidState)]),
-    ]
-
-    @Test(arguments: rows.indices)
-    func transitions(row: Int) {
-        let (name, events, expected) = Self.rows[row]
-        var lifecycle = EncoderLifecycle()
-        let outcomes = events.map { event -> Outcome in
-            do throws(H264Error) { return .state(try lifecycle.apply(event)) } catch { return .error(error.code) }
-        }
-        #expect(outcomes == expected, "\(name)")
     }
 }

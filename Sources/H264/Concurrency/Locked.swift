@@ -20,7 +20,7 @@ import Darwin
 ///
 /// `@unchecked Sendable`: the value is only reached through `withLock`-style methods, which
 /// hold the mutex for the whole access.
-package final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var value: Value
@@ -71,3 +71,8 @@ package final class Locked<Value>: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 }
+
+/// `@unchecked Sendable` only where the value is `Sendable`: the mutex makes every access
+/// exclusive, so a `Locked` may cross threads when what it guards may; a non-`Sendable` value
+/// (a class with unsynchronized state, a pointer) stays in the isolation domain it was made in.
+extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -18,7 +18,10 @@ struct EncodeClip {
         let clip = try Y4MClip(contentsOf: input)
 
         // VTCompressionSessionCreate / EncodeFrame / CompleteFrames / Invalidate, on libx264.
-        let session = try EncoderSession(width: clip.width, height: clip.height, configuration: .liveCapture)
+        // `frames` is read after the whole clip is encoded: let it hold every frame.
+        var configuration = EncoderConfiguration.liveCapture
+        configuration.frameBuffering = .keepingOldest(max(clip.frames.count, 1))
+        let session = try EncoderSession(width: clip.width, height: clip.height, configuration: configuration)
         let outputs = session.frames
         for (index, pixels) in clip.frames.enumerated() {
             let frame = try VideoFrame(pixelFormat: .i420, width: clip.width, height: clip.height, contiguous: pixels)

@@ -1,0 +1,61 @@
+public import H264
+import H264SessionCore
+
+/// The waits for the decoding queue: delayed frames, queued access units.
+extension DecoderSession {
+    /// Outputs every delayed frame and waits until all queued access units are decoded and
+    /// their frames delivered (VideoToolbox's `VTDecompressionSessionWaitForAsynchronousFrames`).
+    /// The session stays usable: the next access unit should begin with a keyframe, as after a
+    /// seek.
+    ///
+    /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the output
+    ///   handler (it would wait for itself); an error libavcodec reported while decoding.
+    public func waitForAsynchronousFrames() throws(H264Error) {
+        try jobs.checkNotCurrent("waitForAsynchronousFrames")
+        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
+            try s.lifecycle.apply(.use("waitForAsynchronousFrames"))
+            return s.decoder
+        }
+        let sink = self.sink
+        jobs.sync {
+            guard let decoder, !sink.isInvalidated else { return }
+            do { try decoder.drain { sink.deliver($0) } } catch { sink.record(error) }
+        }
+        if let error = sink.takeError() { throw error }
+    }
+
+    /// Asks for the delayed frames without waiting for them (VideoToolbox's
+    /// `VTDecompressionSessionFinishDelayedFrames`): they are output after the access units
+    /// already queued. The session stays usable.
+    ///
+    /// - Throws: `H264Error.Code.invalidState` after invalidate; an error libavcodec
+    ///   reported while decoding an earlier access unit.
+    public func finishDelayedFrames() throws(H264Error) {
+        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
+            try s.lifecycle.apply(.use("finishDelayedFrames"))
+            return s.decoder
+        }
+        if let error = sink.takeError() { throw error }
+        guard let decoder else { return }
+        let sink = self.sink
+        jobs.async {
+            guard !sink.isInvalidated else { return }
+            do { try decoder.drain { sink.deliver($0) } } catch { sink.record(error) }
+        }
+    }
+
+    /// Blocks until at most `count` queued access units wait for libavcodec (the one being
+    /// decoded included): back-pressure for a producer that reads faster than libavcodec
+    /// decodes. A receiving thread of a live stream should not call it.
+    ///
+    /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
+    public func waitForQueuedAccessUnits(downTo count: Int) throws(H264Error) {
+        try jobs.checkNotCurrent("waitForQueuedAccessUnits")
+        jobs.waitForJobs(downTo: count)
+    }
+
+    /// Waits until every queued job has run (tests).
+    func waitForQueue() {
+        jobs.sync {}
+    }
+}

@@ -1,0 +1,142 @@
+public import H264
+import H264SessionCore
+
+/// Live changes (rates, prewarmed encoders for a size change) and the waits for the encoding
+/// queue.
+extension EncoderSession {
+    /// Changes the average bit rate live — no new session, no extra IDR (VideoToolbox sets
+    /// `AverageBitRate` on a running session). Before prepare it simply configures.
+    /// The corresponding x264 call is `x264_encoder_reconfig`.
+    ///
+    /// - Throws: `H264Error.Code.invalidConfiguration` for a rate outside
+    ///   1000…1000000000 or in constant-quality mode; `H264Error.Code.invalidState`
+    ///   after invalidate.
+    public func setAverageBitRate(_ bitsPerSecond: Int) throws(H264Error) {
+        try changeLive { (c) throws(H264Error) in
+            guard c.constantRateFactor == nil else {
+                throw H264Error(.invalidConfiguration, field: "averageBitRate", "the session encodes at constant quality (constantRateFactor)")
+            }
+            c.averageBitRate = bitsPerSecond
+        }
+    }
+
+    /// Changes the data-rate limits (VBV) live, without a new IDR.
+    /// The corresponding x264 call is `x264_encoder_reconfig`.
+    ///
+    /// - Throws: `H264Error.Code.invalidConfiguration` naming a bad limit;
+    ///   `H264Error.Code.invalidState` after invalidate.
+    public func setDataRateLimits(_ limits: [EncoderConfiguration.DataRateLimit]) throws(H264Error) {
+        try changeLive { (c) throws(H264Error) in c.dataRateLimits = limits }
+    }
+
+    private func changeLive(_ change: (inout EncoderConfiguration) throws(H264Error) -> Void) throws(H264Error) {
+        try shared.withLock { (s) throws(H264Error) in
+            try s.lifecycle.apply(.use("rate change"))
+            var updated = s.configuration
+            try change(&updated)
+            try updated.validate()
+            s.configuration = updated
+            for lane in [s.current, s.prewarmed].compactMap({ $0 }) {
+                let sink = self.sink
+                jobs.async { [updated] in
+                    do { try lane.reconfigure(updated) } catch { sink.record(error) }
+                }
+            }
+        }
+    }
+
+    /// Prepares a second encoder for an anticipated size change (x264 opening costs real time:
+    /// do it here, off the capture path). Replaces an earlier prewarmed encoder.
+    ///
+    /// - Throws: `H264Error.Code.invalidFrame` for a bad size;
+    ///   `H264Error.Code.invalidState` after invalidate;
+    ///   `H264Error.Code.encoderFailed` when x264 cannot open.
+    public func prewarm(width: Int, height: Int) throws(H264Error) {
+        try Self.validateSize(width: width, height: height)
+        let configuration = try shared.withLock { (s) throws(H264Error) -> EncoderConfiguration in
+            try s.lifecycle.apply(.use("prewarm"))
+            return s.configuration
+        }
+        let lane = Lane(width: width, height: height, configuration: configuration, logger: logger)
+        _ = try lane.open()
+        let replaced: Lane? = shared.withLock { s in
+            guard !s.lifecycle.isInvalidated else { return lane }
+            let old = s.prewarmed
+            s.prewarmed = lane
+            return old
+        }
+        if let replaced { jobs.async { replaced.close() } }
+    }
+
+    /// Switches atomically to the prewarmed encoder: frames accepted before this call finish
+    /// on the old encoder (its delayed outputs are delivered first, then it is closed); the next
+    /// frame is the new encoder's first output, an IDR with the new SPS, PPS and format
+    /// description. Frames must then have the prewarmed size.
+    ///
+    /// - Throws: `H264Error.Code.invalidState` when nothing is prewarmed or after
+    ///   invalidate.
+    public func switchToPrewarmedSession() throws(H264Error) {
+        try shared.withLock { (s) throws(H264Error) in
+            var lifecycle = s.lifecycle
+            try lifecycle.apply(.run("switch"))
+            guard let next = s.prewarmed else {
+                throw H264Error(.invalidState, "no prewarmed session: call prewarm(width:height:) first")
+            }
+            if let old = s.current { enqueueRetire(old) }
+            s.current = next
+            s.prewarmed = nil
+            s.width = next.width
+            s.height = next.height
+            s.lifecycle = lifecycle
+        }
+    }
+
+    /// Queues the flush of `lane`'s delayed frames (delivered in order) and its closing.
+    func enqueueRetire(_ lane: Lane) {
+        let sink = self.sink
+        jobs.async {
+            guard !sink.isInvalidated else { lane.close(); return }
+            do {
+                for encoded in try lane.flush() { sink.deliver(encoded) }
+            } catch {
+                sink.record(error)
+            }
+            lane.close()
+        }
+    }
+
+    /// Blocks until every frame accepted so far has been handed to x264 (without flushing
+    /// x264's own delay): back-pressure for producers that read faster than x264 encodes, such
+    /// as a file transcoder, so queued frames do not pile up in memory. Capture code should not
+    /// call it.
+    ///
+    /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
+    public func waitForQueuedFrames() throws(H264Error) {
+        try jobs.checkNotCurrent("waitForQueuedFrames")
+        jobs.sync {}
+    }
+
+    /// Blocks until at most `count` of the frames accepted by ``encode(_:presentationTimeStamp:duration:forceKeyframe:)``
+    /// are still waiting to be handed to x264, the one being handed over included: bounded
+    /// back-pressure for a producer that reads faster than x264 encodes (a file, a decoder). The
+    /// encoder keeps `count` frames in hand, so it never waits for the producer, while the
+    /// producer never gets more than `count` frames ahead.
+    ///
+    /// A frame handed to x264 is released at once (x264 keeps its own copy of the pixels), so
+    /// after this returns, the buffers of all but the last `count` frames passed to `encode` are
+    /// the caller's alone again: an array behind one can be refilled in place, without a copy.
+    /// ``waitForQueuedFrames()`` waits for every frame (and for a pending flush or switch).
+    ///
+    /// - Parameter count: how many frames may still be waiting; a negative count is taken as 0.
+    /// - Throws: `H264Error.Code.invalidState` from inside the output handler (it would
+    ///   wait for itself).
+    public func waitForQueuedFrames(downTo count: Int) throws(H264Error) {
+        try jobs.checkNotCurrent("waitForQueuedFrames")
+        jobs.waitForJobs(downTo: count)
+    }
+
+    /// Waits until every queued job has run (tests).
+    func waitForQueue() {
+        jobs.sync {}
+    }
+}
