@@ -24,15 +24,6 @@ private func decode(_ path: String, width: Int = 320, height: Int = 240, format:
     return (frames, result.stderr)
 }
 
-private func psnr(_ a: [[UInt8]], _ b: [[UInt8]]) -> Double {
-    var sum = 0.0, count = 0
-    for (x, y) in zip(a, b) {
-        for i in 0..<min(x.count, y.count) { let d = Double(Int(x[i]) - Int(y[i])); sum += d * d }
-        count += min(x.count, y.count)
-    }
-    return count == 0 ? 0 : (sum == 0 ? 99 : 10 * log10(255 * 255 / (sum / Double(count))))
-}
-
 /// Committed fixture: Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE), the cars clip.
 private let y4mPath = TestFixtures.url("cars_320x240_30f.y4m").path
 /// Its 30 frames of I420; a missing fixture throws ``FixtureMissing`` naming the file.

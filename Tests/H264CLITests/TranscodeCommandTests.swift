@@ -25,13 +25,8 @@ import Testing
         #expect(transcoded.count == original.count)
         // Luma PSNR of each frame against FFmpeg's decode of the input.
         for frame in 0..<min(original.count, transcoded.count) / frameBytes {
-            var sum = 0.0
-            for i in 0..<(176 * 144) {
-                let d = Double(original[frame * frameBytes + i]) - Double(transcoded[frame * frameBytes + i])
-                sum += d * d
-            }
-            let psnr = sum == 0 ? 99 : 10 * log10(255 * 255 * Double(176 * 144) / sum)
-            #expect(psnr >= 30, "frame \(frame): \(psnr) dB")
+            let luma = psnr(original[(frame * frameBytes)...], transcoded[(frame * frameBytes)...], count: 176 * 144)
+            #expect(luma >= 30, "frame \(frame): \(luma) dB")
         }
     }
 
@@ -54,13 +49,8 @@ import Testing
         #expect(reference.count == 33 * frameBytes)
         #expect(transcoded.count == reference.count)
         for frame in 0..<min(reference.count, transcoded.count) / frameBytes {
-            var sum = 0.0
-            for i in 0..<(88 * 72) {
-                let d = Double(reference[frame * frameBytes + i]) - Double(transcoded[frame * frameBytes + i])
-                sum += d * d
-            }
-            let psnr = sum == 0 ? 99 : 10 * log10(255 * 255 * Double(88 * 72) / sum)
-            #expect(psnr >= 28, "frame \(frame): \(psnr) dB against FFmpeg's scaling")
+            let luma = psnr(reference[(frame * frameBytes)...], transcoded[(frame * frameBytes)...], count: 88 * 72)
+            #expect(luma >= 28, "frame \(frame): \(luma) dB against FFmpeg's scaling")
         }
         let odd = try CLI.run(["transcode", path, "-o", out, "--quiet", "--size", "87x72"])
         #expect(odd.status != 0 && odd.stderr.contains("--size"))

@@ -77,15 +77,7 @@ func decode(_ encoded: [EncodedFrame], configuration: DecoderConfiguration = Dec
 
 /// PSNR in dB of the luma of `frame` against the first `width × height` bytes of `i420`.
 func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
-    let packed = frame.packedBytes()
-    let count = frame.width * frame.height
-    var sum = 0.0
-    for i in 0..<count {
-        let d = Double(packed[i]) - Double(i420[i])
-        sum += d * d
-    }
-    let mse = sum / Double(count)
-    return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
+    psnr(frame.packedBytes(), i420, count: frame.width * frame.height)
 }
 
 @Suite struct DecoderSessionTests {

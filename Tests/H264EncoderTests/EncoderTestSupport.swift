@@ -105,21 +105,6 @@ enum Tool {
     }
 }
 
-/// PSNR over all planes of all frames (8-bit), from the mean squared error.
-func psnr(_ a: [[UInt8]], _ b: [[UInt8]]) -> Double {
-    var sum = 0.0, count = 0
-    for (x, y) in zip(a, b) {
-        for i in 0..<min(x.count, y.count) {
-            let d = Double(Int(x[i]) - Int(y[i]))
-            sum += d * d
-        }
-        count += min(x.count, y.count)
-    }
-    guard count > 0 else { return 0 }
-    let mse = sum / Double(count)
-    return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
-}
-
 func annexB(_ frames: [EncodedFrame]) throws -> [UInt8] {
     var out: [UInt8] = []
     let writer = AnnexBWriter()
