@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "H264", targets: ["H264"]),
         .library(name: "H264Encoder", targets: ["H264Encoder"]),
         .library(name: "H264Decoder", targets: ["H264Decoder"]),
+        .library(name: "H264Streaming", targets: ["H264Streaming"]),
         .executable(name: "h264", targets: ["h264"]),
     ],
     dependencies: [
@@ -53,10 +54,23 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // SwiftNIO: the RTSP servers, the live fan-out, RTP over UDP, pacing. No printing.
+        .target(
+            name: "H264Streaming",
+            dependencies: [
+                "H264",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .executableTarget(
             name: "h264",
             dependencies: [
-                "H264", "H264Encoder", "H264Decoder",
+                "H264", "H264Encoder", "H264Decoder", "H264Streaming",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -80,8 +94,16 @@ let package = Package(
             "h264", // ServeBenchmarks runs `h264 serve`
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
+        .testTarget(name: "H264StreamingTests", dependencies: [
+            "H264", "H264Streaming", "H264TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: [
-            "H264", "h264", "H264TestSupport",
+            "H264", "h264", "H264Streaming", "H264TestSupport",
             // The serve broadcaster's unit tests run it on EmbeddedChannel.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import Foundation
 import H264
+import H264Streaming
 import NIOCore
 import NIOPosix
 
@@ -133,7 +134,7 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
 
     /// True when `uri` names the listening path or something below it (a track).
     private func isOurs(_ uri: String) -> Bool {
-        let requested = RTSPConnectionHandler.path(of: uri)
+        let requested = RTSPURI.path(of: uri)
         return requested == path || requested == path + "/" || requested.hasPrefix(path + "/")
     }
 
@@ -215,7 +216,7 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
         guard let announced, !recording.isRecording else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
         // The H.264 track's control URL, resolved against the ANNOUNCE's URI (RFC 2326 appendix C.1.1).
         let track = RTSPClient.resolve(announced.description.control, against: announced.uri)
-        guard RTSPConnectionHandler.path(of: request.uri) == RTSPConnectionHandler.path(of: track) else {
+        guard RTSPURI.path(of: request.uri) == RTSPURI.path(of: track) else {
             return RTSPResponse(status: .notFound, cSeq: cSeq)
         }
         let offered: [RTSPTransport]

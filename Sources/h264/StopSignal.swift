@@ -1,4 +1,5 @@
 import Dispatch
+import H264Streaming
 import Synchronization // Atomic: a flag read by the pacing loop, set from a signal handler
 #if canImport(Glibc)
 import Glibc

@@ -1,17 +1,19 @@
-import H264
-import NIOCore
+package import H264
+package import NIOCore
 
 /// What the connection handlers of our two RTSP servers share (serve's `RTSPConnectionHandler`,
 /// listen's `RTSPRecordHandler`): reading messages while keeping the timeouts, answering
 /// malformed requests, the once-a-second timeout check from activation until the connection
 /// closes, and writing answers. Each handler answers the requests themselves, and says what
 /// its check does when a timeout runs out.
-protocol RTSPServerConnection: AnyObject {
+package protocol RTSPServerConnection: AnyObject {
     var reader: RTSPMessageReader { get set }
     var timeouts: RTSPConnectionTimeouts { get set }
     var checkTimer: Scheduled<Void>? { get set }
     /// True once the connection is closing: nothing more is read.
     var closing: Bool { get set }
+    /// How often the timeouts are checked (a second unless the handler says otherwise).
+    var checkInterval: Duration { get }
 
     func log(_ line: String)
     /// A request, an interleaved frame or a response read from the connection (malformed
@@ -27,9 +29,12 @@ protocol RTSPServerConnection: AnyObject {
 }
 
 extension RTSPServerConnection {
+    /// Once a second.
+    package var checkInterval: Duration { .seconds(1) }
+
     /// Reads received bytes: each message to ``handle(_:context:)``, a malformed request
     /// answered with its status, lost framing answered and the connection closed.
-    func read(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+    package func read(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         guard !closing else { return }
         reader.append(bytes.readableBytesView)
         do {
@@ -52,8 +57,8 @@ extension RTSPServerConnection {
     /// Starts the check once a second (at activation): a request not finished within the
     /// request timeout gets 408 and the connection closes; then ``check(sessionExpired:context:)``.
     /// It goes on until the connection closes or ``stopChecks()``.
-    func scheduleCheck(context: ChannelHandlerContext) {
-        checkTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
+    package func scheduleCheck(context: ChannelHandlerContext) {
+        checkTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(checkInterval)) { [self] in
             let expiry = timeouts.expired()
             if expiry == .request {
                 log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
@@ -65,30 +70,40 @@ extension RTSPServerConnection {
     }
 
     /// Stops the check (the connection closed).
-    func stopChecks() {
+    package func stopChecks() {
         checkTimer?.cancel()
         checkTimer = nil
     }
 
     /// The peer's address, for the log.
-    func address(_ context: ChannelHandlerContext) -> String {
+    package func address(_ context: ChannelHandlerContext) -> String {
         context.channel.remoteAddress.map { "\($0)" } ?? "?"
     }
 
     /// Writes `response`.
-    func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
+    package func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
         var buffer = context.channel.allocator.buffer(capacity: 256)
         buffer.writeBytes(response.bytes)
         context.writeAndFlush(NIOAny(buffer), promise: nil)
     }
 
     /// Writes `response` as the last answer, then closes the connection.
-    func respondAndClose(context: ChannelHandlerContext, _ response: RTSPResponse) {
+    package func respondAndClose(context: ChannelHandlerContext, _ response: RTSPResponse) {
         closing = true
         endBeforeClosing()
         var buffer = context.channel.allocator.buffer(capacity: 256)
         buffer.writeBytes(response.bytes)
         let channel = context.channel
         context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+/// The parts of a Request-URI our RTSP servers look at.
+package enum RTSPURI {
+    /// The path of an `rtsp://host[:port]/path` URI (or the URI itself when it has no scheme).
+    package static func path(of uri: String) -> Substring {
+        guard let scheme = uri.range(of: "://") else { return Substring(uri) }
+        let rest = uri[scheme.upperBound...]
+        return rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
     }
 }

@@ -1,12 +1,12 @@
-/// The two timeouts of a connection to one of our RTSP servers (`h264 serve --rtsp` and
-/// `h264 receive --listen`): a request that has begun must be complete within
+/// The two timeouts of a connection to one of our RTSP servers (``RTSPServer`` and
+/// the record server of `h264 receive --listen`): a request that has begun must be complete within
 /// `requestTimeout` (then 408 Request Timeout and the connection closes: a client that never
 /// finishes its request does not hold a connection), and a connection that sends nothing for
 /// `sessionTimeout` (the `timeout` its `Session` header advertises, RFC 2326 clause 12.37)
 /// ends. The handler tells it what it read (`heard`) and asks once a second (`expired`).
-struct RTSPConnectionTimeouts {
+package struct RTSPConnectionTimeouts {
     /// What ran out.
-    enum Expiry: Equatable {
+    package enum Expiry: Equatable {
         /// A request begun more than `requestTimeout` ago is not complete.
         case request
         /// Nothing was heard for `sessionTimeout`.
@@ -14,26 +14,26 @@ struct RTSPConnectionTimeouts {
     }
 
     /// A connection that sends nothing for this long ends.
-    var sessionTimeout: Duration
+    package var sessionTimeout: Duration
     /// A request that has begun must be complete within this time.
-    var requestTimeout: Duration
+    package var requestTimeout: Duration
     private var lastHeard = ContinuousClock.now
     private var partialSince: ContinuousClock.Instant?
 
-    init(sessionTimeout: Duration, requestTimeout: Duration) {
+    package init(sessionTimeout: Duration, requestTimeout: Duration) {
         self.sessionTimeout = sessionTimeout
         self.requestTimeout = requestTimeout
     }
 
     /// Bytes arrived; `hasPartialMessage`: the reader holds the beginning of a message after
     /// taking every complete one.
-    mutating func heard(hasPartialMessage: Bool, at now: ContinuousClock.Instant = .now) {
+    package mutating func heard(hasPartialMessage: Bool, at now: ContinuousClock.Instant = .now) {
         lastHeard = now
         partialSince = hasPartialMessage ? (partialSince ?? now) : nil
     }
 
     /// Which timeout has run out at `now`, if any (the request's first).
-    func expired(at now: ContinuousClock.Instant = .now) -> Expiry? {
+    package func expired(at now: ContinuousClock.Instant = .now) -> Expiry? {
         if let partialSince, now - partialSince > requestTimeout { return .request }
         if now - lastHeard > sessionTimeout { return .session }
         return nil
