@@ -75,17 +75,6 @@ final class RTSPClient {
         return (String(host), port)
     }
 
-    /// `control` (an SDP `a=control:`) resolved against `base` (RFC 2326 appendix C.1.1): an
-    /// absolute URL as is, `*` or nil the base itself (without a trailing `/`), else appended
-    /// to the base.
-    static func resolve(_ control: String?, against base: String) -> String {
-        guard let control, control != "*", !control.isEmpty else {
-            return base.hasSuffix("/") ? String(base.dropLast()) : base
-        }
-        if control.lowercased().hasPrefix("rtsp://") { return control }
-        return base.hasSuffix("/") ? base + control : base + "/" + control
-    }
-
     /// Sends a request without waiting for its answer.
     func send(_ method: String, uri: String, headers: [(name: String, value: String)] = []) throws {
         cSeq += 1

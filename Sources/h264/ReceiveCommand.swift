@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
+import H264Streaming
 import Synchronization
 
 /// Set by SIGINT/SIGTERM while `h264 receive` runs.
@@ -11,7 +12,7 @@ let receiveStopRequested = Atomic<Bool>(false)
 /// (RTP/AVP/TCP interleaved, or RTP/AVP over UDP), and writes the access units as an Annex-B byte stream.
 /// With `--listen rtsp://HOST:PORT/PATH` it is the RTSP server a publisher pushes to instead
 /// (RFC 2326 record mode; `RTSPRecordServer`).
-struct ReceiveCommand: ParsableCommand {
+struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
         abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
@@ -83,8 +84,16 @@ struct ReceiveCommand: ParsableCommand {
                                         decoded: try y4m.map { try ReceivedY4MOutput(path: $0, frames: frames) }, log: log)
     }
 
-    func run() throws {
-        try runReportingErrors(command: "receive") { try receive() }
+    func run() async throws {
+        do {
+            if listen { return try await receiveListening() }
+            try receive()
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            CLIIO.printError(command: "receive", String(describing: error))
+            throw ExitCode.failure
+        }
     }
 
     func log(_ line: String) {
@@ -92,7 +101,6 @@ struct ReceiveCommand: ParsableCommand {
     }
 
     private func receive() throws {
-        if listen { return try receiveListening() }
         if sdp.lowercased().hasPrefix("rtsp://") { return try receiveRTSP() }
         let text = String(decoding: try CLIIO.read(sdp), as: UTF8.self)
         let description = try SessionDescription(parsing: text)
@@ -126,15 +134,7 @@ struct ReceiveCommand: ParsableCommand {
     /// The depacketizer for the stream `description` describes, and the format of its
     /// sprop-parameter-sets (nil without them).
     func depacketizer(for description: SessionDescription) throws -> (RTPDepacketizer, FormatDescription?) {
-        guard description.packetizationMode != 2 else {
-            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
-        }
-        let format = try? description.formatDescription()
-        var parameterSets = ParameterSetCache()
-        if let format { parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord) }
-        let depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: description.payloadType),
-                                           parameterSets: parameterSets)
-        return (depacketizer, format)
+        (try description.depacketizer(reorderWindow: reorderWindow), try? description.formatDescription())
     }
 
     /// A UDP socket (IPv4) bound to `port` on every address, with a 4 MiB receive buffer.
@@ -197,7 +197,7 @@ struct ReceiveCommand: ParsableCommand {
         }
         var (depacketizer, format) = try depacketizer(for: description)
         let base = described.header("Content-Base") ?? described.header("Content-Location") ?? sdp
-        let track = RTSPClient.resolve(description.control, against: base)
+        let track = RTSPURI.resolve(description.control, against: base)
         let udp = transport == .udp ? try Self.udpSocketPair() : nil
         defer { if let udp { close(udp.rtp); close(udp.rtcp) } }
         let offer = udp.map { "RTP/AVP;unicast;client_port=\($0.port)-\($0.port + 1)" } ?? "RTP/AVP/TCP;unicast;interleaved=0-1"
@@ -209,7 +209,7 @@ struct ReceiveCommand: ParsableCommand {
             .flatMap { $0 }.map(UInt8.init(truncatingIfNeeded:)) ?? 0
         let sink = try receivedOutput(format: format)
         installStopHandlers()
-        let aggregate = RTSPClient.resolve("*", against: base)
+        let aggregate = RTSPURI.resolve("*", against: base)
         _ = try client.request("PLAY", uri: aggregate, headers: [("Session", session), ("Range", "npt=0.000-")])
         log("playing \(sdp) (session \(session), RTP " + (udp.map { "on udp port \($0.port)" } ?? "on interleaved channel \(channel)") + ")")
 

@@ -24,14 +24,25 @@ final class RTSPTestConnection {
     }
 
     /// Sends `method` on `uri` and returns its answer (interleaved frames before it are dropped).
-    func request(_ method: String, _ uri: String, headers: [(name: String, value: String)] = []) async throws -> RTSPResponse {
+    func request(_ method: String, _ uri: String, headers: [(name: String, value: String)] = [],
+                 body: [UInt8] = []) async throws -> RTSPResponse {
         cSeq += 1
-        let request = RTSPRequest(method: method, uri: uri, headers: [("CSeq", String(cSeq))] + headers)
+        let request = RTSPRequest(method: method, uri: uri, headers: [("CSeq", String(cSeq))] + headers, body: body)
         try await channel.writeAndFlush(ByteBuffer(bytes: request.bytes))
         while let message = try await next() {
             if case .response(let response) = message { return response }
         }
         throw ChannelError.eof
+    }
+
+    /// Sends `packet` interleaved on `channel` (`$`, channel, length, packet).
+    func send(interleaved channel: UInt8, _ packet: [UInt8]) async throws {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt8(ascii: "$"))
+        buffer.writeInteger(channel)
+        buffer.writeInteger(UInt16(packet.count))
+        buffer.writeBytes(packet)
+        try await self.channel.writeAndFlush(buffer)
     }
 
     /// The next message from the server; nil once the connection has closed.
