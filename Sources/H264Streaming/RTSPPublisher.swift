@@ -25,23 +25,13 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
         case stopped
     }
 
-    /// What the depacketizer counted.
-    public struct Statistics: Sendable, Equatable {
-        /// RTP packets received.
-        public var packets = 0
-        /// Packets found missing.
-        public var lostPackets = 0
-        /// Access units dropped because of loss or damage.
-        public var droppedAccessUnits = 0
-    }
-
     /// The SDP of the publisher's ANNOUNCE.
     public let sessionDescription: SessionDescription
     /// The publisher's address (of its RTSP connection).
     public let remoteAddress: SocketAddress?
     private let stream: AsyncStream<Element>
     private let continuation: AsyncStream<Element>.Continuation
-    private let state = Locked<(ending: Ending?, statistics: Statistics)>((nil, Statistics()))
+    private let state = Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>((nil, RTPReceptionStatistics()))
     private let stopRecording: @Sendable () -> Void
 
     init(sessionDescription: SessionDescription, remoteAddress: SocketAddress?, stop: @escaping @Sendable () -> Void) {
@@ -58,7 +48,7 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
     public var ending: Ending? { state.withLock { $0.ending } }
 
     /// The depacketizer's counts so far (final once the sequence has ended).
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    public var statistics: RTPReceptionStatistics { state.withLock { $0.statistics } }
 
     /// Ends the recording (the sequence ends after the events already delivered).
     public func stop() { stopRecording() }
@@ -67,7 +57,7 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { stream.makeAsyncIterator() }
 
     /// Delivers `events` and the depacketizer's counts.
-    func deliver(_ events: [Element], statistics: Statistics) {
+    func deliver(_ events: [Element], statistics: RTPReceptionStatistics) {
         state.withLock { $0.statistics = statistics }
         for event in events { continuation.yield(event) }
     }

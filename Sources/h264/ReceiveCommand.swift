@@ -87,6 +87,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             if listen { return try await receiveListening() }
+            if !sdp.lowercased().hasPrefix("rtsp://") { return try await receiveRTP() }
             try receive()
         } catch let error as ExitCode {
             throw error
@@ -102,33 +103,6 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     private func receive() throws {
         if sdp.lowercased().hasPrefix("rtsp://") { return try receiveRTSP() }
-        let text = String(decoding: try CLIIO.read(sdp), as: UTF8.self)
-        let description = try SessionDescription(parsing: text)
-        var (depacketizer, format) = try depacketizer(for: description)
-
-        let socketDescriptor = try Self.udpSocket(port: description.port)
-        defer { close(socketDescriptor) }
-
-        let sink = try receivedOutput(format: format)
-        installStopHandlers()
-        log("listening on udp port \(description.port)")
-
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var lastPacket = ContinuousClock.now
-        while !sink.done && !receiveStopRequested.load(ordering: .relaxed) {
-            var descriptor = pollfd(fd: socketDescriptor, events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, 200) > 0 {
-                let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
-                guard count > 0 else { continue }
-                lastPacket = .now
-                buffer.withUnsafeBytes { depacketizer.append(packet: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                try sink.drain(&depacketizer)
-            } else if ContinuousClock.now - lastPacket > .seconds(idleTimeout) {
-                log("no packet for \(idleTimeout) s")
-                break
-            }
-        }
-        try sink.finish(&depacketizer)
     }
 
     /// The depacketizer for the stream `description` describes, and the format of its

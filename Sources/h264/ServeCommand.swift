@@ -77,19 +77,25 @@ struct ServeCommand: AsyncParsableCommand {
         let doorbell = Doorbell()
         let broadcaster = Broadcaster(queueLimit: clientQueueFrames ?? max(8, Int(header.frameRate.rounded())), logger: logger,
                                       onKeyframeRequest: doorbell.ring)
-        let rtpSender = try rtp.map { try RTPSender(url: $0, maximumTransmissionUnit: 1200) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let rtpSender: RTPSender?
+        do {
+            rtpSender = try await startRTP(group: group)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
         let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster,
                                          rtpSender: rtpSender, log: log)
         defer { session.invalidate() }
         let format = try session.prepare()
-        if let rtpSender, let sdp { try rtpSender.writeSessionDescription(format: format, to: sdp) }
+        if let rtpSender, let sdp { try CLIIO.write(Array(rtpSender.sessionDescription(format: format).text.utf8), to: sdp) }
 
         // SIGINT/SIGTERM end the pacing loop; everything then closes in order (exit status 0).
         let stop = StopSignal(doorbell: doorbell)
         let stopCatchingSignals = stop.catchSignals()
         defer { stopCatchingSignals() }
 
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await listen(on: group, broadcaster: broadcaster)
         // Always printed: scripts and tests read the port from it.
         FileHandle.standardError.write(Data(("h264 serve: listening on tcp://\(host):\(server.localAddress?.port ?? port) "
@@ -111,6 +117,7 @@ struct ServeCommand: AsyncParsableCommand {
         await server.shutdown()
         await rtspServer?.shutdown()
         await broadcaster.closeAll(flushing: outcome.ending == .inputEnded)
+        await rtpSender?.shutdown()
         try? await group.shutdownGracefully()
 
         if let error = outcome.error { throw error }
@@ -132,7 +139,8 @@ struct ServeCommand: AsyncParsableCommand {
                                 rtpSender: RTPSender?, log: @escaping @Sendable (String) -> Void) throws -> EncoderSession {
         let writer = Locked(AnnexBWriter(accessUnitDelimiters: accessUnitDelimiters))
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            do { try rtpSender?.send(frame) } catch { log("RTP: dropped a frame: \(error)") }
+            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe)
+            do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
             var bytes: [UInt8] = []
             do {
                 try writer.withLock { writer in try writer.write(frame, to: &bytes) }
@@ -140,8 +148,9 @@ struct ServeCommand: AsyncParsableCommand {
                 log("dropped a malformed encoded frame: \(error)")
                 return
             }
-            broadcaster.broadcast(LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription,
-                                            isKeyframe: frame.isKeyframe, annexB: ByteBuffer(bytes: bytes)))
+            var withAnnexB = live
+            withAnnexB.annexB = ByteBuffer(bytes: bytes)
+            broadcaster.broadcast(withAnnexB)
         }
     }
 
@@ -153,6 +162,25 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             try? await group.shutdownGracefully()
             throw CLIError("cannot listen on \(host):\(port): \(error)")
+        }
+    }
+
+    /// With `--rtp udp://HOST:PORT` (an IPv4 address or `localhost`): the RTP sender.
+    private func startRTP(group: any EventLoopGroup) async throws -> RTPSender? {
+        guard let url = rtp else { return nil }
+        guard url.hasPrefix("udp://"), let colon = url.lastIndex(of: ":"), colon > url.index(url.startIndex, offsetBy: 6),
+              let port = Int(url[url.index(after: colon)...]), (1...65_535).contains(port) else {
+            throw CLIError("--rtp wants udp://HOST:PORT, not \(url)")
+        }
+        var host = String(url[url.index(url.startIndex, offsetBy: 6)..<colon])
+        if host == "localhost" { host = "127.0.0.1" }
+        guard (try? SocketAddress(ipAddress: host, port: port))?.protocol == .inet else {
+            throw CLIError("--rtp: \(host) is not an IPv4 address")
+        }
+        do {
+            return try await RTPSender.start(host: host, port: port, group: group, maximumTransmissionUnit: 1200)
+        } catch {
+            throw CLIError("--rtp: cannot open a UDP socket (\(error))")
         }
     }
 
