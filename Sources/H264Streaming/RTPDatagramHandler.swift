@@ -5,18 +5,18 @@ import NIOCore
 final class RTPDatagramHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
-    private let publisher: String
+    private let publisher: String?
     private let receive: (UnsafeRawBufferPointer) -> Void
 
-    /// A handler that takes datagrams from the IP address `publisher` only.
-    init(from publisher: String, receive: @escaping (UnsafeRawBufferPointer) -> Void) {
+    /// A handler that takes datagrams from the IP address `publisher` only (nil: from anywhere).
+    init(from publisher: String?, receive: @escaping (UnsafeRawBufferPointer) -> Void) {
         self.publisher = publisher
         self.receive = receive
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        guard envelope.remoteAddress.ipAddress == publisher else { return }
+        if let publisher, envelope.remoteAddress.ipAddress != publisher { return }
         envelope.data.withUnsafeReadableBytes { receive($0) }
     }
 }

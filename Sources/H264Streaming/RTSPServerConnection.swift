@@ -97,24 +97,3 @@ extension RTSPServerConnection {
         context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
     }
 }
-
-/// The parts of a Request-URI our RTSP servers look at.
-package enum RTSPURI {
-    /// The path of an `rtsp://host[:port]/path` URI (or the URI itself when it has no scheme).
-    package static func path(of uri: String) -> Substring {
-        guard let scheme = uri.range(of: "://") else { return Substring(uri) }
-        let rest = uri[scheme.upperBound...]
-        return rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
-    }
-
-    /// `control` (an SDP `a=control:`) resolved against `base` (RFC 2326 appendix C.1.1): an
-    /// absolute URL as is, `*` or nil the base itself (without a trailing `/`), else appended
-    /// to the base.
-    package static func resolve(_ control: String?, against base: String) -> String {
-        guard let control, control != "*", !control.isEmpty else {
-            return base.hasSuffix("/") ? String(base.dropLast()) : base
-        }
-        if control.lowercased().hasPrefix("rtsp://") { return control }
-        return base.hasSuffix("/") ? base + control : base + "/" + control
-    }
-}

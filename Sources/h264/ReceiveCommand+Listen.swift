@@ -11,7 +11,7 @@ extension ReceiveCommand {
         guard sdp.lowercased().hasPrefix("rtsp://") else {
             throw CLIError("--listen wants an rtsp:// URL to listen on, not \(sdp)")
         }
-        let (host, port) = try RTSPClient.hostAndPort(of: sdp, allowingPortZero: true)
+        let (host, port) = try RTSPURI.hostAndPort(of: sdp, allowingPortZero: true)
         let afterAuthority = sdp.dropFirst("rtsp://".count).drop { $0 != "/" }
         let pathPart = String(afterAuthority.prefix { $0 != "?" })
         var configuration = RTSPRecordServer.Configuration()
@@ -31,21 +31,17 @@ extension ReceiveCommand {
         FileHandle.standardError.write(Data("h264 receive: listening on \(server.url(host: host))\n".utf8))
 
         // SIGINT/SIGTERM shut the server down, which ends the recording (or the wait for one).
-        let doorbell = Doorbell()
-        let stop = StopSignal(doorbell: doorbell)
-        let stopCatchingSignals = stop.catchSignals()
-        let watcher = Task {
-            while !stop.isSet && !Task.isCancelled { await doorbell.sleep(until: .now + .seconds(3600)) }
-            if stop.isSet { await server.shutdown() }
-        }
         var outcome: Result<Void, any Error> = .success(())
-        for await publisher in server.publishers {
-            do { try await record(publisher) } catch { outcome = .failure(error) }
-            break
+        do {
+            try await StopSignal.catching(onStop: { await server.shutdown() }) {
+                for await publisher in server.publishers {
+                    try await record(publisher)
+                    break
+                }
+            }
+        } catch {
+            outcome = .failure(error)
         }
-        stopCatchingSignals()
-        watcher.cancel()
-        doorbell.ring()
         await server.shutdown()
         try? await group.shutdownGracefully()
         try outcome.get()

@@ -36,18 +36,11 @@ extension ReceiveCommand {
 
     /// Writes the receiver's events to `sink` until it is done, the receiver ends, or a stop signal.
     private func write(_ receiver: RTPReceiver, to sink: ReceivedAnnexBOutput) async throws {
-        let doorbell = Doorbell()
-        let stop = StopSignal(doorbell: doorbell)
-        let stopCatchingSignals = stop.catchSignals()
-        defer { stopCatchingSignals() }
-        let watcher = Task {
-            while !stop.isSet && !Task.isCancelled { await doorbell.sleep(until: .now + .seconds(3600)) }
-            if stop.isSet { await receiver.shutdown() }
-        }
-        defer { watcher.cancel(); doorbell.ring() }
-        for await event in receiver {
-            try sink.write(event)
-            if sink.done { break }
+        try await StopSignal.catching(onStop: { await receiver.shutdown() }) {
+            for await event in receiver {
+                try sink.write(event)
+                if sink.done { break }
+            }
         }
         if receiver.ending == .idle { log("no packet for \(idleTimeout) s") }
         let statistics = receiver.statistics

@@ -37,4 +37,22 @@ final class StopSignal: Sendable {
         }
         return { for source in sources { source.cancel() } }
     }
+
+    /// Runs `body` with SIGINT and SIGTERM caught: a signal meanwhile runs `onStop` (which
+    /// should make `body` return, e.g. by shutting its server down), once.
+    static func catching<T>(onStop: @escaping @Sendable () async -> Void, _ body: () async throws -> T) async throws -> T {
+        let doorbell = Doorbell()
+        let stop = StopSignal(doorbell: doorbell)
+        let stopCatching = stop.catchSignals()
+        let watcher = Task {
+            while !stop.isSet && !Task.isCancelled { await doorbell.sleep(until: .now + .seconds(3600)) }
+            if stop.isSet { await onStop() }
+        }
+        defer {
+            stopCatching()
+            watcher.cancel()
+            doorbell.ring()
+        }
+        return try await body()
+    }
 }
