@@ -155,31 +155,13 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     /// The answer to `request`, or nil when it will be sent later (a SETUP binding UDP sockets).
     private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
         let cSeq = request.cSeq
-        guard cSeq != nil else {
-            log("RTSP \(address(context)): \(request.method) without CSeq")
-            return RTSPResponse(status: .badRequest, cSeq: nil)
-        }
-        guard RTSPRequest.knownMethods.contains(request.method) else {
-            return RTSPResponse(status: .notImplemented, cSeq: cSeq)
-        }
-        guard Self.publicMethods.contains(request.method) else {
-            return RTSPResponse(status: .methodNotAllowed, cSeq: cSeq,
-                                headers: [("Allow", Self.publicMethods.joined(separator: ", "))])
-        }
         let found = mounts.find(RTSPURI.path(of: request.uri))
-        guard found != nil || (request.uri == "*" && ["OPTIONS", "GET_PARAMETER"].contains(request.method)) else {
-            return RTSPResponse(status: .notFound, cSeq: cSeq)
-        }
-        // A named session must be ours.
-        if let named = request.session, named != session?.id {
-            return RTSPResponse(status: .sessionNotFound, cSeq: cSeq)
-        }
         let sessionHeader = session.map { [("Session", "\($0.id);timeout=\(configuration.sessionTimeout.components.seconds)")] } ?? []
+        if let common = commonAnswer(to: request, allowed: Self.publicMethods, isOurs: found != nil, sessionID: session?.id,
+                                     sessionHeader: sessionHeader, context: context) {
+            return common
+        }
         switch request.method {
-        case "OPTIONS":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Public", Self.publicMethods.joined(separator: ", "))])
-        case "GET_PARAMETER":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
         case "DESCRIBE":
             guard let found else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
             let base = Self.base(of: request.uri, mountPath: found.path)
@@ -259,7 +241,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         session?.udp?.close()
         let packetizer = session?.packetizer
             ?? RTPPacketizer(configuration: .init(maximumTransmissionUnit: configuration.maximumTransmissionUnit))
-        let id = session?.id ?? String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
+        let id = session?.id ?? makeRTSPSessionID()
         session = Session(id: id, mountPath: mount.path, mount: mount.mount, channels: transport.interleavedChannels ?? 0...1, udp: udp, packetizer: packetizer)
         transport.ssrc = packetizer.configuration.ssrc
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")

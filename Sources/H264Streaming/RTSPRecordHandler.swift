@@ -144,25 +144,13 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
 
     /// The answer to `request`, or nil when it is sent later (a SETUP binding UDP sockets).
     private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
-        guard let cSeq = request.cSeq else {
-            log("RTSP \(address(context)): \(request.method) without CSeq")
-            return RTSPResponse(status: .badRequest, cSeq: nil)
-        }
-        guard RTSPRequest.knownMethods.contains(request.method) else { return RTSPResponse(status: .notImplemented, cSeq: cSeq) }
-        guard Self.allowedMethods.contains(request.method) else {
-            return RTSPResponse(status: .methodNotAllowed, cSeq: cSeq,
-                                headers: [("Allow", Self.allowedMethods.joined(separator: ", "))])
-        }
-        guard isOurs(request.uri) || (request.uri == "*" && ["OPTIONS", "GET_PARAMETER"].contains(request.method)) else {
-            return RTSPResponse(status: .notFound, cSeq: cSeq)
-        }
-        if let named = request.session, named != session?.id { return RTSPResponse(status: .sessionNotFound, cSeq: cSeq) }
         let sessionHeader = session.map { [("Session", "\($0.id);timeout=\(sessionTimeout)")] } ?? []
+        if let common = commonAnswer(to: request, allowed: Self.allowedMethods, isOurs: isOurs(request.uri), sessionID: session?.id,
+                                     sessionHeader: sessionHeader, context: context) {
+            return common
+        }
+        guard let cSeq = request.cSeq else { return RTSPResponse(status: .badRequest, cSeq: nil) }
         switch request.method {
-        case "OPTIONS":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Public", Self.allowedMethods.joined(separator: ", "))])
-        case "GET_PARAMETER":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
         case "ANNOUNCE":
             return announce(request, cSeq: cSeq, context: context)
         case "SETUP":
@@ -272,7 +260,7 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     private func makeSession(transport: RTSPTransport, udp: (rtp: any Channel, rtcp: any Channel)?, cSeq: String,
                              context: ChannelHandlerContext) -> RTSPResponse {
         session?.close()
-        let id = session?.id ?? String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
+        let id = session?.id ?? makeRTSPSessionID()
         session = Session(id: id, transport: transport, udp: udp)
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [

@@ -96,4 +96,37 @@ extension RTSPServerConnection {
         let channel = context.channel
         context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
     }
+
+    /// What every request gets before its method is looked at, the same in PLAY and RECORD
+    /// mode (RFC 2326 clause 7.1.1): 400 without CSeq, 501 for an unknown method, 405 (with
+    /// `Allow`) for one of RFC 2326 this mode does not allow, 404 for another path (`isOurs`
+    /// false; `*` is ours for OPTIONS and GET_PARAMETER), 454 naming another session than
+    /// `sessionID`; and the answers to OPTIONS (`Public`) and GET_PARAMETER (a keepalive). Nil:
+    /// the handler answers the request itself.
+    package func commonAnswer(to request: RTSPRequest, allowed methods: [String], isOurs: Bool, sessionID: String?,
+                              sessionHeader: [(name: String, value: String)], context: ChannelHandlerContext) -> RTSPResponse? {
+        guard let cSeq = request.cSeq else {
+            log("RTSP \(address(context)): \(request.method) without CSeq")
+            return RTSPResponse(status: .badRequest, cSeq: nil)
+        }
+        guard RTSPRequest.knownMethods.contains(request.method) else { return RTSPResponse(status: .notImplemented, cSeq: cSeq) }
+        guard methods.contains(request.method) else {
+            return RTSPResponse(status: .methodNotAllowed, cSeq: cSeq, headers: [("Allow", methods.joined(separator: ", "))])
+        }
+        guard isOurs || (request.uri == "*" && ["OPTIONS", "GET_PARAMETER"].contains(request.method)) else {
+            return RTSPResponse(status: .notFound, cSeq: cSeq)
+        }
+        // A named session must be this connection's.
+        if let named = request.session, named != sessionID { return RTSPResponse(status: .sessionNotFound, cSeq: cSeq) }
+        switch request.method {
+        case "OPTIONS": return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Public", methods.joined(separator: ", "))])
+        case "GET_PARAMETER": return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
+        default: return nil
+        }
+    }
+}
+
+/// A new session id (RFC 2326 clause 12.37): 64 random bits in hexadecimal.
+package func makeRTSPSessionID() -> String {
+    String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
 }

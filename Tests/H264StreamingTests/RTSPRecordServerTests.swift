@@ -10,8 +10,7 @@ import Testing
 @Suite struct RTSPRecordServerTests {
     @Test func aPublisherRecordsAndTearsDown() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let log = LogLines()
-        let server = try await RTSPRecordServer.start(host: "127.0.0.1", port: 0, path: "/live", group: group, logger: log.logger)
+        let server = try await RTSPRecordServer.start(host: "127.0.0.1", port: 0, path: "/live", group: group)
         let port = try #require(server.localAddress?.port)
         let url = server.url(host: "127.0.0.1")
         #expect(url == "rtsp://127.0.0.1:\(port)/live")

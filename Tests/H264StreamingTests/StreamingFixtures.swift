@@ -1,8 +1,6 @@
 import H264
 import H264Streaming
 import H264TestSupport
-import Logging
-import NIOConcurrencyHelpers
 
 /// A real stream for the streaming tests: the access units of the conformance stream
 /// `MIDR_MW_D.264` (176x144, an IDR every few pictures) as live frames.
@@ -21,28 +19,4 @@ enum StreamingFixtures {
 
     /// The stream's format (its SPS and PPS).
     static var format: FormatDescription { stream.format }
-}
-
-/// The messages a library logged, for tests that check what it reported.
-final class LogLines: Sendable {
-    private let lines = NIOLockedValueBox<[String]>([])
-
-    func append(_ line: String) { lines.withLockedValue { $0.append(line) } }
-    var all: [String] { lines.withLockedValue { $0 } }
-
-    /// A logger whose messages (`info` and above) land here.
-    var logger: Logger {
-        Logger(label: "test") { _ in Handler(lines: self) }
-    }
-
-    private struct Handler: LogHandler {
-        let lines: LogLines
-        var logLevel: Logger.Level = .info
-        var metadata: Logger.Metadata = [:]
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { lines.append("\(event.message)") }
-    }
 }
