@@ -86,7 +86,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     // MARK: - Connection
 
     func channelActive(context: ChannelHandlerContext) {
-        scheduleCheck(context: context)
+        startChecks(context: context)
         context.fireChannelActive()
     }
 

@@ -76,7 +76,7 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     // MARK: - Connection
 
     func channelActive(context: ChannelHandlerContext) {
-        scheduleCheck(context: context)
+        startChecks(context: context)
         context.fireChannelActive()
     }
 

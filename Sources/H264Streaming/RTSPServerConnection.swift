@@ -51,15 +51,21 @@ extension RTSPServerConnection {
             respondAndClose(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: nil))
             return
         }
-        timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
+        timeouts.heard(hasPartialMessage: reader.hasPartialMessage, at: context.eventLoop.now)
     }
 
-    /// Starts the check once a second (at activation): a request not finished within the
+    /// At activation: the timeouts count from now, and the checks begin.
+    package func startChecks(context: ChannelHandlerContext) {
+        timeouts.begin(at: context.eventLoop.now)
+        scheduleCheck(context: context)
+    }
+
+    /// Schedules the check every ``checkInterval``: a request not finished within the
     /// request timeout gets 408 and the connection closes; then ``check(sessionExpired:context:)``.
     /// It goes on until the connection closes or ``stopChecks()``.
     package func scheduleCheck(context: ChannelHandlerContext) {
         checkTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(checkInterval)) { [self] in
-            let expiry = timeouts.expired()
+            let expiry = timeouts.expired(at: context.eventLoop.now)
             if expiry == .request {
                 log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
                 respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
