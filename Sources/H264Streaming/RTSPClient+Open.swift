@@ -84,8 +84,9 @@ extension RTSPClient {
             }.get()
             let aggregate = RTSPURI.resolve("*", against: base)
             _ = try await request("PLAY", aggregate, [("Session", session), ("Range", "npt=0.000-")])
-            let keepAlive = loop.scheduleRepeatedTask(initialDelay: TimeAmount(configuration.keepAliveInterval),
-                                                      delay: TimeAmount(configuration.keepAliveInterval)) { _ in
+            let keepAliveInterval = configuration.keepAliveInterval ?? sessionTimeout(in: setup.header("Session")) / 2
+            let keepAlive = loop.scheduleRepeatedTask(initialDelay: TimeAmount(keepAliveInterval),
+                                                      delay: TimeAmount(keepAliveInterval)) { _ in
                 _ = handler.value.send("GET_PARAMETER", uri: aggregate, headers: [("Session", session)],
                                        timeout: configuration.requestTimeout, on: loop)
             }
@@ -104,6 +105,19 @@ extension RTSPClient {
             }
             throw error
         }
+    }
+
+    /// The `timeout` of a `Session` header (`ID;timeout=N`, RFC 2326 clause 12.37): 60 s when
+    /// absent or not a positive number.
+    static func sessionTimeout(in header: String?) -> Duration {
+        let parameters = (header ?? "").split(separator: ";").dropFirst()
+        for parameter in parameters {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { String($0.filter { $0 != " " && $0 != "\t" }) }
+            if pair.count == 2, pair[0].lowercased() == "timeout", let seconds = Int(pair[1]), seconds > 0 {
+                return .seconds(seconds)
+            }
+        }
+        return .seconds(60)
     }
 
     /// Ends the session: TEARDOWN (its answer awaited for the teardown timeout; a failure is

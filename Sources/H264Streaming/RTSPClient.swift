@@ -50,8 +50,9 @@ public final class RTSPClient: AsyncSequence, Sendable {
         public var teardownTimeout: Duration = .seconds(2)
         /// The events end when no packet came for this long; nil: never.
         public var idleTimeout: Duration?
-        /// How often a GET_PARAMETER keeps the server's session alive.
-        public var keepAliveInterval: Duration = .seconds(20)
+        /// How often a GET_PARAMETER keeps the server's session alive; nil: at half the
+        /// `timeout` of the server's `Session` header (60 s when it gives none).
+        public var keepAliveInterval: Duration?
         /// How many later packets may wait for a missing one before it counts as lost.
         public var reorderWindow = 16
         /// The `User-Agent` of the requests.

@@ -1,5 +1,5 @@
 import H264
-import H264Streaming
+@testable import H264Streaming
 import NIOCore
 import NIOPosix
 import Testing
@@ -69,5 +69,11 @@ import Testing
         }
         await server.shutdown()
         try await group.shutdownGracefully()
+    }
+
+    /// The keepalive goes at half the session's timeout: the `timeout` of `Session`, 60 s without one.
+    @Test(arguments: [("12345678;timeout=30", 30), ("12345678", 60), ("12345678; timeout = 8", 8), ("1;timeout=x", 60), (nil, 60)])
+    func theSessionTimeoutIsRead(header: String?, seconds: Int) {
+        #expect(RTSPClient.sessionTimeout(in: header) == .seconds(seconds))
     }
 }
