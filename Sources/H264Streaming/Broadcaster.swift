@@ -59,7 +59,7 @@ public final class Broadcaster: Sendable {
     ///   - logger: gets an `info` message for each join, leave and skip.
     ///   - onKeyframeRequest: called (outside the lock) whenever a client asks for an IDR, so
     ///     the pacer can encode the next frame early instead of waiting for its deadline.
-    public init(queueLimit: Int, logger: Logger = Logger(label: "h264.streaming.broadcaster"),
+    public init(queueLimit: Int, logger: Logger = .streamingSilent,
                 onKeyframeRequest: @escaping @Sendable () -> Void = {}) {
         self.queueLimit = queueLimit
         self.logger = logger

@@ -17,7 +17,7 @@ extension RTSPClient {
     ///   200 (`DESCRIBE URL: 404 Not Found`), a missing answer or one without what is needed;
     ///   `H264Error` for an SDP this client cannot receive (packetization-mode 2).
     public static func open(url: String, group: any EventLoopGroup, configuration: Configuration = .init(),
-                            logger: Logger = Logger(label: "h264.streaming.rtsp-client")) async throws -> RTSPClient {
+                            logger: Logger = .streamingSilent) async throws -> RTSPClient {
         let (host, port) = try RTSPURI.hostAndPort(of: url)
         let loop = group.next()
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)

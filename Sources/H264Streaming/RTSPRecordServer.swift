@@ -82,7 +82,7 @@ public final class RTSPRecordServer: Sendable {
     /// - Throws: the error of binding the address.
     public static func start(host: String, port: Int, path: String, group: any EventLoopGroup,
                              configuration: Configuration = .init(),
-                             logger: Logger = Logger(label: "h264.streaming.rtsp-record")) async throws -> RTSPRecordServer {
+                             logger: Logger = .streamingSilent) async throws -> RTSPRecordServer {
         let loop = group.next()
         let (publishers, continuation) = AsyncStream.makeStream(of: RTSPPublisher.self)
         let registry = Locked([ObjectIdentifier: any Channel]())

@@ -63,7 +63,7 @@ public final class RTSPServer: Sendable {
     ///     malformed request.
     /// - Throws: the error of binding the address.
     public static func start(host: String, port: Int, group: any EventLoopGroup, configuration: Configuration = .init(),
-                             logger: Logger = Logger(label: "h264.streaming.rtsp")) async throws -> RTSPServer {
+                             logger: Logger = .streamingSilent) async throws -> RTSPServer {
         let registry = Locked([ObjectIdentifier: any Channel]())
         let mounts = RTSPMounts()
         var bootstrap = ServerBootstrap(group: group)

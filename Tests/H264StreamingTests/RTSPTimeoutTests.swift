@@ -1,6 +1,5 @@
 import H264
 @testable import H264Streaming
-import Logging
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -15,7 +14,7 @@ import Testing
         configuration.sessionTimeout = sessionTimeout
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
-            RTSPConnectionHandler(mounts: RTSPMounts(), configuration: configuration, logger: Logger(label: "test")))
+            RTSPConnectionHandler(mounts: RTSPMounts(), configuration: configuration, logger: .streamingSilent))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 554)).wait()
         return channel
     }
