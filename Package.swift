@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "H264Encoder", targets: ["H264Encoder"]),
         .library(name: "H264Decoder", targets: ["H264Decoder"]),
         .library(name: "H264Media", targets: ["H264Media"]),
+        .library(name: "H264Streaming", targets: ["H264Streaming"]),
         .executable(name: "h264", targets: ["h264"]),
     ],
     dependencies: [
@@ -59,14 +60,26 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        .executableTarget(
-            name: "h264",
+        // SwiftNIO: the RTSP servers, the live fan-out, RTP over UDP, pacing. No printing.
+        .target(
+            name: "H264Streaming",
             dependencies: [
-                "H264", "H264Media", "H264Encoder", "H264Decoder",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "H264",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "h264",
+            dependencies: [
+                "H264", "H264Media", "H264Encoder", "H264Decoder", "H264Streaming",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSwift
         ),
@@ -88,8 +101,15 @@ let package = Package(
             "h264", // ServeBenchmarks runs `h264 serve`
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
+        .testTarget(name: "H264StreamingTests", dependencies: [
+            "H264", "H264Streaming", "H264TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: [
-            "H264", "H264Media", "h264", "H264TestSupport",
+            "H264", "H264Media", "h264", "H264Streaming", "H264TestSupport",
             // The serve broadcaster's unit tests run it on EmbeddedChannel.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,5 +1,6 @@
 import H264
 import H264Encoder
+import H264Streaming
 
 /// What the pacer asks of an encoder: `EncoderSession`, or a stand-in in tests.
 protocol LiveEncoder: Sendable {
@@ -10,37 +11,6 @@ protocol LiveEncoder: Sendable {
 }
 
 extension EncoderSession: LiveEncoder {}
-
-/// When each frame of a live stream is due: frame i at start + i × interval (absolute
-/// deadlines, so the rate does not drift).
-///
-/// A viewer waiting for an IDR pulls the due frame forward, but never more than one interval
-/// ahead of its deadline, so the schedule still holds and a new viewer has its IDR at once
-/// rather than up to a frame later. A sender that fell behind by over a second starts counting
-/// again from now instead of bursting.
-struct FrameSchedule {
-    /// The time between frames.
-    let interval: Duration
-    /// The next frame's deadline.
-    private(set) var deadline: ContinuousClock.Instant
-
-    init(interval: Duration, start: ContinuousClock.Instant) {
-        self.interval = interval
-        deadline = start
-    }
-
-    /// When the next frame may be encoded: its deadline, or one interval earlier when a viewer
-    /// waits for an IDR.
-    func due(keyframeWanted: Bool) -> ContinuousClock.Instant {
-        keyframeWanted ? deadline - interval : deadline
-    }
-
-    /// Moves to the next frame, encoded at `now`.
-    mutating func advance(now: ContinuousClock.Instant) {
-        deadline += interval
-        if deadline < now - .seconds(1) { deadline = now }
-    }
-}
 
 /// The live loop of `h264 serve`: reads each frame, waits until it is due (``FrameSchedule``,
 /// sleeping on a ``Doorbell`` that a viewer's IDR request or a stop rings), and hands it to the

@@ -1,17 +1,14 @@
 import ArgumentParser
 import Foundation
 import H264
-import Synchronization
-
-/// Set by SIGINT/SIGTERM while `h264 receive` runs.
-let receiveStopRequested = Atomic<Bool>(false)
+import H264Streaming
 
 /// `h264 receive STREAM.sdp -o OUT.h264` or `h264 receive rtsp://HOST:PORT/PATH -o OUT.h264`:
 /// receives H.264 over plain RTP (RFC 6184) described by an SDP file, or from an RTSP server
 /// (RTP/AVP/TCP interleaved, or RTP/AVP over UDP), and writes the access units as an Annex-B byte stream.
 /// With `--listen rtsp://HOST:PORT/PATH` it is the RTSP server a publisher pushes to instead
 /// (RFC 2326 record mode; `RTSPRecordServer`).
-struct ReceiveCommand: ParsableCommand {
+struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
         abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
@@ -83,185 +80,26 @@ struct ReceiveCommand: ParsableCommand {
                                         decoded: try y4m.map { try ReceivedY4MOutput(path: $0, frames: frames) }, log: log)
     }
 
-    func run() throws {
-        try runReportingErrors(command: "receive") { try receive() }
+    func run() async throws {
+        do {
+            if listen { return try await receiveListening() }
+            if sdp.lowercased().hasPrefix("rtsp://") { return try await receiveRTSP() }
+            try await receiveRTP()
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            CLIIO.printError(command: "receive", String(describing: error))
+            throw ExitCode.failure
+        }
     }
 
     func log(_ line: String) {
         if !quiet { FileHandle.standardError.write(Data("h264 receive: \(line)\n".utf8)) }
     }
 
-    private func receive() throws {
-        if listen { return try receiveListening() }
-        if sdp.lowercased().hasPrefix("rtsp://") { return try receiveRTSP() }
-        let text = String(decoding: try CLIIO.read(sdp), as: UTF8.self)
-        let description = try SessionDescription(parsing: text)
-        var (depacketizer, format) = try depacketizer(for: description)
-
-        let socketDescriptor = try Self.udpSocket(port: description.port)
-        defer { close(socketDescriptor) }
-
-        let sink = try receivedOutput(format: format)
-        installStopHandlers()
-        log("listening on udp port \(description.port)")
-
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var lastPacket = ContinuousClock.now
-        while !sink.done && !receiveStopRequested.load(ordering: .relaxed) {
-            var descriptor = pollfd(fd: socketDescriptor, events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, 200) > 0 {
-                let count = buffer.withUnsafeMutableBytes { recv(socketDescriptor, $0.baseAddress, $0.count, 0) }
-                guard count > 0 else { continue }
-                lastPacket = .now
-                buffer.withUnsafeBytes { depacketizer.append(packet: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                try sink.drain(&depacketizer)
-            } else if ContinuousClock.now - lastPacket > .seconds(idleTimeout) {
-                log("no packet for \(idleTimeout) s")
-                break
-            }
-        }
-        try sink.finish(&depacketizer)
-    }
-
     /// The depacketizer for the stream `description` describes, and the format of its
     /// sprop-parameter-sets (nil without them).
     func depacketizer(for description: SessionDescription) throws -> (RTPDepacketizer, FormatDescription?) {
-        guard description.packetizationMode != 2 else {
-            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
-        }
-        let format = try? description.formatDescription()
-        var parameterSets = ParameterSetCache()
-        if let format { parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord) }
-        let depacketizer = RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: description.payloadType),
-                                           parameterSets: parameterSets)
-        return (depacketizer, format)
-    }
-
-    /// A UDP socket (IPv4) bound to `port` on every address, with a 4 MiB receive buffer.
-    private static func udpSocket(port: Int) throws -> Int32 {
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw CLIError("cannot open a UDP socket (errno \(errno))") }
-        var bufferSize: Int32 = 4 << 20
-        setsockopt(socketDescriptor, SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = INADDR_ANY
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else {
-            close(socketDescriptor)
-            throw CLIError("cannot listen on UDP port \(port) (errno \(errno))")
-        }
-        return socketDescriptor
-    }
-
-    /// An RTP and RTCP socket pair on ports P and P+1, P even (RFC 3550 clause 11), P chosen
-    /// by the system.
-    private static func udpSocketPair() throws -> (rtp: Int32, rtcp: Int32, port: Int) {
-        for _ in 0..<20 {
-            let probe = try udpSocket(port: 0)
-            var address = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) }
-            }
-            let port = Int(UInt16(bigEndian: address.sin_port))
-            guard port % 2 == 0, port < 65_535, let rtcp = try? udpSocket(port: port + 1) else {
-                close(probe)
-                continue
-            }
-            return (probe, rtcp, port)
-        }
-        throw CLIError("cannot find a free even UDP port pair")
-    }
-
-    func installStopHandlers() {
-        receiveStopRequested.store(false, ordering: .relaxed)
-        signal(SIGINT) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in receiveStopRequested.store(true, ordering: .relaxed) }
-    }
-
-    /// `h264 receive rtsp://…`: OPTIONS, DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1, or
-    /// RTP/AVP over UDP with `--transport udp`), PLAY, RTP until done, TEARDOWN.
-    private func receiveRTSP() throws {
-        let client = try RTSPClient(url: sdp)
-        _ = try client.request("OPTIONS", uri: sdp)
-        let described = try client.request("DESCRIBE", uri: sdp, headers: [("Accept", "application/sdp")])
-        let description: SessionDescription
-        do {
-            description = try SessionDescription(parsing: String(decoding: described.body, as: UTF8.self))
-        } catch {
-            throw CLIError("DESCRIBE \(sdp): the SDP: \(error)")
-        }
-        var (depacketizer, format) = try depacketizer(for: description)
-        let base = described.header("Content-Base") ?? described.header("Content-Location") ?? sdp
-        let track = RTSPClient.resolve(description.control, against: base)
-        let udp = transport == .udp ? try Self.udpSocketPair() : nil
-        defer { if let udp { close(udp.rtp); close(udp.rtcp) } }
-        let offer = udp.map { "RTP/AVP;unicast;client_port=\($0.port)-\($0.port + 1)" } ?? "RTP/AVP/TCP;unicast;interleaved=0-1"
-        let setup = try client.request("SETUP", uri: track, headers: [("Transport", offer)])
-        guard let session = setup.header("Session").map({ String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces) }) else {
-            throw CLIError("SETUP \(track): no Session in the answer")
-        }
-        let channel = (try? RTSPTransport.parseList(setup.header("Transport") ?? "").first?.interleavedChannels?.lowerBound)
-            .flatMap { $0 }.map(UInt8.init(truncatingIfNeeded:)) ?? 0
-        let sink = try receivedOutput(format: format)
-        installStopHandlers()
-        let aggregate = RTSPClient.resolve("*", against: base)
-        _ = try client.request("PLAY", uri: aggregate, headers: [("Session", session), ("Range", "npt=0.000-")])
-        log("playing \(sdp) (session \(session), RTP " + (udp.map { "on udp port \($0.port)" } ?? "on interleaved channel \(channel)") + ")")
-
-        var lastPacket = ContinuousClock.now, lastKeepAlive = ContinuousClock.now
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        func handle(_ messages: [RTSPMessageReader.Message]) {
-            if let udp {
-                var descriptor = pollfd(fd: udp.rtp, events: Int16(POLLIN), revents: 0)
-                while poll(&descriptor, 1, 0) > 0 {
-                    let count = buffer.withUnsafeMutableBytes { recv(udp.rtp, $0.baseAddress, $0.count, 0) }
-                    guard count > 0 else { break }
-                    lastPacket = .now
-                    buffer.withUnsafeBytes { depacketizer.append(packet: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-                }
-                return
-            }
-            for case .interleavedFrame(channel, let payload) in messages {
-                lastPacket = .now
-                payload.withUnsafeBytes { depacketizer.append(packet: $0) }
-            }
-        }
-        handle(client.pending())
-        try sink.drain(&depacketizer)
-        while !sink.done && !receiveStopRequested.load(ordering: .relaxed) {
-            if let udp {
-                var descriptor = pollfd(fd: udp.rtp, events: Int16(POLLIN), revents: 0)
-                _ = poll(&descriptor, 1, 200)
-            }
-            guard let messages = try client.read(timeout: udp == nil ? .milliseconds(200) : .zero) else {
-                log("the server closed the connection")
-                break
-            }
-            handle(messages)
-            try sink.drain(&depacketizer)
-            if ContinuousClock.now - lastPacket > .seconds(idleTimeout) {
-                log("no packet for \(idleTimeout) s")
-                break
-            }
-            // The server's session times out without a request (RFC 2326 clause 12.37; 60 s by default).
-            if ContinuousClock.now - lastKeepAlive > .seconds(20) {
-                lastKeepAlive = .now
-                try? client.send("GET_PARAMETER", uri: aggregate, headers: [("Session", session)])
-            }
-        }
-        let finished = Result { try sink.finish(&depacketizer) }
-        if !client.isClosed {
-            do {
-                _ = try client.request("TEARDOWN", uri: aggregate, headers: [("Session", session)], timeout: .seconds(2))
-            } catch {
-                log("TEARDOWN: \(error)")
-            }
-        }
-        try finished.get()
+        (try description.depacketizer(reorderWindow: reorderWindow), try? description.formatDescription())
     }
 }

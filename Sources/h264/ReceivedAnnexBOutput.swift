@@ -31,29 +31,32 @@ final class ReceivedAnnexBOutput {
 
     /// Writes or logs every event the depacketizer has ready.
     func drain(_ depacketizer: inout RTPDepacketizer) throws {
-        while let event = depacketizer.next() {
-            switch event {
-            case .accessUnit(let received):
-                guard !done else { continue }
-                let unit = received.accessUnit
-                if !started {
-                    guard unit.isIDR else { skipped += 1; continue }
-                    started = true
-                }
-                if let out {
-                    let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
-                    out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
-                }
-                try decoded?.decode(received)
-                written += 1
-                if let frames, written >= frames { wroteAll = true }
-            case .loss(let loss):
-                log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
-            case .keyframeRequest:
-                break   // No RTCP feedback is sent.
-            case .diagnostic(let error):
-                log(String(describing: error))
+        while let event = depacketizer.next() { try write(event) }
+    }
+
+    /// Writes or logs one event of a depacketizer.
+    func write(_ event: RTPDepacketizer.Event) throws {
+        switch event {
+        case .accessUnit(let received):
+            guard !done else { return }
+            let unit = received.accessUnit
+            if !started {
+                guard unit.isIDR else { skipped += 1; return }
+                started = true
             }
+            if let out {
+                let record = unit.formatDescription?.configurationRecord ?? format?.configurationRecord
+                out.write(Data(try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)))
+            }
+            try decoded?.decode(received)
+            written += 1
+            if let frames, written >= frames { wroteAll = true }
+        case .loss(let loss):
+            log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
+        case .keyframeRequest:
+            break   // No RTCP feedback is sent.
+        case .diagnostic(let error):
+            log(String(describing: error))
         }
     }
 
@@ -66,8 +69,14 @@ final class ReceivedAnnexBOutput {
             depacketizer.finish()
             do { try drain(&depacketizer) } catch { log(String(describing: error)) }
         }
-        log("\(out == nil ? "received" : "wrote") \(written) access units (\(skipped) before the first IDR skipped); \(depacketizer.packetCount) packets, "
-            + "\(depacketizer.lostPacketCount) lost, \(depacketizer.droppedAccessUnitCount) access units dropped")
+        try finish(packets: depacketizer.packetCount, lost: depacketizer.lostPacketCount, dropped: depacketizer.droppedAccessUnitCount)
+    }
+
+    /// Logs the summary with the depacketizer's counts (its last events already written);
+    /// with `decoded`, flushes the decoder so the last frames are written.
+    func finish(packets: Int, lost: Int, dropped: Int) throws {
+        log("\(out == nil ? "received" : "wrote") \(written) access units (\(skipped) before the first IDR skipped); \(packets) packets, "
+            + "\(lost) lost, \(dropped) access units dropped")
         if let decoded { log(try decoded.finish()) }
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 import H264
 import H264Media
 import H264Encoder
+import H264Streaming
+import Logging
 import NIOCore
 import NIOPosix
 
@@ -72,28 +74,34 @@ struct ServeCommand: AsyncParsableCommand {
         // Live by default: no lookahead and no B-frames, so a forced IDR is out within the frame.
         let configuration = try encoding.configuration(frameRate: header.frameRate, defaultPreset: .liveCapture)
         let log = logLine()
+        let logger = StandardErrorLogHandler.logger(command: "serve", quiet: quiet)
         let doorbell = Doorbell()
-        let broadcaster = Broadcaster(queueLimit: clientQueueFrames ?? max(8, Int(header.frameRate.rounded())), log: log,
+        let broadcaster = Broadcaster(queueLimit: clientQueueFrames ?? max(8, Int(header.frameRate.rounded())), logger: logger,
                                       onKeyframeRequest: doorbell.ring)
-        let rtpSender = try rtp.map { try RTPSender(url: $0, maximumTransmissionUnit: 1200) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let rtpSender: RTPSender?
+        do {
+            rtpSender = try await startRTP(group: group)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
         let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster,
                                          rtpSender: rtpSender, log: log)
         defer { session.invalidate() }
         let format = try session.prepare()
-        if let rtpSender, let sdp { try rtpSender.writeSessionDescription(format: format, to: sdp) }
+        if let rtpSender, let sdp { try CLIIO.write(Array(rtpSender.sessionDescription(format: format).text.utf8), to: sdp) }
 
         // SIGINT/SIGTERM end the pacing loop; everything then closes in order (exit status 0).
         let stop = StopSignal(doorbell: doorbell)
         let stopCatchingSignals = stop.catchSignals()
         defer { stopCatchingSignals() }
 
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await listen(on: group, broadcaster: broadcaster)
         // Always printed: scripts and tests read the port from it.
         FileHandle.standardError.write(Data(("h264 serve: listening on tcp://\(host):\(server.localAddress?.port ?? port) "
             + "(\(header.width)x\(header.height) at \(EncodeCommand.format(header.frameRate)) fps)\n").utf8))
-        let rtspServer = try await RTSPServer.start(ifRequested: rtsp, group: group, broadcaster: broadcaster, format: format,
-                                                    sendBufferSize: sendBufferSize, log: log)
+        let rtspServer = try await startRTSP(group: group, broadcaster: broadcaster, format: format, logger: logger)
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
         // those created since, run at the priority the server was started with.
@@ -107,9 +115,10 @@ struct ServeCommand: AsyncParsableCommand {
         // The input ended: each client is closed once its queue has been written (at most two
         // seconds). Stopped or failed: at once.
         session.invalidate()
-        try? await server.close()
-        await rtspServer?.close()
-        await broadcaster.closeAll(flushing: outcome.ending == .inputEnded, on: group.next())
+        await server.shutdown()
+        await rtspServer?.shutdown()
+        await broadcaster.closeAll(flushing: outcome.ending == .inputEnded)
+        await rtpSender?.shutdown()
         try? await group.shutdownGracefully()
 
         if let error = outcome.error { throw error }
@@ -131,7 +140,8 @@ struct ServeCommand: AsyncParsableCommand {
                                 rtpSender: RTPSender?, log: @escaping @Sendable (String) -> Void) throws -> EncoderSession {
         let writer = Locked(AnnexBWriter(accessUnitDelimiters: accessUnitDelimiters))
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            do { try rtpSender?.send(frame) } catch { log("RTP: dropped a frame: \(error)") }
+            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe)
+            do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
             var bytes: [UInt8] = []
             do {
                 try writer.withLock { writer in try writer.write(frame, to: &bytes) }
@@ -139,30 +149,65 @@ struct ServeCommand: AsyncParsableCommand {
                 log("dropped a malformed encoded frame: \(error)")
                 return
             }
-            broadcaster.broadcast(ByteBuffer(bytes: bytes), isKeyframe: frame.isKeyframe)
+            var withAnnexB = live
+            withAnnexB.annexB = ByteBuffer(bytes: bytes)
+            broadcaster.broadcast(withAnnexB)
         }
     }
 
     /// The listening socket; each accepted client joins the broadcaster.
-    private func listen(on group: MultiThreadedEventLoopGroup, broadcaster: Broadcaster) async throws -> any Channel {
+    private func listen(on group: MultiThreadedEventLoopGroup, broadcaster: Broadcaster) async throws -> AnnexBFanOutServer {
         do {
-            var bootstrap = ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
-            if let sendBufferSize {
-                bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBufferSize))
-            }
-            return try await bootstrap
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(BroadcastClientHandler(broadcaster: broadcaster))
-                    }
-                }
-                .bind(host: host, port: port).get()
+            return try await AnnexBFanOutServer.start(host: host, port: port, group: group, broadcaster: broadcaster,
+                                                      sendBufferSize: sendBufferSize)
         } catch {
             try? await group.shutdownGracefully()
             throw CLIError("cannot listen on \(host):\(port): \(error)")
         }
+    }
+
+    /// With `--rtp udp://HOST:PORT` (an IPv4 address or `localhost`): the RTP sender.
+    private func startRTP(group: any EventLoopGroup) async throws -> RTPSender? {
+        guard let url = rtp else { return nil }
+        guard url.hasPrefix("udp://"), let colon = url.lastIndex(of: ":"), colon > url.index(url.startIndex, offsetBy: 6),
+              let port = Int(url[url.index(after: colon)...]), (1...65_535).contains(port) else {
+            throw CLIError("--rtp wants udp://HOST:PORT, not \(url)")
+        }
+        var host = String(url[url.index(url.startIndex, offsetBy: 6)..<colon])
+        if host == "localhost" { host = "127.0.0.1" }
+        guard (try? SocketAddress(ipAddress: host, port: port))?.protocol == .inet else {
+            throw CLIError("--rtp: \(host) is not an IPv4 address")
+        }
+        do {
+            return try await RTPSender.start(host: host, port: port, group: group, maximumTransmissionUnit: 1200)
+        } catch {
+            throw CLIError("--rtp: cannot open a UDP socket (\(error))")
+        }
+    }
+
+    /// With `--rtsp HOST:PORT` (port 0 takes a free one, `[::1]:PORT` for IPv6): the RTSP
+    /// server playing the stream at `/live`, its URL printed on standard error (always: scripts
+    /// and tests read the port from it).
+    private func startRTSP(group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription,
+                           logger: Logger) async throws -> RTSPServer? {
+        guard let address = rtsp else { return nil }
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+              (0...65_535).contains(port) else {
+            throw CLIError("--rtsp wants HOST:PORT, not \(address)")
+        }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.isEmpty { host = "0.0.0.0" }
+        var configuration = RTSPServer.Configuration()
+        configuration.sendBufferSize = sendBufferSize
+        let server: RTSPServer
+        do {
+            server = try await RTSPServer.start(host: host, port: port, group: group, configuration: configuration, logger: logger)
+        } catch {
+            throw CLIError("cannot listen for RTSP on \(address): \(error)")
+        }
+        server.mount("/live", broadcaster: broadcaster, format: format)
+        FileHandle.standardError.write(Data("h264 serve: listening on \(server.url(host: host, path: "/live"))\n".utf8))
+        return server
     }
 }

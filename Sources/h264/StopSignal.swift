@@ -1,4 +1,5 @@
 import Dispatch
+import H264Streaming
 import Synchronization // Atomic: a flag read by the pacing loop, set from a signal handler
 #if canImport(Glibc)
 import Glibc
@@ -35,5 +36,23 @@ final class StopSignal: Sendable {
             return source
         }
         return { for source in sources { source.cancel() } }
+    }
+
+    /// Runs `body` with SIGINT and SIGTERM caught: a signal meanwhile runs `onStop` (which
+    /// should make `body` return, e.g. by shutting its server down), once.
+    static func catching<T>(onStop: @escaping @Sendable () async -> Void, _ body: () async throws -> T) async throws -> T {
+        let doorbell = Doorbell()
+        let stop = StopSignal(doorbell: doorbell)
+        let stopCatching = stop.catchSignals()
+        let watcher = Task {
+            while !stop.isSet && !Task.isCancelled { await doorbell.sleep(until: .now + .seconds(3600)) }
+            if stop.isSet { await onStop() }
+        }
+        defer {
+            stopCatching()
+            watcher.cancel()
+            doorbell.ring()
+        }
+        return try await body()
     }
 }

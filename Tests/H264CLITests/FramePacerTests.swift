@@ -1,6 +1,7 @@
 import H264
 import H264Encoder
 @testable import h264
+import H264Streaming
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -51,7 +52,7 @@ import Testing
         -> (FramePacer<BufferSource>, StopSignal) {
         let stop = StopSignal(doorbell: doorbell)
         let pacer = FramePacer(reader: reader, reopen: nil,
-                               broadcaster: broadcaster ?? Broadcaster(queueLimit: 8, log: { _ in }, onKeyframeRequest: doorbell.ring),
+                               broadcaster: broadcaster ?? Broadcaster(queueLimit: 8, onKeyframeRequest: doorbell.ring),
                                doorbell: doorbell, stop: stop)
         return (pacer, stop)
     }
@@ -84,7 +85,7 @@ import Testing
     /// interval early) instead of at its deadline.
     @Test func aJoiningViewerPullsTheNextFrameForward() async throws {
         let doorbell = Doorbell()
-        let broadcaster = Broadcaster(queueLimit: 8, log: { _ in }, onKeyframeRequest: doorbell.ring)
+        let broadcaster = Broadcaster(queueLimit: 8, onKeyframeRequest: doorbell.ring)
         let encoder = RecordingEncoder { count in
             // A viewer joins after the first frame was taken: a channel registered as serve's do.
             if count == 1 { _ = broadcaster.add(EmbeddedChannel()) }
@@ -111,35 +112,5 @@ import Testing
         let outcome = await pacer.run(encoder: encoder)
         #expect(outcome.ending == .stopped && outcome.error == nil)
         #expect(encoder.encoded.count == 1 && encoder.completions == 0)
-    }
-
-    /// A ring wakes a sleeper long before its deadline; a ring while nobody sleeps wakes the
-    /// next sleep at once. (No time limit: a broken doorbell sleeps to the 10-minute deadline and
-    /// fails the check; a time limit would also fire while a loaded host starves the test.)
-    @Test func theDoorbellWakesAnEarlySleeper() async {
-        let doorbell = Doorbell()
-        let farAway = Duration.seconds(600)
-        doorbell.ring()
-        let first = ContinuousClock.now + farAway
-        await doorbell.sleep(until: first)
-        #expect(ContinuousClock.now < first, "a ring before the sleep was lost")
-        let second = ContinuousClock.now + farAway
-        async let sleeper: Void = doorbell.sleep(until: second)
-        doorbell.ring()
-        await sleeper
-        #expect(ContinuousClock.now < second, "a ring during the sleep did not wake it")
-    }
-
-    /// The schedule: absolute deadlines, pulled forward by at most one interval for an IDR,
-    /// restarted from now after falling over a second behind.
-    @Test func theScheduleKeepsAbsoluteDeadlines() {
-        let start = ContinuousClock.now
-        var schedule = FrameSchedule(interval: .milliseconds(40), start: start)
-        #expect(schedule.due(keyframeWanted: false) == start)
-        schedule.advance(now: start + .milliseconds(5))
-        #expect(schedule.due(keyframeWanted: false) == start + .milliseconds(40), "not from when the frame went")
-        #expect(schedule.due(keyframeWanted: true) == start)
-        schedule.advance(now: start + .seconds(3))
-        #expect(schedule.due(keyframeWanted: false) == start + .seconds(3), "over a second behind: counts from now")
     }
 }

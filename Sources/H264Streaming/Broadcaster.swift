@@ -1,16 +1,23 @@
 import H264
-import NIOCore
+public import Logging
+public import NIOCore
 import Synchronization // Atomic (a flag, not a lock: Locked guards the client table)
 
-/// The clients of a live stream and what each has been sent.
+/// The publishing handle of a live stream: its viewers and what each has been sent.
 ///
-/// Every encoded frame is turned into bytes once and the same `ByteBuffer` is written to every
-/// client that is streaming. A new client waits for an IDR and asks for one (forced on the next
+/// A program feeds it with ``broadcast(_:)`` (an encoder's output, as ``LiveFrame``s); the
+/// viewers are the channels of ``RTSPServer`` sessions playing its mount path and of an
+/// ``AnnexBFanOutServer``, or any channel registered with ``add(_:)``.
+///
+/// Every frame is written as one value to every client that is streaming. A new client waits for an IDR and asks for one (forced on the next
 /// frame, shared by every client waiting then). A client with `queueLimit` frames written but
 /// not yet taken by the kernel is skipped: it gets nothing until its queue has drained to a
 /// quarter and an IDR comes (it asks for one then). A client that left is removed when its
 /// channel closes; writes to it fail quietly.
-final class Broadcaster: Sendable {
+///
+/// The encoder hears the requests: `onKeyframeRequest` is called, and
+/// ``takeKeyframeRequest()`` says whether the next frame should be an IDR.
+public final class Broadcaster: Sendable {
     private struct Client {
         let channel: any Channel
         let address: String
@@ -29,40 +36,58 @@ final class Broadcaster: Sendable {
         var overflows = 0
     }
 
-    /// Statistics for the summary line.
-    struct Statistics { var clients: Int; var maxConcurrent: Int; var overflows: Int }
+    /// What the stream has served so far.
+    public struct Statistics: Sendable, Equatable {
+        /// Clients that joined, in all.
+        public var clients: Int
+        /// The most clients at one time.
+        public var maxConcurrent: Int
+        /// Times a client fell `queueLimit` frames behind and was skipped to the next IDR.
+        public var overflows: Int
+    }
 
     private let state = Locked(State())
     private let keyframeRequested = Atomic<Bool>(false)
     private let queueLimit: Int
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let keyframeRequestMade: @Sendable () -> Void
 
+    /// A stream without viewers.
+    ///
     /// - Parameters:
     ///   - queueLimit: frames a client may have in flight before it is skipped to the next IDR.
-    ///   - log: receives a line for each join, leave and skip.
+    ///   - logger: gets an `info` message for each join, leave and skip.
     ///   - onKeyframeRequest: called (outside the lock) whenever a client asks for an IDR, so
     ///     the pacer can encode the next frame early instead of waiting for its deadline.
-    init(queueLimit: Int, log: @escaping @Sendable (String) -> Void, onKeyframeRequest: @escaping @Sendable () -> Void = {}) {
+    public init(queueLimit: Int, logger: Logger = .streamingSilent,
+                onKeyframeRequest: @escaping @Sendable () -> Void = {}) {
         self.queueLimit = queueLimit
-        self.log = log
+        self.logger = logger
         self.keyframeRequestMade = onKeyframeRequest
     }
 
-    var statistics: Statistics {
+    /// What the stream has served so far.
+    public var statistics: Statistics {
         state.withLock { Statistics(clients: $0.totalClients, maxConcurrent: $0.maxConcurrent, overflows: $0.overflows) }
     }
 
+    /// The clients registered now (streaming or waiting for an IDR).
+    public var clientCount: Int { state.withLock { $0.clients.count } }
+
     /// True when a client is waiting for an IDR it asked for.
-    var keyframeWanted: Bool { keyframeRequested.load(ordering: .acquiring) }
+    public var keyframeWanted: Bool { keyframeRequested.load(ordering: .acquiring) }
 
     /// True when the next frame should be an IDR (a client is waiting for one); clears the request.
-    func takeKeyframeRequest() -> Bool {
+    public func takeKeyframeRequest() -> Bool {
         keyframeRequested.exchange(false, ordering: .acquiringAndReleasing)
     }
 
-    /// Registers a connected client; it waits for the next IDR, which it asks for.
-    func add(_ channel: any Channel) -> Int {
+    /// Registers a connected client; it waits for the next IDR, which it asks for. The
+    /// channel is written ``LiveFrame``s (wrapped in an internal message its handler unwraps:
+    /// use the servers' handlers, or a channel that only counts writes).
+    ///
+    /// - Returns: the client's number, for ``remove(_:)``.
+    public func add(_ channel: any Channel) -> Int {
         let address = channel.remoteAddress.map { "\($0)" } ?? "?"
         let id = state.withLock { s in
             let id = s.nextId
@@ -74,18 +99,20 @@ final class Broadcaster: Sendable {
             return id
         }
         keyframeRequestMade()
-        log("client \(id) joined from \(address)")
+        logger.info("client \(id) joined from \(address)")
         return id
     }
 
     /// Forgets a client whose channel closed.
-    func remove(_ id: Int) {
+    public func remove(_ id: Int) {
         guard let client = state.withLock({ $0.clients.removeValue(forKey: id) }) else { return }
-        log("client \(id) left after \(client.framesSent) frames")
+        logger.info("client \(id) left after \(client.framesSent) frames")
     }
 
-    /// Sends one encoded frame (Annex-B bytes) to every client that can take it.
-    func broadcast(_ bytes: ByteBuffer, isKeyframe: Bool) {
+    /// Sends one access unit to every client that can take it.
+    public func broadcast(_ frame: LiveFrame) {
+        let isKeyframe = frame.isKeyframe
+        let message = BroadcastWrite.frame(frame)
         var targets: [(id: Int, channel: any Channel)] = []
         var overflowed: [Int] = []
         var requested = false
@@ -123,10 +150,10 @@ final class Broadcaster: Sendable {
             if isKeyframe && !stillWaiting { keyframeRequested.store(false, ordering: .releasing) }
         }
         if requested { keyframeRequestMade() }
-        for id in overflowed { log("client \(id) fell \(queueLimit) frames behind: skipped to the next IDR") }
+        for id in overflowed { logger.info("client \(id) fell \(queueLimit) frames behind: skipped to the next IDR") }
         for target in targets {
             let channel = target.channel, id = target.id
-            channel.writeAndFlush(bytes).whenComplete { result in
+            channel.writeAndFlush(message).whenComplete { result in
                 self.state.withLock { s in s.clients[id]?.queuedFrames -= 1 }
                 if case .failure = result { channel.close(promise: nil) }
             }
@@ -134,57 +161,26 @@ final class Broadcaster: Sendable {
     }
 
     /// Closes every client: at once, or after its queued frames were written (`flushing`,
-    /// at most two seconds).
-    func closeAll(flushing: Bool, on loop: any EventLoop) async {
+    /// for at most `flushTimeout`).
+    public func closeAll(flushing: Bool, flushTimeout: Duration = .seconds(2)) async {
         let channels = state.withLock { $0.clients.values.map(\.channel) }
-        guard !channels.isEmpty else { return }
+        guard let loop = channels.first?.eventLoop else { return }
         let closed: [EventLoopFuture<Void>] = channels.map { channel in
             let promise = channel.eventLoop.makePromise(of: Void.self)
             channel.closeFuture.cascade(to: promise)
             if flushing {
-                channel.writeAndFlush(ByteBuffer()).whenComplete { _ in channel.close(promise: nil) }
+                channel.writeAndFlush(BroadcastWrite.flush).whenComplete { _ in channel.close(promise: nil) }
             } else {
                 channel.close(promise: nil)
             }
             return promise.futureResult
         }
         if flushing {
-            let force = loop.scheduleTask(in: .seconds(2)) { for channel in channels { channel.close(promise: nil) } }
+            let force = loop.scheduleTask(in: TimeAmount(flushTimeout)) { for channel in channels { channel.close(promise: nil) } }
             try? await EventLoopFuture.andAllComplete(closed, on: loop).get()
             force.cancel()
         } else {
             try? await EventLoopFuture.andAllComplete(closed, on: loop).get()
         }
-    }
-}
-
-/// One client connection of `h264 serve`: registers with the broadcaster when it becomes
-/// active, leaves when it closes, and ignores what the client sends.
-final class BroadcastClientHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-
-    private let broadcaster: Broadcaster
-    private var id: Int?
-
-    init(broadcaster: Broadcaster) { self.broadcaster = broadcaster }
-
-    func channelActive(context: ChannelHandlerContext) {
-        id = broadcaster.add(context.channel)
-        context.fireChannelActive()
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if let id { broadcaster.remove(id) }
-        id = nil
-        context.fireChannelInactive()
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // Viewers have nothing to say; what they send is dropped.
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A reset or broken connection: the client is gone.
-        context.close(promise: nil)
     }
 }

@@ -3,7 +3,7 @@ import H264
 import NIOCore
 import NIOPosix
 
-/// One RTSP connection of `h264 receive --listen`: the server side of RFC 2326's record mode,
+/// One RTSP connection of an ``RTSPRecordServer``: the server side of RFC 2326's record mode,
 /// as FFmpeg's RTSP muxer (`-f rtsp`) and GStreamer's `rtspclientsink` speak it. Requests are
 /// read with `RTSPMessageReader`; the RTP packets go to the `RTSPRecording`.
 ///
@@ -23,18 +23,18 @@ import NIOPosix
 /// connection holds the publishing slot (one publisher at a time); 454 for an unknown session;
 /// 455 for SETUP before ANNOUNCE, RECORD before SETUP, or ANNOUNCE or SETUP while recording;
 /// 461 for a transport other than unicast RTP/AVP over TCP or UDP in record mode; 500 when no
-/// UDP port pair is free or the output cannot be opened (that also ends the command); 408 for a
-/// request not complete within 10 s (then the connection closes). A connection that is not
-/// recording and sends nothing for 60 s closes; either way a publishing slot it held is free.
+/// UDP port pair is free; 408 for a request not complete within the request timeout (then the
+/// connection closes). A connection that is not recording and sends nothing for the session
+/// timeout closes; either way a publishing slot it held is free.
 final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     /// The methods of a publisher, answered in listen mode.
     static let allowedMethods = ["OPTIONS", "ANNOUNCE", "SETUP", "RECORD", "TEARDOWN", "GET_PARAMETER"]
-    /// The session timeout advertised in `Session` (RFC 2326 clause 12.37). The recording's own
-    /// end is `--idle-timeout` without a packet.
-    static let sessionTimeout = 60
+    /// The session timeout advertised in `Session` (RFC 2326 clause 12.37), in seconds. The
+    /// recording's own end is the idle timeout without a packet.
+    private var sessionTimeout: Int64 { configuration.sessionTimeout.components.seconds }
 
     /// The connection's session: set up by SETUP.
     private struct Session {
@@ -56,28 +56,33 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     private var announced: (uri: String, description: SessionDescription)?
     private var session: Session?
     var closing = false
-    var timeouts = RTSPConnectionTimeouts(sessionTimeout: .seconds(sessionTimeout), requestTimeout: .seconds(10))
+    var timeouts: RTSPConnectionTimeouts
     var checkTimer: Scheduled<Void>?
+    private let configuration: RTSPRecordServer.Configuration
     private var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
     /// A handler for one connection to the listener of `path` (e.g. `/live`), feeding `recording`.
-    init(recording: RTSPRecording, path: String) {
+    init(recording: RTSPRecording, path: String, configuration: RTSPRecordServer.Configuration) {
         self.recording = recording
         self.path = path.hasSuffix("/") ? String(path.dropLast()) : path
+        self.configuration = configuration
+        timeouts = RTSPConnectionTimeouts(sessionTimeout: configuration.sessionTimeout, requestTimeout: configuration.requestTimeout)
     }
+
+    var checkInterval: Duration { configuration.checkInterval }
 
     func log(_ line: String) { recording.log(line) }
 
     // MARK: - Connection
 
     func channelActive(context: ChannelHandlerContext) {
-        scheduleCheck(context: context)
+        startChecks(context: context)
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         stopChecks()
-        endSession(reason: "the publisher closed the connection")
+        endSession(ending: .connectionClosed, reason: "the publisher closed the connection")
         context.fireChannelInactive()
     }
 
@@ -86,10 +91,10 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
         context.close(promise: nil)
     }
 
-    /// Once a second (after the 10 s request timeout, `RTSPServerConnection`): a connection that
-    /// is not recording and sends nothing for ``sessionTimeout`` closes (and so
+    /// Every check interval (after the request timeout, `RTSPServerConnection`): a connection that
+    /// is not recording and sends nothing for the session timeout closes (and so
     /// frees the publishing slot it may hold). The recording publisher's connection may stay
-    /// quiet (RTP over UDP): `--idle-timeout` without a packet ends the recording instead.
+    /// quiet (RTP over UDP): the idle timeout without a packet ends the recording instead.
     func check(sessionExpired: Bool, context: ChannelHandlerContext) -> Bool {
         guard sessionExpired, !(recording.isRecording && recording.publisher == identity) else { return true }
         log("RTSP \(address(context)): nothing heard for \(timeouts.sessionTimeout): closed")
@@ -104,11 +109,11 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     /// Ends this connection's session, and the recording hears that its publisher left (which
     /// ends it once it has recorded). The UDP sockets close, except the recording's: packets
     /// may still arrive there, and they close with everything when the recording has ended.
-    private func endSession(reason: String) {
+    private func endSession(ending: RTSPPublisher.Ending, reason: String) {
         if !(recording.isRecording && recording.publisher == identity) { session?.close() }
         session = nil
         announced = nil
-        recording.leave(identity, reason: reason)
+        recording.leave(identity, ending: ending, reason: reason)
     }
 
     // MARK: - Requests
@@ -133,31 +138,19 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
 
     /// True when `uri` names the listening path or something below it (a track).
     private func isOurs(_ uri: String) -> Bool {
-        let requested = RTSPConnectionHandler.path(of: uri)
+        let requested = RTSPURI.path(of: uri)
         return requested == path || requested == path + "/" || requested.hasPrefix(path + "/")
     }
 
     /// The answer to `request`, or nil when it is sent later (a SETUP binding UDP sockets).
     private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
-        guard let cSeq = request.cSeq else {
-            log("RTSP \(address(context)): \(request.method) without CSeq")
-            return RTSPResponse(status: .badRequest, cSeq: nil)
+        let sessionHeader = session.map { [("Session", "\($0.id);timeout=\(sessionTimeout)")] } ?? []
+        if let common = commonAnswer(to: request, allowed: Self.allowedMethods, isOurs: isOurs(request.uri), sessionID: session?.id,
+                                     sessionHeader: sessionHeader, context: context) {
+            return common
         }
-        guard RTSPRequest.knownMethods.contains(request.method) else { return RTSPResponse(status: .notImplemented, cSeq: cSeq) }
-        guard Self.allowedMethods.contains(request.method) else {
-            return RTSPResponse(status: .methodNotAllowed, cSeq: cSeq,
-                                headers: [("Allow", Self.allowedMethods.joined(separator: ", "))])
-        }
-        guard isOurs(request.uri) || (request.uri == "*" && ["OPTIONS", "GET_PARAMETER"].contains(request.method)) else {
-            return RTSPResponse(status: .notFound, cSeq: cSeq)
-        }
-        if let named = request.session, named != session?.id { return RTSPResponse(status: .sessionNotFound, cSeq: cSeq) }
-        let sessionHeader = session.map { [("Session", "\($0.id);timeout=\(Self.sessionTimeout)")] } ?? []
+        guard let cSeq = request.cSeq else { return RTSPResponse(status: .badRequest, cSeq: nil) }
         switch request.method {
-        case "OPTIONS":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Public", Self.allowedMethods.joined(separator: ", "))])
-        case "GET_PARAMETER":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
         case "ANNOUNCE":
             return announce(request, cSeq: cSeq, context: context)
         case "SETUP":
@@ -166,7 +159,8 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
             guard let session else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
             if !recording.isRecording {
                 // UDP packets sent before a TEARDOWN may arrive after it: wait for 100 ms without one.
-                recording.record(by: identity, lingering: session.udp == nil ? .zero : .milliseconds(100))
+                recording.record(by: identity, lingering: session.udp == nil ? .zero : configuration.lingering,
+                                 remoteAddress: context.channel.remoteAddress)
                 log("recording from \(address(context)) (session \(session.id), " + (session.udp.map {
                     "RTP on udp port \($0.rtp.localAddress?.port ?? 0)"
                 } ?? "RTP on interleaved channel \(session.transport.interleavedChannels?.lowerBound ?? 0)") + ")")
@@ -176,7 +170,7 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
             let response = RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
             // The answer first: the recording may end the command.
             respond(context: context, response)
-            endSession(reason: "TEARDOWN from \(address(context))")
+            endSession(ending: .teardown, reason: "TEARDOWN from \(address(context))")
             return nil
         default:
             return RTSPResponse(status: .notImplemented, cSeq: cSeq)
@@ -197,13 +191,9 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
                 log("RTSP \(address(context)): ANNOUNCE refused: another publisher holds \(path.isEmpty ? "/" : path)")
                 return RTSPResponse(status: .notEnoughBandwidth, cSeq: cSeq)
             }
-        } catch let error as H264Error {
+        } catch {
             log("RTSP \(address(context)): ANNOUNCE: \(error)")
             return RTSPResponse(status: .badRequest, cSeq: cSeq)
-        } catch {
-            // The output cannot be opened: the command fails with that error.
-            recording.fail(error)
-            return RTSPResponse(status: .internalServerError, cSeq: cSeq)
         }
         announced = (request.uri, description)
         log("RTSP \(address(context)): announced H.264 (packetization-mode \(description.packetizationMode), "
@@ -214,8 +204,8 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     private func setup(_ request: RTSPRequest, cSeq: String, context: ChannelHandlerContext) -> RTSPResponse? {
         guard let announced, !recording.isRecording else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
         // The H.264 track's control URL, resolved against the ANNOUNCE's URI (RFC 2326 appendix C.1.1).
-        let track = RTSPClient.resolve(announced.description.control, against: announced.uri)
-        guard RTSPConnectionHandler.path(of: request.uri) == RTSPConnectionHandler.path(of: track) else {
+        let track = RTSPURI.resolve(announced.description.control, against: announced.uri)
+        guard RTSPURI.path(of: request.uri) == RTSPURI.path(of: track) else {
             return RTSPResponse(status: .notFound, cSeq: cSeq)
         }
         let offered: [RTSPTransport]
@@ -243,7 +233,7 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
                     return
                 }
                 // Room for a burst (FFmpeg without -re sends a whole file at once).
-                rtp.setOption(.socketOption(.so_rcvbuf), value: 4 << 20).whenFailure { _ in }
+                rtp.setOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(configuration.receiveBufferSize)).whenFailure { _ in }
                 let identity = identity
                 let recording = recording
                 do {
@@ -270,12 +260,12 @@ final class RTSPRecordHandler: ChannelInboundHandler, RTSPServerConnection {
     private func makeSession(transport: RTSPTransport, udp: (rtp: any Channel, rtcp: any Channel)?, cSeq: String,
                              context: ChannelHandlerContext) -> RTSPResponse {
         session?.close()
-        let id = session?.id ?? String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
+        let id = session?.id ?? makeRTSPSessionID()
         session = Session(id: id, transport: transport, udp: udp)
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [
             ("Transport", transport.text),
-            ("Session", "\(id);timeout=\(Self.sessionTimeout)"),
+            ("Session", "\(id);timeout=\(sessionTimeout)"),
         ])
     }
 }

@@ -1,17 +1,19 @@
-import H264
-import NIOCore
+package import H264
+package import NIOCore
 
 /// What the connection handlers of our two RTSP servers share (serve's `RTSPConnectionHandler`,
 /// listen's `RTSPRecordHandler`): reading messages while keeping the timeouts, answering
 /// malformed requests, the once-a-second timeout check from activation until the connection
 /// closes, and writing answers. Each handler answers the requests themselves, and says what
 /// its check does when a timeout runs out.
-protocol RTSPServerConnection: AnyObject {
+package protocol RTSPServerConnection: AnyObject {
     var reader: RTSPMessageReader { get set }
     var timeouts: RTSPConnectionTimeouts { get set }
     var checkTimer: Scheduled<Void>? { get set }
     /// True once the connection is closing: nothing more is read.
     var closing: Bool { get set }
+    /// How often the timeouts are checked (a second unless the handler says otherwise).
+    var checkInterval: Duration { get }
 
     func log(_ line: String)
     /// A request, an interleaved frame or a response read from the connection (malformed
@@ -27,9 +29,12 @@ protocol RTSPServerConnection: AnyObject {
 }
 
 extension RTSPServerConnection {
+    /// Once a second.
+    package var checkInterval: Duration { .seconds(1) }
+
     /// Reads received bytes: each message to ``handle(_:context:)``, a malformed request
     /// answered with its status, lost framing answered and the connection closed.
-    func read(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+    package func read(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         guard !closing else { return }
         reader.append(bytes.readableBytesView)
         do {
@@ -46,15 +51,21 @@ extension RTSPServerConnection {
             respondAndClose(context: context, RTSPResponse(status: RTSPStatus(for: error), cSeq: nil))
             return
         }
-        timeouts.heard(hasPartialMessage: reader.hasPartialMessage)
+        timeouts.heard(hasPartialMessage: reader.hasPartialMessage, at: context.eventLoop.now)
     }
 
-    /// Starts the check once a second (at activation): a request not finished within the
+    /// At activation: the timeouts count from now, and the checks begin.
+    package func startChecks(context: ChannelHandlerContext) {
+        timeouts.begin(at: context.eventLoop.now)
+        scheduleCheck(context: context)
+    }
+
+    /// Schedules the check every ``checkInterval``: a request not finished within the
     /// request timeout gets 408 and the connection closes; then ``check(sessionExpired:context:)``.
     /// It goes on until the connection closes or ``stopChecks()``.
-    func scheduleCheck(context: ChannelHandlerContext) {
-        checkTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { [self] in
-            let expiry = timeouts.expired()
+    package func scheduleCheck(context: ChannelHandlerContext) {
+        checkTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(checkInterval)) { [self] in
+            let expiry = timeouts.expired(at: context.eventLoop.now)
             if expiry == .request {
                 log("RTSP \(address(context)): request not finished within \(timeouts.requestTimeout): closed")
                 respondAndClose(context: context, RTSPResponse(status: .requestTimeout, cSeq: nil))
@@ -65,25 +76,25 @@ extension RTSPServerConnection {
     }
 
     /// Stops the check (the connection closed).
-    func stopChecks() {
+    package func stopChecks() {
         checkTimer?.cancel()
         checkTimer = nil
     }
 
     /// The peer's address, for the log.
-    func address(_ context: ChannelHandlerContext) -> String {
+    package func address(_ context: ChannelHandlerContext) -> String {
         context.channel.remoteAddress.map { "\($0)" } ?? "?"
     }
 
     /// Writes `response`.
-    func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
+    package func respond(context: ChannelHandlerContext, _ response: RTSPResponse) {
         var buffer = context.channel.allocator.buffer(capacity: 256)
         buffer.writeBytes(response.bytes)
         context.writeAndFlush(NIOAny(buffer), promise: nil)
     }
 
     /// Writes `response` as the last answer, then closes the connection.
-    func respondAndClose(context: ChannelHandlerContext, _ response: RTSPResponse) {
+    package func respondAndClose(context: ChannelHandlerContext, _ response: RTSPResponse) {
         closing = true
         endBeforeClosing()
         var buffer = context.channel.allocator.buffer(capacity: 256)
@@ -91,4 +102,37 @@ extension RTSPServerConnection {
         let channel = context.channel
         context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
     }
+
+    /// What every request gets before its method is looked at, the same in PLAY and RECORD
+    /// mode (RFC 2326 clause 7.1.1): 400 without CSeq, 501 for an unknown method, 405 (with
+    /// `Allow`) for one of RFC 2326 this mode does not allow, 404 for another path (`isOurs`
+    /// false; `*` is ours for OPTIONS and GET_PARAMETER), 454 naming another session than
+    /// `sessionID`; and the answers to OPTIONS (`Public`) and GET_PARAMETER (a keepalive). Nil:
+    /// the handler answers the request itself.
+    package func commonAnswer(to request: RTSPRequest, allowed methods: [String], isOurs: Bool, sessionID: String?,
+                              sessionHeader: [(name: String, value: String)], context: ChannelHandlerContext) -> RTSPResponse? {
+        guard let cSeq = request.cSeq else {
+            log("RTSP \(address(context)): \(request.method) without CSeq")
+            return RTSPResponse(status: .badRequest, cSeq: nil)
+        }
+        guard RTSPRequest.knownMethods.contains(request.method) else { return RTSPResponse(status: .notImplemented, cSeq: cSeq) }
+        guard methods.contains(request.method) else {
+            return RTSPResponse(status: .methodNotAllowed, cSeq: cSeq, headers: [("Allow", methods.joined(separator: ", "))])
+        }
+        guard isOurs || (request.uri == "*" && ["OPTIONS", "GET_PARAMETER"].contains(request.method)) else {
+            return RTSPResponse(status: .notFound, cSeq: cSeq)
+        }
+        // A named session must be this connection's.
+        if let named = request.session, named != sessionID { return RTSPResponse(status: .sessionNotFound, cSeq: cSeq) }
+        switch request.method {
+        case "OPTIONS": return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Public", methods.joined(separator: ", "))])
+        case "GET_PARAMETER": return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
+        default: return nil
+        }
+    }
+}
+
+/// A new session id (RFC 2326 clause 12.37): 64 random bits in hexadecimal.
+package func makeRTSPSessionID() -> String {
+    String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
 }

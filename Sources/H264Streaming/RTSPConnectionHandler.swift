@@ -1,11 +1,13 @@
 import Foundation
 import H264
+import Logging
 import NIOCore
 import NIOPosix
 
-/// One RTSP connection of `h264 serve --rtsp`: reads requests with `RTSPMessageReader`, answers
-/// them, and while the session plays, turns each Annex-B frame the `Broadcaster` writes to the
-/// channel into RTP packets interleaved in the connection (`$`, channel, length, packet).
+/// One RTSP connection of an ``RTSPServer``: reads requests with `RTSPMessageReader`, answers
+/// them, and while the session plays, turns each AVCC access unit its mount's ``Broadcaster``
+/// writes to the channel into RTP packets (interleaved in the connection: `$`, channel,
+/// length, packet; or datagrams from its UDP port pair).
 ///
 /// One session per connection, RTP over TCP interleaved (`RTP/AVP/TCP`) or over UDP unicast
 /// (`RTP/AVP;unicast;client_port=A-B`: sent from a port pair of the server's, `server_port`, to
@@ -15,7 +17,7 @@ import NIOPosix
 /// clock), so RTP-Info's `rtptime` maps exactly to the start of play.
 ///
 /// Answers (RFC 2326 clause 7.1.1): 400 for a malformed request or one without CSeq, 404 for
-/// another path than `/live`, 405 (with `Allow`) for the methods of RFC 2326 this server does
+/// a path nothing is mounted at, 405 (with `Allow`) for the methods of RFC 2326 this server does
 /// not allow (ANNOUNCE, RECORD, REDIRECT, SET_PARAMETER), 501 for other methods, 454 for an
 /// unknown session, 455 for PLAY or PAUSE before SETUP, 461 for a transport other than unicast
 /// RTP/AVP over TCP or over UDP with `client_port`, 500 when no UDP port pair is free, 505 for another version, 414/413 for a request line or body over the limit
@@ -24,28 +26,14 @@ import NIOPosix
 /// for `sessionTimeout` ends and its connection closes.
 final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     typealias InboundIn = ByteBuffer
-    typealias OutboundIn = ByteBuffer
+    typealias OutboundIn = BroadcastWrite
     typealias OutboundOut = ByteBuffer
-
-    /// Timeouts and packet size.
-    struct Configuration: Sendable {
-        /// A session without any request or RTCP for this long ends (advertised in `Session`).
-        var sessionTimeout: Duration = .seconds(60)
-        /// A request that has begun must be complete within this time.
-        var requestTimeout: Duration = .seconds(10)
-        /// The largest RTP packet, counted as for UDP over IPv4 (RTP packets interleaved in TCP
-        /// need no IP fragmentation, but players' buffers expect the usual sizes).
-        var maximumTransmissionUnit = 1400
-        /// The kernel send buffer of each connection (`SO_SNDBUF`; nil: the system's), as
-        /// `--send-buffer-size` sets it for raw viewers.
-        var sendBufferSize: Int?
-    }
 
     /// The methods this server answers.
     static let publicMethods = ["OPTIONS", "DESCRIBE", "SETUP", "PLAY", "PAUSE", "TEARDOWN", "GET_PARAMETER"]
 
     /// RTP over UDP: the server's RTP and RTCP sockets and where the packets go.
-    private struct UDPTransport {
+    struct UDPTransport {
         let rtp: any Channel
         let rtcp: any Channel
         let destination: SocketAddress
@@ -56,8 +44,11 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         }
     }
 
-    private struct Session {
+    struct Session {
         let id: String
+        /// The stream set up (its path, broadcaster and format).
+        let mountPath: String
+        let mount: RTSPMounts.Mount
         var channels: ClosedRange<Int>
         var udp: UDPTransport?
         var packetizer: RTPPacketizer
@@ -66,34 +57,36 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         var packetsSent: UInt32 = 0
         var octetsSent: UInt32 = 0
         var lastReport: ContinuousClock.Instant?
+        /// The time since PLAY of the last frame sent.
+        var lastPresentationTime: Duration?
     }
 
-    private let broadcaster: Broadcaster
-    private let format: FormatDescription
-    private let configuration: Configuration
-    private let logLine: @Sendable (String) -> Void
+    private let mounts: RTSPMounts
+    let configuration: RTSPServer.Configuration
+    private let logger: Logger
     var reader = RTSPMessageReader()
-    private var session: Session?
+    var session: Session?
     var timeouts: RTSPConnectionTimeouts
     var checkTimer: Scheduled<Void>?
     var closing = false
     /// Set by a PLAY that starts the stream: join the broadcaster once the answer is written.
     private var joinAfterAnswer = false
 
-    init(broadcaster: Broadcaster, format: FormatDescription, configuration: Configuration, log: @escaping @Sendable (String) -> Void) {
-        self.broadcaster = broadcaster
-        self.format = format
+    init(mounts: RTSPMounts, configuration: RTSPServer.Configuration, logger: Logger) {
+        self.mounts = mounts
         self.configuration = configuration
         self.timeouts = RTSPConnectionTimeouts(sessionTimeout: configuration.sessionTimeout, requestTimeout: configuration.requestTimeout)
-        self.logLine = log
+        self.logger = logger
     }
 
-    func log(_ line: String) { logLine(line) }
+    func log(_ line: String) { logger.info("\(line)") }
+
+    var checkInterval: Duration { configuration.checkInterval }
 
     // MARK: - Connection
 
     func channelActive(context: ChannelHandlerContext) {
-        scheduleCheck(context: context)
+        startChecks(context: context)
         context.fireChannelActive()
     }
 
@@ -127,35 +120,6 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         endSession(reason: "closed")
     }
 
-    /// Every 5 s while playing: an RTCP sender report (RFC 3550 clause 6.4.1) on the RTCP
-    /// channel or port, mapping the RTP timestamps to wall-clock time.
-    private func sendSenderReportIfDue(context: ChannelHandlerContext) {
-        guard var current = session, current.broadcasterId != nil, current.packetsSent > 0 else { return }
-        let now = ContinuousClock.now
-        if let last = current.lastReport, now - last < .seconds(5) { return }
-        current.lastReport = now
-        session = current
-        let wallClock = Date().timeIntervalSince1970
-        let seconds = wallClock.rounded(.down)
-        let report = RTCPSenderReport(
-            ssrc: current.packetizer.configuration.ssrc,
-            ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9)),
-            rtpTimestamp: current.packetizer.timestamp(for: now - current.playStart),
-            packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve").bytes
-        if let udp = current.udp {
-            var buffer = udp.rtcp.allocator.buffer(capacity: report.count)
-            buffer.writeBytes(report)
-            udp.rtcp.writeAndFlush(AddressedEnvelope(remoteAddress: udp.rtcpDestination, data: buffer), promise: nil)
-        } else {
-            var buffer = context.channel.allocator.buffer(capacity: report.count + 4)
-            buffer.writeInteger(UInt8(ascii: "$"))
-            buffer.writeInteger(UInt8(truncatingIfNeeded: current.channels.lowerBound + 1))
-            buffer.writeInteger(UInt16(report.count))
-            buffer.writeBytes(report)
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-        }
-    }
-
     // MARK: - Requests
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -168,6 +132,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
             if let response = answer(request, context: context) { respond(context: context, response) }
             if joinAfterAnswer, let id = session?.id {
                 joinAfterAnswer = false
+                guard let broadcaster = session?.mount.broadcaster else { return }
                 let client = broadcaster.add(context.channel)
                 session?.broadcasterId = client
                 log("RTSP \(address(context)): session \(id) plays as client \(client)")
@@ -179,57 +144,34 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         }
     }
 
-    /// The path of an `rtsp://host[:port]/path` URI (or the URI itself when it has no scheme).
-    static func path(of uri: String) -> Substring {
-        guard let scheme = uri.range(of: "://") else { return Substring(uri) }
-        let rest = uri[scheme.upperBound...]
-        return rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
-    }
-
-    /// The presentation's URI as the client names it, with a trailing `/` (the Content-Base).
-    private static func base(of uri: String) -> String {
-        let path = path(of: uri)
+    /// The presentation's URI as the client names it, with a trailing `/` (the Content-Base):
+    /// the URI's scheme and authority, and the mount path.
+    private static func base(of uri: String, mountPath: String) -> String {
+        let path = RTSPURI.path(of: uri)
         let prefix = uri[..<path.startIndex]
-        return prefix + "/live/"
+        return prefix + mountPath + "/"
     }
 
     /// The answer to `request`, or nil when it will be sent later (a SETUP binding UDP sockets).
     private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
         let cSeq = request.cSeq
-        guard cSeq != nil else {
-            log("RTSP \(address(context)): \(request.method) without CSeq")
-            return RTSPResponse(status: .badRequest, cSeq: nil)
-        }
-        guard RTSPRequest.knownMethods.contains(request.method) else {
-            return RTSPResponse(status: .notImplemented, cSeq: cSeq)
-        }
-        guard Self.publicMethods.contains(request.method) else {
-            return RTSPResponse(status: .methodNotAllowed, cSeq: cSeq,
-                                headers: [("Allow", Self.publicMethods.joined(separator: ", "))])
-        }
-        let path = Self.path(of: request.uri)
-        let isOurs = path == "/live" || path == "/live/" || path == "/live/track1"
-        guard isOurs || (request.uri == "*" && ["OPTIONS", "GET_PARAMETER"].contains(request.method)) else {
-            return RTSPResponse(status: .notFound, cSeq: cSeq)
-        }
-        // A named session must be ours.
-        if let named = request.session, named != session?.id {
-            return RTSPResponse(status: .sessionNotFound, cSeq: cSeq)
-        }
+        let found = mounts.find(RTSPURI.path(of: request.uri))
         let sessionHeader = session.map { [("Session", "\($0.id);timeout=\(configuration.sessionTimeout.components.seconds)")] } ?? []
+        if let common = commonAnswer(to: request, allowed: Self.publicMethods, isOurs: found != nil, sessionID: session?.id,
+                                     sessionHeader: sessionHeader, context: context) {
+            return common
+        }
         switch request.method {
-        case "OPTIONS":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Public", Self.publicMethods.joined(separator: ", "))])
-        case "GET_PARAMETER":
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
         case "DESCRIBE":
-            let base = Self.base(of: request.uri)
-            let sdp = SessionDescription(formatDescription: format, sessionName: "h264 serve", address: "0.0.0.0", port: 0).text
+            guard let found else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
+            let base = Self.base(of: request.uri, mountPath: found.path)
+            let sdp = SessionDescription(formatDescription: found.mount.format, sessionName: "h264 serve", address: "0.0.0.0", port: 0).text
                 + "a=control:track1\r\n"
             return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Content-Base", base), ("Content-Type", "application/sdp")],
                                 body: Array(sdp.utf8))
         case "SETUP":
-            return setup(request, cSeq: cSeq, context: context)
+            guard let found else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
+            return setup(request, mount: found, cSeq: cSeq, context: context)
         case "PLAY":
             guard session != nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
             return play(request, cSeq: cSeq, headers: sessionHeader, context: context)
@@ -246,7 +188,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         }
     }
 
-    private func setup(_ request: RTSPRequest, cSeq: String?, context: ChannelHandlerContext) -> RTSPResponse? {
+    private func setup(_ request: RTSPRequest, mount: (path: String, mount: RTSPMounts.Mount), cSeq: String?,
+                       context: ChannelHandlerContext) -> RTSPResponse? {
         guard session?.broadcasterId == nil else {
             // Changing the transport of a playing stream is not supported (clause 10.4 allows refusing it).
             return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq)
@@ -262,7 +205,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
         guard chosen.lowerTransport == .udp else {
-            return makeSession(transport: chosen, udp: nil, cSeq: cSeq, context: context)
+            return makeSession(transport: chosen, mount: mount, udp: nil, cSeq: cSeq, context: context)
         }
         guard let clientPorts = chosen.clientPorts, let remote = context.channel.remoteAddress?.ipAddress,
               let local = context.channel.localAddress?.ipAddress,
@@ -280,7 +223,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                 }
                 let port = rtp.localAddress?.port ?? 0
                 chosen.serverPorts = port...(port + 1)
-                respond(context: context, makeSession(transport: chosen, udp: UDPTransport(rtp: rtp, rtcp: rtcp, destination: destination,
+                respond(context: context, makeSession(transport: chosen, mount: mount, udp: UDPTransport(rtp: rtp, rtcp: rtcp, destination: destination,
                                                                                       rtcpDestination: rtcpDestination),
                                                       cSeq: cSeq, context: context))
             case .failure(let error):
@@ -292,14 +235,14 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     }
 
     /// Sets up (or sets up again) the connection's session with `transport`.
-    private func makeSession(transport: RTSPTransport, udp: UDPTransport?, cSeq: String?,
+    private func makeSession(transport: RTSPTransport, mount: (path: String, mount: RTSPMounts.Mount), udp: UDPTransport?, cSeq: String?,
                              context: ChannelHandlerContext) -> RTSPResponse {
         var transport = transport
         session?.udp?.close()
         let packetizer = session?.packetizer
             ?? RTPPacketizer(configuration: .init(maximumTransmissionUnit: configuration.maximumTransmissionUnit))
-        let id = session?.id ?? String(UInt64.random(in: 1...UInt64.max), radix: 16, uppercase: true)
-        session = Session(id: id, channels: transport.interleavedChannels ?? 0...1, udp: udp, packetizer: packetizer)
+        let id = session?.id ?? makeRTSPSessionID()
+        session = Session(id: id, mountPath: mount.path, mount: mount.mount, channels: transport.interleavedChannels ?? 0...1, udp: udp, packetizer: packetizer)
         transport.ssrc = packetizer.configuration.ssrc
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [
@@ -313,9 +256,10 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         guard var current = session else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
         if current.broadcasterId == nil {
             current.playStart = .now
+            current.lastPresentationTime = nil
             session = current
         }
-        let rtpInfo = "url=\(Self.base(of: request.uri))track1;seq=\(current.packetizer.nextSequenceNumber);"
+        let rtpInfo = "url=\(Self.base(of: request.uri, mountPath: current.mountPath))track1;seq=\(current.packetizer.nextSequenceNumber);"
             + "rtptime=\(current.packetizer.timestamp(for: .zero))"
         let response = RTSPResponse(status: .ok, cSeq: cSeq, headers: headers + [("Range", "npt=0.000-"), ("RTP-Info", rtpInfo)])
         // The answer goes out first; the frames (written through the channel, after it) follow.
@@ -324,7 +268,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     }
 
     private func leaveBroadcast() {
-        if let id = session?.broadcasterId { broadcaster.remove(id) }
+        if let id = session?.broadcasterId { session?.mount.broadcaster.remove(id) }
         session?.broadcasterId = nil
     }
 
@@ -333,80 +277,5 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         session?.udp?.close()
         if let session { log("RTSP session \(session.id) ended (\(reason))") }
         session = nil
-    }
-
-    // MARK: - Frames
-
-    /// A frame from the broadcaster (Annex-B bytes of one access unit): sent as interleaved RTP
-    /// while the session plays, dropped otherwise. Writes of this handler's own answers do not
-    /// come here (they start at this handler).
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let frame = unwrapOutboundIn(data)
-        guard frame.readableBytes > 0 else {
-            context.write(data, promise: promise) // the broadcaster's flush marker
-            return
-        }
-        guard var current = session, current.broadcasterId != nil else {
-            promise?.succeed(())
-            return
-        }
-        let avcc: [UInt8]
-        do {
-            avcc = try AVCC.fromAnnexB(Array(frame.readableBytesView)).data
-        } catch {
-            promise?.fail(error)
-            return
-        }
-        if let udp = current.udp {
-            var datagrams: [AddressedEnvelope<ByteBuffer>] = []
-            do {
-                try packetize(avcc, in: &current) { packet in
-                    var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
-                    buffer.writeBytes(packet.prefix)
-                    buffer.writeBytes(packet.payload)
-                    datagrams.append(AddressedEnvelope(remoteAddress: udp.destination, data: buffer))
-                }
-            } catch {
-                promise?.fail(error)
-                return
-            }
-            // The frame is done when its last datagram is (the sockets share this event loop).
-            for (index, datagram) in datagrams.enumerated() {
-                udp.rtp.write(datagram, promise: index == datagrams.count - 1 ? promise : nil)
-            }
-            udp.rtp.flush()
-            if datagrams.isEmpty { promise?.succeed(()) }
-            return
-        }
-        var output = context.channel.allocator.buffer(capacity: avcc.count + avcc.count / 64 + 64)
-        let channel = UInt8(truncatingIfNeeded: current.channels.lowerBound)
-        do {
-            try packetize(avcc, in: &current) { packet in
-                output.writeInteger(UInt8(ascii: "$"))
-                output.writeInteger(channel)
-                output.writeInteger(UInt16(packet.byteCount))
-                output.writeBytes(packet.prefix)
-                output.writeBytes(packet.payload)
-            }
-        } catch {
-            promise?.fail(error)
-            return
-        }
-        context.write(wrapOutboundOut(output), promise: promise)
-    }
-
-    /// Packetizes one access unit for `current` (time since its PLAY) into `send`, counts the
-    /// packets and payload octets for its sender reports, and stores the session.
-    private func packetize(_ avcc: [UInt8], in current: inout Session, _ send: (RTPPacketizer.Packet) -> Void) throws {
-        var packets: UInt32 = 0, octets: UInt32 = 0
-        try current.packetizer.packetize(avcc: avcc, presentationTime: ContinuousClock.now - current.playStart,
-                                         formatDescription: format) { packet in
-            packets &+= 1
-            octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
-            send(packet)
-        }
-        current.packetsSent &+= packets
-        current.octetsSent &+= octets
-        session = current
     }
 }

@@ -4,9 +4,10 @@ import H264
 /// ``ring()`` is called, whichever comes first. A ring while nobody sleeps is kept for the next
 /// sleep (which then returns at once), so a ring is never lost between a check and a sleep.
 ///
-/// `h264 serve` rings it when a viewer asks for an IDR (the due frame may then go early) and
-/// when SIGINT or SIGTERM arrives; otherwise the pacer sleeps to its frame's deadline.
-final class Doorbell: Sendable {
+/// A live loop rings it when a viewer asks for an IDR (``Broadcaster``'s keyframe request: the
+/// due frame may then go early) and when it should stop; otherwise it sleeps to its frame's
+/// deadline (``FrameSchedule``).
+public final class Doorbell: Sendable {
     private enum State {
         case idle
         case rung
@@ -15,8 +16,11 @@ final class Doorbell: Sendable {
 
     private let state = Locked(State.idle)
 
+    /// A doorbell nobody has rung.
+    public init() {}
+
     /// Wakes the sleeper, or the next one to sleep.
-    func ring() {
+    public func ring() {
         let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
             if case .waiting(let continuation) = state {
                 state = .idle
@@ -30,7 +34,7 @@ final class Doorbell: Sendable {
 
     /// Returns at `deadline` or when rung, whichever is first (at once when rung since the last
     /// sleep).
-    func sleep(until deadline: ContinuousClock.Instant) async {
+    public func sleep(until deadline: ContinuousClock.Instant) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(until: deadline, tolerance: .microseconds(500), clock: .continuous) }
             group.addTask { await self.waitForRing() }

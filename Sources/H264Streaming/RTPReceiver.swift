@@ -1,0 +1,151 @@
+public import H264
+public import NIOCore
+import NIOPosix
+
+/// Receives a plain RTP stream (RFC 6184) over UDP as an SDP describes it (`h264 receive
+/// FILE.sdp`): binds the SDP's port, depacketizes what arrives (payload type and
+/// `sprop-parameter-sets` from the SDP) and delivers the events — access units with their RTP
+/// timestamps, losses, diagnostics — as an `AsyncSequence`.
+///
+/// The sequence ends at ``shutdown()`` (``Ending/stopped``) or when no packet came for the idle
+/// timeout (``Ending/idle``); the depacketizer is flushed first.
+public final class RTPReceiver: AsyncSequence, Sendable {
+    /// One event of the stream.
+    public typealias Element = RTPDepacketizer.Event
+
+    /// Why the sequence ended.
+    public enum Ending: Sendable, Equatable {
+        /// No packet came for the idle timeout.
+        case idle
+        /// ``RTPReceiver/shutdown()`` ended it.
+        case stopped
+    }
+
+    private let channel: any Channel
+    private let stream: AsyncStream<Element>
+    private let handler: NIOLoopBound<RTPReceiverHandler>
+    private let state: Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>
+
+    private init(channel: any Channel, stream: AsyncStream<Element>, handler: NIOLoopBound<RTPReceiverHandler>,
+                 state: Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>) {
+        self.channel = channel
+        self.stream = stream
+        self.handler = handler
+        self.state = state
+    }
+
+    /// The address the socket is bound to.
+    public var localAddress: SocketAddress? { channel.localAddress }
+
+    /// Why the sequence ended; nil while it goes on.
+    public var ending: Ending? { state.withLock { $0.ending } }
+
+    /// The depacketizer's counts so far.
+    public var statistics: RTPReceptionStatistics { state.withLock { $0.statistics } }
+
+    /// Binds `host`:`port` (the SDP's port unless given) and starts receiving.
+    ///
+    /// - Parameters:
+    ///   - description: the stream's SDP.
+    ///   - host: the address to bind (`0.0.0.0`: every IPv4 address).
+    ///   - port: the UDP port; nil: the SDP's.
+    ///   - group: the event loops of the socket.
+    ///   - reorderWindow: how many later packets may wait for a missing one before it counts as lost.
+    ///   - idleTimeout: the sequence ends when no packet came for this long; nil: never.
+    ///   - receiveBufferSize: the socket's kernel receive buffer (`SO_RCVBUF`).
+    /// - Throws: `H264Error` for an SDP this receiver cannot take (packetization-mode 2); the
+    ///   error of binding the port.
+    public static func start(description: SessionDescription, host: String = "0.0.0.0", port: Int? = nil,
+                             group: any EventLoopGroup, reorderWindow: Int = 16, idleTimeout: Duration? = nil,
+                             receiveBufferSize: Int = 4 << 20) async throws -> RTPReceiver {
+        let depacketizer = try description.depacketizer(reorderWindow: reorderWindow)
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let state = Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>((nil, .init()))
+        let loop = group.next()
+        let handler = try await loop.submit {
+            NIOLoopBound(RTPReceiverHandler(depacketizer: depacketizer, continuation: continuation, state: state,
+                                            idleTimeout: idleTimeout), eventLoop: loop)
+        }.get()
+        let channel = try await DatagramBootstrap(group: loop)
+            .channelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(receiveBufferSize))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler.value) }
+            }
+            .bind(host: host, port: port ?? description.port).get()
+        return RTPReceiver(channel: channel, stream: stream, handler: handler, state: state)
+    }
+
+    /// The events, in arrival order.
+    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { stream.makeAsyncIterator() }
+
+    /// Closes the socket and ends the sequence (``Ending/stopped``, after the depacketizer's
+    /// last events).
+    public func shutdown() async {
+        let handler = self.handler
+        try? await channel.eventLoop.submit { handler.value.end(.stopped) }.get()
+        try? await channel.close()
+    }
+}
+
+/// The socket's handler: depacketizes each datagram and hands the events on; checks the idle
+/// timeout. On the socket's event loop.
+final class RTPReceiverHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    private var depacketizer: RTPDepacketizer
+    private let continuation: AsyncStream<RTPReceiver.Element>.Continuation
+    private let state: Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>
+    private let idleTimeout: Duration?
+    private var lastPacket = ContinuousClock.now
+    private var idleCheck: Scheduled<Void>?
+    private var ended = false
+
+    init(depacketizer: RTPDepacketizer, continuation: AsyncStream<RTPReceiver.Element>.Continuation,
+         state: Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>, idleTimeout: Duration?) {
+        self.depacketizer = depacketizer
+        self.continuation = continuation
+        self.state = state
+        self.idleTimeout = idleTimeout
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        lastPacket = .now
+        scheduleIdleCheck(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !ended else { return }
+        lastPacket = .now
+        unwrapInboundIn(data).data.withUnsafeReadableBytes { depacketizer.append(packet: $0) }
+        deliver()
+    }
+
+    private func scheduleIdleCheck(context: ChannelHandlerContext) {
+        guard let idleTimeout else { return }
+        let due = lastPacket + idleTimeout
+        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(max(due - .now, .milliseconds(1)))) { [self] in
+            guard !ended else { return }
+            if ContinuousClock.now - lastPacket >= idleTimeout { return end(.idle) }
+            scheduleIdleCheck(context: context)
+        }
+    }
+
+    private func deliver() {
+        while let event = depacketizer.next() { continuation.yield(event) }
+        let statistics = RTPReceptionStatistics(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
+                                                  droppedAccessUnits: depacketizer.droppedAccessUnitCount)
+        state.withLock { $0.statistics = statistics }
+    }
+
+    /// Flushes the depacketizer and ends the sequence.
+    func end(_ ending: RTPReceiver.Ending) {
+        guard !ended else { return }
+        ended = true
+        idleCheck?.cancel()
+        depacketizer.finish()
+        deliver()
+        state.withLock { $0.ending = ending }
+        continuation.finish()
+    }
+}

@@ -1,0 +1,16 @@
+/// What a receiver's depacketizer counted (``RTSPPublisher/statistics``, ``RTPReceiver/statistics``).
+public struct RTPReceptionStatistics: Sendable, Equatable {
+    /// RTP packets received.
+    public var packets = 0
+    /// Packets found missing.
+    public var lostPackets = 0
+    /// Access units dropped because of loss or damage.
+    public var droppedAccessUnits = 0
+
+    /// Counts of a depacketizer.
+    public init(packets: Int = 0, lostPackets: Int = 0, droppedAccessUnits: Int = 0) {
+        self.packets = packets
+        self.lostPackets = lostPackets
+        self.droppedAccessUnits = droppedAccessUnits
+    }
+}

@@ -1,0 +1,160 @@
+public import H264
+public import Logging
+public import NIOCore
+import NIOPosix
+
+extension RTSPClient {
+    /// Connects to `url` (`rtsp://HOST[:PORT]/PATH`, port 554 by default) and starts playing:
+    /// OPTIONS, DESCRIBE, SETUP of the H.264 track (its control URL resolved against
+    /// `Content-Base`, else `Content-Location`, else `url`), PLAY.
+    ///
+    /// - Parameters:
+    ///   - url: the stream's URL.
+    ///   - group: the event loops of the connection (and of its UDP sockets).
+    ///   - configuration: the transport, timeouts and depacketizer settings.
+    ///   - logger: gets a message when the session plays and for what goes wrong on the way.
+    /// - Throws: ``RTSPClientError`` for a bad URL, a refused connection, an answer other than
+    ///   200 (`DESCRIBE URL: 404 Not Found`), a missing answer or one without what is needed;
+    ///   `H264Error` for an SDP this client cannot receive (packetization-mode 2).
+    public static func open(url: String, group: any EventLoopGroup, configuration: Configuration = .init(),
+                            logger: Logger = .streamingSilent) async throws -> RTSPClient {
+        let (host, port) = try RTSPURI.hostAndPort(of: url)
+        let loop = group.next()
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let state = Locked(State())
+        let handler = try await loop.submit {
+            NIOLoopBound(RTSPClientHandler(continuation: continuation, state: state, idleTimeout: configuration.idleTimeout,
+                                           userAgent: configuration.userAgent, logger: logger), eventLoop: loop)
+        }.get()
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler.value) }
+                }
+                .connect(host: host, port: port).get()
+        } catch {
+            throw RTSPClientError(.connectionFailed, "\(url): cannot connect to \(host):\(port) (\(error))")
+        }
+        var udp: (any Channel, any Channel)?
+        do {
+            func request(_ method: String, _ uri: String, _ headers: [(name: String, value: String)] = []) async throws -> RTSPResponse {
+                let answer = try await loop.flatSubmit {
+                    handler.value.send(method, uri: uri, headers: headers, timeout: configuration.requestTimeout, on: loop)
+                }.get()
+                guard answer.status.code == 200 else {
+                    throw RTSPClientError(.status, "\(method) \(uri): \(answer.status)", status: answer.status)
+                }
+                return answer
+            }
+            _ = try await request("OPTIONS", url)
+            let described = try await request("DESCRIBE", url, [("Accept", "application/sdp")])
+            let description: SessionDescription
+            do {
+                description = try SessionDescription(parsing: String(decoding: described.body, as: UTF8.self))
+            } catch {
+                throw RTSPClientError(.badAnswer, "DESCRIBE \(url): the SDP: \(error)")
+            }
+            let depacketizer = try description.depacketizer(reorderWindow: configuration.reorderWindow)
+            let base = described.header("Content-Base") ?? described.header("Content-Location") ?? url
+            let track = RTSPURI.resolve(description.control, against: base)
+            if configuration.transport == .udp {
+                let local = channel.localAddress?.protocol == .inet6 ? "::" : "0.0.0.0"
+                let pair = try await UDPPortPair.bind(host: local, on: loop).get()
+                udp = pair
+                _ = try? await pair.0.setOption(.socketOption(.so_rcvbuf), value: 4 << 20).get()
+                try await loop.submit {
+                    try pair.0.pipeline.syncOperations.addHandler(RTPDatagramHandler(from: nil) { handler.value.receive(packet: $0) })
+                }.get()
+            }
+            let offer = udp.map { "RTP/AVP;unicast;client_port=\($0.0.localAddress?.port ?? 0)-\(($0.0.localAddress?.port ?? 0) + 1)" }
+                ?? "RTP/AVP/TCP;unicast;interleaved=0-1"
+            let setup = try await request("SETUP", track, [("Transport", offer)])
+            guard let session = setup.header("Session").map({ String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces) }) else {
+                throw RTSPClientError(.badAnswer, "SETUP \(track): no Session in the answer")
+            }
+            let offered = try RTSPTransport.parseList(offer)[0]
+            let transport = (try? RTSPTransport.parseList(setup.header("Transport") ?? "").first) ?? offered
+            let interleaved = UInt8(truncatingIfNeeded: transport.interleavedChannels?.lowerBound ?? 0)
+            let overUDP = udp != nil
+            try await loop.submit {
+                if !overUDP { handler.value.rtpChannel = interleaved }
+                handler.value.play(with: depacketizer)
+            }.get()
+            let aggregate = RTSPURI.resolve("*", against: base)
+            _ = try await request("PLAY", aggregate, [("Session", session), ("Range", "npt=0.000-")])
+            let keepAliveInterval = configuration.keepAliveInterval ?? sessionTimeout(in: setup.header("Session")) / 2
+            let keepAlive = loop.scheduleRepeatedTask(initialDelay: TimeAmount(keepAliveInterval),
+                                                      delay: TimeAmount(keepAliveInterval)) { _ in
+                _ = handler.value.send("GET_PARAMETER", uri: aggregate, headers: [("Session", session)],
+                                       timeout: configuration.requestTimeout, on: loop)
+            }
+            let client = RTSPClient(sessionDescription: description, session: session, transport: transport, aggregateURL: aggregate,
+                                    channel: channel, udp: udp, handler: handler, stream: stream, state: state, keepAlive: keepAlive,
+                                    configuration: configuration, logger: logger)
+            continuation.onTermination = { [weak client] termination in
+                if case .cancelled = termination, let client { Task { await client.close() } }
+            }
+            return client
+        } catch {
+            try? await channel.close()
+            if let udp {
+                try? await udp.0.close()
+                try? await udp.1.close()
+            }
+            throw error
+        }
+    }
+
+    /// The `timeout` of a `Session` header (`ID;timeout=N`, RFC 2326 clause 12.37): 60 s when
+    /// absent or not a positive number.
+    static func sessionTimeout(in header: String?) -> Duration {
+        let parameters = (header ?? "").split(separator: ";").dropFirst()
+        for parameter in parameters {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { String($0.filter { $0 != " " && $0 != "\t" }) }
+            if pair.count == 2, pair[0].lowercased() == "timeout", let seconds = Int(pair[1]), seconds > 0 {
+                return .seconds(seconds)
+            }
+        }
+        return .seconds(60)
+    }
+
+    /// Ends the session: TEARDOWN (its answer awaited for the teardown timeout; a failure is
+    /// logged), then the connection and the UDP sockets close and the events end
+    /// (``Ending/closed`` unless they had ended already). Safe to call more than once and from
+    /// several tasks: every call returns once the one closing is done.
+    public func close() async {
+        let closing = state.withLock { state in
+            if let closing = state.closing { return closing }
+            let closing = Task { await self.teardownAndClose() }
+            state.closing = closing
+            return closing
+        }
+        await closing.value
+    }
+
+    /// TEARDOWN, then everything closes.
+    private func teardownAndClose() async {
+        keepAlive.cancel()
+        let handler = self.handler, loop = channel.eventLoop, configuration = self.configuration
+        let aggregate = aggregateURL, session = self.session
+        if channel.isActive {
+            do {
+                let answer = try await loop.flatSubmit {
+                    handler.value.send("TEARDOWN", uri: aggregate, headers: [("Session", session)],
+                                       timeout: configuration.teardownTimeout, on: loop)
+                }.get()
+                if answer.status.code != 200 { logger.info("TEARDOWN: TEARDOWN \(aggregate): \(answer.status)") }
+            } catch {
+                logger.info("TEARDOWN: \(error)")
+            }
+        }
+        try? await loop.submit { handler.value.end(.closed) }.get()
+        try? await channel.close()
+        if let udp {
+            try? await udp.0.close()
+            try? await udp.1.close()
+        }
+    }
+}

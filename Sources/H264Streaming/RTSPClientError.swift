@@ -1,0 +1,36 @@
+public import H264
+
+/// Why an ``RTSPClient`` could not play a URL: a code to branch on and a one-line message
+/// (`DESCRIBE rtsp://…/cam: 404 Not Found`).
+public struct RTSPClientError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: String, Sendable {
+        /// The URL is not `rtsp://HOST[:PORT][/PATH]`.
+        case badURL
+        /// The server could not be reached.
+        case connectionFailed
+        /// The server answered with another status than 200 (``RTSPClientError/status``).
+        case status
+        /// The server closed the connection before answering.
+        case connectionClosed
+        /// The server did not answer within the request timeout.
+        case timeout
+        /// The answer lacks what the client needs (a usable SDP, a `Session`), or the server's
+        /// bytes are not RTSP.
+        case badAnswer
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// The server's status, for ``Code/status``.
+    public var status: RTSPStatus?
+    /// The message, naming the request and the URL.
+    public var description: String
+
+    /// An error with `code` and `description`.
+    public init(_ code: Code, _ description: String, status: RTSPStatus? = nil) {
+        self.code = code
+        self.description = description
+        self.status = status
+    }
+}

@@ -1,0 +1,169 @@
+import H264
+import Logging
+import NIOCore
+
+/// The connection of an ``RTSPClient``, on its event loop: writes requests, matches answers to
+/// them by CSeq, and turns the RTP packets (interleaved on the RTP channel, or datagrams from
+/// the UDP socket, ``receive(packet:)``) into the client's events. Ends the events when the
+/// server closes the connection, when nothing arrives for the idle timeout, or at ``end(_:)``.
+final class RTSPClientHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var reader = RTSPMessageReader(limits: .init(maximumBodySize: 65_536))
+    private var cSeq = 0
+    private var pending: [String: EventLoopPromise<RTSPResponse>] = [:]
+    private var depacketizer: RTPDepacketizer?
+    private let continuation: AsyncStream<RTSPClient.Event>.Continuation
+    private let state: Locked<RTSPClient.State>
+    private let idleTimeout: Duration?
+    private let userAgent: String
+    private let logger: Logger
+    private var context: ChannelHandlerContext?
+    /// The interleaved channel RTP comes on; nil before SETUP and for UDP.
+    var rtpChannel: UInt8?
+    private var lastPacket = ContinuousClock.now
+    private var idleCheck: Scheduled<Void>?
+    private var timeline = RTPTimeline()
+    private(set) var ended = false
+
+    init(continuation: AsyncStream<RTSPClient.Event>.Continuation, state: Locked<RTSPClient.State>, idleTimeout: Duration?,
+         userAgent: String, logger: Logger) {
+        self.continuation = continuation
+        self.state = state
+        self.idleTimeout = idleTimeout
+        self.userAgent = userAgent
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    /// Writes a request; the future is its answer (any status), failed when the connection
+    /// closes first or no answer comes within `timeout`.
+    func send(_ method: String, uri: String, headers: [(name: String, value: String)], timeout: Duration,
+              on loop: any EventLoop) -> EventLoopFuture<RTSPResponse> {
+        guard let context, !ended || method == "TEARDOWN", context.channel.isActive else {
+            return loop.makeFailedFuture(RTSPClientError(.connectionClosed, "\(method) \(uri): the server closed the connection"))
+        }
+        cSeq += 1
+        let key = String(cSeq)
+        let request = RTSPRequest(method: method, uri: uri, headers: [("CSeq", key), ("User-Agent", userAgent)] + headers)
+        let promise = loop.makePromise(of: RTSPResponse.self)
+        pending[key] = promise
+        let timer = loop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
+            pending.removeValue(forKey: key)?.fail(RTSPClientError(.timeout, "\(method) \(uri): no answer within \(timeout)"))
+        }
+        promise.futureResult.whenComplete { _ in timer.cancel() }
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        buffer.writeBytes(request.bytes)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        return promise.futureResult
+    }
+
+    /// Starts depacketizing with `depacketizer` and the idle timeout.
+    func play(with depacketizer: RTPDepacketizer) {
+        self.depacketizer = depacketizer
+        lastPacket = .now
+        scheduleIdleCheck()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        reader.append(unwrapInboundIn(data).readableBytesView)
+        do {
+            while let message = try reader.next() {
+                switch message {
+                case .response(let response):
+                    if let key = response.header("CSeq") { pending.removeValue(forKey: key)?.succeed(response) }
+                case .interleavedFrame(let channel, let payload):
+                    if channel == rtpChannel { payload.withUnsafeBytes { receive(packet: $0) } }
+                case .request, .malformedRequest:
+                    break // The server's own requests (OPTIONS, ANNOUNCE) are not answered.
+                }
+            }
+        } catch {
+            logger.info("the server's RTSP is malformed: \(error)")
+            end(.serverClosed)
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let error = RTSPClientError(.connectionClosed, "the server closed the connection")
+        for promise in pending.values { promise.fail(error) }
+        pending = [:]
+        end(.serverClosed)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    /// One RTP packet: depacketized, and its events delivered.
+    func receive(packet: UnsafeRawBufferPointer) {
+        guard !ended, depacketizer != nil else { return }
+        lastPacket = .now
+        depacketizer!.append(packet: packet)
+        deliver()
+    }
+
+    private func deliver() {
+        guard var depacketizer else { return }
+        while let event = depacketizer.next() {
+            switch event {
+            case .accessUnit(let unit):
+                if unit.accessUnit.formatChanged, let format = unit.accessUnit.formatDescription {
+                    continuation.yield(.formatChange(format))
+                }
+                continuation.yield(.accessUnit(unit, presentationTime: timeline.time(of: unit.timestamp)))
+            case .loss(let loss):
+                continuation.yield(.loss(loss))
+            case .diagnostic(let error):
+                continuation.yield(.diagnostic(error))
+            case .keyframeRequest:
+                break // No RTCP feedback is sent.
+            }
+        }
+        self.depacketizer = depacketizer
+        let statistics = RTPReceptionStatistics(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
+                                                droppedAccessUnits: depacketizer.droppedAccessUnitCount)
+        state.withLock { $0.statistics = statistics }
+    }
+
+    private func scheduleIdleCheck() {
+        guard let idleTimeout, let loop = context?.eventLoop else { return }
+        let wait = max(lastPacket + idleTimeout - .now, .milliseconds(1))
+        idleCheck = loop.assumeIsolated().scheduleTask(in: TimeAmount(wait)) { [self] in
+            guard !ended else { return }
+            if ContinuousClock.now - lastPacket >= idleTimeout { return end(.idle) }
+            scheduleIdleCheck()
+        }
+    }
+
+    /// Flushes the depacketizer and ends the events with `ending`.
+    func end(_ ending: RTSPClient.Ending) {
+        guard !ended else { return }
+        ended = true
+        idleCheck?.cancel()
+        depacketizer?.finish()
+        deliver()
+        state.withLock { $0.ending = $0.ending ?? ending }
+        continuation.finish()
+    }
+}
+
+/// RTP timestamps (90 kHz, wrapping at 2³²) as the time since the first one: each step taken as
+/// the shortest way round (RFC 3550 clause 5.1), so the time goes on across a wrap.
+struct RTPTimeline {
+    private var last: UInt32?
+    private var ticks: Int64 = 0
+
+    /// The presentation time of `timestamp`.
+    mutating func time(of timestamp: UInt32) -> Duration {
+        if let last { ticks += Int64(Int32(bitPattern: timestamp &- last)) }
+        last = timestamp
+        return .nanoseconds(ticks * 1_000_000_000 / 90_000)
+    }
+}

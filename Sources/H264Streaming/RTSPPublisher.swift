@@ -1,0 +1,70 @@
+public import H264
+public import NIOCore
+
+/// A publisher recording to an ``RTSPRecordServer`` (RFC 2326 record mode): the stream it
+/// announced, and the events of its RTP packets as they arrive, depacketized (access units
+/// with their RTP timestamps, losses, diagnostics), as an `AsyncSequence`.
+///
+/// The sequence ends when the recording does (``ending`` says why): the publisher's TEARDOWN
+/// or closed connection (for UDP, once its last packets have had a moment to arrive), the
+/// server's idle timeout, ``stop()``, or the server's shutdown. The depacketizer is flushed
+/// first, so the last access unit is delivered.
+public final class RTSPPublisher: AsyncSequence, Sendable {
+    /// One event of the publisher's stream.
+    public typealias Element = RTPDepacketizer.Event
+
+    /// Why a recording ended.
+    public enum Ending: Sendable, Equatable {
+        /// The publisher sent TEARDOWN.
+        case teardown
+        /// The publisher's connection closed.
+        case connectionClosed
+        /// No packet came for the server's idle timeout.
+        case idle
+        /// ``RTSPPublisher/stop()`` or the server's shutdown ended it.
+        case stopped
+    }
+
+    /// The SDP of the publisher's ANNOUNCE.
+    public let sessionDescription: SessionDescription
+    /// The publisher's address (of its RTSP connection).
+    public let remoteAddress: SocketAddress?
+    private let stream: AsyncStream<Element>
+    private let continuation: AsyncStream<Element>.Continuation
+    private let state = Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>((nil, RTPReceptionStatistics()))
+    private let stopRecording: @Sendable () -> Void
+
+    init(sessionDescription: SessionDescription, remoteAddress: SocketAddress?, stop: @escaping @Sendable () -> Void) {
+        self.sessionDescription = sessionDescription
+        self.remoteAddress = remoteAddress
+        (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        stopRecording = stop
+    }
+
+    /// The format of the SDP's `sprop-parameter-sets`; nil without them (they then come in band).
+    public var formatDescription: FormatDescription? { try? sessionDescription.formatDescription() }
+
+    /// Why the recording ended; nil while it goes on.
+    public var ending: Ending? { state.withLock { $0.ending } }
+
+    /// The depacketizer's counts so far (final once the sequence has ended).
+    public var statistics: RTPReceptionStatistics { state.withLock { $0.statistics } }
+
+    /// Ends the recording (the sequence ends after the events already delivered).
+    public func stop() { stopRecording() }
+
+    /// The events, in arrival order.
+    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { stream.makeAsyncIterator() }
+
+    /// Delivers `events` and the depacketizer's counts.
+    func deliver(_ events: [Element], statistics: RTPReceptionStatistics) {
+        state.withLock { $0.statistics = statistics }
+        for event in events { continuation.yield(event) }
+    }
+
+    /// Ends the sequence.
+    func end(_ ending: Ending) {
+        state.withLock { $0.ending = $0.ending ?? ending }
+        continuation.finish()
+    }
+}

@@ -1,0 +1,42 @@
+/// The parts of an RTSP URL the servers and the client look at: the path, the host and port,
+/// a control URL resolved against a base.
+package enum RTSPURI {
+    /// The path of an `rtsp://host[:port]/path` URI (or the URI itself when it has no scheme).
+    package static func path(of uri: String) -> Substring {
+        guard let scheme = uri.range(of: "://") else { return Substring(uri) }
+        let rest = uri[scheme.upperBound...]
+        return rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
+    }
+
+    /// `control` (an SDP `a=control:`) resolved against `base` (RFC 2326 appendix C.1.1): an
+    /// absolute URL as is, `*` or nil the base itself (without a trailing `/`), else appended
+    /// to the base.
+    package static func resolve(_ control: String?, against base: String) -> String {
+        guard let control, control != "*", !control.isEmpty else {
+            return base.hasSuffix("/") ? String(base.dropLast()) : base
+        }
+        if control.lowercased().hasPrefix("rtsp://") { return control }
+        return base.hasSuffix("/") ? base + control : base + "/" + control
+    }
+
+    /// `HOST` and `PORT` of `rtsp://[USER@]HOST[:PORT][/PATH]`; an IPv6 host is in brackets.
+    /// Port 0 (any free port) only where `allowingPortZero` (a URL to listen on).
+    package static func hostAndPort(of url: String, allowingPortZero: Bool = false) throws(RTSPClientError) -> (String, Int) {
+        guard url.lowercased().hasPrefix("rtsp://") else { throw RTSPClientError(.badURL, "\(url) is not an rtsp:// URL") }
+        var authority = url.dropFirst("rtsp://".count).prefix { $0 != "/" && $0 != "?" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority, portText: Substring?
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let rest = authority[authority.index(after: close)...]
+            if rest.hasPrefix(":") { portText = rest.dropFirst() }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        }
+        guard !host.isEmpty else { throw RTSPClientError(.badURL, "\(url): no host") }
+        guard let portText else { return (String(host), 554) }
+        guard let port = Int(portText), ((allowingPortZero ? 0 : 1)...65_535).contains(port) else { throw RTSPClientError(.badURL, "\(url): bad port \(portText)") }
+        return (String(host), port)
+    }
+}

@@ -1,0 +1,23 @@
+public import H264
+
+extension SessionDescription {
+    /// A depacketizer for the H.264 stream this SDP describes: its payload type, and its
+    /// `sprop-parameter-sets` as the parameter sets known before the first packet. The one rule
+    /// every receiver here follows (an SDP file, an RTSP DESCRIBE, an RTSP ANNOUNCE).
+    ///
+    /// - Parameter reorderWindow: how many later packets may wait for a missing one before it
+    ///   counts as lost.
+    /// - Throws: `H264Error` `unsupported` for packetization-mode 2 (interleaved); the
+    ///   configuration record's error for parameter sets that do not parse.
+    public func depacketizer(reorderWindow: Int = 16) throws(H264Error) -> RTPDepacketizer {
+        guard packetizationMode != 2 else {
+            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
+        }
+        var parameterSets = ParameterSetCache()
+        if let format = try? formatDescription() {
+            parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord)
+        }
+        return RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: payloadType),
+                               parameterSets: parameterSets)
+    }
+}
