@@ -15,7 +15,7 @@ struct Job: Sendable {
 }
 
 /// An access unit and the decoder it goes to.
-struct QueuedJob: Sendable {
+package struct QueuedJob: Sendable {
     let job: Job
     let decoder: DecoderBox
 }

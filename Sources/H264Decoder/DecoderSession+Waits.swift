@@ -11,17 +11,7 @@ extension DecoderSession {
     /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the output
     ///   handler (it would wait for itself); an error libavcodec reported while decoding.
     public func waitForAsynchronousFrames() throws(H264Error) {
-        try jobs.checkNotCurrent("waitForAsynchronousFrames")
-        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
-            try s.lifecycle.apply(.use("waitForAsynchronousFrames"))
-            return s.decoder
-        }
-        let sink = self.sink
-        jobs.sync {
-            guard let decoder, !sink.isInvalidated else { return }
-            do { try decoder.drain { sink.deliver($0) } } catch { sink.record(error) }
-        }
-        if let error = sink.takeError() { throw error }
+        try flushAndWait("waitForAsynchronousFrames", codec: \.decoder) { try $0.drain(deliver: $1) }
     }
 
     /// Asks for the delayed frames without waiting for them (VideoToolbox's
@@ -31,17 +21,7 @@ extension DecoderSession {
     /// - Throws: `H264Error.Code.invalidState` after invalidate; an error libavcodec
     ///   reported while decoding an earlier access unit.
     public func finishDelayedFrames() throws(H264Error) {
-        let decoder = try shared.withLock { (s) throws(H264Error) -> DecoderBox? in
-            try s.lifecycle.apply(.use("finishDelayedFrames"))
-            return s.decoder
-        }
-        if let error = sink.takeError() { throw error }
-        guard let decoder else { return }
-        let sink = self.sink
-        jobs.async {
-            guard !sink.isInvalidated else { return }
-            do { try decoder.drain { sink.deliver($0) } } catch { sink.record(error) }
-        }
+        try flushLater("finishDelayedFrames", codec: \.decoder) { try $0.drain(deliver: $1) }
     }
 
     /// Blocks until at most `count` queued access units wait for libavcodec (the one being

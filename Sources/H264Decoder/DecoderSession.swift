@@ -1,6 +1,6 @@
 public import H264
 public import Logging
-import H264SessionCore
+package import H264SessionCore
 import Synchronization
 
 /// A VideoToolbox-style H.264 decompression session over libavcodec — the counterpart of
@@ -73,13 +73,14 @@ public final class DecoderSession: Sendable {
     /// Receives every decoded frame, in presentation order, on the session's decoding queue.
     public typealias OutputHandler = @Sendable (DecodedFrame) -> Void
 
-    let shared: Locked<DecoderSessionState>
+    /// The session's state, under its one lock.
+    package let shared: Locked<DecoderSessionState>
     /// The output handler, `frames` and the decoding queue's error slot. Shared with the jobs on
     /// the queue, which never hold the session itself (so the last release of the session runs
     /// `deinit`, which invalidates).
-    let sink: OutputSink<DecodedFrame>
+    package let sink: OutputSink<DecodedFrame>
     /// The serial decoding queue and its access units.
-    let jobs: JobQueue<QueuedJob>
+    package let jobs: JobQueue<QueuedJob>
     private let damaged: DamagedCount
     private let logger: Logger
     /// The format given at creation: its parameter sets go ahead of the first access unit.
@@ -131,10 +132,10 @@ public final class DecoderSession: Sendable {
     }
 
     /// The lifecycle state.
-    public var state: State { State(shared.withLock { $0.lifecycle.state }) }
+    public var state: State { State(lifecycleState) }
 
     /// The configuration in force.
-    public var configuration: DecoderConfiguration { shared.withLock { $0.configuration } }
+    public var configuration: DecoderConfiguration { sharedConfiguration }
 
     /// The hardware decoder in use: nil before the first access unit, in software (the default,
     /// or when the configuration's `hardwareAcceleration` found no device), and after
@@ -160,9 +161,7 @@ public final class DecoderSession: Sendable {
     /// (the policy in force at the first access; each frame dropped is counted in
     /// ``droppedFrameCount``), and finishes when the session is invalidated (at once when it is
     /// first read after ``invalidate()``).
-    public var frames: AsyncStream<DecodedFrame> {
-        sink.frames(shared.withLock { $0.configuration.frameBuffering })
-    }
+    public var frames: AsyncStream<DecodedFrame> { outputStream }
 
     /// How many decoded frames ``frames`` dropped because its buffer was full (its consumer
     /// read too slowly or not at all). The output handler saw them all.
@@ -174,15 +173,7 @@ public final class DecoderSession: Sendable {
     ///   configuration is then unchanged); `H264Error.Code.invalidState` once decoding or
     ///   invalidated.
     public func configure(_ change: (inout DecoderConfiguration) -> Void) throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
-            var lifecycle = s.lifecycle
-            try lifecycle.apply(.configure)
-            var updated = s.configuration
-            change(&updated)
-            try updated.validate()
-            s.configuration = updated
-            s.lifecycle = lifecycle
-        }
+        try applyConfiguration(change)
     }
 
     /// Whether the session can decode frames of `formatDescription` — VideoToolbox's
@@ -309,15 +300,9 @@ public final class DecoderSession: Sendable {
     /// Idempotent; safe from any thread, any number of times, during a decode and from the
     /// output handler.
     public func invalidate() {
-        let decoder = shared.withLock { s -> DecoderBox? in
-            guard !s.lifecycle.isInvalidated else { return nil }
-            _ = try? s.lifecycle.apply(.invalidate)
-            sink.invalidate()
+        invalidateSession(releasing: { s -> [DecoderBox] in
             defer { s.decoder = nil }
-            return s.decoder
-        }
-        if let decoder {
-            jobs.async { decoder.close() }
-        }
+            return s.decoder.map { [$0] } ?? []
+        }, close: { $0.close() })
     }
 }

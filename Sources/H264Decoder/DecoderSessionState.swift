@@ -1,14 +1,14 @@
 import H264
-import H264SessionCore
+package import H264SessionCore
 import Synchronization
 
 /// What a ``DecoderSession`` keeps behind its one lock: the lifecycle, the configuration, the
 /// libavcodec decoder once open, the hardware in use and the current format. Outputs, the
 /// `frames` sequence and the queue's error slot are the session's `OutputSink`; the queued
 /// access units are its `JobQueue`.
-struct DecoderSessionState: Sendable {
-    var lifecycle = SessionLifecycle(configureWhileRunning: "the session is decoding: configure before the first access unit")
-    var configuration: DecoderConfiguration
+package struct DecoderSessionState: SessionSharedState {
+    package var lifecycle = SessionLifecycle(configureWhileRunning: "the session is decoding: configure before the first access unit")
+    package var configuration: DecoderConfiguration
     var decoder: DecoderBox?
     var hardwareAccelerationInUse: DecoderConfiguration.HardwareAcceleration?
     /// `DecoderSession.formatDescription`.
@@ -21,14 +21,13 @@ final class DamagedCount: Sendable {
     let count = Atomic<Int>(0)
 }
 
-extension DecoderSession.State {
-    /// The decoder's name for a state of the shared lifecycle (`running` is `decoding`).
-    init(_ state: SessionLifecycle.State) {
-        switch state {
-        case .created: self = .created
-        case .configured: self = .configured
-        case .running: self = .decoding
-        case .invalidated: self = .invalidated
-        }
-    }
+extension DecoderSession.State: SessionStateNames {
+    /// The decoder's name for the shared lifecycle's `running`.
+    package static var running: Self { .decoding }
 }
+
+extension DecoderConfiguration: SessionConfiguration {}
+
+/// The calls both sessions share (configure, frames, the flushes, invalidate) are written once
+/// in `CodecSession`.
+extension DecoderSession: CodecSession {}

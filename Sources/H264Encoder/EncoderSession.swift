@@ -1,6 +1,6 @@
 public import H264
 public import Logging
-import H264SessionCore
+package import H264SessionCore
 
 /// A VideoToolbox-style H.264 compression session over libx264 — the counterpart of
 /// `VTCompressionSession`.
@@ -61,13 +61,13 @@ public final class EncoderSession: Sendable {
     public typealias OutputHandler = @Sendable (EncodedFrame) -> Void
 
     /// The session's state, under its one lock.
-    let shared: Locked<EncoderSessionState>
+    package let shared: Locked<EncoderSessionState>
     /// The output handler, `frames` and the encoding queue's error slot. Shared with the jobs on
     /// the queue, which never hold the session itself (so the last release of the session runs
     /// `deinit`, which invalidates).
-    let sink: OutputSink<EncodedFrame>
+    package let sink: OutputSink<EncodedFrame>
     /// The serial encoding queue and its frames (internal for tests, which wait on it).
-    let jobs: JobQueue<FrameJob>
+    package let jobs: JobQueue<FrameJob>
     let logger: Logger
 
     /// Creates a session for frames of `width` × `height`. Cheap: x264 is opened by
@@ -123,10 +123,10 @@ public final class EncoderSession: Sendable {
     }
 
     /// The lifecycle state.
-    public var state: State { State(shared.withLock { $0.lifecycle.state }) }
+    public var state: State { State(lifecycleState) }
 
     /// The configuration in force (including live rate changes).
-    public var configuration: EncoderConfiguration { shared.withLock { $0.configuration } }
+    public var configuration: EncoderConfiguration { sharedConfiguration }
 
     /// The size of the frames the session currently encodes.
     public var size: (width: Int, height: Int) { shared.withLock { ($0.width, $0.height) } }
@@ -136,9 +136,7 @@ public final class EncoderSession: Sendable {
     /// of them for a consumer that has not read them (the policy in force at the first access;
     /// each frame dropped is counted in ``droppedFrameCount``), and finishes when the session is
     /// invalidated (at once when it is first read after ``invalidate()``).
-    public var frames: AsyncStream<EncodedFrame> {
-        sink.frames(shared.withLock { $0.configuration.frameBuffering })
-    }
+    public var frames: AsyncStream<EncodedFrame> { outputStream }
 
     /// How many encoded frames ``frames`` dropped because its buffer was full (its consumer
     /// read too slowly or not at all). The output handler saw them all.
@@ -153,15 +151,7 @@ public final class EncoderSession: Sendable {
     ///   configuration is then unchanged); `H264Error.Code.invalidState` once prepared (or
     ///   while ``prepare()`` opens x264) or invalidated.
     public func configure(_ change: (inout EncoderConfiguration) -> Void) throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
-            var lifecycle = s.lifecycle
-            try lifecycle.apply(.configure)
-            var updated = s.configuration
-            change(&updated)
-            try updated.validate()
-            s.configuration = updated
-            s.lifecycle = lifecycle
-        }
+        try applyConfiguration(change)
     }
 
     /// Opens x264 and computes the parameter sets ahead of the first frame (VideoToolbox's
@@ -266,21 +256,9 @@ public final class EncoderSession: Sendable {
     /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the
     ///   output handler (it would wait for itself); an error x264 reported while encoding.
     public func completeFrames() throws(H264Error) {
-        try jobs.checkNotCurrent("completeFrames")
-        let lane = try shared.withLock { (s) throws(H264Error) -> Lane? in
-            try s.lifecycle.apply(.use("completeFrames"))
-            return s.current
+        try flushAndWait("completeFrames", codec: \.current) { lane, deliver in
+            for encoded in try lane.flush() { deliver(encoded) }
         }
-        let sink = self.sink
-        jobs.sync {
-            guard let lane, !sink.isInvalidated else { return }
-            do {
-                for encoded in try lane.flush() { sink.deliver(encoded) }
-            } catch {
-                sink.record(error)
-            }
-        }
-        if let error = sink.takeError() { throw error }
     }
 
     /// Ends the session (VideoToolbox's `VTCompressionSessionInvalidate`): frames not yet
@@ -288,15 +266,9 @@ public final class EncoderSession: Sendable {
     /// x264 is closed on the encoding queue once a frame in progress is done. Idempotent; safe
     /// from any thread, any number of times, during an encode and from the output handler.
     public func invalidate() {
-        let lanes = shared.withLock { s -> [Lane] in
-            guard !s.lifecycle.isInvalidated else { return [] }
-            _ = try? s.lifecycle.apply(.invalidate)
-            sink.invalidate()
+        invalidateSession(releasing: { s -> [Lane] in
             defer { s.current = nil; s.prewarmed = nil }
             return [s.current, s.prewarmed].compactMap { $0 }
-        }
-        for lane in lanes {
-            jobs.async { lane.close() }
-        }
+        }, close: { $0.close() })
     }
 }

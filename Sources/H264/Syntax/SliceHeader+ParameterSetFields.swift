@@ -1,0 +1,42 @@
+extension SliceHeader {
+    /// What of a PPS and the SPS it names the leading elements of a slice header depend on: a
+    /// plain value, kept per PPS by ``ParameterSetCache`` so that reading the slice header of
+    /// each received picture copies no parameter set.
+    struct ParameterSetFields: Hashable, Sendable {
+        var separateColourPlaneFlag: Bool
+        var log2MaxFrameNumMinus4: Int
+        var frameMbsOnlyFlag: Bool
+        var picOrderCntType: Int
+        var log2MaxPicOrderCntLsbMinus4: Int
+        var deltaPicOrderAlwaysZeroFlag: Bool
+        var bottomFieldPicOrderInFramePresentFlag: Bool
+        var redundantPicCntPresentFlag: Bool
+
+        init(pps: PictureParameterSet, sps: SequenceParameterSet) {
+            separateColourPlaneFlag = sps.separateColourPlaneFlag
+            log2MaxFrameNumMinus4 = sps.log2MaxFrameNumMinus4
+            frameMbsOnlyFlag = sps.frameMbsOnlyFlag
+            picOrderCntType = sps.picOrderCntType
+            log2MaxPicOrderCntLsbMinus4 = sps.log2MaxPicOrderCntLsbMinus4
+            deltaPicOrderAlwaysZeroFlag = sps.deltaPicOrderAlwaysZeroFlag
+            bottomFieldPicOrderInFramePresentFlag = pps.bottomFieldPicOrderInFramePresentFlag
+            redundantPicCntPresentFlag = pps.redundantPicCntPresentFlag
+        }
+
+        /// The fields of PPS `pictureParameterSetId` and its SPS.
+        ///
+        /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown.
+        init(pictureParameterSetId: Int, pictureParameterSets: [Int: PictureParameterSet],
+             sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+            guard let pps = pictureParameterSets[pictureParameterSetId] else {
+                throw H264Error(.missingParameterSet, field: "pic_parameter_set_id",
+                                "slice refers to PPS \(pictureParameterSetId), which has not been seen")
+            }
+            guard let sps = sequenceParameterSets[pps.seqParameterSetId] else {
+                throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
+                                "PPS \(pictureParameterSetId) refers to SPS \(pps.seqParameterSetId), which has not been seen")
+            }
+            self.init(pps: pps, sps: sps)
+        }
+    }
+}
