@@ -108,6 +108,12 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ], swiftSettings: strictSwift),
+        // What Examples/LiveCamera and Examples/RTSPViewer do, as library calls against real peers
+        // (gst-rtsp-server, ffprobe); .ci/run builds and runs the example packages themselves.
+        .testTarget(name: "H264ExamplesTests", dependencies: [
+            "H264", "H264Media", "H264Encoder", "H264Decoder", "H264Streaming", "H264TestSupport",
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: [
             "H264", "H264Media", "h264", "H264Streaming", "H264TestSupport",
             // The serve broadcaster's unit tests run it on EmbeddedChannel.

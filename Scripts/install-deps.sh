@@ -2,7 +2,7 @@
 # Installs the Debian packages swift-h264 needs: libx264 (the encoder), libyuv (BGRA input),
 # libavcodec/libavutil (the decoder),
 # pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests), valgrind
-# (leak check) and time (CPU times in Scripts/bench-cli.sh).
+# (leak check), time (CPU times in Scripts/bench-cli.sh), GStreamer and gst-rtsp-server (peers).
 # Usage: Scripts/install-deps.sh [--runtime]   (--runtime: only what building and encoding need)
 set -euo pipefail
 packages=(libx264-dev libyuv-dev libavcodec-dev libavutil-dev pkg-config)
@@ -13,6 +13,9 @@ if [ "${1:-}" != "--runtime" ]; then
   packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
   # rtspclientsink (RTSP RECORD publisher) for the h264 receive --listen tests.
   packages+=(gstreamer1.0-rtsp)
+  # gst-rtsp-server scripted through python3-gi (run with /usr/bin/python3): the RTSP server
+  # peer that Examples/RTSPViewer and the examples tests play.
+  packages+=(python3-gi gir1.2-gst-rtsp-server-1.0)
 fi
 missing=()
 for p in "${packages[@]}"; do
