@@ -1,6 +1,10 @@
 import ArgumentParser
 import Foundation
 import H264
+import H264Media
+#if canImport(Glibc)
+import Glibc
+#endif
 
 enum CLIIO {
     /// Opens an output file, created or truncated, or standard output for `-`: the one place
@@ -86,4 +90,70 @@ func runReportingErrors(command: String, _ body: () throws -> Void) throws {
         CLIIO.printError(command: command, String(describing: error))
         throw ExitCode.failure
     }
+}
+
+/// Writes all of `bytes` to a file descriptor (`write(2)`, retried after short writes).
+func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws {
+    try bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw CLIError("writing \(name == "-" ? "standard output" : name): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+}
+
+/// Reads a file descriptor with `read(2)`, straight into the caller's buffer, on the caller's
+/// thread (commands that read in a loop run on their own thread, never on the cooperative pool).
+struct FileSource: ByteSource {
+    let handle: FileHandle
+    /// Where the bytes come from, for error messages.
+    var name = "input"
+
+    /// Opens `path` ('-': standard input), named `name` in errors; `missing` is the error for
+    /// a file that cannot be opened.
+    init(path: String, name: String, missing: String) throws {
+        guard let handle = path == "-" ? .standardInput : FileHandle(forReadingAtPath: path) else { throw CLIError(missing) }
+        self.init(handle: handle, name: name)
+    }
+
+    init(handle: FileHandle, name: String) {
+        self.handle = handle
+        self.name = name
+    }
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        while true {
+            let count = Glibc.read(handle.fileDescriptor, base, buffer.count)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            throw CLIError("reading \(name): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// ``runReportingErrors(command:_:)`` for the asynchronous commands (`serve`, `receive`).
+func runReportingErrors(command: String, _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        CLIIO.printError(command: command, String(describing: error))
+        throw ExitCode.failure
+    }
+}
+
+/// Runs `body`, then `close`, also when `body` throws (what `defer` cannot do with `await`).
+func closing(_ close: () async -> Void, _ body: () async throws -> Void) async throws {
+    do { try await body() } catch {
+        await close()
+        throw error
+    }
+    await close()
 }

@@ -1,4 +1,5 @@
 import H264
+import H264Decoder
 
 /// The one error of the command-line tool: a code to branch on and a one-line message for
 /// people. Commands print it as `h264 COMMAND: error: MESSAGE` and exit with status 1.
@@ -40,6 +41,26 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
             return try body()
         } catch {
             throw CLIError(input: error)
+        }
+    }
+
+    /// Runs `body`, turning an `H264Error` it throws (a y4m reader's) into a ``init(input:)``
+    /// error; other errors (the source's) pass through.
+    static func reading<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as H264Error {
+            throw CLIError(input: error)
+        }
+    }
+
+    /// Runs `body` (H264Decoder's `Y4MFrameWriter`), turning its y4m error into the message
+    /// people read, ending in `hint` (how to keep such a stream); other errors pass through.
+    static func y4m<T>(hint: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as H264Error where error.code == .y4mFormatChanged || error.code == .y4mUnsupportedPixelFormat {
+            throw CLIError("\(error.message)\(error.code == .y4mFormatChanged ? "; " : ": ")\(hint)")
         }
     }
 
