@@ -52,28 +52,6 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
     }
 
-    /// Writes `events` until the output is done (then `whenDone`), the events end, or a stop
-    /// signal (which runs `stop`); logs `opening` first and the `ending` and summary after.
-    private func receive<Events: AsyncSequence>(_ events: Events, format: FormatDescription?, opening: String? = nil,
-                                                stop: @escaping @Sendable () async -> Void, whenDone: () -> Void = {},
-                                                ending: () -> String?, statistics: () -> RTPReceptionStatistics) async throws
-        where Events.Element == RTPDepacketizer.Event {
-        let sink = try options.receivedOutput(format: format)
-        if let opening { options.log(opening) }
-        try await StopSignal.catching(onStop: stop) {
-            for try await event in events {
-                try sink.write(event)
-                if sink.done {
-                    whenDone()
-                    break
-                }
-            }
-        }
-        if let line = ending() { options.log(line) }
-        let s = statistics()
-        try sink.finish(packets: s.packets, lost: s.lostPackets, dropped: s.droppedAccessUnits)
-    }
-
     /// `h264 receive STREAM.sdp -o OUT.h264`: plain RTP on the SDP's UDP port (`RTPReceiver`).
     private func receiveRTP(group: MultiThreadedEventLoopGroup) async throws {
         let description = try SessionDescription(parsing: String(decoding: try CLIIO.read(sdp), as: UTF8.self))
@@ -89,7 +67,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             throw CLIError("cannot listen on UDP port \(description.port) (\(error))")
         }
         try await closing(receiver.shutdown) {
-            try await receive(receiver, format: format, opening: "listening on udp port \(description.port)", stop: receiver.shutdown) {
+            try await options.receive(receiver, format: format, opening: "listening on udp port \(description.port)", stop: receiver.shutdown) {
                 receiver.ending == .idle ? "no packet for \(options.idleTimeout) s" : nil
             } statistics: { receiver.statistics }
         }
@@ -116,7 +94,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         let opening = "playing \(sdp) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
             ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
         try await closing(client.close) {
-            try await receive(events, format: client.formatDescription, opening: opening, stop: client.close) {
+            try await options.receive(events, format: client.formatDescription, opening: opening, stop: client.close) {
                 switch client.ending {
                 case .idle: "no packet for \(options.idleTimeout) s"
                 case .serverClosed: "the server closed the connection"
@@ -149,7 +127,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         try await closing(server.shutdown) {
             var publishers = server.publishers.makeAsyncIterator()
             guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else { return }
-            try await receive(publisher, format: publisher.formatDescription, stop: server.shutdown, whenDone: publisher.stop) {
+            try await options.receive(publisher, format: publisher.formatDescription, stop: server.shutdown, whenDone: publisher.stop) {
                 nil
             } statistics: { publisher.statistics }
         }

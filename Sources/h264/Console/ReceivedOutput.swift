@@ -2,6 +2,7 @@ import Foundation
 import H264
 import H264Decoder
 import H264Media
+import H264Streaming
 
 /// The output of `h264 receive`: the access units as Annex-B (H264Media's
 /// `ReceivedAnnexBWriter`: from the first IDR on, SPS and PPS before each IDR) up to `frames`,
@@ -66,5 +67,29 @@ final class ReceivedOutput {
         if summary.damaged > 0 { line += ", \(summary.damaged) damaged" }
         if summary.skippedAccessUnits > 0 { line += ", \(summary.skippedAccessUnits) access units before the first IDR skipped" }
         log(line)
+    }
+}
+
+extension ReceiveOptions {
+    /// Writes `events` until the output is done (then `whenDone`), the events end, or a stop
+    /// signal (which runs `stop`); logs `opening` first and the `ending` and summary after.
+    func receive<Events: AsyncSequence>(_ events: Events, format: FormatDescription?, opening: String? = nil,
+                                 stop: @escaping @Sendable () async -> Void, whenDone: () -> Void = {},
+                                 ending: () -> String?, statistics: () -> RTPReceptionStatistics) async throws
+        where Events.Element == RTPDepacketizer.Event {
+        let sink = try receivedOutput(format: format)
+        if let opening { log(opening) }
+        try await StopSignal.catching(onStop: stop) {
+            for try await event in events {
+                try sink.write(event)
+                if sink.done {
+                    whenDone()
+                    break
+                }
+            }
+        }
+        if let line = ending() { log(line) }
+        let s = statistics()
+        try sink.finish(packets: s.packets, lost: s.lostPackets, dropped: s.droppedAccessUnits)
     }
 }
