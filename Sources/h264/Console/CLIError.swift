@@ -24,34 +24,21 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
     /// A usage, file or socket problem.
     init(_ description: String) { self.init(.usage, description) }
 
-    init(_ code: Code, _ description: String) {
-        self.code = code
-        self.description = description
-    }
+    init(_ code: Code, _ description: String) { (self.code, self.description) = (code, description) }
 
     /// An input problem H264Media found (y4m syntax, `--size`, `--fps`): its code, and its
     /// message as the description.
-    init(input error: H264Error) {
-        self.init(.input(error.code), error.message)
-    }
+    init(input error: H264Error) { self.init(.input(error.code), error.message) }
 
     /// Runs `body`, turning its `H264Error` into a ``init(input:)`` error.
     static func input<T>(_ body: () throws(H264Error) -> T) throws(CLIError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw CLIError(input: error)
-        }
+        do { return try body() } catch { throw CLIError(input: error) }
     }
 
     /// Runs `body`, turning an `H264Error` it throws (a y4m reader's) into a ``init(input:)``
     /// error; other errors (the source's) pass through.
     static func reading<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as H264Error {
-            throw CLIError(input: error)
-        }
+        do { return try body() } catch let error as H264Error { throw CLIError(input: error) }
     }
 
     /// Runs `body` (H264Decoder's `Y4MFrameWriter`), turning its y4m error into the message
@@ -66,11 +53,8 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
 
     /// `FILE: byte N: what` for bitstream errors.
     init(file: String, _ error: H264Error) {
-        var text = "\(file)"
-        if let offset = error.byteOffset { text += ": byte \(offset)" }
         var what = error
         what.byteOffset = nil
-        text += ": \(what)"
-        self.init(.bitstream, text)
+        self.init(.bitstream, file + (error.byteOffset.map { ": byte \($0)" } ?? "") + ": \(what)")
     }
 }

@@ -19,12 +19,8 @@ enum CLIIO {
 
     /// Reads a whole file, or standard input for `-`.
     static func read(_ path: String) throws -> [UInt8] {
-        if path == "-" {
-            return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
-        }
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw CLIError("\(path): no such file")
-        }
+        if path == "-" { return [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }
+        guard FileManager.default.fileExists(atPath: path) else { throw CLIError("\(path): no such file") }
         do {
             return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe))
         } catch {
@@ -45,13 +41,8 @@ enum CLIIO {
 
     /// Writes bytes to a file, or standard output for `-`.
     static func write(_ bytes: [UInt8], to path: String) throws {
-        if path == "-" {
-            FileHandle.standardOutput.write(Data(bytes))
-            return
-        }
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-        } catch {
+        if path == "-" { return FileHandle.standardOutput.write(Data(bytes)) }
+        do { try Data(bytes).write(to: URL(fileURLWithPath: path)) } catch {
             throw CLIError("\(path): cannot write: \(error.localizedDescription)")
         }
     }
@@ -74,9 +65,7 @@ enum CLIIO {
     }
 
     /// Writes `h264 COMMAND: error: MESSAGE` as one line on standard error.
-    static func printError(command: String, _ message: String) {
-        printLine(command: command, kind: "error", message)
-    }
+    static func printError(command: String, _ message: String) { printLine(command: command, kind: "error", message) }
 }
 
 /// Runs a command body, turning any failure into one line on standard error
@@ -84,9 +73,7 @@ enum CLIIO {
 func runReportingErrors(command: String, _ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as ExitCode {
-        throw error
-    } catch {
+    } catch let error as ExitCode { throw error } catch {
         CLIIO.printError(command: command, String(describing: error))
         throw ExitCode.failure
     }
@@ -114,18 +101,6 @@ struct FileSource: ByteSource {
     /// Where the bytes come from, for error messages.
     var name = "input"
 
-    /// Opens `path` ('-': standard input), named `name` in errors; `missing` is the error for
-    /// a file that cannot be opened.
-    init(path: String, name: String, missing: String) throws {
-        guard let handle = path == "-" ? .standardInput : FileHandle(forReadingAtPath: path) else { throw CLIError(missing) }
-        self.init(handle: handle, name: name)
-    }
-
-    init(handle: FileHandle, name: String) {
-        self.handle = handle
-        self.name = name
-    }
-
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
@@ -137,13 +112,20 @@ struct FileSource: ByteSource {
     }
 }
 
+extension FileSource {
+    /// Opens `path` ('-': standard input), named `name` in errors; `missing` is the error for
+    /// a file that cannot be opened.
+    init(path: String, name: String, missing: String) throws {
+        guard let handle = path == "-" ? .standardInput : FileHandle(forReadingAtPath: path) else { throw CLIError(missing) }
+        self.init(handle: handle, name: name)
+    }
+}
+
 /// ``runReportingErrors(command:_:)`` for the asynchronous commands (`serve`, `receive`).
 func runReportingErrors(command: String, _ body: () async throws -> Void) async throws {
     do {
         try await body()
-    } catch let error as ExitCode {
-        throw error
-    } catch {
+    } catch let error as ExitCode { throw error } catch {
         CLIIO.printError(command: command, String(describing: error))
         throw ExitCode.failure
     }
@@ -151,9 +133,6 @@ func runReportingErrors(command: String, _ body: () async throws -> Void) async 
 
 /// Runs `body`, then `close`, also when `body` throws (what `defer` cannot do with `await`).
 func closing(_ close: () async -> Void, _ body: () async throws -> Void) async throws {
-    do { try await body() } catch {
-        await close()
-        throw error
-    }
+    do { try await body() } catch { await close(); throw error }
     await close()
 }

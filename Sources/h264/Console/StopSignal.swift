@@ -48,11 +48,7 @@ final class StopSignal: Sendable {
             while !stop.isSet && !Task.isCancelled { await doorbell.sleep(until: .now + .seconds(3600)) }
             if stop.isSet { await onStop() }
         }
-        defer {
-            stopCatching()
-            watcher.cancel()
-            doorbell.ring()
-        }
+        defer { stopCatching(); watcher.cancel(); doorbell.ring() }
         return try await body()
     }
 }

@@ -17,28 +17,17 @@ struct EncodeOptions: ParsableArguments {
         }
     }
 
-    @Option(help: "Session preset: \(Preset.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var preset: Preset?
-    @Option(help: "Average bit rate in bits per second (default: the recommendation for the size and rate).")
-    var bitrate: Int?
-    @Option(help: "Constant quality (x264 CRF, 0–51) instead of a bit rate.")
-    var crf: Double?
-    @Option(help: "Profile: baseline, main or high.")
-    var profile: String?
-    @Option(help: "Most frames between keyframes.")
-    var maxKeyframeInterval: Int?
-    @Option(help: "Most seconds between keyframes.")
-    var maxKeyframeIntervalDuration: Double?
-    @Flag(help: "Allow B-frames (frame reordering).")
-    var allowFrameReordering = false
-    @Option(help: "Data-rate limit BYTES:SECONDS (repeatable).")
-    var dataRateLimit: [String] = []
-    @Option(help: "x264 preset (ultrafast … placebo).")
-    var speed: String?
-    @Option(help: "x264 tune (film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency).")
-    var tune: String?
-    @Option(help: "x264 threads (0: automatic).")
-    var threads: Int?
+    @Option(help: "Session preset: \(Preset.allCases.map(\.rawValue).joined(separator: ", ")).") var preset: Preset?
+    @Option(help: "Average bit rate in bits per second (default: the recommendation for the size and rate).") var bitrate: Int?
+    @Option(help: "Constant quality (x264 CRF, 0–51) instead of a bit rate.") var crf: Double?
+    @Option(help: "Profile: baseline, main or high.") var profile: String?
+    @Option(help: "Most frames between keyframes.") var maxKeyframeInterval: Int?
+    @Option(help: "Most seconds between keyframes.") var maxKeyframeIntervalDuration: Double?
+    @Flag(help: "Allow B-frames (frame reordering).") var allowFrameReordering = false
+    @Option(help: "Data-rate limit BYTES:SECONDS (repeatable).") var dataRateLimit: [String] = []
+    @Option(help: "x264 preset (ultrafast … placebo).") var speed: String?
+    @Option(help: "x264 tune (film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency).") var tune: String?
+    @Option(help: "x264 threads (0: automatic).") var threads: Int?
 
     /// The session configuration these options describe, starting from `--preset` or, without
     /// one, from `defaultPreset` (none: ``EncoderConfiguration/init()``).
