@@ -113,13 +113,8 @@ struct DecodeCommand: ParsableCommand {
         let s = state.withLock { (frames: $0.frames, damaged: $0.damaged, error: $0.error) }
         if let error = s.error { throw CLIError(error) }
         guard decoder.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
-        if !quiet.quiet {
-            let elapsed = progress.elapsed
-            var line = "\(progress.summaryPrefix)decoded \(s.frames) frames in \(ProgressLine.format(elapsed)) s "
-                + "(\(ProgressLine.format(Double(s.frames) / max(elapsed, 0.001))) fps) → \(output)"
-            if s.damaged > 0 { line += ", \(s.damaged) damaged" }
-            if decoder.skippedAccessUnitCount > 0 { line += ", \(decoder.skippedAccessUnitCount) access units skipped before a usable IDR" }
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        }
+        let skipped = decoder.skippedAccessUnitCount
+        progress.summarize("decoded", frames: s.frames, " → \(output)" + (s.damaged > 0 ? ", \(s.damaged) damaged" : "")
+            + (skipped > 0 ? ", \(skipped) access units skipped before a usable IDR" : ""))
     }
 }

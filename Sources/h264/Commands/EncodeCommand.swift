@@ -110,12 +110,8 @@ struct EncodeCommand: ParsableCommand {
             let avcC = (s.format ?? formatDescription).avcC
             guard FileManager.default.createFile(atPath: configOut, contents: Data(avcC)) else { throw CLIError("cannot create \(configOut)") }
         }
-        if !quiet.quiet {
-            let elapsed = progress.elapsed, seconds = Double(s.frames) / header.frameRate
-            let kbps = seconds > 0 ? Double(s.bytes) * 8 / seconds / 1000 : 0
-            let line = "\(progress.summaryPrefix)encoded \(s.frames) frames \(header.width)x\(header.height) in \(ProgressLine.format(elapsed)) s "
-                + "(\(ProgressLine.format(Double(s.frames) / max(elapsed, 0.001))) fps), \(s.bytes) bytes, \(ProgressLine.format(kbps)) kbit/s → \(output)\n"
-            FileHandle.standardError.write(Data(line.utf8))
-        }
+        let seconds = Double(s.frames) / header.frameRate, kbps = seconds > 0 ? Double(s.bytes) * 8 / seconds / 1000 : 0
+        progress.summarize("encoded", frames: s.frames, size: " \(header.width)x\(header.height)",
+                           ", \(s.bytes) bytes, \(ProgressLine.format(kbps)) kbit/s → \(output)")
     }
 }

@@ -126,11 +126,6 @@ struct TranscodeCommand: ParsableCommand {
         let s = state.withLock { (decoded: $0.decoded, encoded: $0.encoded, bytes: $0.bytes, error: $0.error) }
         if let error = s.error { throw CLIError(error) }
         guard adaptor.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
-        if !quiet.quiet {
-            let elapsed = progress.elapsed
-            let line = "\(progress.summaryPrefix)transcoded \(s.decoded) frames in \(ProgressLine.format(elapsed)) s "
-                + "(\(ProgressLine.format(Double(s.encoded) / max(elapsed, 0.001))) fps), \(s.bytes) bytes → \(outputName)\n"
-            FileHandle.standardError.write(Data(line.utf8))
-        }
+        progress.summarize("transcoded", frames: s.decoded, rateFrames: s.encoded, ", \(s.bytes) bytes → \(outputName)")
     }
 }

@@ -8,11 +8,14 @@ import Glibc
 struct ProgressLine {
     /// True when standard error is a terminal and the command is not `--quiet`.
     let isShown: Bool
+    /// True with `--quiet`: no summary either.
+    let quiet: Bool
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
     private var last: ContinuousClock.Instant
 
     init(quiet: Bool) {
+        self.quiet = quiet
         isShown = !quiet && isatty(2) != 0
         started = clock.now
         last = started
@@ -38,6 +41,16 @@ struct ProgressLine {
             let count = frames()
             return "\(count) frames, \(Self.format(Double(count) / max(elapsed, 0.001))) fps"
         }
+    }
+
+    /// Writes the summary of `encode`, `decode` and `transcode` on standard error, unless
+    /// `quiet`: `VERB N frames[ SIZE] in T s (F fps)DETAILS`, F counting `rateFrames` (default
+    /// `frames`), over the progress line when one is shown.
+    func summarize(_ verb: String, frames: Int, size: String = "", rateFrames: Int? = nil, _ details: String) {
+        guard !quiet else { return }
+        let elapsed = self.elapsed, fps = Self.format(Double(rateFrames ?? frames) / max(elapsed, 0.001))
+        let line = "\(summaryPrefix)\(verb) \(frames) frames\(size) in \(Self.format(elapsed)) s (\(fps) fps)\(details)\n"
+        FileHandle.standardError.write(Data(line.utf8))
     }
 
     /// A number with at most one decimal (`12`, `12.5`).
