@@ -48,7 +48,7 @@ public final class RTPY4MWriter: Sendable {
     ///   - write: takes each frame's bytes (the stream header with the first), on the
     ///     session's queue; what it throws ends the output (reported by ``decode(_:)`` and
     ///     ``finish()``).
-    /// - Throws: an ``H264Error`` when the decoder cannot open.
+    /// - Throws: an `H264Error` when the decoder cannot open.
     public init(frames: Int?, write: @escaping @Sendable ([UInt8]) throws -> Void) throws(H264Error) {
         self.frames = frames
         self.write = write

@@ -1,5 +1,5 @@
 public import H264
-public import H264Media
+import H264Media
 
 extension H264Error.Code {
     /// A decoded frame's pixel format that y4m cannot hold (planar RGB, packed BGRA, NV12, a
@@ -14,8 +14,8 @@ extension H264Error.Code {
 /// `Y4MHeader`) before the first frame, then `FRAME` and the packed planes of each.
 ///
 /// A y4m stream has one size and pixel format: a frame of another is an error
-/// (``H264Error/Code/y4mFormatChanged``), and so is a first frame whose pixel format y4m cannot
-/// hold (``H264Error/Code/y4mUnsupportedPixelFormat``).
+/// (`H264Error.Code.y4mFormatChanged`), and so is a first frame whose pixel format y4m cannot
+/// hold (`H264Error.Code.y4mUnsupportedPixelFormat`).
 public struct Y4MFrameWriter: Sendable {
     /// The first frame's width, height and pixel format name; nil before it.
     public private(set) var format: (width: Int, height: Int, pixelFormat: String)?
@@ -30,8 +30,8 @@ public struct Y4MFrameWriter: Sendable {
     ///   - index: its index in the output, for the error.
     ///   - rate: the stream's frame rate, written in the header.
     /// - Returns: the header (first frame only), the `FRAME` line and the planes.
-    /// - Throws: ``H264Error/Code/y4mFormatChanged`` for a frame whose size or pixel format
-    ///   differs from the first's; ``H264Error/Code/y4mUnsupportedPixelFormat`` for a pixel format
+    /// - Throws: `H264Error.Code.y4mFormatChanged` for a frame whose size or pixel format
+    ///   differs from the first's; `H264Error.Code.y4mUnsupportedPixelFormat` for a pixel format
     ///   y4m cannot hold.
     public mutating func bytes(of frame: DecodedFrame, index: Int, rate: FrameRate) throws(H264Error) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -58,7 +58,7 @@ public struct Y4MFrameWriter: Sendable {
     ///   - frame: the first frame of the stream.
     ///   - rate: the stream's frame rate.
     /// - Returns: the header line, `\n` included.
-    /// - Throws: ``H264Error/Code/y4mUnsupportedPixelFormat`` naming the pixel format when y4m
+    /// - Throws: `H264Error.Code.y4mUnsupportedPixelFormat` naming the pixel format when y4m
     ///   cannot hold it.
     public static func header(_ frame: DecodedFrame, rate: FrameRate) throws(H264Error) -> String {
         let idc: Int? = switch frame.chromaFormat {

@@ -37,7 +37,7 @@ public struct ReceivedAnnexBWriter: Sendable {
     ///
     /// - Parameter unit: an access unit ``take(_:)`` accepted.
     /// - Returns: its Annex-B bytes.
-    /// - Throws: an ``H264Error`` for a unit whose lengths do not frame it.
+    /// - Throws: an `H264Error` for a unit whose lengths do not frame it.
     public func annexB(_ unit: AccessUnit) throws(H264Error) -> [UInt8] {
         let record = unit.formatDescription?.configurationRecord ?? parameterSets?.configurationRecord
         return try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)
