@@ -30,17 +30,14 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "An avcC file describing AVCC input (its length size and parameter sets).") var config: String?
     @Option(help: "Write the stream's avcC (AVCDecoderConfigurationRecord) to this file.") var configOut: String?
     @Option(help: "NAL unit length size in bytes (1, 2 or 4): of the AVCC output, or of AVCC input without --config.") var lengthSize: Int?
-    @Option(help: "With --to avcc: keep SPS/PPS in the stream (inband) or move them into the avcC (config).")
-    var parameterSets: Placement = .inband
+    @Option(help: "With --to avcc: keep SPS/PPS in the stream (inband) or move them into the avcC (config).") var parameterSets: Placement = .inband
     @Option(help: "With --to flv: frames per second for the tag timestamps (default: the SPS's VUI timing, else 25).") var fps: Double?
     @Option(help: "With --to flv: legacy FLV tags (CodecID 7) or enhanced (Enhanced RTMP, FourCC avc1).")
     var flvSyntax: FLVConversion.SyntaxOption = .legacy
     @OptionGroup var strict: StrictFlag
 
     func validate() throws {
-        if let lengthSize, ![1, 2, 4].contains(lengthSize) {
-            throw ValidationError("--length-size must be 1, 2 or 4")
-        }
+        if let lengthSize, ![1, 2, 4].contains(lengthSize) { throw ValidationError("--length-size must be 1, 2 or 4") }
         if to == .avcc && parameterSets == .config && configOut == nil {
             throw ValidationError("--parameter-sets config needs --config-out to keep the parameter sets")
         }
@@ -56,7 +53,7 @@ struct ConvertCommand: ParsableCommand {
             if to == .flv || (to == .annexb && FLVConversion.isFLV(bytes)) { return try convertFLV(bytes, name: name) }
             let record = to == .annexb ? try config.map(CLIIO.readConfiguration) : nil
             let size = lengthSize ?? record?.nalUnitLengthSize ?? 4
-            let converted = try Self.named(name) { () throws(H264Error) in
+            let converted = try CLIError.named(name) { () throws(H264Error) in
                 guard to == .annexb else {
                     let result = try AVCC.fromAnnexB(bytes, lengthSize: size, parameterSets: parameterSets == .config ? .configuration : .inBand)
                     return (data: result.data, sps: result.sequenceParameterSets, pps: result.pictureParameterSets)
@@ -64,30 +61,25 @@ struct ConvertCommand: ParsableCommand {
                 return (data: try AnnexB.fromAVCCStream(bytes, lengthSize: size, parameterSets: record), sps: [], pps: [])
             }
             // What `h264 inspect` would warn about in the input; with --strict, fail.
-            let inspection = try Self.named(name) { () throws(H264Error) in
+            let inspection = try CLIError.named(name) { () throws(H264Error) in
                 try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: to == .avcc ? nil : size)
             }
             try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "convert", strict: strict.strict)
             try CLIIO.write(converted.data, to: out.output)
             guard let configOut, to == .avcc || record != nil else { return }
-            let written = try record ?? Self.named(name) { () throws(H264Error) in
+            let written = try record ?? CLIError.named(name) { () throws(H264Error) in
                 try AVCDecoderConfigurationRecord(sequenceParameterSets: converted.sps, pictureParameterSets: converted.pps,
                                                   nalUnitLengthSize: size)
             }
-            try CLIIO.write(try Self.named(configOut) { () throws(H264Error) in try written.serialized() }, to: configOut)
+            try CLIIO.write(try CLIError.named(configOut) { () throws(H264Error) in try written.serialized() }, to: configOut)
         }
-    }
-
-    /// Runs `body`, naming `file` in its error (`FILE: byte N: …`).
-    private static func named<T>(_ file: String, _ body: () throws(H264Error) -> T) throws -> T {
-        do throws(H264Error) { return try body() } catch { throw CLIError(file: file, error) }
     }
 
     /// Annex-B → FLV (`--to flv`), FLV → Annex-B (damaged tags skipped and reported as warnings;
     /// with `--strict`, errors and nothing written).
     private func convertFLV(_ bytes: [UInt8], name: String) throws {
         if let fps, !(fps.isFinite && fps > 0) { throw CLIError("--fps \(fps) must be a positive number") }
-        let (converted, diagnostics) = try Self.named(name) { () throws(H264Error) in
+        let (converted, diagnostics) = try CLIError.named(name) { () throws(H264Error) in
             to == .flv ? (try FLVConversion.flv(fromAnnexB: bytes, frameRate: fps, syntax: flvSyntax.syntax), [])
                 : try FLVConversion.annexB(fromFLV: bytes)
         }

@@ -45,9 +45,7 @@ struct DecodeCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        try runReportingErrors(command: "decode") { try decode() }
-    }
+    func run() throws { try runReportingErrors(command: "decode") { try decode() } }
 
     /// What the output handler shares with the reading thread.
     private struct Written {
@@ -95,11 +93,9 @@ struct DecodeCommand: ParsableCommand {
         if let config {
             let record = try CLIIO.readConfiguration(config)
             let avcc = try CLIIO.read(input)
-            do throws(H264Error) {
-                stream = BufferSource(bytes: try AnnexB.fromAVCCStream(avcc, lengthSize: record.nalUnitLengthSize, parameterSets: record))
-            } catch {
-                throw CLIError(file: name, error)
-            }
+            stream = BufferSource(bytes: try CLIError.named(name) { () throws(H264Error) in
+                try AnnexB.fromAVCCStream(avcc, lengthSize: record.nalUnitLengthSize, parameterSets: record)
+            })
         } else {
             stream = try FileSource(path: input, name: name, missing: "\(input): no such file")
         }

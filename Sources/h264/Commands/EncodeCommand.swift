@@ -24,9 +24,7 @@ struct EncodeCommand: ParsableCommand {
     @Option(help: "With --format avcc: write the avcC configuration record to this file.") var configOut: String?
     @OptionGroup var quiet: QuietFlag
 
-    func run() throws {
-        try runReportingErrors(command: "encode") { try encode() }
-    }
+    func run() throws { try runReportingErrors(command: "encode") { try encode() } }
 
     /// What the session's output handler shares with the reading thread; `scratch` is the
     /// Annex-B buffer, reused frame to frame.

@@ -32,9 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
     }
 
-    func run() async throws {
-        try await runReportingErrors(command: "serve") { try await serve() }
-    }
+    func run() async throws { try await runReportingErrors(command: "serve") { try await serve() } }
 
     private func serve() async throws {
         signal(SIGPIPE, SIG_IGN)
@@ -121,9 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// Writes `h264 serve: LINE` on standard error, unless `--quiet`.
     private func log(_ line: String) { Self.log(line, quiet: quiet) }
-    private static func log(_ line: String, quiet: Bool) {
-        if !quiet { FileHandle.standardError.write(Data("h264 serve: \(line)\n".utf8)) }
-    }
+    private static func log(_ line: String, quiet: Bool) { if !quiet { FileHandle.standardError.write(Data("h264 serve: \(line)\n".utf8)) } }
 
     /// The encoder session whose every frame goes to the broadcaster as Annex-B bytes (and to
     /// the RTP sender), made once.

@@ -32,9 +32,7 @@ struct TranscodeCommand: ParsableCommand {
         if let size { _ = try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) } }
     }
 
-    func run() throws {
-        try runReportingErrors(command: "transcode") { try transcode() }
-    }
+    func run() throws { try runReportingErrors(command: "transcode") { try transcode() } }
 
     private struct State {
         var encoder: EncoderSession?
@@ -115,11 +113,7 @@ struct TranscodeCommand: ParsableCommand {
         decoder.invalidate()
         let encoder = state.withLock { $0.encoder }
         if let encoder {
-            do throws(H264Error) {
-                try encoder.completeFrames()
-            } catch {
-                throw CLIError("encoding: \(error)")
-            }
+            do throws(H264Error) { try encoder.completeFrames() } catch { throw CLIError("encoding: \(error)") }
             encoder.invalidate()
         }
         if file !== FileHandle.standardOutput { try file.close() }

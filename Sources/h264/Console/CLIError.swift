@@ -51,6 +51,11 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
         }
     }
 
+    /// Runs `body`, naming `file` in its error (``init(file:_:)``).
+    static func named<T>(_ file: String, _ body: () throws(H264Error) -> T) throws(CLIError) -> T {
+        do throws(H264Error) { return try body() } catch { throw CLIError(file: file, error) }
+    }
+
     /// `FILE: byte N: what` for bitstream errors.
     init(file: String, _ error: H264Error) {
         var what = error

@@ -32,11 +32,7 @@ enum CLIIO {
     /// the file.
     static func readConfiguration(_ path: String) throws -> AVCDecoderConfigurationRecord {
         let bytes = try read(path)
-        do throws(H264Error) {
-            return try AVCDecoderConfigurationRecord(extradata: bytes)
-        } catch {
-            throw CLIError(file: path, error)
-        }
+        return try CLIError.named(path) { () throws(H264Error) in try AVCDecoderConfigurationRecord(extradata: bytes) }
     }
 
     /// Writes bytes to a file, or standard output for `-`.
@@ -51,9 +47,8 @@ enum CLIIO {
     /// (`h264 COMMAND: warning: FILE: byte N: …`); with `strict`, prints them as errors and
     /// fails (exit status 1).
     static func report(_ diagnostics: [H264Error], file: String, command: String, strict: Bool) throws {
-        let kind = strict ? "error" : "warning"
         for diagnostic in diagnostics {
-            printLine(command: command, kind: kind, CLIError(file: file, diagnostic).description)
+            printLine(command: command, kind: strict ? "error" : "warning", CLIError(file: file, diagnostic).description)
         }
         if strict && !diagnostics.isEmpty { throw ExitCode.failure }
     }

@@ -36,12 +36,7 @@ struct EncodeOptions: ParsableArguments {
         c.expectedFrameRate = frameRate
         if let bitrate { c.averageBitRate = bitrate }
         if let crf { c.constantRateFactor = crf }
-        if let profile {
-            guard let p = EncoderConfiguration.Profile(rawValue: profile) else {
-                throw CLIError("unknown profile \(profile) (baseline, main, high)")
-            }
-            c.profile = p
-        }
+        if let profile { c.profile = try Self.parse(profile, "unknown profile \(profile) (baseline, main, high)") }
         if let maxKeyframeInterval { c.maxKeyFrameInterval = maxKeyframeInterval }
         if let maxKeyframeIntervalDuration { c.maxKeyFrameIntervalDuration = maxKeyframeIntervalDuration }
         if allowFrameReordering { c.allowFrameReordering = true }
@@ -52,16 +47,16 @@ struct EncodeOptions: ParsableArguments {
             }
             return EncoderConfiguration.DataRateLimit(bytes: bytes, seconds: seconds)
         }
-        if let speed {
-            guard let p = EncoderConfiguration.X264Preset(rawValue: speed) else { throw CLIError("unknown x264 preset \(speed)") }
-            c.x264Preset = p
-        }
-        if let tune {
-            guard let t = EncoderConfiguration.X264Tune(rawValue: tune) else { throw CLIError("unknown x264 tune \(tune)") }
-            c.x264Tune = t
-        }
+        if let speed { c.x264Preset = try Self.parse(speed, "unknown x264 preset \(speed)") }
+        if let tune { c.x264Tune = try Self.parse(tune, "unknown x264 tune \(tune)") }
         if let threads { c.threads = threads }
         try c.validate()
         return c
+    }
+
+    /// The value whose raw value is `text`, else the error `unknown`.
+    private static func parse<T: RawRepresentable<String>>(_ text: String, _ unknown: String) throws -> T {
+        guard let value = T(rawValue: text) else { throw CLIError(unknown) }
+        return value
     }
 }

@@ -6,12 +6,9 @@ import H264Media
 /// The input of `h264 encode` and `h264 serve`: a y4m file, `-` for y4m on standard input, or
 /// raw I420 with `--size` and `--fps`.
 struct InputOptions: ParsableArguments {
-    @Argument(help: "Input: a .y4m file, - for y4m on standard input, or raw I420 with --size and --fps.")
-    var input: String
-    @Option(help: "Raw I420 input: frame size WxH.")
-    var size: String?
-    @Option(help: "Raw I420 input: frames per second (e.g. 30 or 30000/1001).")
-    var fps: String?
+    @Argument(help: "Input: a .y4m file, - for y4m on standard input, or raw I420 with --size and --fps.") var input: String
+    @Option(help: "Raw I420 input: frame size WxH.") var size: String?
+    @Option(help: "Raw I420 input: frames per second (e.g. 30 or 30000/1001).") var fps: String?
 
     /// True when the input is standard input (it cannot be read twice).
     var isStandardInput: Bool { input == "-" }
@@ -51,6 +48,5 @@ struct QuietFlag: ParsableArguments {
 
 /// `--strict` of `inspect` and `convert`.
 struct StrictFlag: ParsableArguments {
-    @Flag(help: "Treat every warning (a value kept out of range, a damaged unit skipped) as an error: write nothing.")
-    var strict = false
+    @Flag(help: "Treat every warning (a value kept out of range, a damaged unit skipped) as an error: write nothing.") var strict = false
 }

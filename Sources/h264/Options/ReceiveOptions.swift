@@ -35,9 +35,7 @@ struct ReceiveOptions: ParsableArguments {
     }
 
     /// Writes `h264 receive: LINE` on standard error, unless `--quiet`.
-    func log(_ line: String) {
-        if !quiet { FileHandle.standardError.write(Data("h264 receive: \(line)\n".utf8)) }
-    }
+    func log(_ line: String) { if !quiet { FileHandle.standardError.write(Data("h264 receive: \(line)\n".utf8)) } }
 
     /// The output: Annex-B to -o, decoded y4m to -o (``decodesOutput``) or --decoded, or both.
     func receivedOutput(format: FormatDescription?) throws -> ReceivedOutput {

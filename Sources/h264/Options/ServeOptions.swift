@@ -24,9 +24,7 @@ struct ServeOutputOptions: ParsableArguments {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
         if sdp != nil && rtp == nil { throw ValidationError("--sdp describes the --rtp stream: give --rtp too") }
         if let clientQueueFrames, clientQueueFrames < 1 { throw ValidationError("--client-queue-frames must be at least 1") }
-        if let sendBufferSize, !(1024...(64 << 20)).contains(sendBufferSize) {
-            throw ValidationError("--send-buffer-size must be 1024…67108864")
-        }
+        if let sendBufferSize, !(1024...(64 << 20)).contains(sendBufferSize) { throw ValidationError("--send-buffer-size must be 1024…67108864") }
     }
 
     /// `--rtp udp://HOST:PORT` (an IPv4 address or `localhost`) as host and port; nil without it.
