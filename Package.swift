@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "H264Decoder",
             dependencies: [
-                "H264", "H264SessionCore", "CAVCodec",
+                "H264", "H264Media", "H264SessionCore", "CAVCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift

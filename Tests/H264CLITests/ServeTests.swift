@@ -1,6 +1,7 @@
 import Foundation
 import H264
 @testable import h264
+import H264Streaming
 import H264TestSupport
 import Testing
 

@@ -8,7 +8,7 @@ import Darwin
 
 /// Keeps every thread of the process at the priority the process was started with.
 ///
-/// `nice -n -10 h264 serve …` sets the nice value of the process's first thread, and threads
+/// A server started as `nice -n -10 h264 serve …` sets the nice value of the process's first thread, and threads
 /// inherit it when they are created. On Linux, though, libdispatch sets its worker threads
 /// (which run the encoder session's queue and Swift concurrency's executor) to nice values of
 /// its own per quality of service, 0 or −4, so the work of a server deployed with a higher
@@ -21,11 +21,12 @@ import Darwin
 /// Measured (ServeBenchmarks, 50 viewers, host load 11–13, server under `nice -n -10`): with
 /// it, a joining viewer's first IDR came after a median 0.3–0.85 frame intervals (worst 2.05);
 /// with only the first thread at −10, after 1.0–3.0 (worst 19), the workers being at 0 and −4.
-struct ProcessPriority: Sendable {
+public struct ProcessPriority: Sendable {
     /// The first thread's nice value, read when this value is made.
-    let nice: Int32
+    public let nice: Int32
 
-    init() {
+    /// Reads the process's nice value (that of its first thread).
+    public init() {
         #if os(Linux)
         errno = 0
         let value = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
@@ -37,7 +38,7 @@ struct ProcessPriority: Sendable {
 
     /// Sets every thread whose nice value differs to the process's. Cheap enough to call once
     /// a second: one directory listing and two system calls per thread.
-    func adopt() {
+    public func adopt() {
         #if os(Linux)
         guard nice != 0 else { return }
         for (tid, current) in Self.threadNiceValues(of: getpid()) where current != nice {
@@ -48,8 +49,11 @@ struct ProcessPriority: Sendable {
 
     /// The nice value of each thread of process `pid`, by thread id (Linux: `/proc/PID/task`;
     /// empty elsewhere, and without threads that ended while it read them).
-    static func threadNiceValues(of pid: pid_t) -> [id_t: Int32] {
-        var values: [id_t: Int32] = [:]
+    ///
+    /// - Parameter pid: the process.
+    /// - Returns: each thread's nice value by thread id.
+    public static func threadNiceValues(of pid: Int32) -> [UInt32: Int32] {
+        var values: [UInt32: Int32] = [:]
         #if os(Linux)
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for tid in tasks.compactMap({ id_t($0) }) {

@@ -17,28 +17,17 @@ struct EncodeOptions: ParsableArguments {
         }
     }
 
-    @Option(help: "Session preset: \(Preset.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var preset: Preset?
-    @Option(help: "Average bit rate in bits per second (default: the recommendation for the size and rate).")
-    var bitrate: Int?
-    @Option(help: "Constant quality (x264 CRF, 0–51) instead of a bit rate.")
-    var crf: Double?
-    @Option(help: "Profile: baseline, main or high.")
-    var profile: String?
-    @Option(help: "Most frames between keyframes.")
-    var maxKeyframeInterval: Int?
-    @Option(help: "Most seconds between keyframes.")
-    var maxKeyframeIntervalDuration: Double?
-    @Flag(help: "Allow B-frames (frame reordering).")
-    var allowFrameReordering = false
-    @Option(help: "Data-rate limit BYTES:SECONDS (repeatable).")
-    var dataRateLimit: [String] = []
-    @Option(help: "x264 preset (ultrafast … placebo).")
-    var speed: String?
-    @Option(help: "x264 tune (film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency).")
-    var tune: String?
-    @Option(help: "x264 threads (0: automatic).")
-    var threads: Int?
+    @Option(help: "Session preset: \(Preset.allCases.map(\.rawValue).joined(separator: ", ")).") var preset: Preset?
+    @Option(help: "Average bit rate in bits per second (default: the recommendation for the size and rate).") var bitrate: Int?
+    @Option(help: "Constant quality (x264 CRF, 0–51) instead of a bit rate.") var crf: Double?
+    @Option(help: "Profile: baseline, main or high.") var profile: String?
+    @Option(help: "Most frames between keyframes.") var maxKeyframeInterval: Int?
+    @Option(help: "Most seconds between keyframes.") var maxKeyframeIntervalDuration: Double?
+    @Flag(help: "Allow B-frames (frame reordering).") var allowFrameReordering = false
+    @Option(help: "Data-rate limit BYTES:SECONDS (repeatable).") var dataRateLimit: [String] = []
+    @Option(help: "x264 preset (ultrafast … placebo).") var speed: String?
+    @Option(help: "x264 tune (film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency).") var tune: String?
+    @Option(help: "x264 threads (0: automatic).") var threads: Int?
 
     /// The session configuration these options describe, starting from `--preset` or, without
     /// one, from `defaultPreset` (none: ``EncoderConfiguration/init()``).
@@ -47,12 +36,7 @@ struct EncodeOptions: ParsableArguments {
         c.expectedFrameRate = frameRate
         if let bitrate { c.averageBitRate = bitrate }
         if let crf { c.constantRateFactor = crf }
-        if let profile {
-            guard let p = EncoderConfiguration.Profile(rawValue: profile) else {
-                throw CLIError("unknown profile \(profile) (baseline, main, high)")
-            }
-            c.profile = p
-        }
+        if let profile { c.profile = try Self.parse(profile, "unknown profile \(profile) (baseline, main, high)") }
         if let maxKeyframeInterval { c.maxKeyFrameInterval = maxKeyframeInterval }
         if let maxKeyframeIntervalDuration { c.maxKeyFrameIntervalDuration = maxKeyframeIntervalDuration }
         if allowFrameReordering { c.allowFrameReordering = true }
@@ -63,16 +47,16 @@ struct EncodeOptions: ParsableArguments {
             }
             return EncoderConfiguration.DataRateLimit(bytes: bytes, seconds: seconds)
         }
-        if let speed {
-            guard let p = EncoderConfiguration.X264Preset(rawValue: speed) else { throw CLIError("unknown x264 preset \(speed)") }
-            c.x264Preset = p
-        }
-        if let tune {
-            guard let t = EncoderConfiguration.X264Tune(rawValue: tune) else { throw CLIError("unknown x264 tune \(tune)") }
-            c.x264Tune = t
-        }
+        if let speed { c.x264Preset = try Self.parse(speed, "unknown x264 preset \(speed)") }
+        if let tune { c.x264Tune = try Self.parse(tune, "unknown x264 tune \(tune)") }
         if let threads { c.threads = threads }
         try c.validate()
         return c
+    }
+
+    /// The value whose raw value is `text`, else the error `unknown`.
+    private static func parse<T: RawRepresentable<String>>(_ text: String, _ unknown: String) throws -> T {
+        guard let value = T(rawValue: text) else { throw CLIError(unknown) }
+        return value
     }
 }

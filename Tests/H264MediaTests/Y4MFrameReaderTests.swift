@@ -1,12 +1,12 @@
 import Foundation
 import H264
-@testable import h264
+import H264Media
 import H264TestSupport
 import Testing
 
-/// The CLI's file reading loop around H264Media's y4m reader against FFmpeg's reading of the same file, whatever sizes the source's reads
+/// `Y4MFrameReader`, the reading loop around `Y4MReader`, against FFmpeg's reading of the same file, whatever sizes the source's reads
 /// come in and whether the caller reuses its frame buffers (as `h264 encode` does).
-@Suite struct FrameReaderTests {
+@Suite struct Y4MFrameReaderTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE).
     static let path = TestFixtures.url("cars_320x240_30f.y4m").path
 
@@ -23,7 +23,7 @@ import Testing
     func framesEqualFFmpegsInAnyReadSize(chunk: Int) throws {
         let expected = try Self.ffmpegFrames()
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.path)))
-        var reader = try FrameReader(y4m: BufferSource(bytes: bytes, chunk: chunk))
+        var reader = try Y4MFrameReader(y4m: BufferSource(bytes: bytes, chunk: chunk))
         #expect(reader.header.width == 320 && reader.header.height == 240)
         // Three buffers reused round robin; the frame read into one is compared before reuse.
         var pool = [[UInt8]](repeating: [], count: 3)
@@ -40,7 +40,7 @@ import Testing
     @Test func aBufferStillInUseIsNotOverwritten() throws {
         let expected = try Self.ffmpegFrames()
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.path)))
-        var reader = try FrameReader(y4m: BufferSource(bytes: bytes))
+        var reader = try Y4MFrameReader(y4m: BufferSource(bytes: bytes))
         var buffer: [UInt8] = []
         #expect(try reader.readFrame(into: &buffer))
         let held = buffer
@@ -53,18 +53,18 @@ import Testing
     @Test func frameParametersAndRawInput() throws {
         let frame = (0..<(16 * 8 * 3 / 2)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let y4m = Array("YUV4MPEG2 W16 H8 F25:1\nFRAME Ip XKEY=1\n".utf8) + frame + Array("FRAME\n".utf8) + frame.reversed()
-        var reader = try FrameReader(y4m: BufferSource(bytes: y4m, chunk: 3))
+        var reader = try Y4MFrameReader(y4m: BufferSource(bytes: y4m, chunk: 3))
         #expect(try reader.nextFrame() == frame)
         #expect(try reader.nextFrame() == frame.reversed())
         #expect(try reader.nextFrame() == nil)
 
-        var raw = FrameReader(rawI420: BufferSource(bytes: frame + frame.reversed(), chunk: 5), width: 16, height: 8,
+        var raw = Y4MFrameReader(rawI420: BufferSource(bytes: frame + frame.reversed(), chunk: 5), width: 16, height: 8,
                               frameRate: FrameRate(numerator: 30, denominator: 1))
         #expect(try raw.nextFrame() == frame)
         #expect(try raw.nextFrame() == frame.reversed())
         #expect(try raw.nextFrame() == nil)
-        var short = FrameReader(rawI420: BufferSource(bytes: Array(frame.dropLast())), width: 16, height: 8,
+        var short = Y4MFrameReader(rawI420: BufferSource(bytes: Array(frame.dropLast())), width: 16, height: 8,
                                 frameRate: FrameRate(numerator: 30, denominator: 1))
-        #expect((#expect(throws: CLIError.self) { try short.nextFrame() })?.code == .input(.truncatedFrame))
+        #expect((#expect(throws: H264Error.self) { try short.nextFrame() } as? H264Error)?.code == .truncatedFrame)
     }
 }

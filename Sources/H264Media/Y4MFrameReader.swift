@@ -1,25 +1,39 @@
-import H264
-import H264Media
+public import H264
 
-/// Where bytes come from: `read(into:)` fills up to the whole buffer and returns how many
-/// bytes it wrote, 0 at the end.
-protocol ByteSource {
+/// Where bytes come from, for ``Y4MFrameReader``: a file descriptor, a pipe, memory.
+public protocol ByteSource {
+    /// Reads up to `buffer.count` bytes into `buffer`.
+    ///
+    /// - Parameter buffer: where the bytes go.
+    /// - Returns: how many bytes were written, 0 at the end of the input.
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
 
-/// An in-memory source (tests, fuzzing). `chunk` limits each read, to exercise short reads.
-struct BufferSource: ByteSource {
-    let bytes: [UInt8]
-    private(set) var position = 0
+/// A ``ByteSource`` over bytes in memory (tests, fuzzing). `chunk` limits each read, to
+/// exercise short reads.
+public struct BufferSource: ByteSource, Sendable {
+    /// The whole input.
+    public let bytes: [UInt8]
+    /// How many bytes were read so far.
+    public private(set) var position = 0
     /// The most one read returns.
-    let chunk: Int
+    public let chunk: Int
 
-    init(bytes: [UInt8], chunk: Int = .max) {
+    /// A source of `bytes`, at most `chunk` of them a read.
+    ///
+    /// - Parameters:
+    ///   - bytes: the input.
+    ///   - chunk: the most one read returns (at least 1).
+    public init(bytes: [UInt8], chunk: Int = .max) {
         self.bytes = bytes
         self.chunk = max(1, chunk)
     }
 
-    mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    /// Copies the next bytes into `buffer`.
+    ///
+    /// - Parameter buffer: where the bytes go.
+    /// - Returns: how many bytes were copied, 0 at the end.
+    public mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let count = min(buffer.count, bytes.count - position, chunk)
         guard count > 0 else { return 0 }
         bytes.withUnsafeBytes { source in
@@ -30,13 +44,14 @@ struct BufferSource: ByteSource {
     }
 }
 
-/// Reads frames from y4m (header + FRAME lines) or raw I420 (no headers) out of a byte source:
-/// the reading loop around H264Media's ``Y4MReader``, which does the parsing.
+/// Reads frames from y4m (header + FRAME lines) or raw I420 (no headers) out of a
+/// ``ByteSource``: the reading loop around ``Y4MReader``, which does the parsing.
 ///
 /// Frame bytes go straight from the source into the caller's buffer (``readFrame(into:)``):
 /// only the few bytes read ahead with a `FRAME` line are copied, so a caller that reuses its
-/// buffers reads video without allocating or faulting in fresh memory per frame.
-struct FrameReader<Source: ByteSource> {
+/// buffers reads video without allocating or faulting in fresh memory per frame. Errors are the
+/// source's own, or `H264Error` values with the y4m codes (`truncatedFrame` …).
+public struct Y4MFrameReader<Source: ByteSource> {
     private var source: Source
     private var parser: Y4MReader
     /// Bytes read from the source ahead of what was consumed: `buffer[start..<end]`.
@@ -44,14 +59,20 @@ struct FrameReader<Source: ByteSource> {
     private var start = 0
     private var end = 0
     private var atEnd = false
-    private(set) var header: Y4MHeader
-    var framesRead: Int { parser.framesRead }
-    private(set) var bytesRead = 0
+    /// The stream's header (for raw I420, made from the size and rate given).
+    public private(set) var header: Y4MHeader
+    /// How many whole frames were read.
+    public var framesRead: Int { parser.framesRead }
+    /// How many bytes were read from the source.
+    public private(set) var bytesRead = 0
     /// How much a read asks of the source at once.
     private static var readAhead: Int { 1 << 16 }
 
     /// Opens a y4m stream: reads and parses its header.
-    init(y4m source: Source) throws {
+    ///
+    /// - Parameter source: the y4m bytes.
+    /// - Throws: the source's error, or an `H264Error` for a bad header.
+    public init(y4m source: Source) throws {
         self.source = source
         buffer = [UInt8](repeating: 0, count: Self.readAhead)
         parser = Y4MReader()
@@ -61,7 +82,13 @@ struct FrameReader<Source: ByteSource> {
     }
 
     /// Opens raw I420 of the given size and rate.
-    init(rawI420 source: Source, width: Int, height: Int, frameRate: FrameRate) {
+    ///
+    /// - Parameters:
+    ///   - source: the planes of each frame, back to back.
+    ///   - width: the picture width.
+    ///   - height: the picture height.
+    ///   - frameRate: the frame rate.
+    public init(rawI420 source: Source, width: Int, height: Int, frameRate: FrameRate) {
         self.source = source
         buffer = [UInt8](repeating: 0, count: Self.readAhead)
         parser = Y4MReader(rawI420: width, height: height, frameRate: frameRate)
@@ -74,10 +101,9 @@ struct FrameReader<Source: ByteSource> {
     /// consumed is dropped.
     private mutating func step() throws -> Y4MReader.Step {
         while true {
-            let result = buffer.withUnsafeBytes { b in
-                Result { () throws(H264Error) in try parser.step(UnsafeRawBufferPointer(rebasing: b[start..<end]), isComplete: atEnd) }
+            let step = try buffer.withUnsafeBytes { b throws(H264Error) in
+                try parser.step(UnsafeRawBufferPointer(rebasing: b[start..<end]), isComplete: atEnd)
             }
-            let step = try CLIError.input { () throws(H264Error) in try result.get() }
             switch step {
             case .needMoreBytes: try fill(buffered + 1)
             case .header(let consumed), .frame(let consumed): start += consumed; return step
@@ -112,8 +138,12 @@ struct FrameReader<Source: ByteSource> {
 
     /// Reads the next frame's I420 bytes into `frame` (resized to the frame size if it is not
     /// already): the bytes buffered with the `FRAME` line are copied, the rest is read from the
-    /// source in place. Returns false at the end of the input.
-    mutating func readFrame(into frame: inout [UInt8]) throws -> Bool {
+    /// source in place.
+    ///
+    /// - Parameter frame: the buffer to fill (reused frame to frame).
+    /// - Returns: false at the end of the input.
+    /// - Throws: the source's error, or an `H264Error` (a truncated frame …).
+    public mutating func readFrame(into frame: inout [UInt8]) throws -> Bool {
         guard case .frame = try step() else { return false }
         let size = parser.frameBytes
         if frame.count != size { frame = [UInt8](repeating: 0, count: size) }
@@ -131,11 +161,14 @@ struct FrameReader<Source: ByteSource> {
             }
         }
         start += copied
-        return try CLIError.input { () throws(H264Error) in try parser.endFrame(receivedBytes: filled) }
+        return try parser.endFrame(receivedBytes: filled)
     }
 
-    /// The next frame's I420 bytes in a new array, or nil at the end of the input.
-    mutating func nextFrame() throws -> [UInt8]? {
+    /// The next frame's I420 bytes in a new array.
+    ///
+    /// - Returns: the frame, or nil at the end of the input.
+    /// - Throws: as ``readFrame(into:)``.
+    public mutating func nextFrame() throws -> [UInt8]? {
         var frame: [UInt8] = []
         return try readFrame(into: &frame) ? frame : nil
     }

@@ -27,9 +27,8 @@ final class StopSignal: Sendable {
     /// Turns SIGINT and SIGTERM into ``set()`` (instead of ending the process) until the
     /// returned `cancel` is called.
     func catchSignals() -> () -> Void {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
         let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in set() }
             source.resume()
@@ -48,11 +47,7 @@ final class StopSignal: Sendable {
             while !stop.isSet && !Task.isCancelled { await doorbell.sleep(until: .now + .seconds(3600)) }
             if stop.isSet { await onStop() }
         }
-        defer {
-            stopCatching()
-            watcher.cancel()
-            doorbell.ring()
-        }
+        defer { stopCatching(); watcher.cancel(); doorbell.ring() }
         return try await body()
     }
 }

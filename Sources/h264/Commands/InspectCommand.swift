@@ -3,6 +3,7 @@ import Foundation
 import H264
 import H264Media
 
+/// `h264 inspect FILE`: the NAL units, access units and parameter sets of a stream, as tables or JSON.
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
@@ -20,38 +21,23 @@ struct InspectCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "The stream to read ('-' for standard input).")
-    var file: String
+    @Argument(help: "The stream to read ('-' for standard input).") var file: String
+    @Flag(help: "Print one JSON object instead of tables.") var json = false
+    @Option(help: "An avcC (AVCDecoderConfigurationRecord) file: FILE is AVCC with its length size and parameter sets.") var config: String?
+    @Option(help: "FILE is AVCC with NAL unit lengths of this many bytes (1, 2 or 4).") var lengthSize: Int?
 
-    @Flag(help: "Print one JSON object instead of tables.")
-    var json = false
-
-    @Option(help: "An avcC (AVCDecoderConfigurationRecord) file: FILE is AVCC with its length size and parameter sets.")
-    var config: String?
-
-    @Option(help: "FILE is AVCC with NAL unit lengths of this many bytes (1, 2 or 4).")
-    var lengthSize: Int?
-
-    @Flag(help: "Treat every warning (a value kept out of range, a damaged unit skipped) as an error.")
-    var strict = false
+    @OptionGroup var strict: StrictFlag
 
     func run() throws {
         try runReportingErrors(command: "inspect") {
             let bytes = try CLIIO.read(file)
             let name = file == "-" ? "<stdin>" : file
             let record = try config.map(CLIIO.readConfiguration)
-            let inspection: StreamInspection
-            do throws(H264Error) {
-                inspection = try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize ?? record?.nalUnitLengthSize)
-            } catch {
-                throw CLIError(file: name, error)
+            let inspection = try CLIError.named(name) { () throws(H264Error) in
+                try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize ?? record?.nalUnitLengthSize)
             }
-            try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "inspect", strict: strict)
-            if json {
-                print(inspection.json())
-            } else {
-                print(inspection.table())
-            }
+            try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "inspect", strict: strict.strict)
+            print(json ? inspection.json() : inspection.table())
         }
     }
 }

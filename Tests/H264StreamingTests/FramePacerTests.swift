@@ -1,18 +1,16 @@
 import H264
-import H264Encoder
-@testable import h264
 import H264Streaming
 import NIOCore
 import NIOEmbedded
 import Testing
 
-/// `h264 serve`'s pacing loop with a stand-in encoder: what it does at the end of the input,
-/// when a viewer asks for an IDR between two far-apart frames, and when a stop is asked for.
+/// The live pacing loop (`h264 serve`'s) with a stand-in encoder: what it does at the end of the
+/// input, when a viewer asks for an IDR between two far-apart frames, and when a stop is asked for.
 @Suite struct FramePacerTests {
     /// Records what it was given; `completeFrames` fails when told to, as a session does with
     /// the last error x264 reported for a queued frame.
     final class RecordingEncoder: LiveEncoder {
-        struct Call { var pts: Duration; var forceKeyframe: Bool; var at: ContinuousClock.Instant }
+        struct Call { var frame: Int; var pts: Duration; var forceKeyframe: Bool; var at: ContinuousClock.Instant }
         private let calls = Locked<[Call]>([])
         private let completed = Locked(0)
         let completionError: H264Error?
@@ -24,9 +22,9 @@ import Testing
             self.onEncode = onEncode
         }
 
-        func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws {
+        func encode(_ frame: Int, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws {
             let count = calls.withLock { calls in
-                calls.append(Call(pts: presentationTimeStamp, forceKeyframe: forceKeyframe, at: .now))
+                calls.append(Call(frame: frame, pts: presentationTimeStamp, forceKeyframe: forceKeyframe, at: .now))
                 return calls.count
             }
             onEncode(count)
@@ -41,43 +39,57 @@ import Testing
         var completions: Int { completed.withLock { $0 } }
     }
 
-    /// `frames` 16×8 frames of y4m at `rate` (F value).
-    static func reader(frames: Int, rate: String) throws -> FrameReader<BufferSource> {
-        var bytes = Array("YUV4MPEG2 W16 H8 F\(rate)\n".utf8)
-        for n in 0..<frames { bytes += Array("FRAME\n".utf8) + [UInt8](repeating: UInt8(n), count: 16 * 8 * 3 / 2) }
-        return try FrameReader(y4m: BufferSource(bytes: bytes))
+    /// A source of `count` frames (their indices).
+    final class Frames {
+        var next = 0
+        let count: Int
+        init(_ count: Int) { self.count = count }
+        func take() -> Int? {
+            guard next < count else { return nil }
+            next += 1
+            return next - 1
+        }
     }
 
-    static func pacer(_ reader: FrameReader<BufferSource>, broadcaster: Broadcaster? = nil, doorbell: Doorbell = Doorbell())
-        -> (FramePacer<BufferSource>, StopSignal) {
-        let stop = StopSignal(doorbell: doorbell)
-        let pacer = FramePacer(reader: reader, reopen: nil,
-                               broadcaster: broadcaster ?? Broadcaster(queueLimit: 8, onKeyframeRequest: doorbell.ring),
-                               doorbell: doorbell, stop: stop)
-        return (pacer, stop)
+    static func pacer(interval: Duration, broadcaster: Broadcaster? = nil, doorbell: Doorbell = Doorbell()) -> FramePacer {
+        FramePacer(frameInterval: interval, broadcaster: broadcaster ?? Broadcaster(queueLimit: 8, onKeyframeRequest: doorbell.ring),
+                   doorbell: doorbell)
     }
 
     /// Bug: serve called `try? session.completeFrames()` at the end of the input, so an error
     /// x264 reported for the last frames was lost and the server exited 0. It is the run's
-    /// error now (printed, exit status 1).
+    /// error now.
     @Test func theEncodersLastErrorIsReported() async throws {
-        let encoder = RecordingEncoder(completionError: H264Error(.encoderFailed, field: "x264_encoder_encode"))
-        var (pacer, _) = Self.pacer(try Self.reader(frames: 3, rate: "1000:1"))
-        let outcome = await pacer.run(encoder: encoder)
+        let encoder = RecordingEncoder(completionError: H264Error(H264Error.Code(rawValue: "encoderFailed"), field: "x264_encoder_encode"))
+        var pacer = Self.pacer(interval: .milliseconds(1))
+        let frames = Frames(3)
+        let outcome = await pacer.run(encoder: encoder, nextFrame: frames.take, isStopped: { false })
         #expect(outcome.frames == 3 && encoder.encoded.count == 3)
         #expect(outcome.ending == .inputEnded)
         #expect(encoder.completions == 1)
-        let error = try #require(outcome.error, "the completion error was dropped")
-        #expect("\(error)".contains("x264_encoder_encode"), "\(error)")
+        let error = try #require(outcome.error as? H264Error, "the completion error was dropped")
+        #expect(error.field == "x264_encoder_encode")
     }
 
     /// The input ended cleanly: frames completed once, no error, time stamps one interval apart.
     @Test func theInputEndsWithCompletedFrames() async throws {
         let encoder = RecordingEncoder()
-        var (pacer, _) = Self.pacer(try Self.reader(frames: 3, rate: "1000:1"))
-        let outcome = await pacer.run(encoder: encoder)
+        var pacer = Self.pacer(interval: .milliseconds(1))
+        let frames = Frames(3)
+        let outcome = await pacer.run(encoder: encoder, nextFrame: frames.take, isStopped: { false })
         #expect(outcome.error == nil && outcome.ending == .inputEnded && encoder.completions == 1)
         #expect(encoder.encoded.map(\.pts) == [.zero, .milliseconds(1), .milliseconds(2)])
+        #expect(encoder.encoded.map(\.frame) == [0, 1, 2])
+    }
+
+    /// A frame source that throws ends the loop as failed, with its error, without completing.
+    @Test func aFailingSourceEndsTheLoop() async throws {
+        let encoder = RecordingEncoder()
+        var pacer = Self.pacer(interval: .milliseconds(1))
+        let outcome = await pacer.run(encoder: encoder, nextFrame: { () throws -> Int? in throw H264Error(.invalidState) },
+                                      isStopped: { false })
+        #expect(outcome.ending == .failed && (outcome.error as? H264Error)?.code == .invalidState)
+        #expect(outcome.frames == 0 && encoder.completions == 0)
     }
 
     /// At 0.1 fps the second frame is due 10 s after the first; a viewer joining while the first
@@ -90,9 +102,10 @@ import Testing
             // A viewer joins after the first frame was taken: a channel registered as serve's do.
             if count == 1 { _ = broadcaster.add(EmbeddedChannel()) }
         }
-        var (pacer, _) = Self.pacer(try Self.reader(frames: 2, rate: "1:10"), broadcaster: broadcaster, doorbell: doorbell)
+        var pacer = Self.pacer(interval: .seconds(10), broadcaster: broadcaster, doorbell: doorbell)
+        let frames = Frames(2)
         let started = ContinuousClock.now
-        let outcome = await pacer.run(encoder: encoder)
+        let outcome = await pacer.run(encoder: encoder, nextFrame: frames.take, isStopped: { false })
         #expect(outcome.frames == 2 && outcome.error == nil)
         #expect(encoder.encoded.map(\.forceKeyframe) == [false, true])
         let waited = encoder.encoded[1].at - started
@@ -103,13 +116,16 @@ import Testing
     /// the frame that was waiting, and without completing (the server is stopping).
     @Test func aStopEndsTheWait() async throws {
         let doorbell = Doorbell()
-        let stopper = Locked<StopSignal?>(nil)
+        let stopped = Locked(false)
         let encoder = RecordingEncoder { count in
-            if count == 1 { stopper.withLock { $0?.set() } }
+            if count == 1 {
+                stopped.withLock { $0 = true }
+                doorbell.ring()
+            }
         }
-        var (pacer, stop) = Self.pacer(try Self.reader(frames: 3, rate: "1:10"), doorbell: doorbell)
-        stopper.withLock { $0 = stop }
-        let outcome = await pacer.run(encoder: encoder)
+        var pacer = Self.pacer(interval: .seconds(10), doorbell: doorbell)
+        let frames = Frames(3)
+        let outcome = await pacer.run(encoder: encoder, nextFrame: frames.take, isStopped: { stopped.withLock { $0 } })
         #expect(outcome.ending == .stopped && outcome.error == nil)
         #expect(encoder.encoded.count == 1 && encoder.completions == 0)
     }

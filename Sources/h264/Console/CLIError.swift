@@ -1,4 +1,5 @@
 import H264
+import H264Decoder
 
 /// The one error of the command-line tool: a code to branch on and a one-line message for
 /// people. Commands print it as `h264 COMMAND: error: MESSAGE` and exit with status 1.
@@ -23,33 +24,42 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
     /// A usage, file or socket problem.
     init(_ description: String) { self.init(.usage, description) }
 
-    init(_ code: Code, _ description: String) {
-        self.code = code
-        self.description = description
-    }
+    init(_ code: Code, _ description: String) { (self.code, self.description) = (code, description) }
 
     /// An input problem H264Media found (y4m syntax, `--size`, `--fps`): its code, and its
     /// message as the description.
-    init(input error: H264Error) {
-        self.init(.input(error.code), error.message)
-    }
+    init(input error: H264Error) { self.init(.input(error.code), error.message) }
 
     /// Runs `body`, turning its `H264Error` into a ``init(input:)`` error.
     static func input<T>(_ body: () throws(H264Error) -> T) throws(CLIError) -> T {
+        do { return try body() } catch { throw CLIError(input: error) }
+    }
+
+    /// Runs `body`, turning an `H264Error` it throws (a y4m reader's) into a ``init(input:)``
+    /// error; other errors (the source's) pass through.
+    static func reading<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as H264Error { throw CLIError(input: error) }
+    }
+
+    /// Runs `body` (H264Decoder's `Y4MFrameWriter`), turning its y4m error into the message
+    /// people read, ending in `hint` (how to keep such a stream); other errors pass through.
+    static func y4m<T>(hint: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch {
-            throw CLIError(input: error)
+        } catch let error as H264Error where error.code == .y4mFormatChanged || error.code == .y4mUnsupportedPixelFormat {
+            throw CLIError("\(error.message)\(error.code == .y4mFormatChanged ? "; " : ": ")\(hint)")
         }
+    }
+
+    /// Runs `body`, naming `file` in its error (``init(file:_:)``).
+    static func named<T>(_ file: String, _ body: () throws(H264Error) -> T) throws(CLIError) -> T {
+        do throws(H264Error) { return try body() } catch { throw CLIError(file: file, error) }
     }
 
     /// `FILE: byte N: what` for bitstream errors.
     init(file: String, _ error: H264Error) {
-        var text = "\(file)"
-        if let offset = error.byteOffset { text += ": byte \(offset)" }
         var what = error
         what.byteOffset = nil
-        text += ": \(what)"
-        self.init(.bitstream, text)
+        self.init(.bitstream, file + (error.byteOffset.map { ": byte \($0)" } ?? "") + ": \(what)")
     }
 }

@@ -4,11 +4,6 @@ import H264
 import H264Media
 import H264Decoder
 import H264Encoder
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `h264 transcode INPUT -o OUTPUT`: an Annex-B H.264 stream decoded by a `DecoderSession` and
 /// encoded again by an `EncoderSession`, with every `h264 encode` option.
@@ -25,32 +20,23 @@ struct TranscodeCommand: ParsableCommand {
         x264's threads, --decoder-threads libavcodec's.
         """)
 
-    @Argument(help: "The stream to transcode ('-' for standard input).")
-    var input: String
-    @Option(name: .shortAndLong, help: "Output file (- for standard output).")
-    var output: String
+    @Argument(help: "The stream to transcode ('-' for standard input).") var input: String
+    @OptionGroup var out: OutputOption
     @OptionGroup var encoding: EncodeOptions
-    @Option(help: "Scale every picture to WxH (even) before encoding.")
-    var size: String?
-    @Option(help: "Decoding threads (0 = automatic, the default).")
-    var decoderThreads: Int = 0
-    @Flag(help: "No progress and no summary.")
-    var quiet = false
+    @Option(help: "Scale every picture to WxH (even) before encoding.") var size: String?
+    @Option(help: "Decoding threads (0 = automatic, the default).") var decoderThreads: Int = 0
+    @OptionGroup var quiet: QuietFlag
 
     func validate() throws {
         guard (0...64).contains(decoderThreads) else { throw ValidationError("--decoder-threads must be 0…64") }
         if let size { _ = try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) } }
     }
 
-    func run() throws {
-        try runReportingErrors(command: "transcode") { try transcode() }
-    }
+    func run() throws { try runReportingErrors(command: "transcode") { try transcode() } }
 
     private struct State {
         var encoder: EncoderSession?
-        var decoded = 0
-        var encoded = 0
-        var bytes = 0
+        var decoded = 0, encoded = 0, bytes = 0
         var error: String?
         var scratch: [UInt8] = []
         var lastTime: Duration?
@@ -58,16 +44,10 @@ struct TranscodeCommand: ParsableCommand {
 
     private func transcode() throws {
         let name = input == "-" ? "<stdin>" : input
-        let out = try CLIIO.openOutput(output)
-        let source: FileSource
-        if input == "-" {
-            source = FileSource(handle: .standardInput, name: name)
-        } else {
-            guard let handle = FileHandle(forReadingAtPath: input) else { throw CLIError("\(input): no such file") }
-            source = FileSource(handle: handle, name: name)
-        }
-        let descriptor = out.fileDescriptor
-        let outputName = output
+        let outputName = out.output
+        let file = try CLIIO.openOutput(outputName)
+        var source = try FileSource(path: input, name: name, missing: "\(input): no such file")
+        let descriptor = file.fileDescriptor
         let writer = AnnexBWriter()
         let state = Locked(State())
         let options = encoding
@@ -126,32 +106,20 @@ struct TranscodeCommand: ParsableCommand {
             }
         }
 
-        let progress = !quiet && isatty(2) != 0
-        let clock = ContinuousClock()
-        let started = clock.now
+        var progress = ProgressLine(quiet: quiet.quiet)
         var adaptor = AnnexBDecoder(session: decoder)
-        var reader = source
-        try decodeAnnexB(from: &reader, into: &adaptor, session: decoder, name: name, showProgress: progress,
+        try decodeAnnexB(from: &source, into: &adaptor, name: name, progress: &progress,
                          framesDone: { state.withLock { $0.encoded } }, failure: { state.withLock { $0.error } })
         decoder.invalidate()
         let encoder = state.withLock { $0.encoder }
         if let encoder {
-            do throws(H264Error) {
-                try encoder.completeFrames()
-            } catch {
-                throw CLIError("encoding: \(error)")
-            }
+            do throws(H264Error) { try encoder.completeFrames() } catch { throw CLIError("encoding: \(error)") }
             encoder.invalidate()
         }
-        if out !== FileHandle.standardOutput { try out.close() }
+        if file !== FileHandle.standardOutput { try file.close() }
         let s = state.withLock { (decoded: $0.decoded, encoded: $0.encoded, bytes: $0.bytes, error: $0.error) }
         if let error = s.error { throw CLIError(error) }
         guard adaptor.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
-        if !quiet {
-            let elapsed = (clock.now - started) / .seconds(1)
-            let line = "\(progress ? "\r" : "")transcoded \(s.decoded) frames in \(EncodeCommand.format(elapsed)) s "
-                + "(\(EncodeCommand.format(Double(s.encoded) / max(elapsed, 0.001))) fps), \(s.bytes) bytes → \(output)\n"
-            FileHandle.standardError.write(Data(line.utf8))
-        }
+        progress.summarize("transcoded", frames: s.decoded, rateFrames: s.encoded, ", \(s.bytes) bytes → \(outputName)")
     }
 }

@@ -2,11 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Encoder
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import H264Media
 
 /// `h264 encode INPUT -o OUTPUT`: y4m (file or `-` for standard input) or raw I420 to H.264.
 struct EncodeCommand: ParsableCommand {
@@ -21,20 +17,22 @@ struct EncodeCommand: ParsableCommand {
     enum Format: String, ExpressibleByArgument, CaseIterable { case annexb, avcc }
 
     @OptionGroup var source: InputOptions
-    @Option(name: .shortAndLong, help: "Output file (- for standard output).")
-    var output: String
+    @OptionGroup var out: OutputOption
     @OptionGroup var encoding: EncodeOptions
-    @Option(help: "Encode at most N frames.")
-    var frames: Int?
-    @Option(help: "Output format: annexb (default) or avcc (4-byte lengths; see --config-out).")
-    var format: Format = .annexb
-    @Option(help: "With --format avcc: write the avcC configuration record to this file.")
-    var configOut: String?
-    @Flag(help: "No progress and no summary.")
-    var quiet = false
+    @Option(help: "Encode at most N frames.") var frames: Int?
+    @Option(help: "Output format: annexb (default) or avcc (4-byte lengths; see --config-out).") var format: Format = .annexb
+    @Option(help: "With --format avcc: write the avcC configuration record to this file.") var configOut: String?
+    @OptionGroup var quiet: QuietFlag
 
-    func run() throws {
-        try runReportingErrors(command: "encode") { try encode() }
+    func run() throws { try runReportingErrors(command: "encode") { try encode() } }
+
+    /// What the session's output handler shares with the reading thread; `scratch` is the
+    /// Annex-B buffer, reused frame to frame.
+    private struct Written {
+        var frames = 0, bytes = 0
+        var error: String?
+        var format: FormatDescription?
+        var scratch: [UInt8] = []
     }
 
     private func encode() throws {
@@ -45,13 +43,12 @@ struct EncodeCommand: ParsableCommand {
         if let frames { total = min(total ?? frames, frames) }
         let configuration = try encoding.configuration(frameRate: header.frameRate)
 
-        let out = try CLIIO.openOutput(output)
+        let output = out.output
+        let file = try CLIIO.openOutput(output)
         let writer = AnnexBWriter()
         let annexB = format == .annexb
-        let descriptor = out.fileDescriptor
-        // The output handler runs on the session's queue; the state is shared with this thread.
-        // `scratch` is the Annex-B buffer, reused frame to frame.
-        let stats = Locked((frames: 0, bytes: 0, error: String?.none, format: FormatDescription?.none, scratch: [UInt8]()))
+        let descriptor = file.fileDescriptor
+        let stats = Locked(Written())
         let session = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
             stats.withLock { s in
                 guard s.error == nil else { return }
@@ -74,10 +71,7 @@ struct EncodeCommand: ParsableCommand {
         }
         let formatDescription = try session.prepare()
 
-        let progress = !quiet && isatty(2) != 0
-        let clock = ContinuousClock()
-        let started = clock.now
-        var lastProgress = started
+        var progress = ProgressLine(quiet: quiet.quiet)
         let frameDuration = header.rate.frameDuration
         // Frames are read into buffers reused round robin. Before a buffer is read into again,
         // the loop waits until at most `pool.count - 1` frames are queued: the frame that used
@@ -90,59 +84,32 @@ struct EncodeCommand: ParsableCommand {
         while frames.map({ index < $0 }) ?? true {
             let slot = index % pool.count
             try session.waitForQueuedFrames(downTo: pool.count - 1)
-            guard try reader.readFrame(into: &pool[slot]) else { break }
+            guard try CLIError.reading({ try reader.readFrame(into: &pool[slot]) }) else { break }
             let frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: pool[slot])
             try session.encode(frame, presentationTimeStamp: frameDuration * index, duration: frameDuration)
             index += 1
             if let error = stats.withLock({ $0.error }) { throw CLIError(error) }
-            if progress, clock.now - lastProgress > .milliseconds(250) {
-                lastProgress = clock.now
+            progress.update { elapsed in
                 let s = stats.withLock { ($0.frames, $0.bytes) }
-                let elapsed = (clock.now - started) / .seconds(1)
                 let rate = Double(s.0) / max(elapsed, 0.001)
                 let kbps = s.0 > 0 ? Double(s.1) * 8 / (Double(s.0) / header.frameRate) / 1000 : 0
-                var line = "\r\(s.0) frames, \(Self.format(rate)) fps, \(Self.format(kbps)) kbit/s"
-                if let total, rate > 0 { line += ", \(Self.format(Double(max(0, total - s.0)) / rate)) s left" }
-                FileHandle.standardError.write(Data((line + "   ").utf8))
+                var line = "\(s.0) frames, \(ProgressLine.format(rate)) fps, \(ProgressLine.format(kbps)) kbit/s"
+                if let total, rate > 0 { line += ", \(ProgressLine.format(Double(max(0, total - s.0)) / rate)) s left" }
+                return line
             }
         }
         try session.completeFrames()
         session.invalidate()
-        if out !== FileHandle.standardOutput { try out.close() }
-        let s = stats.withLock { (frames: $0.frames, bytes: $0.bytes, error: $0.error, format: $0.format) }
+        if file !== FileHandle.standardOutput { try file.close() }
+        let s = stats.withLock { $0 }
         if let error = s.error { throw CLIError(error) }
         guard index > 0 else { throw CLIError("the input has no frames") }
         if let configOut {
             let avcC = (s.format ?? formatDescription).avcC
             guard FileManager.default.createFile(atPath: configOut, contents: Data(avcC)) else { throw CLIError("cannot create \(configOut)") }
         }
-        if !quiet {
-            let elapsed = (clock.now - started) / .seconds(1)
-            let seconds = Double(s.frames) / header.frameRate
-            let kbps = seconds > 0 ? Double(s.bytes) * 8 / seconds / 1000 : 0
-            let line = "\(progress ? "\r" : "")encoded \(s.frames) frames \(header.width)x\(header.height) in \(Self.format(elapsed)) s "
-                + "(\(Self.format(Double(s.frames) / max(elapsed, 0.001))) fps), \(s.bytes) bytes, \(Self.format(kbps)) kbit/s → \(output)\n"
-            FileHandle.standardError.write(Data(line.utf8))
-        }
-    }
-
-    static func format(_ value: Double) -> String {
-        let rounded = (value * 10).rounded() / 10
-        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
-    }
-}
-
-/// Writes all of `bytes` to a file descriptor (`write(2)`, retried after short writes).
-func writeAll(_ descriptor: Int32, _ bytes: [UInt8], name: String) throws {
-    try bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw CLIError("writing \(name == "-" ? "standard output" : name): \(String(cString: strerror(errno)))")
-            }
-            offset += written
-        }
+        let seconds = Double(s.frames) / header.frameRate, kbps = seconds > 0 ? Double(s.bytes) * 8 / seconds / 1000 : 0
+        progress.summarize("encoded", frames: s.frames, size: " \(header.width)x\(header.height)",
+                           ", \(s.bytes) bytes, \(ProgressLine.format(kbps)) kbit/s → \(output)")
     }
 }

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Media
+
+/// `h264 convert --to avcc|annexb|flv INPUT -o OUTPUT`: between Annex-B, AVCC and FLV framing.
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert between Annex-B byte streams and AVCC (length-prefixed) streams.",
+        discussion: """
+        --to avcc reads Annex-B and writes length-prefixed NAL units; with --parameter-sets config \
+        the SPS and PPS move out of the stream into the avcC written to --config-out. \
+        --to annexb reads AVCC (lengths of --length-size bytes, or the size the --config avcC names) \
+        and writes a byte stream with start codes, inserting the avcC's SPS and PPS before each IDR \
+        access unit that lacks them.
+        Values out of range that do not change how the rest is read, and damaged NAL units, do not \
+        stop the conversion (every NAL unit is carried over as it is): each is printed once on \
+        standard error as a warning, as `h264 inspect` finds it (exit status 0), or as an error with \
+        --strict (exit status 1, nothing written).
+        """
+    )
+
+    enum Target: String, ExpressibleByArgument, CaseIterable { case avcc, annexb, flv }
+    enum Placement: String, ExpressibleByArgument, CaseIterable { case inband, config }
+
+    @Option(help: "The output framing: avcc, annexb or flv (a video-only FLV file; FLV input to annexb is read as FLV).") var to: Target
+    @Argument(help: "The input stream ('-' for standard input).") var input: String
+    @OptionGroup var out: OutputOption
+    @Option(help: "An avcC file describing AVCC input (its length size and parameter sets).") var config: String?
+    @Option(help: "Write the stream's avcC (AVCDecoderConfigurationRecord) to this file.") var configOut: String?
+    @Option(help: "NAL unit length size in bytes (1, 2 or 4): of the AVCC output, or of AVCC input without --config.") var lengthSize: Int?
+    @Option(help: "With --to avcc: keep SPS/PPS in the stream (inband) or move them into the avcC (config).") var parameterSets: Placement = .inband
+    @Option(help: "With --to flv: frames per second for the tag timestamps (default: the SPS's VUI timing, else 25).") var fps: Double?
+    @Option(help: "With --to flv: legacy FLV tags (CodecID 7) or enhanced (Enhanced RTMP, FourCC avc1).")
+    var flvSyntax: FLVConversion.SyntaxOption = .legacy
+    @OptionGroup var strict: StrictFlag
+
+    func validate() throws {
+        if let lengthSize, ![1, 2, 4].contains(lengthSize) { throw ValidationError("--length-size must be 1, 2 or 4") }
+        if to == .avcc && parameterSets == .config && configOut == nil {
+            throw ValidationError("--parameter-sets config needs --config-out to keep the parameter sets")
+        }
+        if to == .annexb && config == nil && lengthSize == nil && !input.lowercased().hasSuffix(".flv") {
+            throw ValidationError("AVCC input needs --config FILE.avcC or --length-size N")
+        }
+    }
+
+    func run() throws {
+        try runReportingErrors(command: "convert") {
+            let bytes = try CLIIO.read(input)
+            let name = input == "-" ? "<stdin>" : input
+            if to == .flv || (to == .annexb && FLVConversion.isFLV(bytes)) { return try convertFLV(bytes, name: name) }
+            let record = to == .annexb ? try config.map(CLIIO.readConfiguration) : nil
+            let size = lengthSize ?? record?.nalUnitLengthSize ?? 4
+            let converted = try CLIError.named(name) { () throws(H264Error) in
+                guard to == .annexb else {
+                    let result = try AVCC.fromAnnexB(bytes, lengthSize: size, parameterSets: parameterSets == .config ? .configuration : .inBand)
+                    return (data: result.data, sps: result.sequenceParameterSets, pps: result.pictureParameterSets)
+                }
+                return (data: try AnnexB.fromAVCCStream(bytes, lengthSize: size, parameterSets: record), sps: [], pps: [])
+            }
+            // What `h264 inspect` would warn about in the input; with --strict, fail.
+            let inspection = try CLIError.named(name) { () throws(H264Error) in
+                try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: to == .avcc ? nil : size)
+            }
+            try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "convert", strict: strict.strict)
+            try CLIIO.write(converted.data, to: out.output)
+            guard let configOut, to == .avcc || record != nil else { return }
+            let written = try record ?? CLIError.named(name) { () throws(H264Error) in
+                try AVCDecoderConfigurationRecord(sequenceParameterSets: converted.sps, pictureParameterSets: converted.pps,
+                                                  nalUnitLengthSize: size)
+            }
+            try CLIIO.write(try CLIError.named(configOut) { () throws(H264Error) in try written.serialized() }, to: configOut)
+        }
+    }
+
+    /// Annex-B → FLV (`--to flv`), FLV → Annex-B (damaged tags skipped and reported as warnings;
+    /// with `--strict`, errors and nothing written).
+    private func convertFLV(_ bytes: [UInt8], name: String) throws {
+        if let fps, !(fps.isFinite && fps > 0) { throw CLIError("--fps \(fps) must be a positive number") }
+        let (converted, diagnostics) = try CLIError.named(name) { () throws(H264Error) in
+            to == .flv ? (try FLVConversion.flv(fromAnnexB: bytes, frameRate: fps, syntax: flvSyntax.syntax), [])
+                : try FLVConversion.annexB(fromFLV: bytes)
+        }
+        try CLIIO.report(diagnostics, file: name, command: "convert", strict: strict.strict)
+        try CLIIO.write(converted, to: out.output)
+    }
+}

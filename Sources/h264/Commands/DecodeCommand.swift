@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Decoder
+import H264Media
+
+/// `h264 decode INPUT -o OUTPUT`: H.264 (Annex-B, or AVCC with `--config`) to y4m, raw planes or
+/// FFmpeg's framemd5 listing.
+struct DecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode H.264 (Annex-B .h264, or AVCC with --config) to y4m, raw YUV or a framemd5 listing.",
+        discussion: """
+        INPUT is an Annex-B byte stream (- for standard input), read in chunks as a network stream would \
+        arrive, or AVCC (length-prefixed NAL units) with --config FILE.avcC. Decoding starts at the first IDR \
+        picture. --format y4m (default) writes a yuv4mpegpipe stream (ffplay, x264 and 'h264 encode' read it); \
+        raw writes the planes back to back in the stream's own pixel format, as 'ffmpeg -i INPUT -f rawvideo -' \
+        does (yuv420p, yuv422p10le, gbrp for RGB 4:4:4 …); y4m cannot hold planar RGB (gbrp …). --framemd5 writes what 'ffmpeg -i INPUT -f framemd5 -' writes \
+        instead of the pictures. Frames are timed from the SPS's frame rate (25 fps without one).
+        """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case y4m, raw }
+
+    /// `DecoderConfiguration.OutputPixelFormat` as an option value.
+    enum PixelFormat: String, ExpressibleByArgument, CaseIterable {
+        case native, i420, nv12, bgra
+        var output: DecoderConfiguration.OutputPixelFormat { DecoderConfiguration.OutputPixelFormat(rawValue: rawValue) ?? .native }
+    }
+
+    @Argument(help: "The stream to decode ('-' for standard input).") var input: String
+    @Option(name: .shortAndLong, help: "Output file (- for standard output).") var output: String = "-"
+    @Option(help: "Output format: y4m (default) or raw.") var format: Format = .y4m
+    @Flag(help: "Write FFmpeg's framemd5 listing (one MD5 per frame) instead of the pictures.") var framemd5 = false
+    @Option(help: "An avcC file: INPUT is AVCC with its length size and parameter sets.") var config: String?
+    @Option(help: "Decoding threads (0 = automatic, the default).") var threads: Int = 0
+    @Flag(help: "Real-time decoding: no frame threading, each frame out as soon as it is decoded.") var realTime = false
+    @Option(help: "Output pixel format: native (default: what the stream codes), i420, nv12 or bgra (8-bit, libyuv; nv12 and bgra with --format raw).")
+    var pixelFormat: PixelFormat = .native
+    @OptionGroup var quiet: QuietFlag
+
+    func validate() throws {
+        guard (0...64).contains(threads) else { throw ValidationError("--threads must be 0…64") }
+        if format == .y4m && !framemd5 && (pixelFormat == .nv12 || pixelFormat == .bgra) {
+            throw ValidationError("y4m cannot hold \(pixelFormat.rawValue) (\(pixelFormat == .nv12 ? "interleaved chroma" : "packed RGB")): use --format raw")
+        }
+    }
+
+    func run() throws { try runReportingErrors(command: "decode") { try decode() } }
+
+    /// What the output handler shares with the reading thread.
+    private struct Written {
+        var frames = 0, damaged = 0
+        var error: String?
+        var y4m = Y4MFrameWriter()
+    }
+
+    /// The bytes of one decoded frame in the chosen output.
+    private static func bytes(of frame: DecodedFrame, _ s: inout Written, framemd5: Bool, y4m: Bool) throws -> [UInt8] {
+        if framemd5 {
+            let header = s.frames > 0 ? "" : FrameMD5.header(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
+                                                             rate: FrameRate(frameDuration: frame.duration))
+            return Array((header + FrameMD5.line(index: s.frames, byteCount: frame.packedByteCount, md5: frame.md5())).utf8)
+        }
+        guard y4m else { return frame.packedBytes() }
+        return try CLIError.y4m(hint: "use --format raw") { () throws(H264Error) in
+            try s.y4m.bytes(of: frame, index: s.frames, rate: FrameRate(frameDuration: frame.duration))
+        }
+    }
+
+    private func decode() throws {
+        let name = input == "-" ? "<stdin>" : input
+        let out = try CLIIO.openOutput(output)
+        let descriptor = out.fileDescriptor
+        let (outputName, asFramemd5, asY4M) = (output, framemd5, format == .y4m)
+        let state = Locked(Written())
+        let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads), realTime: realTime,
+                                                 outputPixelFormat: pixelFormat.output)
+        let session = try DecoderSession(configuration: configuration) { frame in
+            state.withLock { s in
+                guard s.error == nil else { return }
+                do {
+                    try writeAll(descriptor, try Self.bytes(of: frame, &s, framemd5: asFramemd5, y4m: asY4M), name: outputName)
+                } catch {
+                    s.error = "\(error)"
+                    return
+                }
+                s.frames += 1
+                if frame.flags.contains(.damaged) { s.damaged += 1 }
+            }
+        }
+
+        var stream: any ByteSource
+        if let config {
+            let record = try CLIIO.readConfiguration(config)
+            let avcc = try CLIIO.read(input)
+            stream = BufferSource(bytes: try CLIError.named(name) { () throws(H264Error) in
+                try AnnexB.fromAVCCStream(avcc, lengthSize: record.nalUnitLengthSize, parameterSets: record)
+            })
+        } else {
+            stream = try FileSource(path: input, name: name, missing: "\(input): no such file")
+        }
+
+        var progress = ProgressLine(quiet: quiet.quiet)
+        var decoder = AnnexBDecoder(session: session)
+        try decodeAnnexB(from: &stream, into: &decoder, name: name, progress: &progress,
+                         framesDone: { state.withLock { $0.frames } }, failure: { state.withLock { $0.error } })
+        session.invalidate()
+        if out !== FileHandle.standardOutput { try out.close() }
+        let s = state.withLock { (frames: $0.frames, damaged: $0.damaged, error: $0.error) }
+        if let error = s.error { throw CLIError(error) }
+        guard decoder.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
+        let skipped = decoder.skippedAccessUnitCount
+        progress.summarize("decoded", frames: s.frames, " → \(output)" + (s.damaged > 0 ? ", \(s.damaged) damaged" : "")
+            + (skipped > 0 ? ", \(skipped) access units skipped before a usable IDR" : ""))
+    }
+}

@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Streaming
+import NIOPosix
+
+/// `h264 receive STREAM.sdp -o OUT.h264` or `h264 receive rtsp://HOST:PORT/PATH -o OUT.h264`:
+/// receives H.264 over plain RTP (RFC 6184) described by an SDP file, or from an RTSP server
+/// (RTP/AVP/TCP interleaved, or RTP/AVP over UDP), and writes the access units as an Annex-B byte stream.
+/// With `--listen rtsp://HOST:PORT/PATH` it is the RTSP server a publisher pushes to instead
+/// (RFC 2326 record mode; `RTSPRecordServer`).
+struct ReceiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receive",
+        abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
+        discussion: """
+        With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
+        DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1; or RTP/AVP over UDP with --transport udp) and PLAY, reads \
+        the RTP packets (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a status other than 200 is an error naming it). \
+        With --listen and an rtsp:// URL (port 0: a free one; the URL is printed): the RTSP server one publisher \
+        pushes to (RFC 2326 record mode, as ffmpeg -f rtsp speaks it: ANNOUNCE with the SDP, SETUP with \
+        mode=record over TCP interleaved or UDP, RECORD); a second publisher gets 453; waiting for a publisher has \
+        no time limit (--idle-timeout counts from its RECORD); the recording ends at the publisher's TEARDOWN or \
+        when it disconnects. In every mode: \
+        puts packets back in order, drops access units hit by loss (reported on standard error) and writes every \
+        access unit from the first IDR on, with SPS and PPS (from the stream or the SDP's sprop-parameter-sets) \
+        before each IDR. Stops after --frames access units, after --idle-timeout seconds without a packet, or on \
+        SIGINT/SIGTERM (exit status 0). \
+        Decoded output: with -o FILE.y4m (or --decode, e.g. -o - --decode | ffplay -) the access units are decoded \
+        as they arrive (libavcodec, as h264 decode) and written as y4m, --frames counting decoded frames; \
+        --decoded FILE.y4m writes that beside the Annex-B of -o. The y4m frame rate is the SPS's VUI timing, else \
+        the spacing of the RTP timestamps, else 30; a size change is an error (y4m has one size); stopping flushes \
+        the decoder. \
+        Examples: h264 serve in.y4m --port 0 --rtsp 127.0.0.1:8554, then h264 receive rtsp://127.0.0.1:8554/live \
+        -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264; \
+        h264 receive --listen rtsp://127.0.0.1:8554/live -o out.h264, then ffmpeg -re -i in.264 -c copy -f rtsp \
+        rtsp://127.0.0.1:8554/live.
+        """)
+
+    @Argument(help: "An rtsp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
+    var sdp: String
+    @OptionGroup var options: ReceiveOptions
+
+    func run() async throws {
+        try await runReportingErrors(command: "receive") {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            try await closing({ try? await group.shutdownGracefully() }) {
+                if options.listen { return try await receiveListening(group: group) }
+                if sdp.lowercased().hasPrefix("rtsp://") { return try await receiveRTSP(group: group) }
+                try await receiveRTP(group: group)
+            }
+        }
+    }
+
+    /// `h264 receive STREAM.sdp -o OUT.h264`: plain RTP on the SDP's UDP port (`RTPReceiver`).
+    private func receiveRTP(group: MultiThreadedEventLoopGroup) async throws {
+        let description = try SessionDescription(parsing: String(decoding: try CLIIO.read(sdp), as: UTF8.self))
+        _ = try description.depacketizer(reorderWindow: options.reorderWindow)
+        let format = try? description.formatDescription()
+        let receiver: RTPReceiver
+        do {
+            receiver = try await RTPReceiver.start(description: description, group: group, reorderWindow: options.reorderWindow,
+                                                   idleTimeout: .seconds(options.idleTimeout))
+        } catch let error as H264Error {
+            throw error
+        } catch {
+            throw CLIError("cannot listen on UDP port \(description.port) (\(error))")
+        }
+        try await closing(receiver.shutdown) {
+            try await options.receive(receiver, format: format, opening: "listening on udp port \(description.port)", stop: receiver.shutdown) {
+                receiver.ending == .idle ? "no packet for \(options.idleTimeout) s" : nil
+            } statistics: { receiver.statistics }
+        }
+    }
+
+    /// `h264 receive rtsp://…`: plays the URL with `RTSPClient` (RTP/AVP/TCP interleaved, or
+    /// RTP/AVP over UDP with `--transport udp`), then TEARDOWN.
+    private func receiveRTSP(group: MultiThreadedEventLoopGroup) async throws {
+        var configuration = RTSPClient.Configuration()
+        configuration.transport = options.transport == .udp ? .udp : .tcp
+        configuration.idleTimeout = .seconds(options.idleTimeout)
+        configuration.reorderWindow = options.reorderWindow
+        configuration.userAgent = "h264 receive"
+        let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
+                                               logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
+        let events = client.compactMap { event -> RTPDepacketizer.Event? in
+            switch event {
+            case .accessUnit(let unit, _): .accessUnit(unit)
+            case .loss(let loss): .loss(loss)
+            case .diagnostic(let error): .diagnostic(error)
+            case .formatChange: nil // The access unit carries its parameter sets.
+            }
+        }
+        let opening = "playing \(sdp) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
+            ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
+        try await closing(client.close) {
+            try await options.receive(events, format: client.formatDescription, opening: opening, stop: client.close) {
+                switch client.ending {
+                case .idle: "no packet for \(options.idleTimeout) s"
+                case .serverClosed: "the server closed the connection"
+                case .closed, nil: nil
+                }
+            } statistics: { client.statistics }
+        }
+    }
+
+    /// `h264 receive --listen rtsp://HOST:PORT/PATH -o OUT.h264`: waits for one publisher
+    /// (ANNOUNCE, SETUP with `mode=record`, RECORD; `RTSPRecordServer`) and writes its stream.
+    private func receiveListening(group: MultiThreadedEventLoopGroup) async throws {
+        guard sdp.lowercased().hasPrefix("rtsp://") else { throw CLIError("--listen wants an rtsp:// URL to listen on, not \(sdp)") }
+        let (host, port) = try RTSPURI.hostAndPort(of: sdp, allowingPortZero: true)
+        let pathPart = String(sdp.dropFirst("rtsp://".count).drop { $0 != "/" }.prefix { $0 != "?" })
+        var configuration = RTSPRecordServer.Configuration()
+        configuration.idleTimeout = .seconds(options.idleTimeout)
+        configuration.reorderWindow = options.reorderWindow
+        let server: RTSPRecordServer
+        do {
+            server = try await RTSPRecordServer.start(host: host, port: port, path: pathPart.isEmpty ? "/" : pathPart, group: group,
+                                                      configuration: configuration,
+                                                      logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
+        } catch {
+            throw CLIError("cannot listen for RTSP on \(host):\(port): \(error)")
+        }
+        // Always printed: scripts and tests read the port from it.
+        FileHandle.standardError.write(Data("h264 receive: listening on \(server.url(host: host))\n".utf8))
+        // SIGINT/SIGTERM shut the server down, which ends the recording (or the wait for one).
+        try await closing(server.shutdown) {
+            var publishers = server.publishers.makeAsyncIterator()
+            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else { return }
+            try await options.receive(publisher, format: publisher.formatDescription, stop: server.shutdown, whenDone: publisher.stop) {
+                nil
+            } statistics: { publisher.statistics }
+        }
+    }
+}

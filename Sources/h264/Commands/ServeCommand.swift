@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Encoder
+import H264Media
+import H264Streaming
+import Logging
+import NIOCore
+import NIOPosix
+
+/// `h264 serve INPUT --port N`: encodes INPUT paced at its frame rate (H264Streaming's
+/// `FramePacer`) and streams Annex-B over TCP to every connected client.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Encode video at its frame rate and stream it live as Annex-B H.264 over TCP.",
+        discussion: """
+        Every client that connects first gets SPS, PPS and an IDR made for it (clients joining together share one), \
+        then the live pictures. A client that cannot keep up is skipped to the next IDR; the others never wait. \
+        Watch with: ffplay -f h264 tcp://127.0.0.1:PORT (or ffmpeg -f h264 -i tcp://127.0.0.1:PORT …). \
+        SIGINT or SIGTERM stops the server (exit status 0). \
+        Started under nice (nice -n -10 h264 serve …), every thread of the server keeps that priority.
+        """)
+
+    @OptionGroup var source: InputOptions
+    @OptionGroup var network: ServeOutputOptions
+    @Flag(help: "Start the input again when it ends, forever (not for standard input).") var loop = false
+    @OptionGroup var encoding: EncodeOptions
+    @Flag(help: "No log lines for clients and no summary.") var quiet = false
+
+    func validate() throws {
+        if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
+    }
+
+    func run() async throws { try await runReportingErrors(command: "serve") { try await serve() } }
+
+    private func serve() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let priority = ProcessPriority()
+        var (reader, _) = try source.open()
+        let header = reader.header
+        // Live by default: no lookahead and no B-frames, so a forced IDR is out within the frame.
+        let configuration = try encoding.configuration(frameRate: header.frameRate, defaultPreset: .liveCapture)
+        let logger = StandardErrorLogHandler.logger(command: "serve", quiet: quiet)
+        let doorbell = Doorbell()
+        let broadcaster = Broadcaster(queueLimit: network.clientQueueFrames ?? max(8, Int(header.frameRate.rounded())), logger: logger,
+                                      onKeyframeRequest: doorbell.ring)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let rtpSender: RTPSender?
+        do {
+            rtpSender = try await network.startRTP(group: group)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster, rtpSender: rtpSender)
+        defer { session.invalidate() }
+        let format = try session.prepare()
+        if let rtpSender, let sdp = network.sdp { try CLIIO.write(Array(rtpSender.sessionDescription(format: format).text.utf8), to: sdp) }
+
+        // SIGINT/SIGTERM end the pacing loop; everything then closes in order (exit status 0).
+        let stop = StopSignal(doorbell: doorbell)
+        let stopCatchingSignals = stop.catchSignals()
+        defer { stopCatchingSignals() }
+
+        let (host, port) = (network.host, network.port)
+        let tcpServer: AnnexBFanOutServer
+        do {
+            tcpServer = try await AnnexBFanOutServer.start(host: host, port: port, group: group, broadcaster: broadcaster,
+                                                           sendBufferSize: network.sendBufferSize)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw CLIError("cannot listen on \(host):\(port): \(error)")
+        }
+        // Always printed: scripts and tests read the port from it.
+        FileHandle.standardError.write(Data(("h264 serve: listening on tcp://\(host):\(tcpServer.localAddress?.port ?? port) "
+            + "(\(header.width)x\(header.height) at \(ProgressLine.format(header.frameRate)) fps)\n").utf8))
+        let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, logger: logger)
+
+        // The threads that exist now (event loop, encoder queue, executor), and once a second
+        // those created since, run at the priority the server was started with.
+        priority.adopt()
+        var pacer = FramePacer(frameInterval: .seconds(1) * header.frameRateDenominator / header.frameRateNumerator, broadcaster: broadcaster, doorbell: doorbell)
+        pacer.everySecond = priority.adopt
+        let source = self.source
+        var played = 0
+        let outcome = await pacer.run(encoder: session, nextFrame: {
+            // The next frame, from the start again at the end with --loop; nil at the end.
+            while true {
+                if let bytes = try CLIError.reading({ try reader.nextFrame() }) {
+                    played += 1
+                    return try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: bytes)
+                }
+                guard loop, reader.framesRead > 0 else {
+                    if played == 0 { throw CLIError("the input has no frames") }
+                    return nil
+                }
+                reader = try source.open().0
+                guard reader.header.width == header.width, reader.header.height == header.height else {
+                    throw CLIError("the input changed size between loops")
+                }
+            }
+        }, isStopped: { stop.isSet })
+
+        // The input ended: each client is closed once its queue has been written (at most two
+        // seconds). Stopped or failed: at once.
+        session.invalidate()
+        await tcpServer.shutdown()
+        await rtspServer?.shutdown()
+        await broadcaster.closeAll(flushing: outcome.ending == .inputEnded)
+        await rtpSender?.shutdown()
+        try? await group.shutdownGracefully()
+
+        if let error = outcome.error { throw outcome.ending == .inputEnded ? CLIError("encoding the last frames: \(error)") : error }
+        let stats = broadcaster.statistics
+        log("served \(outcome.frames) frames to \(stats.clients) clients (at most \(stats.maxConcurrent) at once; "
+            + "\(stats.overflows) skipped to an IDR); \(outcome.ending == .stopped ? "stopped by signal" : "input ended")")
+    }
+
+    /// Writes `h264 serve: LINE` on standard error, unless `--quiet`.
+    private func log(_ line: String) { Self.log(line, quiet: quiet) }
+    private static func log(_ line: String, quiet: Bool) { if !quiet { FileHandle.standardError.write(Data("h264 serve: \(line)\n".utf8)) } }
+
+    /// The encoder session whose every frame goes to the broadcaster as Annex-B bytes (and to
+    /// the RTP sender), made once.
+    private func encoderSession(header: Y4MHeader, configuration: EncoderConfiguration, broadcaster: Broadcaster,
+                                rtpSender: RTPSender?) throws -> EncoderSession {
+        let writer = Locked(AnnexBWriter(accessUnitDelimiters: network.accessUnitDelimiters))
+        let log = { @Sendable [quiet] (line: String) in Self.log(line, quiet: quiet) }
+        return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
+            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe)
+            do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
+            var bytes: [UInt8] = []
+            do {
+                try writer.withLock { writer in try writer.write(frame, to: &bytes) }
+            } catch {
+                log("dropped a malformed encoded frame: \(error)")
+                return
+            }
+            var withAnnexB = live
+            withAnnexB.annexB = ByteBuffer(bytes: bytes)
+            broadcaster.broadcast(withAnnexB)
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Streaming
+
+/// What `h264 receive` writes and when it stops, in every mode (RTP, RTSP, `--listen`).
+struct ReceiveOptions: ParsableArguments {
+    /// The lower transport `--transport` asks an RTSP server for.
+    enum Transport: String, ExpressibleByArgument, CaseIterable { case tcp, udp }
+
+    @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output); decoded y4m when it ends in .y4m or with --decode.")
+    var output: String
+    @Option(help: "Stop after writing this many access units (decoded frames when decoding).") var frames: Int?
+    @Option(help: "Stop when no packet has arrived for this many seconds.") var idleTimeout: Double = 10
+    @Option(help: "How many later packets may wait for a missing one before it counts as lost.") var reorderWindow: Int = 16
+    @Option(help: "With an rtsp:// URL: the RTP transport to ask for, tcp (interleaved in the RTSP connection) or udp.")
+    var transport: Transport = .tcp
+    @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), instead of connecting to a server.")
+    var listen = false
+    @Flag(help: "No log lines for losses and damaged packets, and no summary.") var quiet = false
+    @Flag(help: "Decode and write y4m to -o (implied when -o ends in .y4m).") var decode = false
+    @Option(help: "Also decode into this y4m file ('-' for standard output); -o stays Annex-B.") var decoded: String?
+
+    /// True when -o gets the decoded y4m instead of Annex-B.
+    var decodesOutput: Bool { decode || output.lowercased().hasSuffix(".y4m") }
+
+    func validate() throws {
+        if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        guard (0...1024).contains(reorderWindow) else { throw ValidationError("--reorder-window must be 0…1024") }
+        if decoded != nil && decodesOutput {
+            throw ValidationError("--decoded writes y4m beside the Annex-B of -o; -o \(output)\(decode ? " --decode" : "") is y4m already")
+        }
+        if let decoded, decoded == output { throw ValidationError("--decoded and -o name the same file") }
+    }
+
+    /// Writes `h264 receive: LINE` on standard error, unless `--quiet`.
+    func log(_ line: String) { if !quiet { FileHandle.standardError.write(Data("h264 receive: \(line)\n".utf8)) } }
+
+    /// The output: Annex-B to -o, decoded y4m to -o (``decodesOutput``) or --decoded, or both.
+    func receivedOutput(format: FormatDescription?) throws -> ReceivedOutput {
+        let y4m = decodesOutput ? output : decoded
+        return try ReceivedOutput(path: decodesOutput ? nil : output, format: format, frames: frames, decodedPath: y4m, log: log)
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import H264
+import H264Streaming
+import Logging
+import NIOCore
+
+/// Where `h264 serve` sends its stream: the TCP fan-out, and with `--rtp` and `--rtsp` plain
+/// RTP and an RTSP server.
+struct ServeOutputOptions: ParsableArguments {
+    @Option(help: "TCP port to listen on (0: any free port; the address is printed on standard error).") var port: Int
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Frames a client may have in flight before it is skipped to the next IDR (default: one second's worth).")
+    var clientQueueFrames: Int?
+    @Option(help: "Kernel send buffer per client in bytes (SO_SNDBUF; default: the system's). Smaller keeps slow clients closer to live.")
+    var sendBufferSize: Int?
+    @Flag(help: "Open every picture with an access unit delimiter.") var accessUnitDelimiters = false
+    @Option(help: "Also send the stream as plain RTP (RFC 6184, 1200-byte packets) to udp://HOST:PORT.") var rtp: String?
+    @Option(help: "With --rtp: write the stream's SDP to this file (ffplay -protocol_whitelist file,udp,rtp FILE).") var sdp: String?
+    @Option(help: "Also serve the stream over RTSP at rtsp://HOST:PORT/live (RTP over TCP or UDP; port 0: any free port, printed).")
+    var rtsp: String?
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        if sdp != nil && rtp == nil { throw ValidationError("--sdp describes the --rtp stream: give --rtp too") }
+        if let clientQueueFrames, clientQueueFrames < 1 { throw ValidationError("--client-queue-frames must be at least 1") }
+        if let sendBufferSize, !(1024...(64 << 20)).contains(sendBufferSize) { throw ValidationError("--send-buffer-size must be 1024…67108864") }
+    }
+
+    /// `--rtp udp://HOST:PORT` (an IPv4 address or `localhost`) as host and port; nil without it.
+    func rtpDestination() throws -> (host: String, port: Int)? {
+        guard let url = rtp else { return nil }
+        guard url.hasPrefix("udp://"), let colon = url.lastIndex(of: ":"), colon > url.index(url.startIndex, offsetBy: 6),
+              let port = Int(url[url.index(after: colon)...]), (1...65_535).contains(port) else {
+            throw CLIError("--rtp wants udp://HOST:PORT, not \(url)")
+        }
+        var host = String(url[url.index(url.startIndex, offsetBy: 6)..<colon])
+        if host == "localhost" { host = "127.0.0.1" }
+        guard (try? SocketAddress(ipAddress: host, port: port))?.protocol == .inet else {
+            throw CLIError("--rtp: \(host) is not an IPv4 address")
+        }
+        return (host, port)
+    }
+
+    /// `--rtsp HOST:PORT` (port 0 takes a free one, `[::1]:PORT` for IPv6, no host: every
+    /// address) as host and port; nil without it.
+    func rtspAddress() throws -> (host: String, port: Int)? {
+        guard let address = rtsp else { return nil }
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+              (0...65_535).contains(port) else {
+            throw CLIError("--rtsp wants HOST:PORT, not \(address)")
+        }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host.isEmpty ? "0.0.0.0" : host, port)
+    }
+
+    /// With `--rtp`: the RTP sender.
+    func startRTP(group: any EventLoopGroup) async throws -> RTPSender? {
+        guard let (host, port) = try rtpDestination() else { return nil }
+        do {
+            return try await RTPSender.start(host: host, port: port, group: group, maximumTransmissionUnit: 1200)
+        } catch {
+            throw CLIError("--rtp: cannot open a UDP socket (\(error))")
+        }
+    }
+
+    /// With `--rtsp`: the RTSP server playing the stream at `/live`, its URL printed on
+    /// standard error (always: scripts and tests read the port from it).
+    func startRTSP(group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription,
+                   logger: Logger) async throws -> RTSPServer? {
+        guard let (host, port) = try rtspAddress() else { return nil }
+        var configuration = RTSPServer.Configuration()
+        configuration.sendBufferSize = sendBufferSize
+        let server: RTSPServer
+        do {
+            server = try await RTSPServer.start(host: host, port: port, group: group, configuration: configuration, logger: logger)
+        } catch {
+            throw CLIError("cannot listen for RTSP on \(rtsp ?? ""): \(error)")
+        }
+        server.mount("/live", broadcaster: broadcaster, format: format)
+        FileHandle.standardError.write(Data("h264 serve: listening on \(server.url(host: host, path: "/live"))\n".utf8))
+        return server
+    }
+}
