@@ -17,7 +17,7 @@ extension RTSPConnectionHandler {
         let report = RTCPSenderReport(
             ssrc: current.packetizer.configuration.ssrc,
             ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9)),
-            rtpTimestamp: current.packetizer.timestamp(for: now - current.playStart),
+            rtpTimestamp: current.packetizer.timestamp(for: current.clock.time(at: now)),
             packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve").bytes
         if let udp = current.udp {
             var buffer = udp.rtcp.allocator.buffer(capacity: report.count)
@@ -49,10 +49,11 @@ extension RTSPConnectionHandler {
             return
         }
         let avcc = frame.avcc, format = frame.formatDescription
+        let time = current.clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
         if let udp = current.udp {
             var datagrams: [AddressedEnvelope<ByteBuffer>] = []
             do {
-                try packetize(avcc, format: format, in: &current) { packet in
+                try packetize(avcc, format: format, time: time, in: &current) { packet in
                     var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
                     buffer.writeBytes(packet.prefix)
                     buffer.writeBytes(packet.payload)
@@ -73,7 +74,7 @@ extension RTSPConnectionHandler {
         var output = context.channel.allocator.buffer(capacity: avcc.count + avcc.count / 64 + 64)
         let channel = UInt8(truncatingIfNeeded: current.channels.lowerBound)
         do {
-            try packetize(avcc, format: format, in: &current) { packet in
+            try packetize(avcc, format: format, time: time, in: &current) { packet in
                 output.writeInteger(UInt8(ascii: "$"))
                 output.writeInteger(channel)
                 output.writeInteger(UInt16(packet.byteCount))
@@ -87,15 +88,12 @@ extension RTSPConnectionHandler {
         context.write(wrapOutboundOut(output), promise: promise)
     }
 
-    /// Packetizes one access unit for `current` (time since its PLAY) into `send`, counts the
-    /// packets and payload octets for its sender reports, and stores the session. Two frames
-    /// reaching the connection in one turn of a stalled loop still get increasing timestamps
-    /// (at least one 90 kHz tick apart: players refuse equal ones).
-    private func packetize(_ avcc: [UInt8], format: FormatDescription, in current: inout Session, _ send: (RTPPacketizer.Packet) -> Void) throws {
+    /// Packetizes one access unit for `current`, stamped `time` since its PLAY (its
+    /// `RTSPPlayClock`), into `send`, counts the packets and payload octets for its sender
+    /// reports, and stores the session.
+    private func packetize(_ avcc: [UInt8], format: FormatDescription, time: Duration, in current: inout Session,
+                           _ send: (RTPPacketizer.Packet) -> Void) throws {
         var packets: UInt32 = 0, octets: UInt32 = 0
-        var time = ContinuousClock.now - current.playStart
-        if let last = current.lastPresentationTime, time < last + .nanoseconds(11_112) { time = last + .nanoseconds(11_112) }
-        current.lastPresentationTime = time
         try current.packetizer.packetize(avcc: avcc, presentationTime: time,
                                          formatDescription: format) { packet in
             packets &+= 1

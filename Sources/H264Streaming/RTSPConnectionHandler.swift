@@ -12,9 +12,10 @@ import NIOPosix
 /// One session per connection, RTP over TCP interleaved (`RTP/AVP/TCP`) or over UDP unicast
 /// (`RTP/AVP;unicast;client_port=A-B`: sent from a port pair of the server's, `server_port`, to
 /// the client's address of the RTSP connection), whichever the client lists first; the session
-/// ends with the connection. Timestamps are
-/// the 90 kHz time since PLAY at which each frame reaches the connection (the live pacing
-/// clock), so RTP-Info's `rtptime` maps exactly to the start of play.
+/// ends with the connection. Timestamps follow the frames' presentation times
+/// (``LiveFrame/presentationTime``), anchored at the arrival of the first frame since PLAY, so
+/// RTP-Info's `rtptime` maps exactly to the start of play (`RTSPPlayClock`); frames without one
+/// are stamped with the time since PLAY at which they reach the connection.
 ///
 /// Answers (RFC 2326 clause 7.1.1): 400 for a malformed request or one without CSeq, 404 for
 /// a path nothing is mounted at, 405 (with `Allow`) for the methods of RFC 2326 this server does
@@ -53,12 +54,11 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         var udp: UDPTransport?
         var packetizer: RTPPacketizer
         var broadcasterId: Int?
-        var playStart = ContinuousClock.now
+        /// The RTP clock since PLAY (the frames' media clock when they carry presentation times).
+        var clock = RTSPPlayClock(playStart: .now)
         var packetsSent: UInt32 = 0
         var octetsSent: UInt32 = 0
         var lastReport: ContinuousClock.Instant?
-        /// The time since PLAY of the last frame sent.
-        var lastPresentationTime: Duration?
     }
 
     private let mounts: RTSPMounts
@@ -255,8 +255,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                       context: ChannelHandlerContext) -> RTSPResponse {
         guard var current = session else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
         if current.broadcasterId == nil {
-            current.playStart = .now
-            current.lastPresentationTime = nil
+            current.clock = RTSPPlayClock(playStart: .now)
             session = current
         }
         let rtpInfo = "url=\(Self.base(of: request.uri, mountPath: current.mountPath))track1;seq=\(current.packetizer.nextSequenceNumber);"

@@ -140,7 +140,8 @@ struct ServeCommand: AsyncParsableCommand {
                                 rtpSender: RTPSender?, log: @escaping @Sendable (String) -> Void) throws -> EncoderSession {
         let writer = Locked(AnnexBWriter(accessUnitDelimiters: accessUnitDelimiters))
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe)
+            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe,
+                                 presentationTime: frame.presentationTimeStamp)
             do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
             var bytes: [UInt8] = []
             do {
