@@ -20,9 +20,10 @@ extension RTSPConnectionHandler {
             rtpTimestamp: current.packetizer.timestamp(for: current.clock.time(at: now)),
             packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve").bytes
         if let udp = current.udp {
+            guard let destination = udp.rtcpDestination else { return }
             var buffer = udp.rtcp.allocator.buffer(capacity: report.count)
             buffer.writeBytes(report)
-            udp.rtcp.writeAndFlush(AddressedEnvelope(remoteAddress: udp.rtcpDestination, data: buffer), promise: nil)
+            udp.rtcp.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
         } else {
             var buffer = context.channel.allocator.buffer(capacity: report.count + 4)
             buffer.writeInteger(UInt8(ascii: "$"))
@@ -50,14 +51,14 @@ extension RTSPConnectionHandler {
         }
         let avcc = frame.avcc, format = frame.formatDescription
         let time = current.clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
-        if let udp = current.udp {
+        if let udp = current.udp, let destination = udp.destination {
             var datagrams: [AddressedEnvelope<ByteBuffer>] = []
             do {
                 try packetize(avcc, format: format, time: time, in: &current) { packet in
                     var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
                     buffer.writeBytes(packet.prefix)
                     buffer.writeBytes(packet.payload)
-                    datagrams.append(AddressedEnvelope(remoteAddress: udp.destination, data: buffer))
+                    datagrams.append(AddressedEnvelope(remoteAddress: destination, data: buffer))
                 }
             } catch {
                 promise?.fail(error)
