@@ -19,13 +19,29 @@ public struct LiveFrame: Sendable {
     /// The Annex-B bytes of the access unit for raw viewers, made once by the producer; nil:
     /// converted from ``avcc`` per viewer (parameter sets before each IDR).
     public var annexB: ByteBuffer?
+    /// The access unit's presentation time on the stream's media clock (an `EncodedFrame`'s
+    /// `presentationTimeStamp`); its origin does not matter, only the differences between
+    /// frames. An RTSP viewer's RTP timestamps follow it: the first frame a viewer gets is
+    /// stamped with its arrival since PLAY, and each later one that plus the difference of
+    /// their presentation times, so frames that reach the connection together keep their
+    /// spacing. Nil: each frame is stamped with the time it reaches the viewer's connection.
+    public var presentationTime: Duration?
 
     /// A frame of `avcc` bytes in `formatDescription`.
-    public init(avcc: [UInt8], formatDescription: FormatDescription, isKeyframe: Bool, annexB: ByteBuffer? = nil) {
+    ///
+    /// - Parameters:
+    ///   - avcc: the access unit's NAL units, each after a 4-byte length.
+    ///   - formatDescription: the stream's format (SPS and PPS).
+    ///   - isKeyframe: true for an IDR access unit.
+    ///   - annexB: the Annex-B bytes for raw viewers, if the producer made them.
+    ///   - presentationTime: the presentation time on the media clock (see ``presentationTime``).
+    public init(avcc: [UInt8], formatDescription: FormatDescription, isKeyframe: Bool, annexB: ByteBuffer? = nil,
+                presentationTime: Duration? = nil) {
         self.avcc = avcc
         self.formatDescription = formatDescription
         self.isKeyframe = isKeyframe
         self.annexB = annexB
+        self.presentationTime = presentationTime
     }
 
     /// The Annex-B bytes for a raw viewer: ``annexB``, else ``avcc`` converted.

@@ -1,6 +1,6 @@
 import NIOCore
 
-/// The RTP socket of a UDP session of an ``RTSPRecordServer``: passes each datagram from the
+/// The RTP socket of a recording UDP session of an ``RTSPServer`` (a record path): passes each datagram from the
 /// publisher's host to `receive`, and drops datagrams from anywhere else.
 final class RTPDatagramHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>

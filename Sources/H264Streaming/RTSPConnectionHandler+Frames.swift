@@ -17,12 +17,13 @@ extension RTSPConnectionHandler {
         let report = RTCPSenderReport(
             ssrc: current.packetizer.configuration.ssrc,
             ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9)),
-            rtpTimestamp: current.packetizer.timestamp(for: now - current.playStart),
+            rtpTimestamp: current.packetizer.timestamp(for: current.clock.time(at: now)),
             packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve").bytes
         if let udp = current.udp {
+            guard let destination = udp.rtcpDestination else { return }
             var buffer = udp.rtcp.allocator.buffer(capacity: report.count)
             buffer.writeBytes(report)
-            udp.rtcp.writeAndFlush(AddressedEnvelope(remoteAddress: udp.rtcpDestination, data: buffer), promise: nil)
+            udp.rtcp.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
         } else {
             var buffer = context.channel.allocator.buffer(capacity: report.count + 4)
             buffer.writeInteger(UInt8(ascii: "$"))
@@ -49,14 +50,15 @@ extension RTSPConnectionHandler {
             return
         }
         let avcc = frame.avcc, format = frame.formatDescription
-        if let udp = current.udp {
+        let time = current.clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
+        if let udp = current.udp, let destination = udp.destination {
             var datagrams: [AddressedEnvelope<ByteBuffer>] = []
             do {
-                try packetize(avcc, format: format, in: &current) { packet in
+                try packetize(avcc, format: format, time: time, in: &current) { packet in
                     var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
                     buffer.writeBytes(packet.prefix)
                     buffer.writeBytes(packet.payload)
-                    datagrams.append(AddressedEnvelope(remoteAddress: udp.destination, data: buffer))
+                    datagrams.append(AddressedEnvelope(remoteAddress: destination, data: buffer))
                 }
             } catch {
                 promise?.fail(error)
@@ -73,7 +75,7 @@ extension RTSPConnectionHandler {
         var output = context.channel.allocator.buffer(capacity: avcc.count + avcc.count / 64 + 64)
         let channel = UInt8(truncatingIfNeeded: current.channels.lowerBound)
         do {
-            try packetize(avcc, format: format, in: &current) { packet in
+            try packetize(avcc, format: format, time: time, in: &current) { packet in
                 output.writeInteger(UInt8(ascii: "$"))
                 output.writeInteger(channel)
                 output.writeInteger(UInt16(packet.byteCount))
@@ -87,15 +89,12 @@ extension RTSPConnectionHandler {
         context.write(wrapOutboundOut(output), promise: promise)
     }
 
-    /// Packetizes one access unit for `current` (time since its PLAY) into `send`, counts the
-    /// packets and payload octets for its sender reports, and stores the session. Two frames
-    /// reaching the connection in one turn of a stalled loop still get increasing timestamps
-    /// (at least one 90 kHz tick apart: players refuse equal ones).
-    private func packetize(_ avcc: [UInt8], format: FormatDescription, in current: inout Session, _ send: (RTPPacketizer.Packet) -> Void) throws {
+    /// Packetizes one access unit for `current`, stamped `time` since its PLAY (its
+    /// `RTSPPlayClock`), into `send`, counts the packets and payload octets for its sender
+    /// reports, and stores the session.
+    private func packetize(_ avcc: [UInt8], format: FormatDescription, time: Duration, in current: inout Session,
+                           _ send: (RTPPacketizer.Packet) -> Void) throws {
         var packets: UInt32 = 0, octets: UInt32 = 0
-        var time = ContinuousClock.now - current.playStart
-        if let last = current.lastPresentationTime, time < last + .nanoseconds(11_112) { time = last + .nanoseconds(11_112) }
-        current.lastPresentationTime = time
         try current.packetizer.packetize(avcc: avcc, presentationTime: time,
                                          formatDescription: format) { packet in
             packets &+= 1

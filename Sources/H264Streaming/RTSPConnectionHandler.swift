@@ -4,64 +4,91 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// One RTSP connection of an ``RTSPServer``: reads requests with `RTSPMessageReader`, answers
-/// them, and while the session plays, turns each AVCC access unit its mount's ``Broadcaster``
-/// writes to the channel into RTP packets (interleaved in the connection: `$`, channel,
-/// length, packet; or datagrams from its UDP port pair).
+/// One RTSP connection of an ``RTSPServer``: reads requests with `RTSPMessageReader` and
+/// answers them; its one session plays or records, by the mount path it is set up for. The
+/// request preamble (`RTSPServerConnection`), session ids, timeouts, UDP port pairs and
+/// interleaved framing are the same for both.
 ///
-/// One session per connection, RTP over TCP interleaved (`RTP/AVP/TCP`) or over UDP unicast
-/// (`RTP/AVP;unicast;client_port=A-B`: sent from a port pair of the server's, `server_port`, to
-/// the client's address of the RTSP connection), whichever the client lists first; the session
-/// ends with the connection. Timestamps are
-/// the 90 kHz time since PLAY at which each frame reaches the connection (the live pacing
-/// clock), so RTP-Info's `rtptime` maps exactly to the start of play.
+/// **Play** (`+Frames`, `+Play`): while the session plays, each AVCC access unit its mount's
+/// ``Broadcaster`` writes to the channel becomes RTP packets (interleaved in the connection:
+/// `$`, channel, length, packet; or datagrams from its UDP port pair). RTP over TCP
+/// (`RTP/AVP/TCP`) or UDP unicast (`RTP/AVP;unicast;client_port=A-B`: sent from a port pair of
+/// the server's, `server_port`, to the client's address of the RTSP connection), whichever the
+/// client lists first. Timestamps follow the frames' presentation times
+/// (``LiveFrame/presentationTime``), anchored at the arrival of the first frame since PLAY, so
+/// RTP-Info's `rtptime` maps exactly to the start of play (`RTSPPlayClock`); frames without one
+/// are stamped with the time since PLAY at which they reach the connection.
 ///
-/// Answers (RFC 2326 clause 7.1.1): 400 for a malformed request or one without CSeq, 404 for
-/// a path nothing is mounted at, 405 (with `Allow`) for the methods of RFC 2326 this server does
-/// not allow (ANNOUNCE, RECORD, REDIRECT, SET_PARAMETER), 501 for other methods, 454 for an
-/// unknown session, 455 for PLAY or PAUSE before SETUP, 461 for a transport other than unicast
-/// RTP/AVP over TCP or over UDP with `client_port`, 500 when no UDP port pair is free, 505 for another version, 414/413 for a request line or body over the limit
-/// (then the connection closes: its framing is lost), 408 for a request that does not finish
-/// within `requestTimeout` (then it closes). A session that hears nothing (no request, no RTCP)
-/// for `sessionTimeout` ends and its connection closes.
+/// **Record** (`+Record`), as FFmpeg's `-f rtsp` and GStreamer's `rtspclientsink` speak it:
+/// ANNOUNCE (an SDP of an H.264 stream), SETUP of its track with `mode=record` over TCP
+/// interleaved (RTP on the first channel) or UDP (`server_port`: datagrams from another host
+/// than the publisher's are ignored), RECORD, TEARDOWN; the RTP packets go to the path's
+/// `RTSPRecording`; RTCP is accepted and ignored.
+///
+/// Answers (RFC 2326 clause 7.1.1): 400 for a malformed request or one without CSeq (or an
+/// ANNOUNCE whose body is not an SDP of an H.264 stream we can receive), 404 for a path nothing
+/// is mounted at (or a SETUP of another track than the announced one), 405 (with `Allow`) for
+/// the methods of RFC 2326 the path's mode does not allow, 501 for other methods, 453 for an
+/// ANNOUNCE while another connection holds the record path, 454 for an unknown session, 455
+/// for PLAY or PAUSE before SETUP, SETUP before ANNOUNCE, RECORD before SETUP, or ANNOUNCE or
+/// SETUP while recording, 461 for a transport other than unicast RTP/AVP over TCP or over UDP,
+/// 500 when no UDP port pair is free, 505 for another version, 414/413 for a request line or
+/// body over the limit (then the connection closes: its framing is lost), 408 for a request
+/// that does not finish within `requestTimeout` (then it closes). A connection that hears
+/// nothing (no request, no RTCP) for `sessionTimeout` closes, unless it is recording (a quiet
+/// UDP publisher: the recording's idle timeout ends it instead).
 final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = BroadcastWrite
     typealias OutboundOut = ByteBuffer
 
-    /// The methods this server answers.
-    static let publicMethods = ["OPTIONS", "DESCRIBE", "SETUP", "PLAY", "PAUSE", "TEARDOWN", "GET_PARAMETER"]
+    /// The methods of a play path.
+    static let playMethods = ["OPTIONS", "DESCRIBE", "SETUP", "PLAY", "PAUSE", "TEARDOWN", "GET_PARAMETER"]
+    /// The methods of a record path (a publisher's).
+    static let recordMethods = ["OPTIONS", "ANNOUNCE", "SETUP", "RECORD", "TEARDOWN", "GET_PARAMETER"]
 
-    /// RTP over UDP: the server's RTP and RTCP sockets and where the packets go.
+    /// RTP over UDP: the server's RTP and RTCP sockets and, when playing, where the packets go.
     struct UDPTransport {
         let rtp: any Channel
         let rtcp: any Channel
-        let destination: SocketAddress
-        let rtcpDestination: SocketAddress
+        var destination: SocketAddress?
+        var rtcpDestination: SocketAddress?
         func close() {
             rtp.close(promise: nil)
             rtcp.close(promise: nil)
         }
     }
 
+    /// What a session does: play a mount's stream, or record to a record path.
+    enum Mode {
+        case play(RTSPMounts.Mount)
+        case record(NIOLoopBoundBox<RTSPRecording>)
+    }
+
     struct Session {
         let id: String
-        /// The stream set up (its path, broadcaster and format).
+        /// The path set up, and what the session does there.
         let mountPath: String
-        let mount: RTSPMounts.Mount
+        let mode: Mode
+        var transport: RTSPTransport
         var channels: ClosedRange<Int>
         var udp: UDPTransport?
+        // Play:
         var packetizer: RTPPacketizer
         var broadcasterId: Int?
-        var playStart = ContinuousClock.now
+        /// The RTP clock since PLAY (the frames' media clock when they carry presentation times).
+        var clock = RTSPPlayClock(playStart: .now)
         var packetsSent: UInt32 = 0
         var octetsSent: UInt32 = 0
         var lastReport: ContinuousClock.Instant?
-        /// The time since PLAY of the last frame sent.
-        var lastPresentationTime: Duration?
+
+        /// The stream played; nil when recording.
+        var mount: RTSPMounts.Mount? { if case .play(let mount) = mode { mount } else { nil } }
+        /// The recording fed; nil when playing.
+        var recording: RTSPRecording? { if case .record(let box) = mode { box.value } else { nil } }
     }
 
-    private let mounts: RTSPMounts
+    let mounts: RTSPMounts
     let configuration: RTSPServer.Configuration
     private let logger: Logger
     var reader = RTSPMessageReader()
@@ -70,7 +97,11 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     var checkTimer: Scheduled<Void>?
     var closing = false
     /// Set by a PLAY that starts the stream: join the broadcaster once the answer is written.
-    private var joinAfterAnswer = false
+    var joinAfterAnswer = false
+    /// Record: the ANNOUNCE's Request-URI, SDP and recording (the path's publishing slot).
+    var announced: (uri: String, description: SessionDescription, recording: NIOLoopBoundBox<RTSPRecording>)?
+    /// This connection, as its recording knows it.
+    var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
     init(mounts: RTSPMounts, configuration: RTSPServer.Configuration, logger: Logger) {
         self.mounts = mounts
@@ -83,6 +114,20 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
 
     var checkInterval: Duration { configuration.checkInterval }
 
+    /// The `Session` header of this connection's session.
+    var sessionHeader: [(name: String, value: String)] {
+        session.map { [("Session", "\($0.id);timeout=\(configuration.sessionTimeout.components.seconds)")] } ?? []
+    }
+
+    /// True once this connection has announced a stream to a record path.
+    var isPublisher: Bool { session?.recording != nil || announced != nil }
+
+    /// True while this connection records (its recording has begun and it holds the slot).
+    var isRecording: Bool {
+        guard let recording = session?.recording ?? announced?.recording.value else { return false }
+        return recording.isRecording && recording.publisher == identity
+    }
+
     // MARK: - Connection
 
     func channelActive(context: ChannelHandlerContext) {
@@ -92,32 +137,34 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
 
     func channelInactive(context: ChannelHandlerContext) {
         stopChecks()
-        endSession(reason: "connection closed")
+        endSession(reason: isPublisher ? "the publisher closed the connection" : "connection closed", ending: .connectionClosed)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A reset or broken connection: the viewer is gone.
+        // A reset or broken connection: the peer is gone.
         context.close(promise: nil)
     }
 
-    /// Once a second (after the request timeout, `RTSPServerConnection`): the session timeout,
-    /// then the sender report if one is due.
+    /// Once a second (after the request timeout, `RTSPServerConnection`): the session timeout
+    /// (not while recording: a quiet UDP publisher ends by the recording's idle timeout), then
+    /// the sender report if one is due.
     func check(sessionExpired: Bool, context: ChannelHandlerContext) -> Bool {
-        guard sessionExpired else {
+        guard sessionExpired, !isRecording else {
             sendSenderReportIfDue(context: context)
             return true
         }
         log("RTSP \(address(context)): nothing heard for \(configuration.sessionTimeout): "
             + (session == nil ? "closed" : "session \(session!.id) timed out"))
-        endSession(reason: "timed out")
+        closing = true
+        endSession(reason: "timed out", ending: .connectionClosed)
         context.close(promise: nil)
         return false
     }
 
     /// The session ends before the last answer goes.
     func endBeforeClosing() {
-        endSession(reason: "closed")
+        endSession(reason: "closed", ending: .connectionClosed)
     }
 
     // MARK: - Requests
@@ -130,70 +177,64 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         switch message {
         case .request(let request):
             if let response = answer(request, context: context) { respond(context: context, response) }
-            if joinAfterAnswer, let id = session?.id {
-                joinAfterAnswer = false
-                guard let broadcaster = session?.mount.broadcaster else { return }
-                let client = broadcaster.add(context.channel)
-                session?.broadcasterId = client
-                log("RTSP \(address(context)): session \(id) plays as client \(client)")
+            if joinAfterAnswer { join(context: context) }
+        case .interleavedFrame(let channel, let payload):
+            // Record: RTP on the session's first channel. RTCP (receiver reports while playing)
+            // only keeps the session alive.
+            if let session, session.udp == nil, Int(channel) == session.channels.lowerBound, let recording = session.recording {
+                payload.withUnsafeBytes { recording.receive(packet: $0, from: identity) }
             }
-        case .interleavedFrame:
-            break // RTCP receiver reports: they keep the session alive.
         case .response, .malformedRequest:
             break // A client's answer to nothing this server asks; malformed requests are answered by `read`.
         }
     }
 
-    /// The presentation's URI as the client names it, with a trailing `/` (the Content-Base):
-    /// the URI's scheme and authority, and the mount path.
-    private static func base(of uri: String, mountPath: String) -> String {
-        let path = RTSPURI.path(of: uri)
-        let prefix = uri[..<path.startIndex]
-        return prefix + mountPath + "/"
-    }
-
-    /// The answer to `request`, or nil when it will be sent later (a SETUP binding UDP sockets).
+    /// The answer to `request`, or nil when it will be sent later (a SETUP binding UDP sockets,
+    /// a TEARDOWN of a recording answered before it ends).
     private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
         let cSeq = request.cSeq
         let found = mounts.find(RTSPURI.path(of: request.uri))
-        let sessionHeader = session.map { [("Session", "\($0.id);timeout=\(configuration.sessionTimeout.components.seconds)")] } ?? []
-        if let common = commonAnswer(to: request, allowed: Self.publicMethods, isOurs: found != nil, sessionID: session?.id,
-                                     sessionHeader: sessionHeader, context: context) {
+        if let common = commonAnswer(to: request, allowed: found?.entry.methods ?? mounts.methods, isOurs: found != nil,
+                                     sessionID: session?.id, sessionHeader: sessionHeader, context: context) {
             return common
         }
-        switch request.method {
-        case "DESCRIBE":
-            guard let found else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
-            let base = Self.base(of: request.uri, mountPath: found.path)
-            let sdp = SessionDescription(formatDescription: found.mount.format, sessionName: "h264 serve", address: "0.0.0.0", port: 0).text
-                + "a=control:track1\r\n"
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Content-Base", base), ("Content-Type", "application/sdp")],
-                                body: Array(sdp.utf8))
-        case "SETUP":
-            guard let found else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
-            return setup(request, mount: found, cSeq: cSeq, context: context)
-        case "PLAY":
-            guard session != nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
-            return play(request, cSeq: cSeq, headers: sessionHeader, context: context)
-        case "PAUSE":
+        guard let found else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
+        switch (request.method, found.entry) {
+        case ("DESCRIBE", .play(let mount)):
+            return describe(request, path: found.path, mount: mount, cSeq: cSeq)
+        case ("SETUP", .play(let mount)):
+            guard session?.broadcasterId == nil else {
+                // Changing the transport of a playing stream is not supported (clause 10.4 allows refusing it).
+                return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq)
+            }
+            return setup(request, path: found.path, mode: .play(mount), cSeq: cSeq, context: context)
+        case ("SETUP", .record):
+            return setupRecord(request, cSeq: cSeq, context: context)
+        case ("PLAY", _):
+            return play(request, cSeq: cSeq, context: context)
+        case ("PAUSE", _):
             guard session != nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
             leaveBroadcast()
             return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
-        case "TEARDOWN":
-            guard session != nil else { return RTSPResponse(status: .ok, cSeq: cSeq) }
-            endSession(reason: "teardown")
-            return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
+        case ("ANNOUNCE", .record(let recording)):
+            return announce(request, path: found.path, recording: recording, cSeq: cSeq, context: context)
+        case ("RECORD", _):
+            return record(cSeq: cSeq, context: context)
+        case ("TEARDOWN", _):
+            guard session != nil || announced != nil else { return RTSPResponse(status: .ok, cSeq: cSeq) }
+            // The answer first: the end of a recording may end the program.
+            respond(context: context, RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader))
+            endSession(reason: isPublisher ? "TEARDOWN from \(address(context))" : "teardown", ending: .teardown)
+            return nil
         default:
             return RTSPResponse(status: .notImplemented, cSeq: cSeq)
         }
     }
 
-    private func setup(_ request: RTSPRequest, mount: (path: String, mount: RTSPMounts.Mount), cSeq: String?,
-                       context: ChannelHandlerContext) -> RTSPResponse? {
-        guard session?.broadcasterId == nil else {
-            // Changing the transport of a playing stream is not supported (clause 10.4 allows refusing it).
-            return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq)
-        }
+    /// SETUP of `path` for `mode` (the caller has checked the mode's state): the first unicast
+    /// RTP transport offered, over TCP interleaved or over a UDP port pair bound on the
+    /// connection's local address (then answered once it is bound).
+    func setup(_ request: RTSPRequest, path: String, mode: Mode, cSeq: String?, context: ChannelHandlerContext) -> RTSPResponse? {
         let offered: [RTSPTransport]
         do {
             offered = try RTSPTransport.parseList(request.header("Transport") ?? "")
@@ -201,17 +242,25 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
             log("RTSP \(address(context)): \(error)")
             return RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq)
         }
-        guard var chosen = RTSPTransport.firstUnicastRTP(in: offered, mode: "PLAY") else {
+        let recording: RTSPRecording? = if case .record(let box) = mode { box.value } else { nil }
+        guard var chosen = RTSPTransport.firstUnicastRTP(in: offered, mode: recording == nil ? "PLAY" : "RECORD") else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
         guard chosen.lowerTransport == .udp else {
-            return makeSession(transport: chosen, mount: mount, udp: nil, cSeq: cSeq, context: context)
+            return makeSession(transport: chosen, path: path, mode: mode, udp: nil, cSeq: cSeq, context: context)
         }
-        guard let clientPorts = chosen.clientPorts, let remote = context.channel.remoteAddress?.ipAddress,
-              let local = context.channel.localAddress?.ipAddress,
-              let destination = try? SocketAddress(ipAddress: remote, port: clientPorts.lowerBound),
-              let rtcpDestination = try? SocketAddress(ipAddress: remote, port: clientPorts.upperBound) else {
+        guard let remote = context.channel.remoteAddress?.ipAddress, let local = context.channel.localAddress?.ipAddress else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
+        }
+        // Play: the packets go to the client's ports.
+        var destinations: (rtp: SocketAddress, rtcp: SocketAddress)?
+        if recording == nil {
+            guard let clientPorts = chosen.clientPorts,
+                  let rtp = try? SocketAddress(ipAddress: remote, port: clientPorts.lowerBound),
+                  let rtcp = try? SocketAddress(ipAddress: remote, port: clientPorts.upperBound) else {
+                return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
+            }
+            destinations = (rtp, rtcp)
         }
         UDPPortPair.bind(host: local, on: context.eventLoop).assumeIsolated().whenComplete { [self] result in
             switch result {
@@ -221,11 +270,25 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                     rtcp.close(promise: nil)
                     return
                 }
+                if let recording {
+                    // Room for a burst (FFmpeg without -re sends a whole file at once).
+                    rtp.setOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(configuration.receiveBufferSize)).whenFailure { _ in }
+                    let identity = identity
+                    let box = NIOLoopBound(recording, eventLoop: context.eventLoop)
+                    do {
+                        try rtp.pipeline.syncOperations.addHandler(RTPDatagramHandler(from: remote) { packet in
+                            box.value.receive(packet: packet, from: identity)
+                        })
+                    } catch {
+                        rtp.close(promise: nil)
+                        rtcp.close(promise: nil)
+                        return respond(context: context, RTSPResponse(status: .internalServerError, cSeq: cSeq))
+                    }
+                }
                 let port = rtp.localAddress?.port ?? 0
                 chosen.serverPorts = port...(port + 1)
-                respond(context: context, makeSession(transport: chosen, mount: mount, udp: UDPTransport(rtp: rtp, rtcp: rtcp, destination: destination,
-                                                                                      rtcpDestination: rtcpDestination),
-                                                      cSeq: cSeq, context: context))
+                let udp = UDPTransport(rtp: rtp, rtcp: rtcp, destination: destinations?.rtp, rtcpDestination: destinations?.rtcp)
+                respond(context: context, makeSession(transport: chosen, path: path, mode: mode, udp: udp, cSeq: cSeq, context: context))
             case .failure(let error):
                 log("RTSP \(address(context)): no UDP port pair: \(error)")
                 respond(context: context, RTSPResponse(status: .internalServerError, cSeq: cSeq))
@@ -234,16 +297,18 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         return nil
     }
 
-    /// Sets up (or sets up again) the connection's session with `transport`.
-    private func makeSession(transport: RTSPTransport, mount: (path: String, mount: RTSPMounts.Mount), udp: UDPTransport?, cSeq: String?,
+    /// Sets up (or sets up again) the connection's session with `transport`: a new session id
+    /// the first time, the old one after.
+    private func makeSession(transport: RTSPTransport, path: String, mode: Mode, udp: UDPTransport?, cSeq: String?,
                              context: ChannelHandlerContext) -> RTSPResponse {
         var transport = transport
         session?.udp?.close()
         let packetizer = session?.packetizer
             ?? RTPPacketizer(configuration: .init(maximumTransmissionUnit: configuration.maximumTransmissionUnit))
         let id = session?.id ?? makeRTSPSessionID()
-        session = Session(id: id, mountPath: mount.path, mount: mount.mount, channels: transport.interleavedChannels ?? 0...1, udp: udp, packetizer: packetizer)
-        transport.ssrc = packetizer.configuration.ssrc
+        if case .play = mode { transport.ssrc = packetizer.configuration.ssrc }
+        session = Session(id: id, mountPath: path, mode: mode, transport: transport, channels: transport.interleavedChannels ?? 0...1,
+                          udp: udp, packetizer: packetizer)
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [
             ("Transport", transport.text),
@@ -251,31 +316,23 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         ])
     }
 
-    private func play(_ request: RTSPRequest, cSeq: String?, headers: [(name: String, value: String)],
-                      context: ChannelHandlerContext) -> RTSPResponse {
-        guard var current = session else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
-        if current.broadcasterId == nil {
-            current.playStart = .now
-            current.lastPresentationTime = nil
-            session = current
-        }
-        let rtpInfo = "url=\(Self.base(of: request.uri, mountPath: current.mountPath))track1;seq=\(current.packetizer.nextSequenceNumber);"
-            + "rtptime=\(current.packetizer.timestamp(for: .zero))"
-        let response = RTSPResponse(status: .ok, cSeq: cSeq, headers: headers + [("Range", "npt=0.000-"), ("RTP-Info", rtpInfo)])
-        // The answer goes out first; the frames (written through the channel, after it) follow.
-        joinAfterAnswer = current.broadcasterId == nil
-        return response
-    }
-
-    private func leaveBroadcast() {
-        if let id = session?.broadcasterId { session?.mount.broadcaster.remove(id) }
-        session?.broadcasterId = nil
-    }
-
-    private func endSession(reason: String) {
+    /// Ends the connection's session: a viewer leaves its broadcaster; a publisher's recording
+    /// hears that it left (which ends it once it has recorded). The UDP sockets close, except a
+    /// recording's: packets may still arrive there, and the recording closes them when it ends.
+    func endSession(reason: String, ending: RTSPPublisher.Ending) {
         leaveBroadcast()
-        session?.udp?.close()
-        if let session { log("RTSP session \(session.id) ended (\(reason))") }
+        if let recording = session?.recording ?? announced?.recording.value {
+            if recording.isRecording && recording.publisher == identity, let udp = session?.udp {
+                recording.closeWhenFinished(udp.rtp, udp.rtcp)
+            } else {
+                session?.udp?.close()
+            }
+            recording.leave(identity, ending: ending, reason: reason)
+        } else {
+            session?.udp?.close()
+            if let session { log("RTSP session \(session.id) ended (\(reason))") }
+        }
         session = nil
+        announced = nil
     }
 }

@@ -2,7 +2,7 @@ import H264
 import Logging
 import NIOCore
 
-/// The publishing slot of an ``RTSPRecordServer``: which RTSP connection holds it, the stream it
+/// The publishing slot of a record path of an ``RTSPServer``: which RTSP connection holds it, the stream it
 /// announced (an `RTPDepacketizer`), the ``RTSPPublisher`` its events go to once it records,
 /// and how the recording ends.
 ///
@@ -19,7 +19,7 @@ final class RTSPRecording {
         var publisher: RTSPPublisher?
     }
 
-    private let configuration: RTSPRecordServer.Configuration
+    private let configuration: RTSPServer.Configuration
     private let logger: Logger
     private let loop: any EventLoop
     private let publishers: AsyncStream<RTSPPublisher>.Continuation
@@ -35,8 +35,10 @@ final class RTSPRecording {
     private var lingering = Duration.zero
     /// True once the publisher has left (TEARDOWN or closed) after recording.
     private var isLeaving = false
+    /// The UDP sockets of a publisher that left while recording: closed when the recording ends.
+    private var lingeringChannels: [any Channel] = []
 
-    init(configuration: RTSPRecordServer.Configuration, logger: Logger, loop: any EventLoop,
+    init(configuration: RTSPServer.Configuration, logger: Logger, loop: any EventLoop,
          publishers: AsyncStream<RTSPPublisher>.Continuation) {
         self.configuration = configuration
         self.logger = logger
@@ -75,6 +77,12 @@ final class RTSPRecording {
         }
         stream?.publisher = published
         publishers.yield(published)
+    }
+
+    /// Closes `channels` (the UDP sockets of the publisher that is leaving) when the recording
+    /// ends: packets sent before its TEARDOWN may still arrive there.
+    func closeWhenFinished(_ channels: any Channel...) {
+        lingeringChannels += channels
     }
 
     /// `connection` ends its session (TEARDOWN, or the connection closed). Before RECORD this
@@ -122,7 +130,7 @@ final class RTSPRecording {
                                                     droppedAccessUnits: depacketizer.droppedAccessUnitCount))
     }
 
-    /// Called every ``RTSPRecordServer/Configuration/recordCheckInterval``: the idle timeout
+    /// Called every ``RTSPServer/Configuration/recordCheckInterval``: the idle timeout
     /// ends the recording.
     func check() {
         guard isRecording, !isLeaving, let idle = configuration.idleTimeout, ContinuousClock.now - lastPacket > idle else { return }
@@ -138,6 +146,8 @@ final class RTSPRecording {
         stream?.depacketizer.finish()
         deliver()
         stream?.publisher?.end(ending)
+        for channel in lingeringChannels { channel.close(promise: nil) }
+        lingeringChannels = []
         stream = nil
         publisher = nil
         isRecording = false

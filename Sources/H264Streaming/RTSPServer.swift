@@ -3,10 +3,17 @@ public import Logging
 public import NIOCore
 import NIOPosix
 
-/// An RTSP server (RFC 2326) that plays live streams: each mount path (`/live`, `/cam1`, …)
-/// is a ``Broadcaster`` with its format, at `rtsp://HOST:PORT/PATH`, one RTP stream (RFC 6184,
-/// packetization-mode 1) per viewer, interleaved in the viewer's RTSP connection
-/// (`RTP/AVP/TCP`) or over UDP unicast (`RTP/AVP;unicast;client_port=A-B`).
+/// An RTSP server (RFC 2326) that plays live streams and takes published ones: each play
+/// mount path (`/live`, `/cam1`, …) is a ``Broadcaster`` with its format, at
+/// `rtsp://HOST:PORT/PATH`, one RTP stream (RFC 6184, packetization-mode 1) per viewer,
+/// interleaved in the viewer's RTSP connection (`RTP/AVP/TCP`) or over UDP unicast
+/// (`RTP/AVP;unicast;client_port=A-B`); each record mount path
+/// (``mountRecording(_:)``) takes publishers (ANNOUNCE, SETUP with `mode=record`, RECORD) and
+/// hands each to the program as an ``RTSPPublisher``.
+///
+/// Both kinds of path are served by one connection state machine: the request preamble,
+/// session ids, timeouts, UDP port pairs and interleaved framing are the same; the session
+/// set up plays or records by the path it names.
 ///
 /// Viewers are clients of the path's broadcaster: PLAY joins it (so the viewer gets SPS, PPS
 /// and an IDR forced for it at once), PAUSE, TEARDOWN or a closed connection leaves it, and a
@@ -32,8 +39,21 @@ public final class RTSPServer: Sendable {
         public var maximumTransmissionUnit = 1400
         /// The kernel send buffer of each connection (`SO_SNDBUF`; nil: the system's).
         public var sendBufferSize: Int?
+        /// Record paths: a recording with no packet for this long ends
+        /// (``RTSPPublisher/Ending/idle``); nil: never.
+        public var idleTimeout: Duration?
+        /// Record paths: how often the idle timeout is checked.
+        public var recordCheckInterval: Duration = .milliseconds(200)
+        /// Record paths: after a UDP publisher has left, its recording ends once no packet has
+        /// come for this long (packets sent before its TEARDOWN may arrive after it).
+        public var lingering: Duration = .milliseconds(100)
+        /// Record paths: how many later packets may wait for a missing one before it counts as lost.
+        public var reorderWindow = 16
+        /// Record paths: the kernel receive buffer of a UDP publisher's RTP socket (room for a
+        /// burst: FFmpeg without `-re` sends a whole file at once).
+        public var receiveBufferSize = 4 << 20
 
-        /// The defaults: 60 s sessions, 10 s requests, 1400-byte packets.
+        /// The defaults: 60 s sessions, 10 s requests, 1400-byte packets, no idle timeout.
         public init() {}
     }
 
@@ -42,22 +62,36 @@ public final class RTSPServer: Sendable {
     /// The open RTSP connections, by channel.
     private let connections: Locked<[ObjectIdentifier: any Channel]>
     private let mounts: RTSPMounts
+    private let configuration: Configuration
+    private let logger: Logger
+    /// The checks of the record paths' idle timeouts.
+    private let recordChecks = Locked([String: RepeatedTask]())
 
-    private init(channel: any Channel, connections: Locked<[ObjectIdentifier: any Channel]>, mounts: RTSPMounts) {
+    private init(channel: any Channel, connections: Locked<[ObjectIdentifier: any Channel]>, mounts: RTSPMounts,
+                 configuration: Configuration, logger: Logger) {
         self.channel = channel
         self.connections = connections
         self.mounts = mounts
+        self.configuration = configuration
+        self.logger = logger
     }
+
+    /// The event loop of the listener and of all its connections and their UDP sockets.
+    private var loop: any EventLoop { channel.eventLoop }
 
     /// The address the server listens on (with the port the system chose for port 0).
     public var localAddress: SocketAddress? { channel.localAddress }
+
+    /// How many RTSP connections are open (0 once ``shutdown()`` has returned).
+    public var connectionCount: Int { connections.withLock { $0.count } }
 
     /// Starts listening on `host`:`port` (0: a free port; `::1` for IPv6) with nothing mounted.
     ///
     /// - Parameters:
     ///   - host: the address to listen on (`127.0.0.1`, `0.0.0.0`, `::1`).
     ///   - port: the TCP port; 0 takes a free one (see ``localAddress``).
-    ///   - group: the event loops of the listener, its connections and their UDP sockets.
+    ///   - group: the server takes one of its event loops for the listener, its connections
+    ///     and their UDP sockets.
     ///   - configuration: timeouts and packet size.
     ///   - logger: gets a message for each session set up, played and ended, and for each
     ///     malformed request.
@@ -66,7 +100,7 @@ public final class RTSPServer: Sendable {
                              logger: Logger = .streamingSilent) async throws -> RTSPServer {
         let registry = Locked([ObjectIdentifier: any Channel]())
         let mounts = RTSPMounts()
-        var bootstrap = ServerBootstrap(group: group)
+        var bootstrap = ServerBootstrap(group: group.next())
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -84,7 +118,7 @@ public final class RTSPServer: Sendable {
                 }
             }
             .bind(host: host, port: port).get()
-        return RTSPServer(channel: channel, connections: registry, mounts: mounts)
+        return RTSPServer(channel: channel, connections: registry, mounts: mounts, configuration: configuration, logger: logger)
     }
 
     /// Plays `broadcaster`'s stream, of `format`, at `path` (`/live`; a leading `/` is added).
@@ -112,9 +146,41 @@ public final class RTSPServer: Sendable {
         return broadcaster
     }
 
-    /// Stops playing `path` (the mount path): new requests for it get 404 (sessions already playing go on).
+    /// Takes publishers at `path` (`/live`; `/` takes every path not mounted otherwise): each
+    /// that starts recording comes out of the returned sequence as an ``RTSPPublisher``, an
+    /// `AsyncSequence` of its depacketized events. The sequence ends when the path is
+    /// unmounted or the server shuts down.
+    ///
+    /// One publisher records at a time: an ANNOUNCE while another connection holds the path
+    /// gets 453 Not Enough Bandwidth; the path is free again once that recording has ended.
+    ///
+    /// - Parameter path: the mount path publishers push to.
+    /// - Returns: the publishers, each as it starts recording.
+    public func mountRecording(_ path: String) -> AsyncStream<RTSPPublisher> {
+        let (publishers, continuation) = AsyncStream.makeStream(of: RTSPPublisher.self)
+        let loop = self.loop, configuration = self.configuration
+        let recording = NIOLoopBoundBox.makeBoxSendingValue(
+            RTSPRecording(configuration: configuration, logger: logger, loop: loop, publishers: continuation), eventLoop: loop)
+        let check = loop.scheduleRepeatedTask(initialDelay: TimeAmount(configuration.recordCheckInterval),
+                                              delay: TimeAmount(configuration.recordCheckInterval)) { _ in recording.value.check() }
+        let key = RTSPMounts.normalized(path)
+        recordChecks.withLock { $0.updateValue(check, forKey: key) }?.cancel()
+        Self.close(mounts.set(key, entry: .record(recording)))
+        return publishers
+    }
+
+    /// Stops playing or recording `path` (the mount path): new requests for it get 404
+    /// (sessions already playing go on; a recording there ends, ``RTSPPublisher/Ending/stopped``).
     public func unmount(_ path: String) {
-        mounts.set(RTSPMounts.normalized(path), nil)
+        let key = RTSPMounts.normalized(path)
+        recordChecks.withLock { $0.removeValue(forKey: key) }?.cancel()
+        Self.close(mounts.set(key, entry: nil))
+    }
+
+    /// Ends the recording of a record path's `entry` (on its loop).
+    private static func close(_ entry: RTSPMounts.Entry?) {
+        guard case .record(let recording) = entry else { return }
+        recording.eventLoop.execute { recording.value.close() }
     }
 
     /// `rtsp://HOST:PORT/PATH` for `path` on `host` as clients should name it (the bound port).
@@ -127,46 +193,21 @@ public final class RTSPServer: Sendable {
         return "rtsp://\(shownHost):\(localAddress?.port ?? 0)\(RTSPMounts.normalized(path))"
     }
 
-    /// Stops listening and closes every RTSP connection (their sessions end, their UDP sockets
-    /// close, and they leave their broadcasters); returns when all that is done.
+    /// Stops listening, ends the recordings (``RTSPPublisher/Ending/stopped``) and their
+    /// sequences of publishers, and closes every RTSP connection (their sessions end, their UDP
+    /// sockets close, and they leave their broadcasters); returns when all that is done.
     public func shutdown() async {
         try? await channel.close()
+        for check in recordChecks.withLock({ Array($0.values) }) { check.cancel() }
+        let recordings = mounts.entries.compactMap { entry -> NIOLoopBoundBox<RTSPRecording>? in
+            if case .record(let recording) = entry { recording } else { nil }
+        }
+        try? await loop.submit { for recording in recordings { recording.value.close() } }.get()
         let open = connections.withLock { Array($0.values) }
         for channel in open {
             try? await channel.close()
             // The session ends as the close completes, in the same turn of the channel's loop.
             try? await channel.eventLoop.submit {}.get()
         }
-    }
-}
-
-/// The mount table of an ``RTSPServer``, shared by its connections.
-final class RTSPMounts: Sendable {
-    /// What plays at one path.
-    struct Mount: Sendable {
-        let broadcaster: Broadcaster
-        let format: FormatDescription
-    }
-
-    private let table = Locked([String: Mount]())
-
-    /// `path` with one leading `/` and no trailing one.
-    static func normalized(_ path: String) -> String {
-        var trimmed = Substring(path)
-        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        return trimmed.hasPrefix("/") ? String(trimmed) : "/" + trimmed
-    }
-
-    func set(_ path: String, _ mount: Mount?) {
-        table.withLock { $0[path] = mount }
-    }
-
-    /// The mount a request path names: the mount path itself, with a trailing `/`, or its
-    /// track (`/PATH/track1`).
-    func find(_ requestPath: Substring) -> (path: String, mount: Mount)? {
-        var path = Substring(requestPath)
-        if path.hasSuffix("/track1") { path = path.dropLast("/track1".count) }
-        let key = Self.normalized(String(path))
-        return table.withLock { table in table[key].map { (key, $0) } }
     }
 }

@@ -1,11 +1,11 @@
 package import H264
 package import NIOCore
 
-/// What the connection handlers of our two RTSP servers share (serve's `RTSPConnectionHandler`,
-/// listen's `RTSPRecordHandler`): reading messages while keeping the timeouts, answering
-/// malformed requests, the once-a-second timeout check from activation until the connection
-/// closes, and writing answers. Each handler answers the requests themselves, and says what
-/// its check does when a timeout runs out.
+/// The request preamble of an RTSP server connection (`RTSPConnectionHandler`, in play and
+/// record mode alike): reading messages while keeping the timeouts, answering malformed
+/// requests, the once-a-second timeout check from activation until the connection closes, and
+/// writing answers. The handler answers the requests themselves, and says what its check does
+/// when a timeout runs out.
 package protocol RTSPServerConnection: AnyObject {
     var reader: RTSPMessageReader { get set }
     var timeouts: RTSPConnectionTimeouts { get set }

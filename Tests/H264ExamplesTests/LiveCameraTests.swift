@@ -84,7 +84,8 @@ final class LiveClipServer: Sendable {
         var configuration = EncoderConfiguration.liveCapture
         configuration.expectedFrameRate = header.rate.framesPerSecond
         let encoder = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            live.broadcast(LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe))
+            live.broadcast(LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe,
+                                     presentationTime: frame.presentationTimeStamp))
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group)

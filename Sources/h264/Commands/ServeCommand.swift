@@ -128,7 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
         let writer = Locked(AnnexBWriter(accessUnitDelimiters: network.accessUnitDelimiters))
         let log = { @Sendable [quiet] (line: String) in Self.log(line, quiet: quiet) }
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe)
+            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp)
             do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
             var bytes: [UInt8] = []
             do {

@@ -35,7 +35,7 @@ struct LiveCamera {
             let encoder = try EncoderSession(width: header.width, height: header.height,
                                              configuration: configuration) { frame in
                 live.broadcast(LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription,
-                                         isKeyframe: frame.isKeyframe))
+                                         isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp))
             }
             defer { encoder.invalidate() }
 
