@@ -150,14 +150,16 @@ enum View {
             decoded.append(Frame(width: frame.width, height: frame.height, pts: frame.presentationTimeStamp))
         }
         defer { decoder.invalidate() }
+        // As RTSPViewer does: no wait per access unit (waitForAsynchronousFrames drains the
+        // decoder, which then needs the next IDR picture).
         for await event in camera {
             if case .accessUnit(let unit, let presentationTime) = event {
                 try decoder.decode(unit.accessUnit, presentationTimeStamp: presentationTime)
-                try decoder.waitForAsynchronousFrames()
             }
             if decoded.count >= limit { break }
         }
         await camera.close()
+        if decoded.count < limit { try decoder.finishDelayedFrames() }
         try decoder.waitForAsynchronousFrames()
         return Array(decoded.all.prefix(limit))
     }
