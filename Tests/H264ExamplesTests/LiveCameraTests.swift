@@ -80,7 +80,9 @@ final class LiveClipServer: Sendable {
     static func start() async throws -> LiveClipServer {
         let (header, pictures) = try Y4MStreamReader.frames(in: TestFixtures.data("cars_320x240_30f.y4m"))
         let doorbell = Doorbell()
-        let live = Broadcaster(queueLimit: 30, onKeyframeRequest: doorbell.ring)
+        // 10 s of frames in flight per viewer: a viewer slowed by a loaded machine is not
+        // skipped to the next IDR picture (which ended the run at its idle timeout).
+        let live = Broadcaster(queueLimit: 300, onKeyframeRequest: doorbell.ring)
         var configuration = EncoderConfiguration.liveCapture
         configuration.expectedFrameRate = header.rate.framesPerSecond
         let encoder = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
@@ -143,7 +145,7 @@ enum View {
                                group: MultiThreadedEventLoopGroup) async throws -> [Frame] {
         var configuration = RTSPClient.Configuration()
         configuration.transport = transport
-        configuration.idleTimeout = .seconds(10)
+        configuration.idleTimeout = .seconds(30)
         let camera = try await RTSPClient.open(url: url, group: group, configuration: configuration)
         let decoded = Collector<Frame>()
         let decoder = try DecoderSession(formatDescription: camera.formatDescription) { frame in
@@ -159,7 +161,10 @@ enum View {
             if decoded.count >= limit { break }
         }
         await camera.close()
-        if decoded.count < limit { try decoder.finishDelayedFrames() }
+        if decoded.count < limit {
+            Issue.record("the stream ended after \(decoded.count) frames: \(camera.ending.map { "\($0)" } ?? "?"), \(camera.statistics)")
+            try decoder.finishDelayedFrames()
+        }
         try decoder.waitForAsynchronousFrames()
         return Array(decoded.all.prefix(limit))
     }
