@@ -51,6 +51,12 @@ public final class Broadcaster: Sendable {
     private let queueLimit: Int
     private let logger: Logger
     private let keyframeRequestMade: @Sendable () -> Void
+    private let eventSink: AsyncStream<ServerEvent>.Continuation
+
+    /// The clients' joins, skips and leaves as they happen (``ServerEvent/viewerJoined(client:address:)``,
+    /// ``ServerEvent/viewerSkipped(client:frames:)``, ``ServerEvent/viewerLeft(client:framesSent:)``),
+    /// for one reader; the newest ``ServerEvent/bufferLimit`` wait when nobody reads.
+    public let events: AsyncStream<ServerEvent>
 
     /// A stream without viewers.
     ///
@@ -64,7 +70,13 @@ public final class Broadcaster: Sendable {
         self.queueLimit = queueLimit
         self.logger = logger
         self.keyframeRequestMade = onKeyframeRequest
+        (events, eventSink) = ServerEvent.makeStream()
     }
+
+    deinit { eventSink.finish() }
+
+    /// Ends ``events`` (once the broadcaster is no longer used): its reader gets what is left, then the end.
+    public func finishEvents() { eventSink.finish() }
 
     /// What the stream has served so far.
     public var statistics: Statistics {
@@ -100,6 +112,7 @@ public final class Broadcaster: Sendable {
         }
         keyframeRequestMade()
         logger.info("client \(id) joined from \(address)")
+        eventSink.yield(.viewerJoined(client: id, address: address))
         return id
     }
 
@@ -107,6 +120,7 @@ public final class Broadcaster: Sendable {
     public func remove(_ id: Int) {
         guard let client = state.withLock({ $0.clients.removeValue(forKey: id) }) else { return }
         logger.info("client \(id) left after \(client.framesSent) frames")
+        eventSink.yield(.viewerLeft(client: id, framesSent: client.framesSent))
     }
 
     /// Sends one access unit to every client that can take it.
@@ -150,7 +164,10 @@ public final class Broadcaster: Sendable {
             if isKeyframe && !stillWaiting { keyframeRequested.store(false, ordering: .releasing) }
         }
         if requested { keyframeRequestMade() }
-        for id in overflowed { logger.info("client \(id) fell \(queueLimit) frames behind: skipped to the next IDR") }
+        for id in overflowed {
+            logger.info("client \(id) fell \(queueLimit) frames behind: skipped to the next IDR")
+            eventSink.yield(.viewerSkipped(client: id, frames: queueLimit))
+        }
         for target in targets {
             let channel = target.channel, id = target.id
             channel.writeAndFlush(message).whenComplete { result in

@@ -44,6 +44,7 @@ extension RTSPConnectionHandler {
         let client = broadcaster.add(context.channel)
         session?.broadcasterId = client
         log("RTSP \(address(context)): session \(id) plays as client \(client)")
+        events.yield(.sessionPlaying(session: id, client: client))
     }
 
     /// Leaves the broadcaster (PAUSE, or the session's end).

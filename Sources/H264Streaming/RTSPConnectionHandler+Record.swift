@@ -53,6 +53,7 @@ extension RTSPConnectionHandler {
             log("recording from \(address(context)) (session \(session.id), " + (session.udp.map {
                 "RTP on udp port \($0.rtp.localAddress?.port ?? 0)"
             } ?? "RTP on interleaved channel \(session.channels.lowerBound)") + ")")
+            events.yield(.sessionRecording(session: session.id))
         }
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader)
     }

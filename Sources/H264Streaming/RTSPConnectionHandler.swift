@@ -91,6 +91,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     let mounts: RTSPMounts
     let configuration: RTSPServer.Configuration
     private let logger: Logger
+    /// The server's ``ServerEvent``s: sessions set up, playing, recording and ended.
+    let events: AsyncStream<ServerEvent>.Continuation
     var reader = RTSPMessageReader()
     var session: Session?
     var timeouts: RTSPConnectionTimeouts
@@ -103,8 +105,10 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     /// This connection, as its recording knows it.
     var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
-    init(mounts: RTSPMounts, configuration: RTSPServer.Configuration, logger: Logger) {
+    init(mounts: RTSPMounts, configuration: RTSPServer.Configuration, logger: Logger,
+         events: AsyncStream<ServerEvent>.Continuation = ServerEvent.makeStream().1) {
         self.mounts = mounts
+        self.events = events
         self.configuration = configuration
         self.timeouts = RTSPConnectionTimeouts(sessionTimeout: configuration.sessionTimeout, requestTimeout: configuration.requestTimeout)
         self.logger = logger
@@ -137,7 +141,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
 
     func channelInactive(context: ChannelHandlerContext) {
         stopChecks()
-        endSession(reason: isPublisher ? "the publisher closed the connection" : "connection closed", ending: .connectionClosed)
+        endSession(reason: isPublisher ? "the publisher closed the connection" : "connection closed", event: "connection closed", ending: .connectionClosed)
         context.fireChannelInactive()
     }
 
@@ -157,14 +161,14 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         log("RTSP \(address(context)): nothing heard for \(configuration.sessionTimeout): "
             + (session == nil ? "closed" : "session \(session!.id) timed out"))
         closing = true
-        endSession(reason: "timed out", ending: .connectionClosed)
+        endSession(reason: "timed out", event: "timed out", ending: .connectionClosed)
         context.close(promise: nil)
         return false
     }
 
     /// The session ends before the last answer goes.
     func endBeforeClosing() {
-        endSession(reason: "closed", ending: .connectionClosed)
+        endSession(reason: "closed", event: "closed", ending: .connectionClosed)
     }
 
     // MARK: - Requests
@@ -224,7 +228,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
             guard session != nil || announced != nil else { return RTSPResponse(status: .ok, cSeq: cSeq) }
             // The answer first: the end of a recording may end the program.
             respond(context: context, RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader))
-            endSession(reason: isPublisher ? "TEARDOWN from \(address(context))" : "teardown", ending: .teardown)
+            endSession(reason: isPublisher ? "TEARDOWN from \(address(context))" : "teardown", event: "teardown", ending: .teardown)
             return nil
         default:
             return RTSPResponse(status: .notImplemented, cSeq: cSeq)
@@ -310,6 +314,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         session = Session(id: id, mountPath: path, mode: mode, transport: transport, channels: transport.interleavedChannels ?? 0...1,
                           udp: udp, packetizer: packetizer)
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
+        events.yield(.sessionSetUp(session: id, path: path, address: address(context), transport: transport.text))
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [
             ("Transport", transport.text),
             ("Session", "\(id);timeout=\(configuration.sessionTimeout.components.seconds)"),
@@ -319,7 +324,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     /// Ends the connection's session: a viewer leaves its broadcaster; a publisher's recording
     /// hears that it left (which ends it once it has recorded). The UDP sockets close, except a
     /// recording's: packets may still arrive there, and the recording closes them when it ends.
-    func endSession(reason: String, ending: RTSPPublisher.Ending) {
+    /// `reason` is logged; `event` is the reason of the ``ServerEvent/sessionEnded(session:reason:)`` event.
+    func endSession(reason: String, event: String, ending: RTSPPublisher.Ending) {
         leaveBroadcast()
         if let recording = session?.recording ?? announced?.recording.value {
             if recording.isRecording && recording.publisher == identity, let udp = session?.udp {
@@ -332,6 +338,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
             session?.udp?.close()
             if let session { log("RTSP session \(session.id) ended (\(reason))") }
         }
+        if let session { events.yield(.sessionEnded(session: session.id, reason: event)) }
         session = nil
         announced = nil
     }

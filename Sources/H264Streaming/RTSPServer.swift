@@ -64,11 +64,19 @@ public final class RTSPServer: Sendable {
     private let mounts: RTSPMounts
     private let configuration: Configuration
     private let logger: Logger
+    private let eventSink: AsyncStream<ServerEvent>.Continuation
+    /// The sessions as they are set up, play, record and end (``ServerEvent/sessionSetUp(session:path:address:transport:)``,
+    /// ``ServerEvent/sessionPlaying(session:client:)``, ``ServerEvent/sessionRecording(session:)``,
+    /// ``ServerEvent/sessionEnded(session:reason:)``), for one reader; the newest
+    /// ``ServerEvent/bufferLimit`` wait when nobody reads. Ends once ``shutdown()`` has returned.
+    public let events: AsyncStream<ServerEvent>
     /// The checks of the record paths' idle timeouts.
     private let recordChecks = Locked([String: RepeatedTask]())
 
     private init(channel: any Channel, connections: Locked<[ObjectIdentifier: any Channel]>, mounts: RTSPMounts,
-                 configuration: Configuration, logger: Logger) {
+                 configuration: Configuration, logger: Logger,
+                 events: (AsyncStream<ServerEvent>, AsyncStream<ServerEvent>.Continuation)) {
+        (self.events, eventSink) = events
         self.channel = channel
         self.connections = connections
         self.mounts = mounts
@@ -100,6 +108,7 @@ public final class RTSPServer: Sendable {
                              logger: Logger = .streamingSilent) async throws -> RTSPServer {
         let registry = Locked([ObjectIdentifier: any Channel]())
         let mounts = RTSPMounts()
+        let events = ServerEvent.makeStream()
         var bootstrap = ServerBootstrap(group: group.next())
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -114,11 +123,12 @@ public final class RTSPServer: Sendable {
                 channel.closeFuture.whenComplete { _ in _ = registry.withLock { $0.removeValue(forKey: key) } }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        RTSPConnectionHandler(mounts: mounts, configuration: configuration, logger: logger))
+                        RTSPConnectionHandler(mounts: mounts, configuration: configuration, logger: logger, events: events.1))
                 }
             }
             .bind(host: host, port: port).get()
-        return RTSPServer(channel: channel, connections: registry, mounts: mounts, configuration: configuration, logger: logger)
+        return RTSPServer(channel: channel, connections: registry, mounts: mounts, configuration: configuration, logger: logger,
+                          events: events)
     }
 
     /// Plays `broadcaster`'s stream, of `format`, at `path` (`/live`; a leading `/` is added).
@@ -209,5 +219,6 @@ public final class RTSPServer: Sendable {
             // The session ends as the close completes, in the same turn of the channel's loop.
             try? await channel.eventLoop.submit {}.get()
         }
+        eventSink.finish()
     }
 }

@@ -7,13 +7,14 @@
 /// that follows. Seen in about one run in fifteen with six pipelines at once on two cores.
 ///
 /// The tests recognise exactly those two errors after all frames were decoded, and then ask
-/// the server whether the connection stayed healthy (the TEARDOWN reached it); every other
+/// the server (its events) whether the connection stayed healthy (the TEARDOWN reached it); every other
 /// error or warning still fails them.
 enum GStreamerShutdownRace {
-    /// True when the log of `h264 serve --rtsp` shows a session ended by the client's TEARDOWN
-    /// (the connection stayed usable to the end), not by a closed connection or a timeout.
-    static func serverSawTeardown(_ serverLog: String) -> Bool {
-        serverLog.split(separator: "\n").contains { $0.contains("RTSP session ") && $0.hasSuffix(" ended (teardown)") }
+    /// True when the events of `h264 serve --rtsp … --events -` show a session ended by the
+    /// client's TEARDOWN (the connection stayed usable to the end), not by a closed connection
+    /// or a timeout.
+    static func serverSawTeardown(_ serverEvents: [[String: String]]) -> Bool {
+        serverEvents.contains { $0["event"] == "session-ended" && $0["reason"] == "teardown" }
     }
 
     /// The race's errors in `stderr` of `gst-launch-1.0 -q`, and everything else it printed.

@@ -22,18 +22,14 @@ import Testing
         #expect(!report.rest.contains("ERROR") && !report.rest.contains("WARNING"))
     }
 
-    /// The server's side of a run that hit the race (from CI), and of a connection that closed.
-    @Test func theServerLogTellsATeardownFromAClosedConnection() {
-        let teardown = """
-            h264 serve: RTSP [IPv4]127.0.0.1/127.0.0.1:40516: session 653758C60DB2742D plays as client 1
-            h264 serve: client 1 left after 60 frames
-            h264 serve: RTSP session 653758C60DB2742D ended (teardown)
-            h264 serve: served 65 frames to 1 clients (at most 1 at once; 0 skipped to an IDR); stopped by signal
-
-            """
-        #expect(GStreamerShutdownRace.serverSawTeardown(teardown))
-        #expect(!GStreamerShutdownRace.serverSawTeardown(
-            teardown.replacingOccurrences(of: "ended (teardown)", with: "ended (connection closed)")))
+    /// The server's events in a run that hit the race (as in CI), and of a connection that closed.
+    @Test func theServerEventsTellATeardownFromAClosedConnection() {
+        let played: [[String: String]] = [["event": "session-playing", "session": "653758C60DB2742D", "client": "1"],
+                                          ["event": "viewer-left", "client": "1", "framesSent": "60"]]
+        let ended = ["event": "session-ended", "session": "653758C60DB2742D", "reason": "teardown"]
+        #expect(GStreamerShutdownRace.serverSawTeardown(played + [ended]))
+        #expect(!GStreamerShutdownRace.serverSawTeardown(played))
+        #expect(!GStreamerShutdownRace.serverSawTeardown(played + [ended.merging(["reason": "connection closed"]) { $1 }]))
     }
 
     @Test func otherErrorsAndWarningsStay() {

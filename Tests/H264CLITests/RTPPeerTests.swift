@@ -238,8 +238,8 @@ extension RTPPeerTests {
         try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
         // The receiver says when its socket is bound; only then may FFmpeg send.
         let receiver = try LoggingProcess(executable: CLI.executable, ["receive", sdp, "-o", output, "--idle-timeout", "2"],
-                                          isReady: { $0.contains("listening on udp port") })
-        #expect(receiver.stderr.contains("listening on udp port \(port)"), "\(receiver.stderr)")
+                                          untilListening: "udp")
+        #expect(receiver.listeningPort(scheme: "udp") == port, "\(receiver.events) \(receiver.stderr)")
         let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + (realTime ? ["-re"] : []) + ["-f", "h264", "-i", file,
                                                    "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
         #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")

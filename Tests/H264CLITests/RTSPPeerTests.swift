@@ -12,8 +12,8 @@ import Glibc
 /// malformed, oversized and unsupported requests get their RFC 2326 status and the server
 /// keeps serving; a viewer that stops reading does not hold up the others.
 @Suite(.serialized) struct RTSPPeerTests {
-    /// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 --rtsp 127.0.0.1:0 --loop …`; the URL
-    /// is read back from its standard error.
+    /// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 --rtsp 127.0.0.1:0 --loop … --events -`;
+    /// the port is read from its `listening` event.
     final class Server {
         let running: LoggingProcess
         var process: Process { running.process }
@@ -24,8 +24,8 @@ import Glibc
             running = try LoggingProcess(executable: CLI.executable,
                                          ["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
                                           "--rtsp", "127.0.0.1:0", "--loop", "--speed", "ultrafast", "--threads", "1"] + arguments,
-                                         isReady: { $0.contains("/live\n") })
-            guard let port = running.number(after: "listening on rtsp://127.0.0.1:") else {
+                                         untilListening: "rtsp")
+            guard let port = running.listeningPort(scheme: "rtsp") else {
                 running.kill()
                 throw LoopbackError("h264 serve --rtsp did not start: \(running.stderr)")
             }
@@ -37,6 +37,9 @@ import Glibc
 
         /// SIGTERM, then the exit status.
         func stop() -> Int32 { running.stop() }
+
+        /// Every event the server wrote, once it has exited (after ``stop()``).
+        func waitForEventsEnd() -> [[String: String]] { running.waitForEventsEnd() }
 
         /// SIGTERM, then the exit status and everything the server wrote on standard error.
         func stopAndReadLog() -> (status: Int32, log: String) {
@@ -187,8 +190,8 @@ import Glibc
         let frames = String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(frames.count == 60)
         #expect(frames.allSatisfy { $0.contains("115200") }, "320×240 I420 frames")
-        #expect(server.stderr.contains("plays as client"))
         #expect(server.stop() == 0)
+        #expect(!server.waitForEventsEnd().filter { $0["event"] == "session-playing" }.isEmpty, "a session played")
     }
 
     @Test(arguments: ["tcp", "udp"])
@@ -198,12 +201,13 @@ import Glibc
                                                  "!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=60", "!",
                                                  "y4menc", "!", "fdsink", "fd=1"])
         let (status, serverLog) = server.stopAndReadLog()
+        let serverEvents = server.waitForEventsEnd()
         #expect(status == 0)
         let report = GStreamerShutdownRace.split(gst.stderr)
         if report.raceErrors > 0 {
             // GStreamer 1.22's race, not ours: our server got no PAUSE and ended the session at
             // the client's TEARDOWN, on a connection that stayed open to the end.
-            #expect(GStreamerShutdownRace.serverSawTeardown(serverLog), "\(gst.stderr)\n\(serverLog)")
+            #expect(GStreamerShutdownRace.serverSawTeardown(serverEvents), "\(gst.stderr)\n\(serverLog)\n\(serverEvents)")
         } else {
             #expect(gst.status == 0, "\(gst.stderr)")
         }
@@ -334,8 +338,9 @@ import Glibc
         let after = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", server.url,
                                                    "-frames:v", "30", "-f", "null", "-"])
         #expect(after.status == 0 && after.stderr.isEmpty, "\(after.stderr)")
-        #expect(server.stderr.contains("client 60 joined"), "60 viewers played")
         #expect(server.stop() == 0)
+        let played = server.waitForEventsEnd().filter { $0["event"] == "session-playing" }
+        #expect(played.count == 61, "60 viewers and FFmpeg played: \(played.count)")
     }
 
     /// A request that never ends gets 408 Request Timeout within the 10 s request timeout (and
@@ -374,7 +379,8 @@ import Glibc
                                                      "-frames:v", "90", "-f", "framecrc", "-"])
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
         #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 90)
-        #expect(server.stderr.contains("skipped to the next IDR"), "\(server.stderr)")
         #expect(server.stop() == 0)
+        let skipped = server.waitForEventsEnd().filter { $0["event"] == "viewer-skipped" }
+        #expect(!skipped.isEmpty && skipped.allSatisfy { $0["frames"] == "4" }, "the stalled viewer was skipped: \(skipped)")
     }
 }

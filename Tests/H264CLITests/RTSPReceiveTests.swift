@@ -15,8 +15,6 @@ import Testing
                                     "--transport", transport])
         #expect(received.status == 0, "\(received.stderr)")
         #expect(received.stderr.contains(transport == "tcp" ? "RTP on interleaved channel 0" : "RTP on udp port"), "\(received.stderr)")
-        #expect(server.stderr.contains(transport == "tcp" ? "RTP/AVP/TCP;unicast;interleaved=0-1" : "RTP/AVP;unicast;client_port="),
-                "\(server.stderr)")
         #expect(received.stderr.contains("wrote 30 access units"), "\(received.stderr)")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
         let types = AnnexB.nalUnits(in: bytes).map { bytes[$0.range.lowerBound] & 0x1F }
@@ -26,8 +24,14 @@ import Testing
         let frames = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(frames.count >= 30)
         #expect(server.stop() == 0)
+        let events = server.waitForEventsEnd()
+        let setUp = events.filter { $0["event"] == "session-set-up" }
+        #expect(setUp.count == 1 && setUp.allSatisfy {
+            $0["transport"]?.hasPrefix(transport == "tcp" ? "RTP/AVP/TCP;unicast;interleaved=0-1" : "RTP/AVP;unicast;client_port=") == true
+        }, "\(setUp)")
         // The receiver ended its session with TEARDOWN.
-        #expect(server.stderr.contains("ended (teardown)"), "\(server.stderr)")
+        #expect(events.contains { $0["event"] == "session-ended" && $0["reason"] == "teardown" && $0["session"] == setUp.first?["session"] },
+                "\(events)")
     }
 
     @Test func unknownPathIsOneErrorLine() throws {

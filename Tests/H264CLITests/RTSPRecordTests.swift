@@ -11,8 +11,8 @@ import Glibc
 /// publish a fixture with RTSP ANNOUNCE and RECORD, over TCP interleaved and over UDP, and the
 /// output holds the fixture's NAL units; requests that do not fit record mode get their status.
 @Suite(.serialized) struct RTSPRecordTests {
-    /// `h264 receive --listen rtsp://127.0.0.1:0/live -o OUTPUT …` as a subprocess: the port is
-    /// read from its `listening on` line.
+    /// `h264 receive --listen rtsp://127.0.0.1:0/live -o OUTPUT … --events -` as a subprocess:
+    /// the port is read from its `listening` event.
     final class Listener {
         let running: LoggingProcess
         var process: Process { running.process }
@@ -22,8 +22,8 @@ import Glibc
         init(output: String, _ arguments: [String] = []) throws {
             running = try LoggingProcess(executable: CLI.executable,
                                          ["receive", "--listen", "rtsp://127.0.0.1:0/live", "-o", output] + arguments,
-                                         isReady: { $0.contains("/live\n") })
-            guard let port = running.number(after: "h264 receive: listening on rtsp://127.0.0.1:") else {
+                                         untilListening: "rtsp")
+            guard let port = running.listeningPort(scheme: "rtsp") else {
                 running.kill()
                 throw LoopbackError("h264 receive --listen did not start: \(running.stderr)")
             }
@@ -47,7 +47,7 @@ import Glibc
     }
 
     /// The recording of `publisher` (a command line given the URL to publish to) is the fixture:
-    /// the publisher and the listener exit 0, the listener ends as one of `endings` says, and the output
+    /// the publisher and the listener exit 0, the listener's one session ends for one of `endings` (its event's reason), and the output
     /// has the fixture's NAL units and, for ffprobe, its frame count. `hangs(published, log)`
     /// recognises a publisher's known failure to end (then the listener ends at its idle timeout).
     static func expectRecordsFixture(endings: [String], addedBySender: Set<UInt8> = [], idleTimeout: Int = 20,
@@ -60,10 +60,13 @@ import Glibc
         let listener = try Listener(output: output, ["--idle-timeout", String(idleTimeout)])
         let published = try publisher(listener.url)
         let (status, log) = listener.finish()
+        let events = listener.running.waitForEventsEnd()
         #expect(status == 0, "\(log)")
+        #expect(events.filter { $0["event"] == "session-recording" }.count == 1, "\(events)")
         if !hangs(published, log) {
             #expect(published.status == 0 || failsAfterSending(published), "\(published.stderr)")
-            #expect(endings.contains { log.contains($0) }, "\(log)")
+            let ended = events.filter { $0["event"] == "session-ended" }.compactMap { $0["reason"] }
+            #expect(ended.count == 1 && endings.contains(ended[0]), "\(events)")
         }
         #expect(log.contains("announced H.264 (packetization-mode 1, 2 parameter sets in the SDP)"), "\(log)")
         let expected = try #require(try frameCount(TestFixtures.path(RTPPeerTests.fixture)))
@@ -74,7 +77,7 @@ import Glibc
     }
 
     @Test(arguments: ["tcp", "udp"]) func recordsWhatFFmpegPublishes(transport: String) throws {
-        try Self.expectRecordsFixture(endings: ["TEARDOWN from"]) { url in
+        try Self.expectRecordsFixture(endings: ["teardown"]) { url in
             // Over UDP at the input's pace (-re): a burst could overflow a small socket buffer.
             try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error"] + (transport == "udp" ? ["-re"] : [])
                 + ["-f", "h264", "-i", TestFixtures.path(RTPPeerTests.fixture), "-c", "copy",
@@ -110,7 +113,7 @@ import Glibc
     @Test(arguments: ["tcp", "udp"]) func recordsWhatGStreamerPublishes(protocols: String) throws {
         // rtspclientsink (gstreamer1.0-rtsp) ends with TEARDOWN or by closing the connection
         // (either, from run to run); h264parse puts an access unit delimiter (type 9) before each picture.
-        try Self.expectRecordsFixture(endings: ["the publisher closed the connection", "TEARDOWN from"], addedBySender: [9],
+        try Self.expectRecordsFixture(endings: ["connection closed", "teardown"], addedBySender: [9],
                                       idleTimeout: 3,
                                       hangs: Self.rtspClientSinkHangs, failsAfterSending: Self.rtspClientSinkLastSendFails) { url in
             try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "filesrc", "location=\(TestFixtures.path(RTPPeerTests.fixture))",

@@ -87,7 +87,7 @@ import Testing
         #expect(received.status == 0, "\(received.stderr)")
         #expect(received.stderr.contains("decoded 30 frames → \(y4m)"), "\(received.stderr)")
         #expect(server.stop() == 0)
-        #expect(server.stderr.contains("ended (teardown)"), "\(server.stderr)")
+        #expect(server.waitForEventsEnd().contains { $0["event"] == "session-ended" && $0["reason"] == "teardown" }, "\(server.stderr)")
 
         let header = try Self.y4mHeader(y4m)
         #expect(header.hasPrefix("YUV4MPEG2 W320 H240 "), "\(header)")

@@ -1,3 +1,4 @@
+import Foundation
 import H264
 import H264Streaming
 import NIOCore
@@ -61,5 +62,32 @@ import Testing
         while !closed { closed = try await viewer.next().map { _ in false } ?? true }
         await viewer.close()
         try await group.shutdownGracefully()
+
+        // The server told what happened to the session, in order, and its events ended with shutdown.
+        var events: [ServerEvent] = []
+        for await event in server.events { events.append(event) }
+        #expect(events.count == 3, "\(events)")
+        guard case .sessionSetUp(session, "/cam1", let address, let transport)? = events.first else {
+            Issue.record("no session set up first: \(events)")
+            return
+        }
+        #expect(address.contains("127.0.0.1") && transport.hasPrefix("RTP/AVP/TCP;unicast;interleaved=0-1;ssrc="))
+        #expect(events.dropFirst().first == .sessionPlaying(session: session, client: 1))
+        #expect(events.last == .sessionEnded(session: session, reason: "connection closed"), "shutdown closed it")
+        // The broadcaster's own events: client 1 joined and left.
+        cam1.finishEvents()
+        var viewerEvents: [String] = []
+        for await event in cam1.events { viewerEvents.append(event.name) }
+        #expect(viewerEvents == ["viewer-joined", "viewer-left"])
+    }
+
+    /// Each event is one flat JSON object whose `event` key names it.
+    @Test func eventsEncodeAsFlatJSON() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let ended = try encoder.encode(ServerEvent.sessionEnded(session: "12AB", reason: "teardown"))
+        #expect(String(decoding: ended, as: UTF8.self) == #"{"event":"session-ended","reason":"teardown","session":"12AB"}"#)
+        let listening = try encoder.encode(ServerEvent.listening(url: "rtsp://127.0.0.1:8554/live"))
+        #expect(String(decoding: listening, as: UTF8.self) == #"{"event":"listening","url":"rtsp://127.0.0.1:8554/live"}"#)
     }
 }

@@ -7,66 +7,137 @@ import Glibc
 import Darwin
 #endif
 
-/// A command-line process started for a test, its standard error read as it comes: the
-/// initializer returns once the process has written what `isReady` looks for (a server's
-/// `listening on …` line), has ended, or 30 s have passed; the test then reads the port from
-/// ``stderr`` and, at the end, the whole log with ``waitForLogEnd()``.
+/// A command-line process started for a test, its standard error read as it comes (the log,
+/// for failure messages) and, when it is an `h264` server started with `--events -`, its
+/// standard output read as JSON lines of events: the test learns ports and session states from
+/// those (``events``, ``listeningPort``), never from the log.
 ///
 /// The one launcher of `h264 serve` (``ServeProcess``), `h264 serve --rtsp` and
-/// `h264 receive --listen` in the tests.
+/// `h264 receive --listen` / `h264 receive SDP` in the tests.
 public final class LoggingProcess: Sendable {
     /// The process (running once the initializer returns, unless it failed at once).
     public let process: Process
     private let log = Locked("")
+    private let eventLines = Locked([[String: String]]())
     /// Signalled when standard error has been read to its end (the process has exited).
     private let logEnded = DispatchSemaphore(value: 0)
+    /// Signalled when standard output has been read to its end.
+    private let eventsEnded = DispatchSemaphore(value: 0)
 
-    /// Starts `executable arguments…` with standard input and output on /dev/null and returns
-    /// once `isReady(what it wrote on standard error so far)` is true, or it exited, or after 30 s.
-    public init(executable: URL, _ arguments: [String], isReady: @escaping @Sendable (String) -> Bool) throws {
+    /// Starts `executable arguments…` with standard input on /dev/null and returns once
+    /// `isReady(what it wrote on standard error so far)` is true, or it exited, or after 30 s.
+    public convenience init(executable: URL, _ arguments: [String], isReady: @escaping @Sendable (String) -> Bool) throws {
+        try self.init(executable: executable, arguments, logIsReady: isReady, eventsAreReady: nil)
+    }
+
+    /// Starts an `h264` server: `executable arguments… --events -`, and returns once it has
+    /// written a `listening` event with a `scheme://` URL (`rtsp`, `tcp`, `udp`), or it exited,
+    /// or after 30 s.
+    public convenience init(executable: URL, _ arguments: [String], untilListening scheme: String) throws {
+        try self.init(executable: executable, arguments + ["--events", "-"], logIsReady: nil, eventsAreReady: { events in
+            events.contains { $0["event"] == "listening" && $0["url"]?.hasPrefix(scheme + "://") == true }
+        })
+    }
+
+    private init(executable: URL, _ arguments: [String], logIsReady: (@Sendable (String) -> Bool)?,
+                 eventsAreReady: (@Sendable ([[String: String]]) -> Bool)?) throws {
         _ = ignoreSIGPIPE
         try Subprocess.checkKeyboard(executable.path, arguments)
         StandardDescriptors.ensureOpen()
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let err = Pipe()
+        let err = Pipe(), out = Pipe()
         process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = eventsAreReady == nil ? FileHandle.nullDevice : out
         process.standardInput = FileHandle.nullDevice
         let ready = DispatchSemaphore(value: 0)
-        let handle = err.fileHandleForReading
         try process.run()
-        let log = self.log, ended = logEnded
+        let log = self.log, ended = logEnded, eventLines = self.eventLines, eventsEnded = self.eventsEnded
+        Self.readChunks(err.fileHandleForReading) { data in
+            let text = log.withLock { text in
+                text += String(decoding: data, as: UTF8.self)
+                return text
+            }
+            return logIsReady?(text) ?? false
+        } ended: {
+            if logIsReady != nil { ready.signal() }
+            ended.signal()
+        } ready: { ready.signal() }
+        if let eventsAreReady {
+            let pending = Locked([UInt8]())
+            Self.readChunks(out.fileHandleForReading) { data in
+                let lines = pending.withLock { pending -> [[UInt8]] in
+                    pending += data
+                    guard let last = pending.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+                    defer { pending.removeSubrange(...last) }
+                    return pending[...last].split(separator: UInt8(ascii: "\n")).map(Array.init)
+                }
+                let parsed = lines.compactMap(Self.parse)
+                return eventsAreReady(eventLines.withLock { events in
+                    events += parsed
+                    return events
+                })
+            } ended: {
+                ready.signal()
+                eventsEnded.signal()
+            } ready: { ready.signal() }
+        } else {
+            eventsEnded.signal()
+        }
+        _ = ready.wait(timeout: .now() + 30)
+    }
+
+    /// Reads `handle` to its end on a thread of its own: `take` each chunk (true: signal
+    /// `ready`, once), then `ended`.
+    private static func readChunks(_ handle: FileHandle, take: @escaping @Sendable (Data) -> Bool,
+                                   ended: @escaping @Sendable () -> Void, ready: @escaping @Sendable () -> Void) {
         Thread.detachNewThread {
             var signalled = false
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }
-                let text = log.withLock { text in
-                    text += String(decoding: data, as: UTF8.self)
-                    return text
-                }
-                if !signalled, isReady(text) {
+                if take(data) && !signalled {
                     signalled = true
-                    ready.signal()
+                    ready()
                 }
             }
-            if !signalled { ready.signal() }
-            ended.signal()
+            ended()
         }
-        _ = ready.wait(timeout: .now() + 30)
+    }
+
+    /// One JSON object line as strings by key (numbers written as decimals); nil if it is not one.
+    private static func parse(_ line: [UInt8]) -> [String: String]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { return nil }
+        return object.mapValues { value in (value as? String) ?? "\(value)" }
+    }
+
+    /// The events the server wrote so far (`--events -`), each as strings by key.
+    public var events: [[String: String]] { eventLines.withLock { $0 } }
+
+    /// The events named `name` (`session-ended`) so far.
+    public func events(named name: String) -> [[String: String]] { events.filter { $0["event"] == name } }
+
+    /// The port of the first `listening` event whose URL begins with `scheme` (`rtsp`, `tcp`, `udp`).
+    public func listeningPort(scheme: String) -> Int? {
+        for event in events(named: "listening") {
+            guard let url = event["url"], url.hasPrefix(scheme + "://") else { continue }
+            let authority = url.dropFirst(scheme.count + 3).prefix { $0 != "/" }
+            if let colon = authority.lastIndex(of: ":") { return Int(authority[authority.index(after: colon)...]) }
+        }
+        return nil
+    }
+
+    /// Every event the server wrote, once it has exited and its standard output has been read
+    /// to the end (waits at most 10 s for that).
+    public func waitForEventsEnd() -> [[String: String]] {
+        _ = eventsEnded.wait(timeout: .now() + 10)
+        eventsEnded.signal() // for a later call
+        return events
     }
 
     /// What the process wrote on standard error so far.
     public var stderr: String { log.withLock { $0 } }
-
-    /// The decimal number that follows the first `prefix` in ``stderr`` (a port), or nil.
-    public func number(after prefix: String) -> Int? {
-        let text = stderr
-        guard let range = text.range(of: prefix) else { return nil }
-        return Int(text[range.upperBound...].prefix { $0.isNumber })
-    }
 
     /// SIGTERM, then the exit status (waits at most 10 s; -1 if it did not exit).
     public func stop() -> Int32 {

@@ -7,8 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// `h264 serve INPUT --port 0 …` as a subprocess on loopback: the port is read from its first
-/// line on standard error, and ``stop()`` sends SIGTERM (the server must then exit 0).
+/// `h264 serve INPUT --port 0 … --events -` as a subprocess on loopback: the port is read from
+/// its `listening` event, and ``stop()`` sends SIGTERM (the server must then exit 0).
 public final class ServeProcess: Sendable {
     public let process: Process
     public let port: Int
@@ -21,13 +21,12 @@ public final class ServeProcess: Sendable {
         let command = [executable.path, "serve", input, "--port", "0"] + arguments
         if let nice {
             running = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/nice"), ["-n", String(nice)] + command,
-                                         isReady: { $0.contains("listening on") && $0.contains("\n") })
+                                         untilListening: "tcp")
         } else {
-            running = try LoggingProcess(executable: executable, Array(command.dropFirst()),
-                                         isReady: { $0.contains("listening on") && $0.contains("\n") })
+            running = try LoggingProcess(executable: executable, Array(command.dropFirst()), untilListening: "tcp")
         }
         process = running.process
-        guard let port = running.number(after: "tcp://127.0.0.1:") else {
+        guard let port = running.listeningPort(scheme: "tcp") else {
             running.kill()
             throw LoopbackError("h264 serve did not start: \(running.stderr)")
         }
@@ -44,6 +43,9 @@ public final class ServeProcess: Sendable {
 
     /// What the server wrote on standard error so far.
     public var stderr: String { running.stderr }
+
+    /// Every event the server wrote (`viewer-joined`, `viewer-skipped`, …), once it has exited.
+    public func waitForEventsEnd() -> [[String: String]] { running.waitForEventsEnd() }
 
     /// SIGTERM, then the exit status (waits at most 10 s; -1 if it did not exit).
     public func stop() -> Int32 { running.stop() }

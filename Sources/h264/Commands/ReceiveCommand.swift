@@ -66,6 +66,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("cannot listen on UDP port \(description.port) (\(error))")
         }
+        try EventLog(path: options.events).write(.listening(url: "udp://\(receiver.localAddress?.ipAddress ?? "0.0.0.0"):\(description.port)"))
         try await closing(receiver.shutdown) {
             try await options.receive(receiver, format: format, opening: "listening on udp port \(description.port)", stop: receiver.shutdown) {
                 receiver.ending == .idle ? "no packet for \(options.idleTimeout) s" : nil
@@ -121,10 +122,12 @@ struct ReceiveCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("cannot listen for RTSP on \(host):\(port): \(error)")
         }
-        // Always printed: scripts and tests read the port from it.
         FileHandle.standardError.write(Data("h264 receive: listening on \(server.url(host: host))\n".utf8))
+        let eventLog = try EventLog(path: options.events)
+        eventLog.write(.listening(url: server.url(host: host)))
+        let follower = eventLog.follow(server.server.events)
         // SIGINT/SIGTERM shut the server down, which ends the recording (or the wait for one).
-        try await closing(server.shutdown) {
+        try await closing({ await server.shutdown(); await follower?.value }) {
             var publishers = server.publishers.makeAsyncIterator()
             guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else { return }
             try await options.receive(publisher, format: publisher.formatDescription, stop: server.shutdown, whenDone: publisher.stop) {

@@ -72,10 +72,11 @@ struct ServeCommand: AsyncParsableCommand {
             try? await group.shutdownGracefully()
             throw CLIError("cannot listen on \(host):\(port): \(error)")
         }
-        // Always printed: scripts and tests read the port from it.
-        FileHandle.standardError.write(Data(("h264 serve: listening on tcp://\(host):\(tcpServer.localAddress?.port ?? port) "
-            + "(\(header.width)x\(header.height) at \(ProgressLine.format(header.frameRate)) fps)\n").utf8))
-        let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, logger: logger)
+        let url = "tcp://\(host):\(tcpServer.localAddress?.port ?? port)", eventLog = try EventLog(path: network.events)
+        FileHandle.standardError.write(Data("h264 serve: listening on \(url) (\(header.width)x\(header.height) at \(ProgressLine.format(header.frameRate)) fps)\n".utf8))
+        eventLog.write(.listening(url: url))
+        let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, logger: logger, eventLog: eventLog)
+        let followers = [eventLog.follow(broadcaster.events), eventLog.follow(rtspServer?.events)]
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
         // those created since, run at the priority the server was started with.
@@ -110,6 +111,8 @@ struct ServeCommand: AsyncParsableCommand {
         await broadcaster.closeAll(flushing: outcome.ending == .inputEnded)
         await rtpSender?.shutdown()
         try? await group.shutdownGracefully()
+        broadcaster.finishEvents()
+        for follower in followers { await follower?.value }
 
         if let error = outcome.error { throw outcome.ending == .inputEnded ? CLIError("encoding the last frames: \(error)") : error }
         let stats = broadcaster.statistics

@@ -17,6 +17,8 @@ struct ReceiveOptions: ParsableArguments {
     var transport: Transport = .tcp
     @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), instead of connecting to a server.")
     var listen = false
+    @Option(help: "Write the listening address and (with --listen) the RTSP sessions as JSON lines to this file ('-': standard output).")
+    var events: String?
     @Flag(help: "No log lines for losses and damaged packets, and no summary.") var quiet = false
     @Flag(help: "Decode and write y4m to -o (implied when -o ends in .y4m).") var decode = false
     @Option(help: "Also decode into this y4m file ('-' for standard output); -o stays Annex-B.") var decoded: String?
@@ -32,6 +34,7 @@ struct ReceiveOptions: ParsableArguments {
             throw ValidationError("--decoded writes y4m beside the Annex-B of -o; -o \(output)\(decode ? " --decode" : "") is y4m already")
         }
         if let decoded, decoded == output { throw ValidationError("--decoded and -o name the same file") }
+        if let events, events == "-" && (output == "-" || decoded == "-") { throw ValidationError("--events - and the stream both on standard output") }
     }
 
     /// Writes `h264 receive: LINE` on standard error, unless `--quiet`.

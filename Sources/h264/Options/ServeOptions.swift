@@ -19,6 +19,8 @@ struct ServeOutputOptions: ParsableArguments {
     @Option(help: "With --rtp: write the stream's SDP to this file (ffplay -protocol_whitelist file,udp,rtp FILE).") var sdp: String?
     @Option(help: "Also serve the stream over RTSP at rtsp://HOST:PORT/live (RTP over TCP or UDP; port 0: any free port, printed).")
     var rtsp: String?
+    @Option(help: "Write the listening addresses, viewers and RTSP sessions as JSON lines to this file ('-': standard output).")
+    var events: String?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
@@ -66,9 +68,9 @@ struct ServeOutputOptions: ParsableArguments {
     }
 
     /// With `--rtsp`: the RTSP server playing the stream at `/live`, its URL printed on
-    /// standard error (always: scripts and tests read the port from it).
+    /// standard error (always) and written to `eventLog`.
     func startRTSP(group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription,
-                   logger: Logger) async throws -> RTSPServer? {
+                   logger: Logger, eventLog: EventLog) async throws -> RTSPServer? {
         guard let (host, port) = try rtspAddress() else { return nil }
         var configuration = RTSPServer.Configuration()
         configuration.sendBufferSize = sendBufferSize
@@ -80,6 +82,7 @@ struct ServeOutputOptions: ParsableArguments {
         }
         server.mount("/live", broadcaster: broadcaster, format: format)
         FileHandle.standardError.write(Data("h264 serve: listening on \(server.url(host: host, path: "/live"))\n".utf8))
+        eventLog.write(.listening(url: server.url(host: host, path: "/live")))
         return server
     }
 }

@@ -1,0 +1,32 @@
+import Foundation
+import H264Streaming
+
+/// `--events FILE`: the servers' `ServerEvent`s (listening addresses, viewers, sessions), one
+/// JSON object per line, to FILE (`-`: standard output) — what scripts and tests read instead
+/// of the log lines on standard error. Without `--events`, nothing is written or followed.
+struct EventLog: Sendable {
+    private let handle: FileHandle?
+
+    init(path: String?) throws {
+        guard let path else { handle = nil; return }
+        if path == "-" { handle = .standardOutput; return }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
+            throw CLIError("--events: cannot write \(path)")
+        }
+        handle = file
+    }
+
+    /// Writes `event` as one line (one `write`, so lines from several followers never mix).
+    func write(_ event: ServerEvent) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let handle, let json = try? encoder.encode(event) else { return }
+        handle.write(json + Data("\n".utf8))
+    }
+
+    /// Writes each of `events` as it comes, until the sequence ends (await the task for the last).
+    func follow(_ events: AsyncStream<ServerEvent>?) -> Task<Void, Never>? {
+        guard handle != nil, let events else { return nil }
+        return Task { for await event in events { write(event) } }
+    }
+}
