@@ -4,11 +4,8 @@ import H264
 import H264Streaming
 import NIOPosix
 
-/// `h264 receive STREAM.sdp -o OUT.h264` or `h264 receive rtsp://HOST:PORT/PATH -o OUT.h264`:
-/// receives H.264 over plain RTP (RFC 6184) described by an SDP file, or from an RTSP server
-/// (RTP/AVP/TCP interleaved, or RTP/AVP over UDP), and writes the access units as an Annex-B byte stream.
-/// With `--listen rtsp://HOST:PORT/PATH` it is the RTSP server a publisher pushes to instead
-/// (RFC 2326 record mode; `RTSPRecordServer`).
+/// `h264 receive STREAM.sdp|rtsp://HOST:PORT/PATH -o OUT.h264` (`RTPReceiver`, `RTSPClient`), or with
+/// `--listen` the RTSP server a publisher pushes to (`RTSPRecordServer`): the discussion says the rest.
 struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",

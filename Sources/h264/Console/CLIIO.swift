@@ -66,12 +66,19 @@ enum CLIIO {
 /// Runs a command body, turning any failure into one line on standard error
 /// (`h264 COMMAND: error: …`) and exit status 1.
 func runReportingErrors(command: String, _ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch let error as ExitCode { throw error } catch {
-        CLIIO.printError(command: command, String(describing: error))
-        throw ExitCode.failure
-    }
+    do { try body() } catch { try reportAndFail(error, command: command) }
+}
+
+/// ``runReportingErrors(command:_:)`` for the asynchronous commands (`serve`, `receive`).
+func runReportingErrors(command: String, _ body: () async throws -> Void) async throws {
+    do { try await body() } catch { try reportAndFail(error, command: command) }
+}
+
+/// Prints `error` as `h264 COMMAND: error: …` and fails with exit status 1 (an `ExitCode` passes through).
+private func reportAndFail(_ error: any Error, command: String) throws -> Never {
+    if let exit = error as? ExitCode { throw exit }
+    CLIIO.printError(command: command, String(describing: error))
+    throw ExitCode.failure
 }
 
 /// Writes all of `bytes` to a file descriptor (`write(2)`, retried after short writes).
@@ -113,16 +120,6 @@ extension FileSource {
     init(path: String, name: String, missing: String) throws {
         guard let handle = path == "-" ? .standardInput : FileHandle(forReadingAtPath: path) else { throw CLIError(missing) }
         self.init(handle: handle, name: name)
-    }
-}
-
-/// ``runReportingErrors(command:_:)`` for the asynchronous commands (`serve`, `receive`).
-func runReportingErrors(command: String, _ body: () async throws -> Void) async throws {
-    do {
-        try await body()
-    } catch let error as ExitCode { throw error } catch {
-        CLIIO.printError(command: command, String(describing: error))
-        throw ExitCode.failure
     }
 }
 

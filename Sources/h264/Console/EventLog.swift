@@ -7,14 +7,7 @@ import H264Streaming
 struct EventLog: Sendable {
     private let handle: FileHandle?
 
-    init(path: String?) throws {
-        guard let path else { handle = nil; return }
-        if path == "-" { handle = .standardOutput; return }
-        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
-            throw CLIError("--events: cannot write \(path)")
-        }
-        handle = file
-    }
+    init(path: String?) throws { handle = try path.map(CLIIO.openOutput) }
 
     /// Writes `event` as one line (one `write`, so lines from several followers never mix).
     func write(_ event: ServerEvent) {

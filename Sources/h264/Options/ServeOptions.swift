@@ -32,15 +32,11 @@ struct ServeOutputOptions: ParsableArguments {
     /// `--rtp udp://HOST:PORT` (an IPv4 address or `localhost`) as host and port; nil without it.
     func rtpDestination() throws -> (host: String, port: Int)? {
         guard let url = rtp else { return nil }
-        guard url.hasPrefix("udp://"), let colon = url.lastIndex(of: ":"), colon > url.index(url.startIndex, offsetBy: 6),
-              let port = Int(url[url.index(after: colon)...]), (1...65_535).contains(port) else {
+        guard url.hasPrefix("udp://"), url.dropFirst(6).contains(":"), let (named, port) = try? RTSPURI.hostAndPort(of: "rtsp://" + url.dropFirst(6)) else {
             throw CLIError("--rtp wants udp://HOST:PORT, not \(url)")
         }
-        var host = String(url[url.index(url.startIndex, offsetBy: 6)..<colon])
-        if host == "localhost" { host = "127.0.0.1" }
-        guard (try? SocketAddress(ipAddress: host, port: port))?.protocol == .inet else {
-            throw CLIError("--rtp: \(host) is not an IPv4 address")
-        }
+        let host = named == "localhost" ? "127.0.0.1" : named
+        guard (try? SocketAddress(ipAddress: host, port: port))?.protocol == .inet else { throw CLIError("--rtp: \(host) is not an IPv4 address") }
         return (host, port)
     }
 
@@ -48,13 +44,11 @@ struct ServeOutputOptions: ParsableArguments {
     /// address) as host and port; nil without it.
     func rtspAddress() throws -> (host: String, port: Int)? {
         guard let address = rtsp else { return nil }
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
-              (0...65_535).contains(port) else {
+        guard address.contains(":"), let parsed = try? RTSPURI.hostAndPort(of: "rtsp://" + (address.hasPrefix(":") ? "0.0.0.0" : "") + address,
+                                                                      allowingPortZero: true) else {
             throw CLIError("--rtsp wants HOST:PORT, not \(address)")
         }
-        var host = String(address[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return (host.isEmpty ? "0.0.0.0" : host, port)
+        return parsed
     }
 
     /// With `--rtp`: the RTP sender.

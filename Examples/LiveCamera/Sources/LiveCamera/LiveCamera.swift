@@ -45,19 +45,11 @@ struct LiveCamera {
             FileHandle.standardOutput.write(Data(("LiveCamera: serving \(server.url(host: "127.0.0.1", path: "/live")) "
                 + "(\(header.width)x\(header.height) at \(header.rate) fps)\n").utf8))
 
-            // SIGINT and SIGTERM cancel the pacing loop; the server then shuts down.
+            // SIGINT and SIGTERM cancel the pacing loop (H264Streaming's StopSignal); the server then shuts down.
             let pacing = Task {
                 try await stream(pictures, header: header, to: encoder, live: live, doorbell: doorbell)
             }
-            let signals = [SIGINT, SIGTERM].map { number in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number)
-                source.setEventHandler { pacing.cancel() }
-                source.resume()
-                return source
-            }
-            let result = await pacing.result
-            signals.forEach { $0.cancel() }
+            let result = try await StopSignal.catching(onStop: { pacing.cancel() }) { await pacing.result }
             await server.shutdown()
             try await group.shutdownGracefully()
             try result.get()

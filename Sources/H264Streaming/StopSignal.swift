@@ -1,5 +1,4 @@
 import Dispatch
-import H264Streaming
 import Synchronization // Atomic: a flag read by the pacing loop, set from a signal handler
 #if canImport(Glibc)
 import Glibc
@@ -7,26 +6,29 @@ import Glibc
 import Darwin
 #endif
 
-/// A stop asked for (SIGINT, SIGTERM): a flag the pacing loop reads, and a doorbell rung so
-/// that a loop asleep until its next frame looks at the flag at once.
-final class StopSignal: Sendable {
+/// A stop asked for (SIGINT, SIGTERM): a flag a live loop reads (``FramePacer/run(encoder:nextFrame:isStopped:)``'s
+/// `isStopped`), and a ``Doorbell`` rung so that a loop asleep until its next frame looks at the
+/// flag at once. The one way the `h264` tool and the examples turn a signal into a graceful
+/// shutdown: servers shut down, viewers get their connections closed, the exit status is 0.
+public final class StopSignal: Sendable {
     private let flag = Atomic<Bool>(false)
     private let doorbell: Doorbell
 
-    init(doorbell: Doorbell) { self.doorbell = doorbell }
+    /// A stop not yet asked for; ``set()`` rings `doorbell`.
+    public init(doorbell: Doorbell) { self.doorbell = doorbell }
 
     /// True once a stop was asked for.
-    var isSet: Bool { flag.load(ordering: .acquiring) }
+    public var isSet: Bool { flag.load(ordering: .acquiring) }
 
     /// Asks for a stop.
-    func set() {
+    public func set() {
         flag.store(true, ordering: .releasing)
         doorbell.ring()
     }
 
     /// Turns SIGINT and SIGTERM into ``set()`` (instead of ending the process) until the
     /// returned `cancel` is called.
-    func catchSignals() -> () -> Void {
+    public func catchSignals() -> () -> Void {
         let sources = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -39,7 +41,14 @@ final class StopSignal: Sendable {
 
     /// Runs `body` with SIGINT and SIGTERM caught: a signal meanwhile runs `onStop` (which
     /// should make `body` return, e.g. by shutting its server down), once.
-    static func catching<T>(onStop: @escaping @Sendable () async -> Void, _ body: () async throws -> T) async throws -> T {
+    ///
+    /// - Parameters:
+    ///   - isolation: the caller's actor, where `body` runs.
+    ///   - onStop: what a signal runs (once), concurrently with `body`.
+    ///   - body: the work a signal should end.
+    /// - Returns: what `body` returns.
+    public static func catching<T>(isolation: isolated (any Actor)? = #isolation, onStop: @escaping @Sendable () async -> Void,
+                                   _ body: () async throws -> T) async throws -> T {
         let doorbell = Doorbell()
         let stop = StopSignal(doorbell: doorbell)
         let stopCatching = stop.catchSignals()
