@@ -96,8 +96,7 @@ final class RTPReceiverHandler: ChannelInboundHandler {
     private let continuation: AsyncStream<RTPReceiver.Element>.Continuation
     private let state: Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>
     private let idleTimeout: Duration?
-    private var lastPacket = ContinuousClock.now
-    private var idleCheck: Scheduled<Void>?
+    private var idleTimer: IdleTimer?
     private var ended = false
 
     init(depacketizer: RTPDepacketizer, continuation: AsyncStream<RTPReceiver.Element>.Continuation,
@@ -109,26 +108,16 @@ final class RTPReceiverHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        lastPacket = .now
-        scheduleIdleCheck(context: context)
+        idleTimer = IdleTimer(timeout: idleTimeout, loop: context.eventLoop) { [self] in end(.idle) }
+        idleTimer?.start()
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !ended else { return }
-        lastPacket = .now
+        idleTimer?.heard()
         unwrapInboundIn(data).data.withUnsafeReadableBytes { depacketizer.append(packet: $0) }
         deliver()
-    }
-
-    private func scheduleIdleCheck(context: ChannelHandlerContext) {
-        guard let idleTimeout else { return }
-        let due = lastPacket + idleTimeout
-        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(max(due - .now, .milliseconds(1)))) { [self] in
-            guard !ended else { return }
-            if ContinuousClock.now - lastPacket >= idleTimeout { return end(.idle) }
-            scheduleIdleCheck(context: context)
-        }
     }
 
     private func deliver() {
@@ -142,7 +131,7 @@ final class RTPReceiverHandler: ChannelInboundHandler {
     func end(_ ending: RTPReceiver.Ending) {
         guard !ended else { return }
         ended = true
-        idleCheck?.cancel()
+        idleTimer?.cancel()
         depacketizer.finish()
         deliver()
         state.withLock { $0.ending = ending }

@@ -1,4 +1,4 @@
-public import H264
+import H264
 public import Logging
 public import NIOCore
 import NIOPosix

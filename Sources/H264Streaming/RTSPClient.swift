@@ -1,6 +1,6 @@
 public import H264
-public import Logging
-public import NIOCore
+import Logging
+import NIOCore
 import NIOPosix
 
 /// Plays an RTSP stream (RFC 2326): ``open(url:group:configuration:logger:)`` connects and

@@ -22,8 +22,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     /// The interleaved channel RTP comes on; nil before SETUP and for UDP.
     var rtpChannel: UInt8?
-    private var lastPacket = ContinuousClock.now
-    private var idleCheck: Scheduled<Void>?
+    private var idleTimer: IdleTimer?
     private var timeline = RTPTimeline()
     private(set) var ended = false
 
@@ -65,8 +64,9 @@ final class RTSPClientHandler: ChannelInboundHandler {
     /// Starts depacketizing with `depacketizer` and the idle timeout.
     func play(with depacketizer: RTPDepacketizer) {
         self.depacketizer = depacketizer
-        lastPacket = .now
-        scheduleIdleCheck()
+        guard let loop = context?.eventLoop else { return }
+        idleTimer = IdleTimer(timeout: idleTimeout, loop: loop) { [self] in end(.idle) }
+        idleTimer?.start()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -104,7 +104,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     /// One RTP packet: depacketized, and its events delivered.
     func receive(packet: UnsafeRawBufferPointer) {
         guard !ended, depacketizer != nil else { return }
-        lastPacket = .now
+        idleTimer?.heard()
         depacketizer!.append(packet: packet)
         deliver()
     }
@@ -132,21 +132,11 @@ final class RTSPClientHandler: ChannelInboundHandler {
         state.withLock { $0.statistics = statistics }
     }
 
-    private func scheduleIdleCheck() {
-        guard let idleTimeout, let loop = context?.eventLoop else { return }
-        let wait = max(lastPacket + idleTimeout - .now, .milliseconds(1))
-        idleCheck = loop.assumeIsolated().scheduleTask(in: TimeAmount(wait)) { [self] in
-            guard !ended else { return }
-            if ContinuousClock.now - lastPacket >= idleTimeout { return end(.idle) }
-            scheduleIdleCheck()
-        }
-    }
-
     /// Flushes the depacketizer and ends the events with `ending`.
     func end(_ ending: RTSPClient.Ending) {
         guard !ended else { return }
         ended = true
-        idleCheck?.cancel()
+        idleTimer?.cancel()
         depacketizer?.finish()
         deliver()
         state.withLock { $0.ending = $0.ending ?? ending }

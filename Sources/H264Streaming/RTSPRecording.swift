@@ -30,7 +30,8 @@ final class RTSPRecording {
     /// True once the server is shutting down: nothing more is accepted.
     private(set) var isClosed = false
     private var stream: Stream?
-    private var lastPacket = ContinuousClock.now
+    /// When the last packet came, on the loop's clock (`EventLoop.now`: tests move it).
+    private var lastPacket = NIODeadline.uptimeNanoseconds(0)
     /// How long to wait for packets after the publisher left (nonzero for UDP).
     private var lingering = Duration.zero
     /// True once the publisher has left (TEARDOWN or closed) after recording.
@@ -69,7 +70,7 @@ final class RTSPRecording {
         guard connection == publisher, !isRecording, let description = stream?.description else { return }
         isRecording = true
         self.lingering = lingering
-        lastPacket = .now
+        lastPacket = loop.now
         let recording = NIOLoopBound(self, eventLoop: loop)
         let loop = self.loop
         let published = RTSPPublisher(sessionDescription: description, remoteAddress: remoteAddress) {
@@ -96,15 +97,14 @@ final class RTSPRecording {
             return
         }
         isLeaving = true
-        let now = ContinuousClock.now
+        let now = loop.now
         finishWhenQuiet(ending: ending, reason: reason, since: now, deadline: now + .seconds(2))
     }
 
     /// Finishes once neither a packet nor the leaving (at `left`) is more recent than `lingering`.
-    private func finishWhenQuiet(ending: RTSPPublisher.Ending, reason: String, since left: ContinuousClock.Instant,
-                                 deadline: ContinuousClock.Instant) {
-        let now = ContinuousClock.now
-        if now - max(lastPacket, left) >= lingering || now >= deadline { return finish(ending, reason: reason) }
+    private func finishWhenQuiet(ending: RTSPPublisher.Ending, reason: String, since left: NIODeadline, deadline: NIODeadline) {
+        let now = loop.now
+        if now - max(lastPacket, left) >= TimeAmount(lingering) || now >= deadline { return finish(ending, reason: reason) }
         loop.assumeIsolated().scheduleTask(in: .milliseconds(20)) { [self] in
             finishWhenQuiet(ending: ending, reason: reason, since: left, deadline: deadline)
         }
@@ -114,7 +114,7 @@ final class RTSPRecording {
     /// depacketized, and its events delivered.
     func receive(packet: UnsafeRawBufferPointer, from connection: ObjectIdentifier) {
         guard connection == publisher, isRecording, stream != nil else { return }
-        lastPacket = .now
+        lastPacket = loop.now
         stream!.depacketizer.append(packet: packet)
         deliver()
     }
@@ -133,7 +133,7 @@ final class RTSPRecording {
     /// Called every ``RTSPServer/Configuration/recordCheckInterval``: the idle timeout
     /// ends the recording.
     func check() {
-        guard isRecording, !isLeaving, let idle = configuration.idleTimeout, ContinuousClock.now - lastPacket > idle else { return }
+        guard isRecording, !isLeaving, let idle = configuration.idleTimeout, loop.now - lastPacket > TimeAmount(idle) else { return }
         let seconds = Double(idle.components.seconds) + Double(idle.components.attoseconds) / 1e18
         finish(.idle, reason: "no packet for \(seconds) s")
     }
