@@ -9,12 +9,13 @@ struct EventLog: Sendable {
 
     init(path: String?) throws { handle = try path.map(CLIIO.openOutput) }
 
-    /// Writes `event` as one line (one `write`, so lines from several followers never mix).
+    /// Writes `event` as one line (one `write`, so lines from several followers never mix); a
+    /// reader that went away costs the events, not the server.
     func write(_ event: ServerEvent) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let handle, let json = try? encoder.encode(event) else { return }
-        handle.write(json + Data("\n".utf8))
+        try? handle.write(contentsOf: json + Data("\n".utf8))
     }
 
     /// Writes each of `events` as it comes, until the sequence ends (await the task for the last).
