@@ -32,7 +32,7 @@
 /// - Access units end at the packet with the marker bit, once they hold a picture; a sender
 ///   that never sets the marker bit is handled by the access-unit boundary rule of
 ///   ``AccessUnitAssembler`` (clause 7.4.1.2.4): its access units come out when the next one
-///   begins, or at ``finish()``.
+///   begins, or at ``RTPDepacketizing/finish()``.
 ///
 /// No packet, however malformed, makes it trap: damaged packets are reported as
 /// ``RTPDepacketizerEvent/diagnostic(_:)`` and skipped.
