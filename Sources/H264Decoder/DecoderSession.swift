@@ -107,15 +107,15 @@ public final class DecoderSession: Sendable {
         self.damaged = damaged
         self.logger = logger
         jobs = JobQueue(label: "H264Decoder.DecoderSession") { next in
-            guard !sink.isInvalidated else { return }
-            do {
-                try next.decoder.decode(next.job, initialFormat: formatDescription) { sink.deliver($0) }
-            } catch {
-                sink.record(error)
-            }
-            if next.decoder.takeDamaged() {
-                damaged.count.add(1, ordering: .relaxed)
-                logger.warning("libavcodec rejected a damaged access unit; decoding goes on")
+            sink.run {
+                // Counted whether or not the access unit also failed.
+                defer {
+                    if next.decoder.takeDamaged() {
+                        damaged.count.add(1, ordering: .relaxed)
+                        logger.warning("libavcodec rejected a damaged access unit; decoding goes on")
+                    }
+                }
+                try next.decoder.decode(next.job, initialFormat: formatDescription, deliver: sink.deliver)
             }
         }
     }

@@ -95,11 +95,8 @@ extension EncoderSession {
     func enqueueRetire(_ lane: Lane) {
         let sink = self.sink
         jobs.async {
-            guard !sink.isInvalidated else { lane.close(); return }
-            do {
+            sink.run {
                 for encoded in try lane.flush() { sink.deliver(encoded) }
-            } catch {
-                sink.record(error)
             }
             lane.close()
         }

@@ -92,14 +92,11 @@ public final class EncoderSession: Sendable {
         // The job queue releases the frame (x264 copied its pixels) before its count falls: a
         // producer woken by waitForQueuedFrames(downTo:) may then write into its buffer in place.
         jobs = JobQueue(label: "H264Encoder.EncoderSession") { job in
-            guard !sink.isInvalidated else { return }
-            do {
+            sink.run {
                 if let encoded = try job.lane.encode(job.frame, presentationTimeStamp: job.presentationTimeStamp,
                                                      duration: job.duration, forceKeyframe: job.forceKeyframe) {
                     sink.deliver(encoded)
                 }
-            } catch {
-                sink.record(error)
             }
         }
     }

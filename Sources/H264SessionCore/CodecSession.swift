@@ -123,8 +123,8 @@ extension CodecSession {
         let codec = try codec(for: call, take)
         let sink = self.sink
         jobs.sync {
-            guard let codec, !sink.isInvalidated else { return }
-            do { try flush(codec) { sink.deliver($0) } } catch { sink.record(error) }
+            guard let codec else { return }
+            sink.run { try flush(codec) { sink.deliver($0) } }
         }
         if let error = sink.takeError() { throw error }
     }
@@ -141,8 +141,7 @@ extension CodecSession {
         guard let codec else { return }
         let sink = self.sink
         jobs.async {
-            guard !sink.isInvalidated else { return }
-            do { try flush(codec) { sink.deliver($0) } } catch { sink.record(error) }
+            sink.run { try flush(codec) { sink.deliver($0) } }
         }
     }
 

@@ -10,7 +10,8 @@ import Synchronization
 /// invalidates) calls ``invalidate()`` here; from then on ``deliver(_:)`` drops every output,
 /// so no output handler call and no `frames` element starts afterwards (a handler call already
 /// running finishes), and `frames` finishes: at once for a consumer that first reads it after
-/// invalidation. Queue jobs ask ``isInvalidated`` before they give the codec more work.
+/// invalidation. Queue jobs run through ``run(_:)``, which gives the codec no more work once
+/// invalidated.
 ///
 /// ## Buffering
 /// `frames` is an `AsyncStream` made once, on first access, with the session's
@@ -98,6 +99,13 @@ package final class OutputSink<Output: Sendable>: Sendable {
             if s.error == nil { s.error = h264 }
             hasError.store(true, ordering: .releasing)   // under the lock: true exactly while an error waits
         }
+    }
+
+    /// Runs one job of the session's queue, which hands its outputs to ``deliver(_:)``: not at
+    /// all once invalidated; an error it throws is kept for the next call (``record(_:)``).
+    package func run(_ job: () throws -> Void) {
+        guard !isInvalidated else { return }
+        do { try job() } catch { record(error) }
     }
 
     /// The error kept by ``record(_:)``, once.

@@ -32,15 +32,15 @@
 /// - Access units end at the packet with the marker bit, once they hold a picture; a sender
 ///   that never sets the marker bit is handled by the access-unit boundary rule of
 ///   ``AccessUnitAssembler`` (clause 7.4.1.2.4): its access units come out when the next one
-///   begins, or at ``finish()``.
+///   begins, or at ``RTPDepacketizing/finish()``.
 ///
 /// No packet, however malformed, makes it trap: damaged packets are reported as
 /// ``RTPDepacketizerEvent/diagnostic(_:)`` and skipped.
 ///
 /// Each access unit is one AVCC array, a copy of its payload bytes. ``RTPZeroCopyDepacketizer``
 /// does the same by the same code without that copy: its access units refer to the buffers the
-/// packets came in.
-public struct RTPDepacketizer: Sendable {
+/// packets came in. Both are ``RTPDepacketizing``: code that only reads events can take either.
+public struct RTPDepacketizer: RTPDepacketizerCoreWrapper {
     /// How packets are received.
     public struct Configuration: Hashable, Sendable {
         /// How many later packets may wait for a missing one before it is declared lost (0: a
@@ -77,18 +77,9 @@ public struct RTPDepacketizer: Sendable {
     /// What the depacketizer found.
     public typealias Event = RTPDepacketizerEvent<AccessUnit>
 
-    /// The configuration.
-    public var configuration: Configuration { core.configuration }
-    /// Packets given to ``append(packet:)-(UnsafeRawBufferPointer)``.
-    public var packetCount: Int { core.packetCount }
-    /// Packets declared lost.
-    public var lostPacketCount: Int { core.lostPacketCount }
-    /// Access units dropped because of loss or damage.
-    public var droppedAccessUnitCount: Int { core.droppedAccessUnitCount }
-    /// The parameter sets seen so far (from the stream, or given at creation, e.g. from an SDP).
-    public var parameterSets: ParameterSetCache { core.parameterSets }
-
-    private var core: RTPDepacketizerCore<AccessUnitAssembler>
+    /// Everything but how access units are kept; its counts, events and end are read through
+    /// ``RTPDepacketizing``.
+    var core: RTPDepacketizerCore<AccessUnitAssembler>
 
     /// Creates a depacketizer, optionally knowing parameter sets already (e.g. from the SDP's
     /// `sprop-parameter-sets`).
@@ -104,30 +95,5 @@ public struct RTPDepacketizer: Sendable {
     /// Takes one received RTP packet held in an array.
     public mutating func append(packet: [UInt8]) {
         packet.withUnsafeBytes { core.append(packet: $0, owner: []) }
-    }
-
-    /// The next event, or nil when none is waiting.
-    @inlinable
-    public mutating func next() -> Event? {
-        // Called after every packet, and most find nothing: that answer is made inline.
-        hasEvents ? nextEvent() : nil
-    }
-
-    /// True when ``next()`` has an event to return. A mutating getter, so that asking does not
-    /// copy the depacketizer.
-    @usableFromInline
-    var hasEvents: Bool { mutating get { core.hasEvents } }
-
-    /// ``next()`` when ``hasEvents``.
-    @usableFromInline
-    mutating func nextEvent() -> Event? {
-        core.next()
-    }
-
-    /// Ends the stream: packets still waiting for a missing one are taken (the missing ones are
-    /// lost), and the last access unit is handed out if it is complete as far as can be told.
-    /// Read the events with ``next()``.
-    public mutating func finish() {
-        core.finish()
     }
 }

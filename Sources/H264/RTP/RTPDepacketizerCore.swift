@@ -121,7 +121,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         return event
     }
 
-    /// See ``RTPDepacketizer/finish()``.
+    /// See ``RTPDepacketizing/finish()``.
     mutating func finish() {
         while !waiting.isEmpty { skipToEarliestWaiting() }
         if fragmentInProgress {

@@ -29,7 +29,7 @@
 /// where the stream needs it: a NAL unit that had to be gathered before it could be placed (a
 /// parameter set split into FU-A fragments, or an FU-A whose first fragment is too short for
 /// its slice header).
-public struct RTPZeroCopyDepacketizer: Sendable {
+public struct RTPZeroCopyDepacketizer: RTPDepacketizerCoreWrapper {
     /// How packets are received (``RTPDepacketizer/Configuration``); here
     /// ``RTPDepacketizer/Configuration/maximumAccessUnitSize`` is at most 1 GiB.
     public typealias Configuration = RTPDepacketizer.Configuration
@@ -40,18 +40,9 @@ public struct RTPZeroCopyDepacketizer: Sendable {
     /// What the depacketizer found (as ``RTPDepacketizer/Event``).
     public typealias Event = RTPDepacketizerEvent<AccessUnitView>
 
-    /// The configuration.
-    public var configuration: Configuration { core.configuration }
-    /// Packets given to ``append(packet:in:)`` and ``append(packet:)``.
-    public var packetCount: Int { core.packetCount }
-    /// Packets declared lost.
-    public var lostPacketCount: Int { core.lostPacketCount }
-    /// Access units dropped because of loss or damage.
-    public var droppedAccessUnitCount: Int { core.droppedAccessUnitCount }
-    /// The parameter sets seen so far (from the stream, or given at creation, e.g. from an SDP).
-    public var parameterSets: ParameterSetCache { core.parameterSets }
-
-    private var core: RTPDepacketizerCore<AccessUnitViewAssembler>
+    /// Everything but how access units are kept; its counts, events and end are read through
+    /// ``RTPDepacketizing``.
+    var core: RTPDepacketizerCore<AccessUnitViewAssembler>
 
     /// Creates a depacketizer, optionally knowing parameter sets already (e.g. from the SDP's
     /// `sprop-parameter-sets`).
@@ -90,28 +81,5 @@ public struct RTPZeroCopyDepacketizer: Sendable {
     /// - Parameter packet: the packet, RTP header first.
     public mutating func append(packet: [UInt8]) {
         packet.withUnsafeBytes { core.append(packet: $0, owner: packet) }
-    }
-
-    /// The next event, or nil when none is waiting.
-    @inlinable
-    public mutating func next() -> Event? {
-        // Called after every packet, and most find nothing: that answer is made inline.
-        hasEvents ? nextEvent() : nil
-    }
-
-    /// True when ``next()`` has an event to return. A mutating getter, so that asking does not
-    /// copy the depacketizer.
-    @usableFromInline
-    var hasEvents: Bool { mutating get { core.hasEvents } }
-
-    /// ``next()`` when ``hasEvents``.
-    @usableFromInline
-    mutating func nextEvent() -> Event? {
-        core.next()
-    }
-
-    /// Ends the stream, as ``RTPDepacketizer/finish()`` does. Read the events with ``next()``.
-    public mutating func finish() {
-        core.finish()
     }
 }
