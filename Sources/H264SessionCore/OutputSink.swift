@@ -1,4 +1,4 @@
-public import H264
+package import H264
 import Synchronization
 
 /// Where a session's outputs go — its output handler and its `frames` asynchronous sequence —

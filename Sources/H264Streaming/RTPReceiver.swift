@@ -122,8 +122,7 @@ final class RTPReceiverHandler: ChannelInboundHandler {
 
     private func deliver() {
         while let event = depacketizer.next() { continuation.yield(event) }
-        let statistics = RTPReceptionStatistics(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
-                                                  droppedAccessUnits: depacketizer.droppedAccessUnitCount)
+        let statistics = RTPReceptionStatistics(counting: depacketizer)
         state.withLock { $0.statistics = statistics }
     }
 

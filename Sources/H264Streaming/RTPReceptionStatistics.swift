@@ -1,3 +1,5 @@
+public import H264
+
 /// What a receiver's depacketizer counted (``RTSPPublisher/statistics``, ``RTPReceiver/statistics``).
 public struct RTPReceptionStatistics: Sendable, Equatable {
     /// RTP packets received.
@@ -12,5 +14,11 @@ public struct RTPReceptionStatistics: Sendable, Equatable {
         self.packets = packets
         self.lostPackets = lostPackets
         self.droppedAccessUnits = droppedAccessUnits
+    }
+
+    /// What `depacketizer` has counted so far.
+    public init(counting depacketizer: some RTPDepacketizing) {
+        self.init(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
+                  droppedAccessUnits: depacketizer.droppedAccessUnitCount)
     }
 }

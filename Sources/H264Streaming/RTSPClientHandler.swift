@@ -127,8 +127,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
             }
         }
         self.depacketizer = depacketizer
-        let statistics = RTPReceptionStatistics(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
-                                                droppedAccessUnits: depacketizer.droppedAccessUnitCount)
+        let statistics = RTPReceptionStatistics(counting: depacketizer)
         state.withLock { $0.statistics = statistics }
     }
 

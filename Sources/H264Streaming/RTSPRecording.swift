@@ -126,8 +126,7 @@ final class RTSPRecording {
         var events: [RTSPPublisher.Element] = []
         while let event = depacketizer.next() { events.append(event) }
         self.stream?.depacketizer = depacketizer
-        published.deliver(events, statistics: .init(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
-                                                    droppedAccessUnits: depacketizer.droppedAccessUnitCount))
+        published.deliver(events, statistics: RTPReceptionStatistics(counting: depacketizer))
     }
 
     /// Called every ``RTSPServer/Configuration/recordCheckInterval``: the idle timeout
