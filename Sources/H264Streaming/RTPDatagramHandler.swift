@@ -1,7 +1,8 @@
 import NIOCore
 
-/// The RTP socket of a recording UDP session of an ``RTSPServer`` (a record path): passes each datagram from the
-/// publisher's host to `receive`, and drops datagrams from anywhere else.
+/// A UDP socket of an ``RTSPServer`` session or of an ``RTSPClient``: passes each datagram from
+/// the peer's host to `receive` (a publisher's RTP, a viewer's RTCP receiver reports), and
+/// drops datagrams from anywhere else.
 final class RTPDatagramHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 

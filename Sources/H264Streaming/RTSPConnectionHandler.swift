@@ -288,6 +288,13 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                         rtcp.close(promise: nil)
                         return respond(context: context, RTSPResponse(status: .internalServerError, cSeq: cSeq))
                     }
+                } else {
+                    // Play: the viewer's RTCP receiver reports keep its session alive (players
+                    // such as VLC send no other keepalive over UDP).
+                    let box = NIOLoopBound(self, eventLoop: context.eventLoop), loop = context.eventLoop
+                    try? rtcp.pipeline.syncOperations.addHandler(RTPDatagramHandler(from: remote) { _ in
+                        box.value.timeouts.heard(hasPartialMessage: box.value.reader.hasPartialMessage, at: loop.now)
+                    })
                 }
                 let port = rtp.localAddress?.port ?? 0
                 chosen.serverPorts = port...(port + 1)

@@ -1,0 +1,53 @@
+import H264
+import H264Streaming
+import NIOCore
+import NIOPosix
+import Testing
+
+/// A UDP viewer that only sends RTCP receiver reports (as VLC does) keeps its RTSP session
+/// alive; once the reports stop, the session times out.
+@Suite(.timeLimit(.minutes(1))) struct RTSPServerKeepaliveTests {
+    @Test func receiverReportsKeepAUDPViewersSessionAlive() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var configuration = RTSPServer.Configuration()
+        configuration.sessionTimeout = .seconds(1)
+        configuration.checkInterval = .milliseconds(50)
+        let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group, configuration: configuration)
+        let port = try #require(server.localAddress?.port)
+        _ = server.mount("/live", format: StreamingFixtures.stream.format)
+        let ended = Task { () -> (reason: String, at: ContinuousClock.Instant)? in
+            for await event in server.events {
+                if case .sessionEnded(_, let reason) = event { return (reason, .now) }
+            }
+            return nil
+        }
+
+        let socket = try await DatagramBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+        let clientPort = try #require(socket.localAddress?.port)
+        let viewer = try await RTSPTestConnection(port: port, group: group)
+        let url = server.url(host: "127.0.0.1", path: "/live")
+        let setup = try await viewer.request("SETUP", url + "/track1",
+                                             headers: [("Transport", "RTP/AVP;unicast;client_port=\(clientPort)-\(clientPort + 1)")])
+        #expect(setup.status == .ok)
+        let transport = try #require(try RTSPTransport.parseList(setup.header("Transport") ?? "").first)
+        let serverRTCP = try SocketAddress(ipAddress: "127.0.0.1", port: try #require(transport.serverPorts?.upperBound))
+        let session = String(setup.header("Session")?.split(separator: ";").first ?? "")
+        #expect(try await viewer.request("PLAY", url, headers: [("Session", session)]).status == .ok)
+
+        // 2.5 s of receiver reports, one every 250 ms: 2.5 session timeouts with nothing on the RTSP connection.
+        let receiverReport: [UInt8] = [0x80, 201, 0, 1, 0x12, 0x34, 0x56, 0x78]
+        for _ in 0..<10 {
+            try await socket.writeAndFlush(AddressedEnvelope(remoteAddress: serverRTCP, data: ByteBuffer(bytes: receiverReport)))
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let stopped = ContinuousClock.now
+        let ending = try #require(await ended.value)
+        #expect(ending.reason == "timed out")
+        #expect(ending.at > stopped, "the session lived while the reports came")
+
+        await viewer.close()
+        try await socket.close()
+        await server.shutdown()
+        try await group.shutdownGracefully()
+    }
+}
