@@ -7,15 +7,17 @@ extension SessionDescription {
     ///
     /// - Parameter reorderWindow: how many later packets may wait for a missing one before it
     ///   counts as lost.
-    /// - Throws: `H264Error` `unsupported` for packetization-mode 2 (interleaved); the
-    ///   configuration record's error for parameter sets that do not parse.
+    /// Parameter sets in the SDP that do not parse (a camera's broken `sprop-parameter-sets`,
+    /// retina#102) are left out, as FFmpeg leaves them: the stream's in-band ones are used.
+    ///
+    /// - Throws: `H264Error` `unsupported` for packetization-mode 2 (interleaved).
     public func depacketizer(reorderWindow: Int = 16) throws(H264Error) -> RTPDepacketizer {
         guard packetizationMode != 2 else {
             throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
         }
         var parameterSets = ParameterSetCache()
-        if let format = try? formatDescription() {
-            parameterSets = try ParameterSetCache(configurationRecord: format.configurationRecord)
+        if let format = try? formatDescription(), let cache = try? ParameterSetCache(configurationRecord: format.configurationRecord) {
+            parameterSets = cache
         }
         return RTPDepacketizer(configuration: .init(reorderWindow: reorderWindow, payloadType: payloadType),
                                parameterSets: parameterSets)

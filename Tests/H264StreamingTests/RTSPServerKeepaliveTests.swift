@@ -10,7 +10,7 @@ import Testing
     @Test func receiverReportsKeepAUDPViewersSessionAlive() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var configuration = RTSPServer.Configuration()
-        configuration.sessionTimeout = .seconds(1)
+        configuration.sessionTimeout = .seconds(2)
         configuration.checkInterval = .milliseconds(50)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group, configuration: configuration)
         let port = try #require(server.localAddress?.port)
@@ -34,11 +34,14 @@ import Testing
         let session = String(setup.header("Session")?.split(separator: ";").first ?? "")
         #expect(try await viewer.request("PLAY", url, headers: [("Session", session)]).status == .ok)
 
-        // 2.5 s of receiver reports, one every 250 ms: 2.5 session timeouts with nothing on the RTSP connection.
+        // 4 s of receiver reports, one every 200 ms (a loaded machine may stretch that 10-fold
+        // and still stay within the 2 s timeout): twice the session timeout with nothing on the
+        // RTSP connection.
         let receiverReport: [UInt8] = [0x80, 201, 0, 1, 0x12, 0x34, 0x56, 0x78]
-        for _ in 0..<10 {
+        let reporting = ContinuousClock.now
+        while ContinuousClock.now - reporting < .seconds(4) {
             try await socket.writeAndFlush(AddressedEnvelope(remoteAddress: serverRTCP, data: ByteBuffer(bytes: receiverReport)))
-            try await Task.sleep(for: .milliseconds(250))
+            try await Task.sleep(for: .milliseconds(200))
         }
         let stopped = ContinuousClock.now
         let ending = try #require(await ended.value)

@@ -31,6 +31,12 @@ public struct SessionDescription: Hashable, Sendable {
     /// `a=control:` of the video media (RFC 2326 appendix C.1.1): the URL, absolute or
     /// relative to the RTSP `Content-Base`, that a client names in its SETUP; nil when absent.
     public var control: String?
+    /// What parsing tolerated (code ``H264Error/Code/invalidSessionDescription``, the field, the
+    /// byte offset of its line): a malformed `c=` line, a `profile-level-id` in base64 or not
+    /// readable, `sprop-parameter-sets` entries that are not parameter sets (skipped: the
+    /// stream's in-band ones are used), an `fmtp` for another payload type than the `rtpmap`'s.
+    /// Real cameras send all of these, and FFmpeg plays them. Empty for a description made here.
+    public var warnings: [H264Error] = []
 
     /// Creates a description from its fields.
     public init(sessionName: String = "h264", address: String, port: Int, payloadType: UInt8 = 96, clockRate: Int = 90_000,
@@ -87,12 +93,11 @@ public struct SessionDescription: Hashable, Sendable {
         return lines.map { $0 + "\r\n" }.joined()
     }
 
-    /// Parses an SDP text.
+    /// Parses an SDP text, tolerating what real cameras send (see ``warnings``).
     ///
     /// - Throws: ``H264Error/Code/invalidSessionDescription`` (field: the SDP line or parameter)
-    ///   without an H.264 `m=video` section, or with a malformed `m=`, `c=`, `rtpmap`,
-    ///   `packetization-mode` or `profile-level-id`; ``H264Error/Code/valueOutOfRange`` (field
-    ///   `base64`) for a malformed `sprop-parameter-sets` entry.
+    ///   without an H.264 `m=video` section, or with a malformed `m=`, `rtpmap` or
+    ///   `packetization-mode`: what decides how the packets are read.
     public init(parsing text: String) throws(H264Error) {
         var sessionName = ""
         var sessionAddress: String?
@@ -101,8 +106,9 @@ public struct SessionDescription: Hashable, Sendable {
         var port: Int?
         var formats: [UInt8] = []
         var rtpmaps: [UInt8: Int] = [:]
-        var fmtps: [UInt8: Substring] = [:]
+        var fmtps: [UInt8: (parameters: Substring, offset: Int)] = [:]
         var control: String?
+        var warnings: [H264Error] = []
         // "\r\n" is one Character: split on any line end.
         for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
             let offset = text.utf8.distance(from: text.startIndex, to: line.startIndex)
@@ -126,7 +132,10 @@ public struct SessionDescription: Hashable, Sendable {
             if kind == "c", !doneVideo {
                 let fields = value.split(separator: " ")
                 guard fields.count >= 3, fields[0] == "IN" else {
-                    throw H264Error(.invalidSessionDescription, field: "c=", byteOffset: offset, "malformed connection line \"\(line)\"")
+                    // go2rtc#1663: a camera's `c=IN` without an address.
+                    warnings.append(H264Error(.invalidSessionDescription, field: "c=", byteOffset: offset,
+                                              "malformed connection line \"\(line)\" ignored"))
+                    continue
                 }
                 let address = String(fields[2].split(separator: "/").first ?? fields[2])
                 if inVideo { mediaAddress = address } else if !doneVideo { sessionAddress = address }
@@ -138,8 +147,8 @@ public struct SessionDescription: Hashable, Sendable {
                     throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed \"\(line)\"")
                 }
                 let encoding = fields[1].split(separator: "/")
-                if encoding.count >= 2, encoding[0].uppercased() == "H264" {
-                    guard let rate = Int(encoding[1]), rate > 0 else {
+                if encoding.count >= 2, encoding[0].trimmingSpaces.uppercased() == "H264" {
+                    guard let rate = Int(encoding[1].trimmingSpaces), rate > 0 else {
                         throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed clock rate in \"\(line)\"")
                     }
                     rtpmaps[type] = rate
@@ -148,43 +157,74 @@ public struct SessionDescription: Hashable, Sendable {
                 control = String(value.dropFirst("control:".count).trimmingSpaces)
             } else if value.hasPrefix("fmtp:") {
                 let fields = value.dropFirst("fmtp:".count).split(separator: " ", maxSplits: 1)
-                if let type = UInt8(fields.first ?? ""), fields.count == 2 { fmtps[type] = fields[1] }
+                if let type = UInt8(fields.first ?? ""), fields.count == 2 { fmtps[type] = (fields[1], offset) }
             }
         }
         guard let port, let payloadType = formats.first(where: { rtpmaps[$0] != nil }), let clockRate = rtpmaps[payloadType] else {
             throw H264Error(.invalidSessionDescription, field: "m=video", "no video media with an H264 rtpmap")
         }
+        var fmtp = fmtps[payloadType]
+        if fmtp == nil, fmtps.count == 1, let (type, other) = fmtps.first {
+            // retina#110: a camera whose fmtp names another payload type than its rtpmap.
+            warnings.append(H264Error(.invalidSessionDescription, field: "a=fmtp", byteOffset: other.offset,
+                                      "the fmtp of payload type \(type) used for payload type \(payloadType)"))
+            fmtp = other
+        }
+        let parameters = try Self.formatParameters(fmtp?.parameters ?? "", offset: fmtp?.offset, warnings: &warnings)
+        self.init(sessionName: sessionName, address: mediaAddress ?? sessionAddress ?? "", port: port, payloadType: payloadType,
+                  clockRate: clockRate, packetizationMode: parameters.mode, profileLevelId: parameters.profileLevelId,
+                  parameterSets: parameters.parameterSets)
+        self.control = control
+        self.warnings = warnings
+    }
+
+    /// The `fmtp` parameters of the stream (RFC 6184 clause 8.1), read as FFmpeg reads them:
+    /// spaces around names and values, a `profile-level-id` in base64 (retina#68) or unreadable
+    /// (kept as nil), and `sprop-parameter-sets` entries that are not SPS or PPS (retina#42,
+    /// VStarcam: a NAL header with the forbidden bit; FFmpeg#181, Hikvision: an empty entry)
+    /// are tolerated, each with a warning at the fmtp line's `offset`.
+    private static func formatParameters(_ text: Substring, offset: Int?, warnings: inout [H264Error]) throws(H264Error)
+        -> (mode: Int, profileLevelId: [UInt8]?, parameterSets: [[UInt8]]) {
         var mode = 0
         var profileLevelId: [UInt8]?
         var parameterSets: [[UInt8]] = []
-        for parameter in (fmtps[payloadType] ?? "").split(separator: ";") {
+        func warn(_ field: String, _ message: String) {
+            warnings.append(H264Error(.invalidSessionDescription, field: field, byteOffset: offset, message))
+        }
+        for parameter in text.split(separator: ";") {
             let pair = parameter.split(separator: "=", maxSplits: 1)
             guard pair.count == 2 else { continue }
             let key = pair[0].trimmingSpaces.lowercased(), value = pair[1].trimmingSpaces
             switch key {
             case "packetization-mode":
                 guard let number = Int(value), (0...2).contains(number) else {
-                    throw H264Error(.invalidSessionDescription, field: "packetization-mode", "\"\(value)\" is not 0, 1 or 2")
+                    throw H264Error(.invalidSessionDescription, field: "packetization-mode", byteOffset: offset, "\"\(value)\" is not 0, 1 or 2")
                 }
                 mode = number
             case "profile-level-id":
                 let digits = Array(value.utf8)
-                guard digits.count == 6, let bytes = Self.hexBytes(digits) else {
-                    throw H264Error(.invalidSessionDescription, field: "profile-level-id", "\"\(value)\" is not 6 hex digits")
+                if digits.count == 6, let bytes = hexBytes(digits) {
+                    profileLevelId = bytes
+                } else if let bytes = try? Base64.decode(value), bytes.count == 3 {
+                    profileLevelId = bytes
+                    warn("profile-level-id", "\"\(value)\" is base64, not 6 hex digits: read as \(bytes.map { String($0, radix: 16) })")
+                } else {
+                    warn("profile-level-id", "\"\(value)\" is not 6 hex digits: ignored")
                 }
-                profileLevelId = bytes
             case "sprop-parameter-sets":
-                for entry in value.split(separator: ",") where !entry.isEmpty {
-                    let unit = try Base64.decode(entry)
-                    if !unit.isEmpty { parameterSets.append(unit) }
+                for entry in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    let unit = try? Base64.decode(entry.trimmingSpaces)
+                    guard let unit, let header = unit.first, header & 0x80 == 0, [7, 8].contains(header & 0x1F), unit.count > 1 else {
+                        warn("sprop-parameter-sets", "entry \"\(entry)\" is not a parameter set: skipped (the in-band ones are used)")
+                        continue
+                    }
+                    parameterSets.append(unit)
                 }
             default:
                 break
             }
         }
-        self.init(sessionName: sessionName, address: mediaAddress ?? sessionAddress ?? "", port: port, payloadType: payloadType,
-                  clockRate: clockRate, packetizationMode: mode, profileLevelId: profileLevelId, parameterSets: parameterSets)
-        self.control = control
+        return (mode, profileLevelId, parameterSets)
     }
 
     private func hex(_ byte: UInt8) -> String {
