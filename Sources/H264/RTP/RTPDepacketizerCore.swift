@@ -183,7 +183,9 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     /// out of line.
     @inline(__always)
     private mutating func fragmentUnit(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
-        guard payload.count >= 3 else {
+        // Indicator and FU header; a fragment without payload bytes is allowed (retina#115: cameras
+        // end NAL units with an empty end fragment).
+        guard payload.count >= 2 else {
             reportShortFragment(payload.count, header)
             return
         }
@@ -278,7 +280,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         guard admit(byteCount: fragmentByteCount, header) else { return }
         fragmentIsDirect = false
         storage.endNALUnit()
-        account(byteCount: fragmentByteCount, type: fragmentType)
+        account(byteCount: fragmentByteCount, type: fragmentType, timestamp: header.timestamp)
     }
 
     /// A packet other than the continuation of an FU-A arrived while one was in progress.
@@ -306,7 +308,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
             pendingByteCount = 0
             pendingTimestamp = header.timestamp
         }
-        account(byteCount: nalUnit.count, type: nalUnit[0] & 0x1F)
+        account(byteCount: nalUnit.count, type: nalUnit[0] & 0x1F, timestamp: header.timestamp)
     }
 
     /// Whether a NAL unit of `byteCount` bytes ending in the packet with `header` may join the
@@ -327,12 +329,18 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         return true
     }
 
-    /// Counts a NAL unit of `byteCount` bytes and type `type` (0…31) given to the storage.
-    private mutating func account(byteCount: Int, type: UInt8) {
+    /// Counts a NAL unit of `byteCount` bytes and type `type` (0…31), from a packet stamped
+    /// `timestamp`, given to the storage. The access unit takes the timestamp of its first VCL
+    /// NAL unit: a camera that sends SPS and PPS with the previous picture's timestamp
+    /// (retina#13, Reolink) still gets its pictures' times.
+    private mutating func account(byteCount: Int, type: UInt8, timestamp: UInt32) {
         streamOffset += 4 + byteCount
         pendingByteCount += 4 + byteCount
         pendingNALCount += 1
-        if (1...5).contains(type) { pendingHasVCL = true }
+        if (1...5).contains(type) {
+            if !pendingHasVCL { pendingTimestamp = timestamp }
+            pendingHasVCL = true
+        }
     }
 
     private mutating func closeAccessUnit(endedByMarker: Bool) {
