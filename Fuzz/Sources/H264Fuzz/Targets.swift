@@ -510,8 +510,11 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     static func rtsp(_ bytes: [UInt8]) {
+        // The first byte's low bit picks a server's reader or a client's (which skips junk).
+        let resynchronizing = (bytes.first ?? 0) & 1 == 1
         func read(chunk: Int) -> (messages: [RTSPMessageReader.Message], error: H264Error?) {
-            var reader = RTSPMessageReader(limits: .init(maximumRequestLineSize: 256, maximumHeaderSize: 1024, maximumBodySize: 512))
+            var reader = RTSPMessageReader(limits: .init(maximumRequestLineSize: 256, maximumHeaderSize: 1024, maximumBodySize: 512),
+                                           resynchronizing: resynchronizing)
             var messages: [RTSPMessageReader.Message] = []
             var offset = 0
             while offset < bytes.count {

@@ -27,6 +27,11 @@
 ///   returns nil (fatal: answer once and close the connection).
 /// - Empty lines between messages are skipped (as HTTP/1.1 servers do); header lines may end
 ///   in CRLF or a bare LF, and a line starting with a space or tab continues the previous one.
+/// - A client's reader (``init(limits:resynchronizing:)`` with `resynchronizing`) skips bytes
+///   that begin neither an interleaved frame (`$`, a channel, a length, an RTP or RTCP
+///   packet), nor a response (`RTSP/`), nor a request (an upper-case method and a space), as
+///   FFmpeg and VLC do: cameras send garbage between interleaved frames (gortsplib#653, a
+///   Canon VB-H47). ``skippedByteCount`` counts them.
 public struct RTSPMessageReader: Sendable {
     /// The bounds of what one message may hold.
     public struct Limits: Hashable, Sendable {
@@ -62,13 +67,19 @@ public struct RTSPMessageReader: Sendable {
 
     /// The bounds in force.
     public let limits: Limits
+    /// True for a client's reader: junk between messages is skipped (see the type's notes).
+    public let resynchronizing: Bool
+    /// The bytes skipped as junk so far, CR and LF not counted (only when ``resynchronizing``).
+    public private(set) var skippedByteCount = 0
     private var buffer: [UInt8] = []
     private var start = 0
     private var failed = false
 
-    /// Creates a reader with `limits`.
-    public init(limits: Limits = Limits()) {
+    /// Creates a reader with `limits`; a client passes `resynchronizing: true` to skip what a
+    /// camera sends between messages that is none.
+    public init(limits: Limits = Limits(), resynchronizing: Bool = false) {
         self.limits = limits
+        self.resynchronizing = resynchronizing
     }
 
     /// True when bytes of an unfinished message are waiting (for a request timeout).
@@ -96,6 +107,14 @@ public struct RTSPMessageReader: Sendable {
     public mutating func next() throws(H264Error) -> Message? {
         guard !failed else { return nil }
         while start < buffer.count, buffer[start] == 0x0D || buffer[start] == 0x0A { start += 1 }
+        if resynchronizing {
+            while start < buffer.count {
+                guard let begins = beginsMessage(at: start) else { return nil }
+                if begins { break }
+                if buffer[start] != 0x0D && buffer[start] != 0x0A { skippedByteCount += 1 }
+                start += 1
+            }
+        }
         guard start < buffer.count else { return nil }
         if buffer[start] == UInt8(ascii: "$") {
             guard buffer.count - start >= 4 else { return nil }
@@ -117,6 +136,29 @@ public struct RTSPMessageReader: Sendable {
     }
 
     // MARK: - Internals
+
+    /// Whether the bytes at `index` begin an interleaved frame carrying RTP or RTCP (version 2),
+    /// a response (`RTSP/`) or a request (an upper-case method and a space); nil when more
+    /// bytes are needed to tell.
+    private func beginsMessage(at index: Int) -> Bool? {
+        let available = buffer.count - index
+        switch buffer[index] {
+        case UInt8(ascii: "$"):
+            guard available >= 5 else { return nil }
+            return buffer[index + 2] == 0 && buffer[index + 3] == 0 || buffer[index + 4] >> 6 == 2
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            let status = Array("RTSP/".utf8)
+            if buffer[index...].starts(with: status.prefix(available)) { return available >= status.count ? true : nil }
+            for offset in 1..<min(available, 24) {
+                let byte = buffer[index + offset]
+                if byte == 0x20 { return true }
+                guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "_") else { return false }
+            }
+            return available < 24 ? nil : false
+        default:
+            return false
+        }
+    }
 
     /// The end of the header section (the index after its empty line), or nil if not there yet.
     private func headerEnd() throws(H264Error) -> Int? {
