@@ -115,8 +115,7 @@ public final class Broadcaster: Sendable {
 
     /// Registers a connected client; it waits for the next IDR, which it asks for — or, when
     /// the broadcaster keeps the GOP and holds one, it is written the kept frames (on its
-    /// channel's event loop: at once when called there, as the servers' handlers do) and then
-    /// every live frame. The channel is written ``LiveFrame``s (wrapped in an internal message
+    /// channel's event loop, in a turn of its own after this call) and then every live frame. The channel is written ``LiveFrame``s (wrapped in an internal message
     /// its handler unwraps: use the servers' handlers, or a channel that only counts writes).
     ///
     /// - Returns: the client's number, for ``remove(_:)``.
@@ -134,19 +133,20 @@ public final class Broadcaster: Sendable {
         }
         logger.info("client \(id) joined from \(address)")
         eventSink.yield(.viewerJoined(client: id, address: address))
-        if !keeping {
-            keyframeRequestMade()
-        } else if channel.eventLoop.inEventLoop {
-            startFromKeptGOP(id, channel: channel)
-        } else {
+        if keeping {
+            // Later on the loop, so the caller (a handler) has recorded the id before frames come.
             channel.eventLoop.execute { self.startFromKeptGOP(id, channel: channel) }
+        } else {
+            keyframeRequestMade()
         }
         return id
     }
 
     /// On `channel`'s event loop: hands client `id` the kept GOP and makes it stream, or (none
-    /// kept) makes it ask for an IDR. Live frames broadcast from other threads are queued behind
-    /// these writes on the same loop, so none can come before the kept ones.
+    /// kept) makes it ask for an IDR. Until then live frames pass the client by (the kept GOP
+    /// takes them); from then on their writes, made off this loop, are queued on it behind
+    /// these, and one broadcast on this loop runs before or after this whole turn: no live
+    /// frame can come before the kept ones, and none is missed.
     private func startFromKeptGOP(_ id: Int, channel: any Channel) {
         let kept: [LiveFrame]? = state.withLock { s in
             guard var client = s.clients[id], client.joining else { return nil }
