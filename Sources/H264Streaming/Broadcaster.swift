@@ -10,7 +10,10 @@ import Synchronization // Atomic (a flag, not a lock: Locked guards the client t
 /// ``AnnexBFanOutServer``, or any channel registered with ``add(_:)``.
 ///
 /// Every frame is written as one value to every client that is streaming. A new client waits for an IDR and asks for one (forced on the next
-/// frame, shared by every client waiting then). A client with `queueLimit` frames written but
+/// frame, shared by every client waiting then) — or, when the broadcaster keeps the current GOP
+/// (``init(queueLimit:keepingGOP:logger:onKeyframeRequest:)`` with a ``GOPKeeping``, for a relay
+/// that cannot force an IDR upstream), starts at once with the kept frames from the last IDR on,
+/// written back to back and before any live frame, then the live ones. A client with `queueLimit` frames written but
 /// not yet taken by the kernel is skipped: it gets nothing until its queue has drained to a
 /// quarter and an IDR comes (it asks for one then). A client that left is removed when its
 /// channel closes; writes to it fail quietly.
@@ -26,6 +29,9 @@ public final class Broadcaster: Sendable {
         var askedForKeyframe = true
         var queuedFrames = 0
         var framesSent = 0
+        /// Registered, about to be handed the kept GOP on its event loop; live frames pass it by
+        /// until then (the kept GOP takes them meanwhile).
+        var joining = false
     }
 
     private struct State {
@@ -34,6 +40,8 @@ public final class Broadcaster: Sendable {
         var totalClients = 0
         var maxConcurrent = 0
         var overflows = 0
+        var startsFromKeptGOP = 0
+        var kept: KeptGOP?
     }
 
     /// What the stream has served so far.
@@ -44,9 +52,11 @@ public final class Broadcaster: Sendable {
         public var maxConcurrent: Int
         /// Times a client fell `queueLimit` frames behind and was skipped to the next IDR.
         public var overflows: Int
+        /// Clients that started with the kept GOP instead of waiting for an IDR (see ``GOPKeeping``).
+        public var startsFromKeptGOP: Int
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let keyframeRequested = Atomic<Bool>(false)
     private let queueLimit: Int
     private let logger: Logger
@@ -62,11 +72,19 @@ public final class Broadcaster: Sendable {
     ///
     /// - Parameters:
     ///   - queueLimit: frames a client may have in flight before it is skipped to the next IDR.
+    ///   - keepingGOP: keep the frames since the last IDR, within these limits, and start each
+    ///     client that joins with them (a relay); nil (an encoder that can force an IDR): a
+    ///     client that joins asks for an IDR and waits for it.
     ///   - logger: gets an `info` message for each join, leave and skip.
     ///   - onKeyframeRequest: called (outside the lock) whenever a client asks for an IDR, so
     ///     the pacer can encode the next frame early instead of waiting for its deadline.
-    public init(queueLimit: Int, logger: Logger = .streamingSilent,
+    public init(queueLimit: Int, keepingGOP: GOPKeeping? = nil, logger: Logger = .streamingSilent,
                 onKeyframeRequest: @escaping @Sendable () -> Void = {}) {
+        var state = State()
+        state.kept = keepingGOP.map { limits in
+            KeptGOP(limits: GOPKeeping(byteLimit: limits.byteLimit, frameLimit: min(limits.frameLimit, max(1, queueLimit - 1))))
+        }
+        self.state = Locked(state)
         self.queueLimit = queueLimit
         self.logger = logger
         self.keyframeRequestMade = onKeyframeRequest
@@ -80,7 +98,8 @@ public final class Broadcaster: Sendable {
 
     /// What the stream has served so far.
     public var statistics: Statistics {
-        state.withLock { Statistics(clients: $0.totalClients, maxConcurrent: $0.maxConcurrent, overflows: $0.overflows) }
+        state.withLock { Statistics(clients: $0.totalClients, maxConcurrent: $0.maxConcurrent, overflows: $0.overflows,
+                                startsFromKeptGOP: $0.startsFromKeptGOP) }
     }
 
     /// The clients registered now (streaming or waiting for an IDR).
@@ -94,26 +113,76 @@ public final class Broadcaster: Sendable {
         keyframeRequested.exchange(false, ordering: .acquiringAndReleasing)
     }
 
-    /// Registers a connected client; it waits for the next IDR, which it asks for. The
-    /// channel is written ``LiveFrame``s (wrapped in an internal message its handler unwraps:
-    /// use the servers' handlers, or a channel that only counts writes).
+    /// Registers a connected client; it waits for the next IDR, which it asks for — or, when
+    /// the broadcaster keeps the GOP and holds one, it is written the kept frames (on its
+    /// channel's event loop, in a turn of its own after this call) and then every live frame. The channel is written ``LiveFrame``s (wrapped in an internal message
+    /// its handler unwraps: use the servers' handlers, or a channel that only counts writes).
     ///
     /// - Returns: the client's number, for ``remove(_:)``.
     public func add(_ channel: any Channel) -> Int {
         let address = channel.remoteAddress.map { "\($0)" } ?? "?"
-        let id = state.withLock { s in
+        let (id, keeping) = state.withLock { s in
             let id = s.nextId
             s.nextId += 1
-            s.clients[id] = Client(channel: channel, address: address)
+            let keeping = s.kept != nil
+            s.clients[id] = Client(channel: channel, address: address, askedForKeyframe: !keeping, joining: keeping)
             s.totalClients += 1
             s.maxConcurrent = max(s.maxConcurrent, s.clients.count)
-            keyframeRequested.store(true, ordering: .releasing)
-            return id
+            if !keeping { keyframeRequested.store(true, ordering: .releasing) }
+            return (id, keeping)
         }
-        keyframeRequestMade()
         logger.info("client \(id) joined from \(address)")
         eventSink.yield(.viewerJoined(client: id, address: address))
+        if keeping {
+            // Later on the loop, so the caller (a handler) has recorded the id before frames come.
+            channel.eventLoop.execute { self.startFromKeptGOP(id, channel: channel) }
+        } else {
+            keyframeRequestMade()
+        }
         return id
+    }
+
+    /// On `channel`'s event loop: hands client `id` the kept GOP and makes it stream, or (none
+    /// kept) makes it ask for an IDR. Until then live frames pass the client by (the kept GOP
+    /// takes them); from then on their writes, made off this loop, are queued on it behind
+    /// these, and one broadcast on this loop runs before or after this whole turn: no live
+    /// frame can come before the kept ones, and none is missed.
+    private func startFromKeptGOP(_ id: Int, channel: any Channel) {
+        let kept: [LiveFrame]? = state.withLock { s in
+            guard var client = s.clients[id], client.joining else { return nil }
+            client.joining = false
+            let frames = s.kept?.startingFrames
+            if let frames {
+                client.streaming = true
+                client.queuedFrames += frames.count
+                client.framesSent += frames.count
+                s.startsFromKeptGOP += 1
+            } else {
+                client.askedForKeyframe = true
+                keyframeRequested.store(true, ordering: .releasing)
+            }
+            s.clients[id] = client
+            return frames ?? []
+        }
+        guard let kept else { return }
+        guard !kept.isEmpty else {
+            keyframeRequestMade()
+            return
+        }
+        logger.info("client \(id) starts with the kept GOP (\(kept.count) frames)")
+        for (index, frame) in kept.enumerated() {
+            send(.frame(frame), to: channel, id: id, flushing: index == kept.count - 1)
+        }
+    }
+
+    /// Writes `message` to client `id`, which counts as queued until the write completes; a
+    /// failed write closes the channel.
+    private func send(_ message: BroadcastWrite, to channel: any Channel, id: Int, flushing: Bool) {
+        let written = flushing ? channel.writeAndFlush(message) : channel.write(message)
+        written.whenComplete { result in
+            self.state.withLock { s in s.clients[id]?.queuedFrames -= 1 }
+            if case .failure = result { channel.close(promise: nil) }
+        }
     }
 
     /// Forgets a client whose channel closed.
@@ -131,8 +200,9 @@ public final class Broadcaster: Sendable {
         var overflowed: [Int] = []
         var requested = false
         state.withLock { s in
+            s.kept?.append(frame)
             var stillWaiting = false
-            for (id, var client) in s.clients {
+            for (id, var client) in s.clients where !client.joining {
                 if client.streaming && client.queuedFrames >= queueLimit {
                     client.streaming = false
                     client.askedForKeyframe = false
@@ -168,13 +238,7 @@ public final class Broadcaster: Sendable {
             logger.info("client \(id) fell \(queueLimit) frames behind: skipped to the next IDR")
             eventSink.yield(.viewerSkipped(client: id, frames: queueLimit))
         }
-        for target in targets {
-            let channel = target.channel, id = target.id
-            channel.writeAndFlush(message).whenComplete { result in
-                self.state.withLock { s in s.clients[id]?.queuedFrames -= 1 }
-                if case .failure = result { channel.close(promise: nil) }
-            }
-        }
+        for target in targets { send(message, to: target.channel, id: target.id, flushing: true) }
     }
 
     /// Closes every client: at once, or after its queued frames were written (`flushing`,

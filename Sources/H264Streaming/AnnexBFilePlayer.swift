@@ -1,0 +1,104 @@
+import Foundation
+import H264
+
+/// An Annex-B H.264 file played as a live source: its access units as ``LiveFrame``s, each
+/// handed out when it is due at the file's frame rate — the way a ``Relay`` simulates a camera
+/// (`h264 relay FILE`), and a way to test a player against a stream that has real GOPs.
+///
+/// The bytes are read in 1 MiB chunks into an `AccessUnitReceiver` (so the file starts at its
+/// first IDR with its SPS and PPS, and access units whose parameter sets are missing are
+/// skipped). The frame rate is the SPS's VUI timing, else ``framesPerSecond``, else 30; frame
+/// *i* is due *i* frame intervals after the first (``FrameSchedule``), and its
+/// ``LiveFrame/presentationTime`` is *i* intervals, in decode order, across loops too. With
+/// ``loops``, the file starts again from the top when it ends (as long as it had a frame).
+///
+/// ```swift
+/// for try await frame in AnnexBFilePlayer(path: "camera.264", loops: true) {
+///     broadcaster.broadcast(frame)
+/// }
+/// ```
+///
+/// Cancelling the task that iterates ends the sequence at once (nil), as an `AsyncStream` does.
+public struct AnnexBFilePlayer: AsyncSequence, Sendable {
+    /// The file's path.
+    public let path: String
+    /// The frame rate when the SPS signals none; nil: 30.
+    public let framesPerSecond: Double?
+    /// True: start again from the top at the end of the file, forever.
+    public let loops: Bool
+
+    /// A player of the file at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: the Annex-B file.
+    ///   - framesPerSecond: the frame rate when the SPS's VUI has no timing; nil: 30.
+    ///   - loops: start again from the top at the end, forever.
+    public init(path: String, framesPerSecond: Double? = nil, loops: Bool = false) {
+        self.path = path
+        self.framesPerSecond = framesPerSecond
+        self.loops = loops
+    }
+
+    /// The frames, each when it is due.
+    public func makeAsyncIterator() -> Iterator { Iterator(player: self) }
+
+    /// Reads the file and paces its access units.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let player: AnnexBFilePlayer
+        private var handle: FileHandle?
+        private var receiver = AccessUnitReceiver()
+        private var ready: [AccessUnit] = []
+        private var atEnd = false
+        private var framesThisPass = 0
+        private var schedule: FrameSchedule?
+        private var index = 0
+
+        init(player: AnnexBFilePlayer) { self.player = player }
+
+        /// The next frame once it is due; nil at the end of the file (without ``AnnexBFilePlayer/loops``)
+        /// or when the task is cancelled.
+        ///
+        /// - Throws: the error of opening or reading the file.
+        public mutating func next() async throws -> LiveFrame? {
+            guard let unit = try nextAccessUnit(), let format = unit.formatDescription else { return nil }
+            if schedule == nil {
+                let rate = format.sequenceParameterSet?.frameRate ?? player.framesPerSecond ?? 30
+                schedule = FrameSchedule(interval: .seconds(1) / Swift.max(rate, 0.001), start: .now)
+            }
+            let deadline = schedule!.deadline
+            if ContinuousClock.now < deadline { try? await Task.sleep(until: deadline, tolerance: .microseconds(500), clock: .continuous) }
+            if Task.isCancelled { return nil }
+            schedule!.advance(now: .now)
+            defer { index += 1 }
+            return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR,
+                             presentationTime: schedule!.interval * index)
+        }
+
+        /// The next access unit holding a picture, reading (and with `loops` reopening) the file as needed.
+        private mutating func nextAccessUnit() throws -> AccessUnit? {
+            while ready.isEmpty {
+                if atEnd {
+                    guard player.loops, framesThisPass > 0 else { return nil }
+                    atEnd = false
+                    framesThisPass = 0
+                }
+                if handle == nil { handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: player.path)) }
+                let chunk = try handle!.read(upToCount: 1 << 20) ?? Data()
+                let events: [AccessUnitReceiver.Event]
+                if chunk.isEmpty {
+                    try handle?.close()
+                    handle = nil
+                    atEnd = true
+                    events = receiver.finish()
+                } else {
+                    events = receiver.receive(chunk)
+                }
+                for case .accessUnit(let unit) in events where unit.hasPicture && unit.formatDescription != nil {
+                    ready.append(unit)
+                }
+                framesThisPass += ready.count
+            }
+            return ready.removeFirst()
+        }
+    }
+}

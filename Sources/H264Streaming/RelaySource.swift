@@ -1,0 +1,106 @@
+import H264
+
+/// Where a ``Relay`` takes its stream from, as ``LiveFrame``s: a camera played with
+/// ``RTSPClient``, a publisher recording to an ``RTSPServer`` record path (``RTSPPublisher``),
+/// or an Annex-B file played at its frame rate (``AnnexBFilePlayer``).
+///
+/// The access units keep their bytes (AVCC) and their timing: a camera's frames carry the
+/// client's presentation time, a publisher's their RTP timestamps as a time since the first
+/// (unwrapped across 2³²), a file's their place at its frame rate. Access units before the
+/// first format (SPS and PPS, from the SDP or in band) is known are dropped: nobody could decode
+/// them. Losses and diagnostics are not frames; the source's own statistics count them.
+///
+/// The sequence ends when the source does (the camera closed, the publisher left, the file
+/// ended without looping), and when the task iterating it is cancelled.
+public struct RelaySource: AsyncSequence, Sendable {
+    private enum Kind: Sendable {
+        case camera(RTSPClient)
+        case publisher(RTSPPublisher)
+        case file(AnnexBFilePlayer)
+    }
+
+    private let kind: Kind
+
+    /// The frames of a camera (or any RTSP server) the client plays.
+    ///
+    /// - Parameter client: the playing client; cancelling the iteration tears it down.
+    public static func camera(_ client: RTSPClient) -> RelaySource { RelaySource(kind: .camera(client)) }
+
+    /// The frames a publisher records (ANNOUNCE and RECORD to an ``RTSPServer`` record path).
+    ///
+    /// - Parameter publisher: the recording publisher.
+    public static func publisher(_ publisher: RTSPPublisher) -> RelaySource { RelaySource(kind: .publisher(publisher)) }
+
+    /// The frames of an Annex-B file, each when it is due at the file's frame rate.
+    ///
+    /// - Parameter player: the file, its fallback frame rate and whether it loops.
+    public static func file(_ player: AnnexBFilePlayer) -> RelaySource { RelaySource(kind: .file(player)) }
+
+    /// The frames, as they come.
+    public func makeAsyncIterator() -> Iterator {
+        switch kind {
+        case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: client.formatDescription)
+        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator(), RTPTimeline()), format: publisher.formatDescription)
+        case .file(let player): Iterator(.file(player.makeAsyncIterator()), format: nil)
+        }
+    }
+
+    /// Turns the source's events into frames.
+    public struct Iterator: AsyncIteratorProtocol {
+        fileprivate enum Events {
+            case camera(AsyncStream<RTSPClient.Event>.AsyncIterator)
+            case publisher(AsyncStream<RTPDepacketizer.Event>.AsyncIterator, RTPTimeline)
+            case file(AnnexBFilePlayer.Iterator)
+        }
+
+        private var events: Events
+        /// The format of the frames (the SDP's, then the latest in band).
+        private var format: FormatDescription?
+
+        fileprivate init(_ events: Events, format: FormatDescription?) {
+            self.events = events
+            self.format = format
+        }
+
+        /// The next frame; nil when the source ended or the task was cancelled.
+        ///
+        /// - Throws: a file's read error.
+        public mutating func next() async throws -> LiveFrame? {
+            while true {
+                switch events {
+                case .file(var player):
+                    defer { events = .file(player) }
+                    return try await player.next()
+                case .camera(var client):
+                    let event = await client.next()
+                    events = .camera(client)
+                    switch event {
+                    case nil: return nil
+                    case .accessUnit(let received, let presentationTime):
+                        if let frame = frame(received.accessUnit, at: presentationTime) { return frame }
+                    case .formatChange(let changed): format = changed
+                    case .loss, .diagnostic: continue
+                    }
+                case .publisher(var publisher, var timeline):
+                    let event = await publisher.next()
+                    guard let event else { return nil }
+                    guard case .accessUnit(let received) = event else {
+                        events = .publisher(publisher, timeline)
+                        continue
+                    }
+                    let time = timeline.time(of: received.timestamp)
+                    events = .publisher(publisher, timeline)
+                    if let frame = frame(received.accessUnit, at: time) { return frame }
+                }
+            }
+        }
+
+        /// `unit` as a frame, in its own format or the last one known; nil without either, or
+        /// without a picture.
+        private mutating func frame(_ unit: AccessUnit, at time: Duration) -> LiveFrame? {
+            if let own = unit.formatDescription { format = own }
+            guard unit.hasPicture, let format else { return nil }
+            return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR, presentationTime: time)
+        }
+    }
+}

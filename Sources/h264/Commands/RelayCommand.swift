@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import H264Streaming
+import Logging
+import NIOPosix
+
+/// `h264 relay SOURCE --rtsp HOST:PORT[/PATH]`: one source (a camera's rtsp:// URL, an Annex-B
+/// file at its frame rate, or with `--listen` a publisher) served to every viewer without
+/// re-encoding (H264Streaming's `Relay`, `RelaySource`, `RTSPServer`, `AnnexBFanOutServer`).
+struct RelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Serve one H.264 source (camera, publisher or file) to any number of viewers, without re-encoding.",
+        discussion: """
+        SOURCE is an rtsp:// URL (played over TCP), or an Annex-B file played at its frame rate (the SPS's VUI timing, \
+        else --fps, else 30; --loop repeats it, else the relay ends after the last frame and exits 0); with --listen \
+        rtsp://HOST:PORT/PATH the source is one publisher pushing there (ffmpeg -f rtsp, rtspclientsink). \
+        Viewers play rtsp://HOST:PORT/PATH (RTP over TCP or UDP), and with --port read raw Annex-B over TCP. \
+        A relay cannot ask its source for an IDR, so it keeps the current GOP (at most --gop-bytes and --gop-frames; \
+        past that nothing is kept until the next IDR) and a viewer who joins starts at once from the last IDR. \
+        SIGINT or SIGTERM stops it (exit status 0). \
+        Example: h264 relay rtsp://camera.local/stream --rtsp 0.0.0.0:8554/cam1, then ffplay rtsp://HOST:8554/cam1.
+        """)
+
+    @Argument(help: "An rtsp:// URL, or an Annex-B file (none with --listen).") var source: String?
+    @OptionGroup var options: RelayOptions
+
+    func validate() throws {
+        guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
+        if options.loop && source?.lowercased().hasPrefix("rtsp://") != false { throw ValidationError("--loop is for a file SOURCE") }
+    }
+
+    func run() async throws { try await runReportingErrors(command: "relay") { try await relay() } }
+
+    private func relay() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let logger = StandardErrorLogHandler.logger(command: "relay", quiet: options.quiet)
+        let relay = Relay(keepingGOP: GOPKeeping(byteLimit: options.gopBytes, frameLimit: options.gopFrames), logger: logger)
+        let (host, port, path) = try options.rtspAddress()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let eventLog = try EventLog(path: options.events)
+        var closeSource: @Sendable () async -> Void = {}
+        var outputs: (rtsp: RTSPServer?, tcp: AnnexBFanOutServer?) = (nil, nil)
+        var followers: [Task<Void, Never>?] = [eventLog.follow(relay.broadcaster.events)]
+        func finish(sourceEnded: Bool) async {
+            await outputs.tcp?.shutdown()
+            await relay.broadcaster.closeAll(flushing: sourceEnded)
+            await outputs.rtsp?.shutdown()
+            await closeSource()
+            try? await group.shutdownGracefully()
+            relay.broadcaster.finishEvents()
+            for follower in followers { await follower?.value }
+        }
+        do {
+            let rtsp = try await listening("RTSP on \(host):\(port)") {
+                try await RTSPServer.start(host: host, port: port, group: group, logger: logger)
+            }
+            outputs.rtsp = rtsp
+            followers.append(eventLog.follow(rtsp.events))
+            if let tcpPort = options.port {
+                outputs.tcp = try await listening("\(options.host):\(tcpPort)") {
+                    try await AnnexBFanOutServer.start(host: options.host, port: tcpPort, group: group, broadcaster: relay.broadcaster)
+                }
+            }
+            let frames = try await open(group: group, eventLog: eventLog, logger: logger, closeSource: &closeSource)
+            let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
+            let work = Task {
+                var announced = false
+                return try await relay.run(frames) { format in
+                    rtsp.mount(path, broadcaster: relay.broadcaster, format: format)
+                    guard !announced else { return }
+                    announced = true
+                    // Announced once the stream is mounted, so a viewer who reads it can play at once.
+                    for url in [tcpURL, rtsp.url(host: host, path: path)].compactMap({ $0 }) { Self.announce(url, eventLog) }
+                }
+            }
+            let outcome = try await StopSignal.catching(onStop: { work.cancel() }) { try await work.value }
+            await finish(sourceEnded: outcome.sourceEnded)
+            if outcome.frames == 0 && outcome.sourceEnded { throw CLIError("the source ended before its first decodable frame") }
+            let stats = relay.broadcaster.statistics
+            if !options.quiet {
+                log("relayed \(outcome.frames) frames to \(stats.clients) viewers (\(stats.startsFromKeptGOP) started from the kept GOP; "
+                    + "\(stats.overflows) skipped to an IDR); \(outcome.sourceEnded ? "the source ended" : "stopped by signal")")
+            }
+        } catch {
+            await finish(sourceEnded: false)
+            throw error
+        }
+    }
+
+    /// The source's frames: the camera played, the file's player, or the first publisher (waited
+    /// for, a signal ending the wait); `closeSource` then tears it down.
+    private func open(group: MultiThreadedEventLoopGroup, eventLog: EventLog, logger: Logger,
+                      closeSource: inout @Sendable () async -> Void) async throws -> RelaySource {
+        if let listen = options.listen {
+            guard listen.lowercased().hasPrefix("rtsp://") else { throw CLIError("--listen wants an rtsp:// URL, not \(listen)") }
+            let (host, port) = try RTSPURI.hostAndPort(of: listen, allowingPortZero: true)
+            let publishPath = String(RTSPURI.path(of: listen).prefix { $0 != "?" })
+            let server = try await listening("RTSP on \(host):\(port)") {
+                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, logger: logger)
+            }
+            closeSource = server.shutdown
+            Self.announce(server.url(host: host), eventLog)
+            var publishers = server.publishers.makeAsyncIterator()
+            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else {
+                throw CLIError("stopped before a publisher came")
+            }
+            return .publisher(publisher)
+        }
+        guard let source else { throw CLIError("no SOURCE") }
+        if source.lowercased().hasPrefix("rtsp://") {
+            var configuration = RTSPClient.Configuration()
+            configuration.userAgent = "h264 relay"
+            let client = try await RTSPClient.open(url: source, group: group, configuration: configuration, logger: logger)
+            closeSource = client.close
+            return .camera(client)
+        }
+        guard FileManager.default.isReadableFile(atPath: source) else { throw CLIError("cannot read \(source)") }
+        return .file(AnnexBFilePlayer(path: source, framesPerSecond: options.fps, loops: options.loop))
+    }
+
+    /// Starts a listener, naming `what` in its error.
+    private func listening<T>(_ what: String, _ start: () async throws -> T) async throws -> T {
+        do { return try await start() } catch { throw CLIError("cannot listen for \(what): \(error)") }
+    }
+
+    /// `listening on URL` on standard error (always) and as a `listening` event.
+    private static func announce(_ url: String, _ eventLog: EventLog) {
+        FileHandle.standardError.write(Data("h264 relay: listening on \(url)\n".utf8))
+        eventLog.write(.listening(url: url))
+    }
+
+    /// Writes `h264 relay: LINE` on standard error.
+    private func log(_ line: String) { FileHandle.standardError.write(Data("h264 relay: \(line)\n".utf8)) }
+}
