@@ -110,7 +110,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
         keepAlive = RTSPClientKeepAlive(interval: interval, request: "\(method) \(uri)", loop: loop) { [self] in
             request(method, uri: uri, headers: [("Session", session)], timeout: timeout, on: loop)
         } onFailure: { [self] error in
-            logger.info("the keepalive failed: \(error)")
+            logger.debug("the keepalive failed: \(error)")
             end(.keepAliveFailed(error))
             context?.close(promise: nil)
         }
