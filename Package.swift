@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // MD5 and SHA-256 for RTSP Digest authentication (RFC 2617 / RFC 7616).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // Counts heap allocations in H264Benchmarks (allocations_per_frame); nothing else uses it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         // `swift package generate-documentation` for the DocC catalogs; no target depends on it.
@@ -69,6 +71,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSwift
         ),

@@ -1,29 +1,66 @@
 #!/usr/bin/python3
-# A GStreamer RTSP server (gst-rtsp-server through python3-gi) for the examples: a live
-# 320x240 30 fps test pattern encoded with openh264 at rtsp://127.0.0.1:PORT/test.
+# A GStreamer RTSP server (gst-rtsp-server through python3-gi) for the examples and the client
+# tests: a live 320x240 30 fps test pattern encoded with openh264 at rtsp://127.0.0.1:PORT/test.
 # Prints one line, `gst-rtsp-server: serving rtsp://127.0.0.1:PORT/test`, on standard output
 # once it listens, then serves until SIGINT or SIGTERM.
-# Usage: /usr/bin/python3 Scripts/gst-rtsp-server.py [PORT]   (0, the default: a free port)
+# Usage: /usr/bin/python3 Scripts/gst-rtsp-server.py [PORT] [options]   (PORT 0, the default: a free port)
+#   --auth basic|digest       ask for --user/--password (default user/password) with that scheme (401 without)
+#   --session-timeout N       sessions time out after N seconds without a keepalive (default 60)
+#   --protocols udp|tcp       serve RTP over that lower transport only (SETUP of the other: 461)
 # Needs Debian's python3-gi and gir1.2-gst-rtsp-server-1.0 (Scripts/install-deps.sh).
+import argparse
 import signal
 import sys
 
 import gi
 
 gi.require_version("Gst", "1.0")
+gi.require_version("GstRtsp", "1.0")
 gi.require_version("GstRtspServer", "1.0")
-from gi.repository import GLib, Gst, GstRtspServer  # noqa: E402
+from gi.repository import GLib, Gst, GstRtsp, GstRtspServer  # noqa: E402
+
+parser = argparse.ArgumentParser()
+parser.add_argument("port", nargs="?", default="0")
+parser.add_argument("--auth", choices=["basic", "digest"])
+parser.add_argument("--user", default="user")
+parser.add_argument("--password", default="password")
+parser.add_argument("--session-timeout", type=int)
+parser.add_argument("--protocols", choices=["udp", "tcp"])
+args = parser.parse_args()
 
 Gst.init(None)
 server = GstRtspServer.RTSPServer()
 server.set_address("127.0.0.1")
-server.set_service(sys.argv[1] if len(sys.argv) > 1 else "0")
+server.set_service(args.port)
 factory = GstRtspServer.RTSPMediaFactory()
 factory.set_launch(
     "( videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
     " ! openh264enc gop-size=30 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )"
 )
 factory.set_shared(True)
+if args.protocols:
+    factory.set_protocols(GstRtsp.RTSPLowerTrans.UDP if args.protocols == "udp" else GstRtsp.RTSPLowerTrans.TCP)
+if args.auth:
+    # As gst-rtsp-server's examples test-auth.c and test-auth-digest.c: one user whose token has
+    # the role "user", which may access and construct the factory's media.
+    auth = GstRtspServer.RTSPAuth()
+    token = GstRtspServer.RTSPToken()
+    token.set_string(GstRtspServer.RTSP_TOKEN_MEDIA_FACTORY_ROLE, "user")
+    if args.auth == "basic":
+        auth.set_supported_methods(GstRtsp.RTSPAuthMethod.BASIC)
+        auth.add_basic(GstRtspServer.RTSPAuth.make_basic(args.user, args.password), token)
+    else:
+        auth.set_supported_methods(GstRtsp.RTSPAuthMethod.DIGEST)
+        auth.add_digest(args.user, args.password, token)
+    server.set_auth(auth)
+    permissions = GstRtspServer.RTSPPermissions()
+    permissions.add_permission_for_role("user", GstRtspServer.RTSP_PERM_MEDIA_FACTORY_ACCESS, True)
+    permissions.add_permission_for_role("user", GstRtspServer.RTSP_PERM_MEDIA_FACTORY_CONSTRUCT, True)
+    factory.set_permissions(permissions)
+if args.session_timeout:
+    def client_connected(_server, client):
+        client.connect("new-session", lambda _client, session: session.set_timeout(args.session_timeout))
+    server.connect("client-connected", client_connected)
 server.get_mount_points().add_factory("/test", factory)
 if server.attach(None) == 0:
     sys.exit("gst-rtsp-server: cannot listen on 127.0.0.1:%s" % server.get_service())

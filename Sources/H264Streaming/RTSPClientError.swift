@@ -2,7 +2,7 @@ public import H264
 
 /// Why an ``RTSPClient`` could not play a URL: a code to branch on and a one-line message
 /// (`DESCRIBE rtsp://…/cam: 404 Not Found`).
-public struct RTSPClientError: Error, Sendable, CustomStringConvertible {
+public struct RTSPClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Sendable {
         /// The URL is not `rtsp://HOST[:PORT][/PATH]`.
@@ -11,6 +11,10 @@ public struct RTSPClientError: Error, Sendable, CustomStringConvertible {
         case connectionFailed
         /// The server answered with another status than 200 (``RTSPClientError/status``).
         case status
+        /// The server answered `401 Unauthorized` and the credentials cannot fix it: none were
+        /// given, the server offers no scheme this client speaks, or they were refused (wrong
+        /// user or password).
+        case unauthorized
         /// The server closed the connection before answering.
         case connectionClosed
         /// The server did not answer within the request timeout.

@@ -2,10 +2,12 @@ import H264
 import Logging
 import NIOCore
 
-/// The connection of an ``RTSPClient``, on its event loop: writes requests, matches answers to
-/// them by CSeq, and turns the RTP packets (interleaved on the RTP channel, or datagrams from
+/// The connection of an ``RTSPClient``, on its event loop: writes requests (with the
+/// `Authorization` its ``RTSPAuthenticator`` builds, a 401 retried as that says), matches answers
+/// to them by CSeq, sends the keepalive, and turns the RTP packets (interleaved on the RTP channel, or datagrams from
 /// the UDP socket, ``receive(packet:)``) into the client's events. Ends the events when the
-/// server closes the connection, when nothing arrives for the idle timeout, or at ``end(_:)``.
+/// server closes the connection, when nothing arrives for the idle timeout, when the keepalive
+/// fails, or at ``end(_:)``.
 final class RTSPClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -23,12 +25,15 @@ final class RTSPClientHandler: ChannelInboundHandler {
     /// The interleaved channel RTP comes on; nil before SETUP and for UDP.
     var rtpChannel: UInt8?
     private var idleTimer: IdleTimer?
+    private var authenticator: RTSPAuthenticator
+    private var keepAlive: RTSPClientKeepAlive?
     private var timeline = RTPTimeline()
     private(set) var ended = false
 
     init(continuation: AsyncStream<RTSPClient.Event>.Continuation, state: Locked<RTSPClient.State>, idleTimeout: Duration?,
-         userAgent: String, logger: Logger) {
+         userAgent: String, credentials: RTSPCredentials?, logger: Logger) {
         self.continuation = continuation
+        authenticator = RTSPAuthenticator(credentials: credentials)
         self.state = state
         self.idleTimeout = idleTimeout
         self.userAgent = userAgent
@@ -39,9 +44,37 @@ final class RTSPClientHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
+    /// Writes a request, with credentials once a 401 asked for them; the future is its answer
+    /// (any status but a final 401, which fails it with ``RTSPClientError/Code/unauthorized``),
+    /// failed too when the connection closes first or no answer comes within `timeout`.
+    func request(_ method: String, uri: String, headers: [(name: String, value: String)], timeout: Duration,
+                 on loop: any EventLoop) -> EventLoopFuture<RTSPResponse> {
+        attempt(method, uri: uri, headers: headers, timeout: timeout, on: loop, retriedStale: false)
+    }
+
+    /// One try of ``request(_:uri:headers:timeout:on:)``: a 401 leads to one more when the
+    /// authenticator says so.
+    private func attempt(_ method: String, uri: String, headers: [(name: String, value: String)], timeout: Duration,
+                         on loop: any EventLoop, retriedStale: Bool) -> EventLoopFuture<RTSPResponse> {
+        let authorization = authenticator.authorization(method: method, uri: uri)
+        let sent = send(method, uri: uri, headers: headers + (authorization.map { [("Authorization", $0)] } ?? []),
+                        timeout: timeout, on: loop)
+        return sent.assumeIsolated().flatMap { [self] answer in
+            guard answer.status.code == 401 else { return loop.makeSucceededFuture(answer) }
+            let challenges = answer.headers.filter { $0.name.lowercased() == "www-authenticate" }
+                .flatMap { RTSPAuthenticationChallenge.parse($0.value) }
+            switch authenticator.unauthorized(by: challenges, sentAuthorization: authorization != nil, retriedStale: retriedStale) {
+            case .retry:
+                return attempt(method, uri: uri, headers: headers, timeout: timeout, on: loop, retriedStale: authorization != nil)
+            case .fail(let message):
+                return loop.makeFailedFuture(RTSPClientError(.unauthorized, "\(method) \(uri): \(message)", status: answer.status))
+            }
+        }.nonisolated()
+    }
+
     /// Writes a request; the future is its answer (any status), failed when the connection
     /// closes first or no answer comes within `timeout`.
-    func send(_ method: String, uri: String, headers: [(name: String, value: String)], timeout: Duration,
+    private func send(_ method: String, uri: String, headers: [(name: String, value: String)], timeout: Duration,
               on loop: any EventLoop) -> EventLoopFuture<RTSPResponse> {
         guard let context, !ended || method == "TEARDOWN", context.channel.isActive else {
             return loop.makeFailedFuture(RTSPClientError(.connectionClosed, "\(method) \(uri): the server closed the connection"))
@@ -67,6 +100,27 @@ final class RTSPClientHandler: ChannelInboundHandler {
         guard let loop = context?.eventLoop else { return }
         idleTimer = IdleTimer(timeout: idleTimeout, loop: loop) { [self] in end(.idle) }
         idleTimer?.start()
+    }
+
+    /// Sends `method` (GET_PARAMETER or OPTIONS) on `uri` with the `Session` every `interval`;
+    /// a reply missing for `timeout`, or other than 2xx, ends the events
+    /// (``RTSPClient/Ending/keepAliveFailed(_:)``) and closes the connection.
+    func startKeepAlive(every interval: Duration, method: String, uri: String, session: String, timeout: Duration) {
+        guard let loop = context?.eventLoop, !ended else { return }
+        keepAlive = RTSPClientKeepAlive(interval: interval, request: "\(method) \(uri)", loop: loop) { [self] in
+            request(method, uri: uri, headers: [("Session", session)], timeout: timeout, on: loop)
+        } onFailure: { [self] error in
+            logger.debug("the keepalive failed: \(error)")
+            end(.keepAliveFailed(error))
+            context?.close(promise: nil)
+        }
+        keepAlive?.start()
+    }
+
+    /// Stops the keepalive (before TEARDOWN).
+    func stopKeepAlive() {
+        keepAlive?.cancel()
+        keepAlive = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -136,6 +190,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
         guard !ended else { return }
         ended = true
         idleTimer?.cancel()
+        stopKeepAlive()
         depacketizer?.finish()
         deliver()
         state.withLock { $0.ending = $0.ending ?? ending }

@@ -39,4 +39,18 @@ package enum RTSPURI {
         guard let port = Int(portText), ((allowingPortZero ? 0 : 1)...65_535).contains(port) else { throw RTSPClientError(.badURL, "\(url): bad port \(portText)") }
         return (String(host), port)
     }
+
+    /// The user info of `SCHEME://USERINFO@HOST…` (still percent-encoded), or nil.
+    package static func userInfo(of url: String) -> Substring? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return authority.lastIndex(of: "@").map { authority[..<$0] }
+    }
+
+    /// `url` without its user info (`rtsp://user:pass@host/p` → `rtsp://host/p`): what is sent as
+    /// a Request-URI and what messages name.
+    package static func removingUserInfo(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let userInfo = userInfo(of: url) else { return url }
+        return String(url[..<scheme.upperBound]) + String(url[url.index(after: userInfo.endIndex)...])
+    }
 }

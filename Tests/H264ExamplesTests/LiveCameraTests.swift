@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import H264
 import H264Decoder
 import H264Encoder
@@ -168,43 +165,4 @@ enum View {
         try decoder.waitForAsynchronousFrames()
         return Array(decoded.all.prefix(limit))
     }
-}
-
-/// Scripts/gst-rtsp-server.py run with /usr/bin/python3 (which has `gi`): returns once the
-/// script has printed the URL it serves on its standard output.
-final class GStreamerRTSPServer: Sendable {
-    let url: String
-    private let process: Process
-
-    init() throws {
-        let script = TestFixtures.packageRoot.appendingPathComponent("Scripts/gst-rtsp-server.py").path
-        let output = Pipe()
-        process = try Subprocess.launch("/usr/bin/python3", [script], standardOutput: output.fileHandleForWriting)
-        try? output.fileHandleForWriting.close()
-        // The script's one line, read as it comes (an early exit ends the read with nothing).
-        var line = ""
-        while !line.contains("\n") {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line += String(decoding: data, as: UTF8.self)
-        }
-        guard let range = line.range(of: #"rtsp://127\.0\.0\.1:[0-9]+/test"#, options: .regularExpression) else {
-            process.terminate()
-            throw ScriptFailed(output: line)
-        }
-        url = String(line[range])
-    }
-
-    /// Ends the script and waits for it. SIGKILL: the test process's blocked signals are
-    /// inherited, so the script's SIGTERM handler may never run.
-    func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
-/// Scripts/gst-rtsp-server.py ended without printing its URL.
-struct ScriptFailed: Error, CustomStringConvertible {
-    var output: String
-    var description: String { "Scripts/gst-rtsp-server.py printed no URL: \(output)" }
 }

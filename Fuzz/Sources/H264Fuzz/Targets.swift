@@ -52,6 +52,10 @@ enum FuzzTarget: String, CaseIterable {
     /// every `Transport` header parses or throws `invalidTransport`; every response's body is
     /// its `Content-Length`.
     case rtsp
+    /// `RTSPAuthenticationChallenge.parse` on the input as a `WWW-Authenticate` value
+    /// (AuthenticationTarget.swift): schemes and names lowercased and never empty; the challenges
+    /// written back (values quoted) parse to the same challenges.
+    case wwwAuthenticate = "www-authenticate"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -70,6 +74,7 @@ enum FuzzTarget: String, CaseIterable {
         case .sdp: Self.sdp(bytes)
         case .decoder: Self.decoder(bytes)
         case .rtsp: Self.rtsp(bytes)
+        case .wwwAuthenticate: Self.wwwAuthenticate(bytes)
         }
     }
 

@@ -12,8 +12,11 @@ struct ReceiveCommand: AsyncParsableCommand {
         abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
         discussion: """
         With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
-        DESCRIBE, SETUP (RTP/AVP/TCP, interleaved=0-1; or RTP/AVP over UDP with --transport udp) and PLAY, reads \
-        the RTP packets (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a status other than 200 is an error naming it). \
+        DESCRIBE, SETUP (RTP/AVP over UDP, then RTP/AVP/TCP interleaved=0-1 if the server answers 461; one of them only \
+        with --transport udp|tcp) and PLAY, answers a 401 with --user/--password or the URL's USER:PASSWORD@ (Digest \
+        SHA-256, Digest MD5 or Basic), keeps the session alive at half its timeout, reads the RTP packets \
+        (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a \
+        status other than 200 is an error naming it). \
         With --listen and an rtsp:// URL (port 0: a free one; the URL is printed): the RTSP server one publisher \
         pushes to (RFC 2326 record mode, as ffmpeg -f rtsp speaks it: ANNOUNCE with the SDP, SETUP with \
         mode=record over TCP interleaved or UDP, RECORD); a second publisher gets 453; waiting for a publisher has \
@@ -37,6 +40,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Argument(help: "An rtsp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
     var sdp: String
     @OptionGroup var options: ReceiveOptions
+    @OptionGroup(title: "RTSP client") var rtsp: RTSPClientOptions
 
     func run() async throws {
         try await runReportingErrors(command: "receive") {
@@ -71,11 +75,10 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
     }
 
-    /// `h264 receive rtsp://…`: plays the URL with `RTSPClient` (RTP/AVP/TCP interleaved, or
-    /// RTP/AVP over UDP with `--transport udp`), then TEARDOWN.
+    /// `h264 receive rtsp://…`: plays the URL with `RTSPClient` (the transport and credentials of
+    /// `RTSPClientOptions`), then TEARDOWN.
     private func receiveRTSP(group: MultiThreadedEventLoopGroup) async throws {
-        var configuration = RTSPClient.Configuration()
-        configuration.transport = options.transport == .udp ? .udp : .tcp
+        var configuration = rtsp.configuration
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
         configuration.userAgent = "h264 receive"
@@ -89,13 +92,14 @@ struct ReceiveCommand: AsyncParsableCommand {
             case .formatChange: nil // The access unit carries its parameter sets.
             }
         }
-        let opening = "playing \(sdp) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
+        let opening = "playing \(client.url) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
             ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
         try await closing(client.close) {
             try await options.receive(events, format: client.formatDescription, opening: opening, stop: client.close) {
                 switch client.ending {
                 case .idle: "no packet for \(options.idleTimeout) s"
                 case .serverClosed: "the server closed the connection"
+                case .keepAliveFailed(let error): "the session ended: \(error)"
                 case .closed, nil: nil
                 }
             } statistics: { client.statistics }

@@ -5,16 +5,11 @@ import H264Streaming
 
 /// What `h264 receive` writes and when it stops, in every mode (RTP, RTSP, `--listen`).
 struct ReceiveOptions: ParsableArguments {
-    /// The lower transport `--transport` asks an RTSP server for.
-    enum Transport: String, ExpressibleByArgument, CaseIterable { case tcp, udp }
-
     @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output); decoded y4m when it ends in .y4m or with --decode.")
     var output: String
     @Option(help: "Stop after writing this many access units (decoded frames when decoding).") var frames: Int?
     @Option(help: "Stop when no packet has arrived for this many seconds.") var idleTimeout: Double = 10
     @Option(help: "How many later packets may wait for a missing one before it counts as lost.") var reorderWindow: Int = 16
-    @Option(help: "With an rtsp:// URL: the RTP transport to ask for, tcp (interleaved in the RTSP connection) or udp.")
-    var transport: Transport = .tcp
     @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), instead of connecting to a server.")
     var listen = false
     @Option(help: "Write the listening address and (with --listen) the RTSP sessions as JSON lines to this file ('-': standard output).")
