@@ -12,7 +12,8 @@ final class RTSPClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private var reader = RTSPMessageReader(limits: .init(maximumBodySize: 65_536))
+    /// A client's reader: junk a camera sends between messages is skipped (gortsplib#653).
+    private var reader = RTSPMessageReader(limits: .init(maximumBodySize: 65_536), resynchronizing: true)
     private var cSeq = 0
     private var pending: [String: EventLoopPromise<RTSPResponse>] = [:]
     private var depacketizer: RTPDepacketizer?

@@ -1,4 +1,4 @@
-public import H264
+import H264
 
 /// Collects what a producer hands out on other threads — an encoder session's output handler,
 /// a server's events — in arrival order, behind the package's one lock (`Locked`).
