@@ -51,13 +51,7 @@ import Testing
         #expect(setup.status == .ok)
         let session = String(setup.header("Session")?.split(separator: ";").first ?? "")
         #expect(try await connection.request("RECORD", url, headers: [("Session", session)]).status == .ok)
-        var packetizer = RTPPacketizer()
-        for (index, frame) in sent.enumerated() {
-            var packets: [[UInt8]] = []
-            try packetizer.packetize(avcc: frame.avcc, presentationTime: .milliseconds(40 * index),
-                                     formatDescription: format) { packets.append(Array($0.prefix) + Array($0.payload)) }
-            for packet in packets { try await connection.send(interleaved: 0, packet) }
-        }
+        try await connection.record(sent, format: format)
 
         // The viewer gets every frame: the last is complete at its marker bit.
         var received: [AccessUnit] = []

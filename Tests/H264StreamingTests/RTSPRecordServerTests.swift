@@ -27,13 +27,7 @@ import Testing
             statuses.append(setup.status)
             let session = String(setup.header("Session")?.split(separator: ";").first ?? "")
             statuses.append(try await connection.request("RECORD", url, headers: [("Session", session)]).status)
-            var packetizer = RTPPacketizer()
-            for (index, frame) in sent.enumerated() {
-                var packets: [[UInt8]] = []
-                try packetizer.packetize(avcc: frame.avcc, presentationTime: .milliseconds(40 * index),
-                                         formatDescription: format) { packets.append(Array($0.prefix) + Array($0.payload)) }
-                for packet in packets { try await connection.send(interleaved: 0, packet) }
-            }
+            try await connection.record(sent, format: format)
             statuses.append(try await connection.request("TEARDOWN", url, headers: [("Session", session)]).status)
             await connection.close()
             return statuses

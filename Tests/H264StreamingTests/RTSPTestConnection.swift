@@ -1,4 +1,5 @@
 import H264
+import H264Streaming
 import NIOCore
 import NIOPosix
 
@@ -43,6 +44,18 @@ final class RTSPTestConnection {
         buffer.writeInteger(UInt16(packet.count))
         buffer.writeBytes(packet)
         try await self.channel.writeAndFlush(buffer)
+    }
+
+    /// Packetizes `frames` (RFC 6184, one packetizer, 40 ms apart) and sends every packet
+    /// interleaved on channel 0, as a publisher recording over TCP does.
+    func record(_ frames: [LiveFrame], format: FormatDescription) async throws {
+        var packetizer = RTPPacketizer()
+        for (index, frame) in frames.enumerated() {
+            var packets: [[UInt8]] = []
+            try packetizer.packetize(avcc: frame.avcc, presentationTime: .milliseconds(40 * index),
+                                     formatDescription: format) { packets.append(Array($0.prefix) + Array($0.payload)) }
+            for packet in packets { try await send(interleaved: 0, packet) }
+        }
     }
 
     /// The next message from the server; nil once the connection has closed.
