@@ -90,7 +90,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
 
     let mounts: RTSPMounts
     let configuration: RTSPServer.Configuration
-    private let logger: Logger
+    let logger: Logger
+    /// The server's Digest nonces (shared by its connections).
+    let nonces: RTSPDigestNonces
     /// The server's ``ServerEvent``s: sessions set up, playing, recording and ended.
     let events: AsyncStream<ServerEvent>.Continuation
     var reader = RTSPMessageReader()
@@ -106,8 +108,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
     init(mounts: RTSPMounts, configuration: RTSPServer.Configuration, logger: Logger,
-         events: AsyncStream<ServerEvent>.Continuation = ServerEvent.makeStream().1) {
+         events: AsyncStream<ServerEvent>.Continuation = ServerEvent.makeStream().1, nonces: RTSPDigestNonces = .init()) {
         self.mounts = mounts
+        self.nonces = nonces
         self.events = events
         self.configuration = configuration
         self.timeouts = RTSPConnectionTimeouts(sessionTimeout: configuration.sessionTimeout, requestTimeout: configuration.requestTimeout)
@@ -198,6 +201,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
         let cSeq = request.cSeq
         let found = mounts.find(RTSPURI.path(of: request.uri))
+        if let refusal = refusal(of: request, path: found?.path, context: context) { return refusal }
         if let common = commonAnswer(to: request, allowed: found?.entry.methods ?? mounts.methods, isOurs: found != nil,
                                      sessionID: session?.id, sessionHeader: sessionHeader, context: context) {
             return common
