@@ -25,7 +25,9 @@ import NIOPosix
 /// than the publisher's are ignored), RECORD, TEARDOWN; the RTP packets go to the path's
 /// `RTSPRecording`; RTCP is accepted and ignored.
 ///
-/// Answers (RFC 2326 clause 7.1.1): 400 for a malformed request or one without CSeq (or an
+/// Answers (RFC 2326 clause 7.1.1): 401 (with `WWW-Authenticate`) for a request without valid
+/// credentials where an ``RTSPServer/Authentication`` applies (`+Authentication`, before
+/// anything else is looked at), 400 for a malformed request or one without CSeq (or an
 /// ANNOUNCE whose body is not an SDP of an H.264 stream we can receive), 404 for a path nothing
 /// is mounted at (or a SETUP of another track than the announced one), 405 (with `Allow`) for
 /// the methods of RFC 2326 the path's mode does not allow, 501 for other methods, 453 for an

@@ -21,6 +21,10 @@ import NIOPosix
 /// viewer's connection packetizes the AVCC access units it is given, with its own SSRC and
 /// sequence numbers.
 ///
+/// With an ``Authentication`` (for the server, ``Configuration/authentication``, or for one
+/// path), requests need a user's credentials (Digest or Basic) and get `401 Unauthorized`
+/// without them.
+///
 /// The request parsing and response writing are the `H264` module's (`RTSPMessageReader`,
 /// `RTSPResponse`, `RTSPTransport`); this type binds them to SwiftNIO.
 public final class RTSPServer: Sendable {

@@ -50,16 +50,21 @@ public struct RTSPAuthorization: Hashable, Sendable {
     /// skipped, its parameters kept). Nil when the value is empty or its first word is no token
     /// (it holds `=`, `,` or `"`).
     public static func parse(_ value: String) -> RTSPAuthorization? {
-        let text = value.drop { $0 == " " || $0 == "\t" }
-        let scheme = text.prefix { $0 != " " && $0 != "\t" }
-        guard !scheme.isEmpty, !scheme.contains(where: { $0 == "=" || $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else {
-            return nil
-        }
-        let rest = text.dropFirst(scheme.count).trimmingASCIIWhitespace()
-        if isToken68(rest) { return RTSPAuthorization(scheme: String(scheme), token: rest) }
+        // Split on bytes, not characters: a space followed by a combining mark is one character.
+        let bytes = Array(value.utf8)
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let start = bytes.firstIndex { !isBlank($0) } ?? bytes.endIndex
+        let end = bytes[start...].firstIndex(where: isBlank) ?? bytes.endIndex
+        let scheme = bytes[start..<end]
+        guard !scheme.isEmpty, !scheme.contains(where: { "=,\"\r\n".utf8.contains($0) }) else { return nil }
+        let restStart = bytes[end...].firstIndex { !isBlank($0) } ?? bytes.endIndex
+        let restEnd = (bytes[restStart...].lastIndex { !isBlank($0) } ?? restStart - 1) + 1
+        let rest = String(decoding: bytes[restStart..<max(restStart, restEnd)], as: UTF8.self)
+        let name = String(decoding: scheme, as: UTF8.self)
+        if isToken68(rest) { return RTSPAuthorization(scheme: name, token: rest) }
         // A placeholder scheme so that the first parameter has a challenge to belong to.
         let parameters = RTSPAuthenticationChallenge.parse("x " + rest).flatMap(\.parameters)
-        return RTSPAuthorization(scheme: String(scheme), parameters: parameters)
+        return RTSPAuthorization(scheme: name, parameters: parameters)
     }
 
     /// The header value: `scheme token`, or `scheme name="value", …` (values quoted by
