@@ -31,6 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
+        if !auth.users.isEmpty && network.rtsp == nil { throw ValidationError("--auth protects the RTSP server: give --rtsp too") }
     }
 
     func run() async throws { try await runReportingErrors(command: "serve") { try await serve() } }

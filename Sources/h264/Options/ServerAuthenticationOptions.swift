@@ -10,7 +10,10 @@ struct ServerAuthenticationOptions: ParsableArguments {
 
     @Option(name: .customLong("auth"), help: ArgumentHelp(
         "Require this user and password of RTSP clients (repeat for more users); without it, anyone may connect.",
-        discussion: "Requests without them get 401 Unauthorized. The password is visible to other users of this machine (ps).",
+        discussion: """
+        Requests without them get 401 Unauthorized. RTSP only: raw Annex-B over TCP (--port) has no authentication. \
+        The password is visible to other users of this machine (ps).
+        """,
         valueName: "user:password"))
     var users: [String] = []
     @Option(help: "With --auth: digest (RFC 7616, SHA-256 and MD5; the password never crosses the network) or basic (RFC 7617; readable by anyone on the path).")
