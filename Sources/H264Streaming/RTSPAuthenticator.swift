@@ -1,4 +1,3 @@
-import Crypto
 import H264
 
 /// The client side of RTSP authentication, without I/O: picks the strongest challenge of a
@@ -9,24 +8,7 @@ import H264
 /// final. Never traps, whatever the server sends.
 struct RTSPAuthenticator {
     /// A digest algorithm of RFC 7616 clause 3.3 this client computes.
-    enum DigestAlgorithm: Equatable {
-        case md5, sha256
-
-        /// The hash of `text`, in lowercase hex.
-        func hash(_ text: String) -> String {
-            switch self {
-            case .md5: Self.hex(Insecure.MD5.hash(data: Array(text.utf8)))
-            case .sha256: Self.hex(SHA256.hash(data: Array(text.utf8)))
-            }
-        }
-
-        private static func hex(_ digest: some Sequence<UInt8>) -> String {
-            let digits = Array("0123456789abcdef".utf8)
-            var bytes: [UInt8] = []
-            for byte in digest { bytes += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]] }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-    }
+    typealias DigestAlgorithm = RTSPDigest.Algorithm
 
     /// The parameters of a Digest challenge the client answers.
     struct DigestChallenge: Equatable {
@@ -47,13 +29,9 @@ struct RTSPAuthenticator {
         init?(_ challenge: RTSPAuthenticationChallenge) {
             guard challenge.scheme == "digest", let nonce = challenge.parameter("nonce") else { return nil }
             let name = challenge.parameter("algorithm")
-            switch name?.uppercased() ?? "MD5" {
-            case "MD5": (algorithm, session) = (.md5, false)
-            case "MD5-SESS": (algorithm, session) = (.md5, true)
-            case "SHA-256": (algorithm, session) = (.sha256, false)
-            case "SHA-256-SESS": (algorithm, session) = (.sha256, true)
-            default: return nil
-            }
+            guard let algorithm = DigestAlgorithm(name: name) else { return nil }
+            self.algorithm = algorithm
+            session = name?.uppercased().hasSuffix("-SESS") == true
             let qops = challenge.parameter("qop").map { $0.split(separator: ",").map { $0.trimming(" \t").lowercased() } }
             if let qops, !qops.contains("auth") { return nil } // auth-int only: a body hash this client does not do
             qopAuth = qops != nil
@@ -104,7 +82,7 @@ struct RTSPAuthenticator {
         case .digest(let challenge):
             nonceCount &+= 1
             let nc = Self.hex8(nonceCount), cnonce = makeCnonce()
-            let response = Self.digestResponse(challenge.algorithm, session: challenge.session, user: credentials.user,
+            let response = RTSPDigest.response(challenge.algorithm, session: challenge.session, user: credentials.user,
                                                realm: challenge.realm, password: credentials.password, nonce: challenge.nonce,
                                                nc: nc, cnonce: cnonce, qop: challenge.qopAuth ? "auth" : nil, method: method, uri: uri)
             var fields = ["username=" + RTSPAuthenticationChallenge.quoted(credentials.user),
@@ -158,15 +136,13 @@ struct RTSPAuthenticator {
         return challenges.contains { $0.scheme == "basic" } ? .basic : nil
     }
 
-    /// The digest `response` (RFC 7616 clause 3.4.1; RFC 2069 without `qop`).
+    /// The digest `response`: ``RTSPDigest/response(_:session:user:realm:password:nonce:nc:cnonce:qop:method:uri:)``,
+    /// the one computation the client and the server share.
     static func digestResponse(_ algorithm: DigestAlgorithm, session: Bool = false, user: String, realm: String,
                                password: String, nonce: String, nc: String, cnonce: String, qop: String?,
                                method: String, uri: String) -> String {
-        var a1 = algorithm.hash("\(user):\(realm):\(password)")
-        if session { a1 = algorithm.hash("\(a1):\(nonce):\(cnonce)") }
-        let a2 = algorithm.hash("\(method):\(uri)")
-        guard let qop else { return algorithm.hash("\(a1):\(nonce):\(a2)") }
-        return algorithm.hash("\(a1):\(nonce):\(nc):\(cnonce):\(qop):\(a2)")
+        RTSPDigest.response(algorithm, session: session, user: user, realm: realm, password: password, nonce: nonce, nc: nc,
+                            cnonce: cnonce, qop: qop, method: method, uri: uri)
     }
 
     /// 16 random hex digits.

@@ -25,7 +25,9 @@ import NIOPosix
 /// than the publisher's are ignored), RECORD, TEARDOWN; the RTP packets go to the path's
 /// `RTSPRecording`; RTCP is accepted and ignored.
 ///
-/// Answers (RFC 2326 clause 7.1.1): 400 for a malformed request or one without CSeq (or an
+/// Answers (RFC 2326 clause 7.1.1): 401 (with `WWW-Authenticate`) for a request without valid
+/// credentials where an ``RTSPServer/Authentication`` applies (`+Authentication`, before
+/// anything else is looked at), 400 for a malformed request or one without CSeq (or an
 /// ANNOUNCE whose body is not an SDP of an H.264 stream we can receive), 404 for a path nothing
 /// is mounted at (or a SETUP of another track than the announced one), 405 (with `Allow`) for
 /// the methods of RFC 2326 the path's mode does not allow, 501 for other methods, 453 for an
@@ -90,7 +92,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
 
     let mounts: RTSPMounts
     let configuration: RTSPServer.Configuration
-    private let logger: Logger
+    let logger: Logger
+    /// The server's Digest nonces (shared by its connections).
+    let nonces: RTSPDigestNonces
     /// The server's ``ServerEvent``s: sessions set up, playing, recording and ended.
     let events: AsyncStream<ServerEvent>.Continuation
     var reader = RTSPMessageReader()
@@ -106,8 +110,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
     init(mounts: RTSPMounts, configuration: RTSPServer.Configuration, logger: Logger,
-         events: AsyncStream<ServerEvent>.Continuation = ServerEvent.makeStream().1) {
+         events: AsyncStream<ServerEvent>.Continuation = ServerEvent.makeStream().1, nonces: RTSPDigestNonces = .init()) {
         self.mounts = mounts
+        self.nonces = nonces
         self.events = events
         self.configuration = configuration
         self.timeouts = RTSPConnectionTimeouts(sessionTimeout: configuration.sessionTimeout, requestTimeout: configuration.requestTimeout)
@@ -198,6 +203,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     private func answer(_ request: RTSPRequest, context: ChannelHandlerContext) -> RTSPResponse? {
         let cSeq = request.cSeq
         let found = mounts.find(RTSPURI.path(of: request.uri))
+        if let refusal = refusal(of: request, path: found?.path, context: context) { return refusal }
         if let common = commonAnswer(to: request, allowed: found?.entry.methods ?? mounts.methods, isOurs: found != nil,
                                      sessionID: session?.id, sessionHeader: sessionHeader, context: context) {
             return common

@@ -2,7 +2,8 @@ import H264
 import NIOCore
 
 /// The mount table of an ``RTSPServer``, shared by its connections: what plays at each path
-/// (a ``Broadcaster`` and its format) and where publishers record (an `RTSPRecording`).
+/// (a ``Broadcaster`` and its format) and where publishers record (an `RTSPRecording`), and
+/// who may use each path (its ``RTSPServer/Authentication``, when it has its own).
 final class RTSPMounts: Sendable {
     /// What plays at one path.
     struct Mount: Sendable {
@@ -26,6 +27,8 @@ final class RTSPMounts: Sendable {
     }
 
     private let table = Locked([String: Entry]())
+    /// The paths with their own authentication.
+    private let authentications = Locked([String: RTSPServer.Authentication]())
 
     /// `path` with one leading `/` and no trailing one.
     static func normalized(_ path: String) -> String {
@@ -34,19 +37,26 @@ final class RTSPMounts: Sendable {
         return trimmed.hasPrefix("/") ? String(trimmed) : "/" + trimmed
     }
 
-    /// Mounts `mount` to play at `path` (nil: unmounts).
-    func set(_ path: String, _ mount: Mount?) {
-        set(path, entry: mount.map { .play($0) })
+    /// Mounts `mount` to play at `path` (nil: unmounts), with its own `authentication` or the server's.
+    func set(_ path: String, _ mount: Mount?, authentication: RTSPServer.Authentication? = nil) {
+        set(path, entry: mount.map { .play($0) }, authentication: authentication)
     }
 
-    /// Sets `path`'s entry (nil: unmounts); returns the one it replaces.
+    /// Sets `path`'s entry (nil: unmounts) and its own authentication (nil: the server's);
+    /// returns the entry it replaces.
     @discardableResult
-    func set(_ path: String, entry: Entry?) -> Entry? {
-        table.withLock { table in
+    func set(_ path: String, entry: Entry?, authentication: RTSPServer.Authentication? = nil) -> Entry? {
+        authentications.withLock { $0[path] = authentication }
+        return table.withLock { table in
             let old = table[path]
             table[path] = entry
             return old
         }
+    }
+
+    /// The authentication of the mount path `path`, when it has its own.
+    func authentication(at path: String) -> RTSPServer.Authentication? {
+        authentications.withLock { $0[path] }
     }
 
     /// Every entry.

@@ -1,7 +1,7 @@
 public import H264
 public import NIOCore
 
-/// A publisher recording to a record path of an ``RTSPServer`` (RFC 2326 record mode; ``RTSPServer/mountRecording(_:)``, ``RTSPRecordServer``): the stream it
+/// A publisher recording to a record path of an ``RTSPServer`` (RFC 2326 record mode; ``RTSPServer/mountRecording(_:authentication:)``, ``RTSPRecordServer``): the stream it
 /// announced, and the events of its RTP packets as they arrive, depacketized (access units
 /// with their RTP timestamps, losses, diagnostics), as an `AsyncSequence`.
 ///

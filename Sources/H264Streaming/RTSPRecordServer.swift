@@ -7,7 +7,7 @@ public import NIOCore
 /// do. Each publisher that starts recording comes out of ``publishers`` as an
 /// ``RTSPPublisher``: an `AsyncSequence` of its depacketized events.
 ///
-/// A convenience over ``RTSPServer/mountRecording(_:)``: one publisher records at a time (an
+/// A convenience over ``RTSPServer/mountRecording(_:authentication:)``: one publisher records at a time (an
 /// ANNOUNCE while another connection holds the path gets 453 Not Enough Bandwidth).
 public final class RTSPRecordServer: Sendable {
     /// Timeouts and receiving settings: those of ``RTSPServer``.

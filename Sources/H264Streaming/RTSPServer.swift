@@ -8,7 +8,7 @@ import NIOPosix
 /// `rtsp://HOST:PORT/PATH`, one RTP stream (RFC 6184, packetization-mode 1) per viewer,
 /// interleaved in the viewer's RTSP connection (`RTP/AVP/TCP`) or over UDP unicast
 /// (`RTP/AVP;unicast;client_port=A-B`); each record mount path
-/// (``mountRecording(_:)``) takes publishers (ANNOUNCE, SETUP with `mode=record`, RECORD) and
+/// (``mountRecording(_:authentication:)``) takes publishers (ANNOUNCE, SETUP with `mode=record`, RECORD) and
 /// hands each to the program as an ``RTSPPublisher``.
 ///
 /// Both kinds of path are served by one connection state machine: the request preamble,
@@ -20,6 +20,10 @@ import NIOPosix
 /// viewer that stops reading is skipped to the next IDR without slowing the others. Each
 /// viewer's connection packetizes the AVCC access units it is given, with its own SSRC and
 /// sequence numbers.
+///
+/// With an ``Authentication`` (for the server, ``Configuration/authentication``, or for one
+/// path), requests need a user's credentials (Digest or Basic) and get `401 Unauthorized`
+/// without them.
 ///
 /// The request parsing and response writing are the `H264` module's (`RTSPMessageReader`,
 /// `RTSPResponse`, `RTSPTransport`); this type binds them to SwiftNIO.
@@ -52,8 +56,11 @@ public final class RTSPServer: Sendable {
         /// Record paths: the kernel receive buffer of a UDP publisher's RTP socket (room for a
         /// burst: FFmpeg without `-re` sends a whole file at once).
         public var receiveBufferSize = 4 << 20
+        /// Who may play and publish (every path without its own); nil: anyone.
+        public var authentication: Authentication?
 
-        /// The defaults: 60 s sessions, 10 s requests, 1400-byte packets, no idle timeout.
+        /// The defaults: 60 s sessions, 10 s requests, 1400-byte packets, no idle timeout, no
+        /// authentication.
         public init() {}
     }
 
@@ -109,6 +116,7 @@ public final class RTSPServer: Sendable {
         let registry = Locked([ObjectIdentifier: any Channel]())
         let mounts = RTSPMounts()
         let events = ServerEvent.makeStream()
+        let nonces = RTSPDigestNonces()
         var bootstrap = ServerBootstrap(group: group.next())
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -123,7 +131,8 @@ public final class RTSPServer: Sendable {
                 channel.closeFuture.whenComplete { _ in _ = registry.withLock { $0.removeValue(forKey: key) } }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        RTSPConnectionHandler(mounts: mounts, configuration: configuration, logger: logger, events: events.1))
+                        RTSPConnectionHandler(mounts: mounts, configuration: configuration, logger: logger, events: events.1,
+                                              nonces: nonces))
                 }
             }
             .bind(host: host, port: port).get()
@@ -132,14 +141,16 @@ public final class RTSPServer: Sendable {
     }
 
     /// Plays `broadcaster`'s stream, of `format`, at `path` (`/live`; a leading `/` is added).
-    /// Mounting a path again replaces its stream for the sessions set up from then on.
+    /// Mounting a path again replaces its stream (and its authentication) for the sessions set
+    /// up from then on.
     ///
     /// - Parameters:
     ///   - path: the mount path.
     ///   - broadcaster: the stream's publishing handle (shared with other servers if you like).
     ///   - format: the stream's format, described to players (DESCRIBE) with its parameter sets.
-    public func mount(_ path: String, broadcaster: Broadcaster, format: FormatDescription) {
-        mounts.set(RTSPMounts.normalized(path), RTSPMounts.Mount(broadcaster: broadcaster, format: format))
+    ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
+    public func mount(_ path: String, broadcaster: Broadcaster, format: FormatDescription, authentication: Authentication? = nil) {
+        mounts.set(RTSPMounts.normalized(path), RTSPMounts.Mount(broadcaster: broadcaster, format: format), authentication: authentication)
     }
 
     /// Makes a new stream of `format` at `path` and returns its publishing handle.
@@ -148,11 +159,12 @@ public final class RTSPServer: Sendable {
     ///   - path: the mount path.
     ///   - format: the stream's format, described to players with its parameter sets.
     ///   - queueLimit: frames a viewer may have in flight before it is skipped to the next IDR.
+    ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
     ///   - onKeyframeRequest: called whenever a viewer asks for an IDR (see ``Broadcaster``).
-    public func mount(_ path: String, format: FormatDescription, queueLimit: Int = 30,
+    public func mount(_ path: String, format: FormatDescription, queueLimit: Int = 30, authentication: Authentication? = nil,
                       onKeyframeRequest: @escaping @Sendable () -> Void = {}) -> Broadcaster {
         let broadcaster = Broadcaster(queueLimit: queueLimit, onKeyframeRequest: onKeyframeRequest)
-        mount(path, broadcaster: broadcaster, format: format)
+        mount(path, broadcaster: broadcaster, format: format, authentication: authentication)
         return broadcaster
     }
 
@@ -164,9 +176,11 @@ public final class RTSPServer: Sendable {
     /// One publisher records at a time: an ANNOUNCE while another connection holds the path
     /// gets 453 Not Enough Bandwidth; the path is free again once that recording has ended.
     ///
-    /// - Parameter path: the mount path publishers push to.
+    /// - Parameters:
+    ///   - path: the mount path publishers push to.
+    ///   - authentication: who may publish; nil: the server's ``Configuration/authentication``.
     /// - Returns: the publishers, each as it starts recording.
-    public func mountRecording(_ path: String) -> AsyncStream<RTSPPublisher> {
+    public func mountRecording(_ path: String, authentication: Authentication? = nil) -> AsyncStream<RTSPPublisher> {
         let (publishers, continuation) = AsyncStream.makeStream(of: RTSPPublisher.self)
         let loop = self.loop, configuration = self.configuration
         let recording = NIOLoopBoundBox.makeBoxSendingValue(
@@ -175,7 +189,7 @@ public final class RTSPServer: Sendable {
                                               delay: TimeAmount(configuration.recordCheckInterval)) { _ in recording.value.check() }
         let key = RTSPMounts.normalized(path)
         recordChecks.withLock { $0.updateValue(check, forKey: key) }?.cancel()
-        Self.close(mounts.set(key, entry: .record(recording)))
+        Self.close(mounts.set(key, entry: .record(recording), authentication: authentication))
         return publishers
     }
 

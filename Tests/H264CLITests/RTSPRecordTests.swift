@@ -49,15 +49,17 @@ import Glibc
     /// The recording of `publisher` (a command line given the URL to publish to) is the fixture:
     /// the publisher and the listener exit 0, the listener's one session ends for one of `endings` (its event's reason), and the output
     /// has the fixture's NAL units and, for ffprobe, its frame count. `hangs(published, log)`
-    /// recognises a publisher's known failure to end (then the listener ends at its idle timeout).
+    /// recognises a publisher's known failure to end (then the listener ends at its idle timeout);
+    /// `listenerArguments` go to `h264 receive --listen` (`--auth`).
     static func expectRecordsFixture(endings: [String], addedBySender: Set<UInt8> = [], idleTimeout: Int = 20,
+                                     listenerArguments: [String] = [],
                                      hangs: (Subprocess.Output, String) -> Bool = { _, _ in false },
                                      failsAfterSending: (Subprocess.Output) -> Bool = { _ in false },
                                      _ publisher: (String) throws -> Subprocess.Output) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.h264").path
-        let listener = try Listener(output: output, ["--idle-timeout", String(idleTimeout)])
+        let listener = try Listener(output: output, ["--idle-timeout", String(idleTimeout)] + listenerArguments)
         let published = try publisher(listener.url)
         let (status, log) = listener.finish()
         let events = listener.running.waitForEventsEnd()

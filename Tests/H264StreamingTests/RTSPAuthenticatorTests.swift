@@ -10,7 +10,7 @@ import Testing
 
     /// RFC 2617 clause 3.5 (MD5, qop=auth).
     @Test func rfc2617Example() {
-        #expect(Authenticator.digestResponse(.md5, user: "Mufasa", realm: "testrealm@host.com", password: "Circle Of Life",
+        #expect(RTSPDigest.response(.md5, user: "Mufasa", realm: "testrealm@host.com", password: "Circle Of Life",
                                              nonce: "dcd98b7102dd2f0e8b11d0f600bfb0c093", nc: "00000001", cnonce: "0a4f113b",
                                              qop: "auth", method: "GET", uri: "/dir/index.html") == "6629fae49393a05397450978507c4ef1")
     }
@@ -19,7 +19,7 @@ import Testing
     @Test(arguments: [(RTSPAuthenticator.DigestAlgorithm.md5, "8ca523f5e9506fed4657c9700eebdbec"),
                       (.sha256, "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1")])
     func rfc7616Example(algorithm: RTSPAuthenticator.DigestAlgorithm, response: String) {
-        #expect(Authenticator.digestResponse(algorithm, user: "Mufasa", realm: "http-auth@example.org", password: "Circle of Life",
+        #expect(RTSPDigest.response(algorithm, user: "Mufasa", realm: "http-auth@example.org", password: "Circle of Life",
                                              nonce: "7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", nc: "00000001",
                                              cnonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ", qop: "auth",
                                              method: "GET", uri: "/dir/index.html") == response)
@@ -27,7 +27,7 @@ import Testing
 
     /// RFC 2069 clause 2.4 (no qop: what gst-rtsp-server and many cameras ask for).
     @Test func rfc2069Example() {
-        #expect(Authenticator.digestResponse(.md5, user: "Mufasa", realm: "testrealm@host.com", password: "CircleOfLife",
+        #expect(RTSPDigest.response(.md5, user: "Mufasa", realm: "testrealm@host.com", password: "CircleOfLife",
                                              nonce: "dcd98b7102dd2f0e8b11d0f600bfb0c093", nc: "", cnonce: "", qop: nil,
                                              method: "GET", uri: "/dir/index.html") == "1949323746fe6a43ef61f9606e7febea")
     }

@@ -56,6 +56,9 @@ enum FuzzTarget: String, CaseIterable {
     /// (AuthenticationTarget.swift): schemes and names lowercased and never empty; the challenges
     /// written back (values quoted) parse to the same challenges.
     case wwwAuthenticate = "www-authenticate"
+    /// `RTSPAuthorization.parse` on the input as an `Authorization` value, as the server reads
+    /// it (AuthorizationTarget.swift): never traps; the credentials written back parse to the same.
+    case authorization
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -75,6 +78,7 @@ enum FuzzTarget: String, CaseIterable {
         case .decoder: Self.decoder(bytes)
         case .rtsp: Self.rtsp(bytes)
         case .wwwAuthenticate: Self.wwwAuthenticate(bytes)
+        case .authorization: Self.authorization(bytes)
         }
     }
 

@@ -16,6 +16,9 @@ public struct RTSPStatus: Hashable, Sendable, CustomStringConvertible {
     /// `400 Bad Request`: malformed syntax (and, without a better code in RTSP 1.0, a header
     /// section over the server's limit).
     public static let badRequest = RTSPStatus(code: 400, reasonPhrase: "Bad Request")
+    /// `401 Unauthorized`: the request needs credentials (sent with `WWW-Authenticate`), or
+    /// those it carries are wrong or their nonce has expired.
+    public static let unauthorized = RTSPStatus(code: 401, reasonPhrase: "Unauthorized")
     /// `404 Not Found`: no such presentation.
     public static let notFound = RTSPStatus(code: 404, reasonPhrase: "Not Found")
     /// `405 Method Not Allowed`: a method of RFC 2326 that this resource does not allow; the

@@ -41,6 +41,11 @@ struct ReceiveCommand: AsyncParsableCommand {
     var sdp: String
     @OptionGroup var options: ReceiveOptions
     @OptionGroup(title: "RTSP client") var rtsp: RTSPClientOptions
+    @OptionGroup(title: "RTSP authentication (with --listen)") var auth: ServerAuthenticationOptions
+
+    func validate() throws {
+        if !auth.users.isEmpty && !options.listen { throw ValidationError("--auth is for --listen: to send credentials, use --user") }
+    }
 
     func run() async throws {
         try await runReportingErrors(command: "receive") {
@@ -115,6 +120,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         var configuration = RTSPRecordServer.Configuration()
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
+        configuration.authentication = auth.authentication
         let server: RTSPRecordServer
         do {
             server = try await RTSPRecordServer.start(host: host, port: port, path: pathPart.isEmpty ? "/" : pathPart, group: group,

@@ -24,6 +24,7 @@ struct RelayCommand: AsyncParsableCommand {
 
     @Argument(help: "An rtsp:// URL, or an Annex-B file (none with --listen).") var source: String?
     @OptionGroup var options: RelayOptions
+    @OptionGroup(title: "RTSP authentication (viewers and the --listen publisher)") var auth: ServerAuthenticationOptions
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
@@ -53,7 +54,7 @@ struct RelayCommand: AsyncParsableCommand {
         }
         do {
             let rtsp = try await listening("RTSP on \(host):\(port)") {
-                try await RTSPServer.start(host: host, port: port, group: group, logger: logger)
+                try await RTSPServer.start(host: host, port: port, group: group, configuration: auth.serverConfiguration, logger: logger)
             }
             outputs.rtsp = rtsp
             followers.append(eventLog.follow(rtsp.events))
@@ -97,7 +98,8 @@ struct RelayCommand: AsyncParsableCommand {
             let (host, port) = try RTSPURI.hostAndPort(of: listen, allowingPortZero: true)
             let publishPath = String(RTSPURI.path(of: listen).prefix { $0 != "?" })
             let server = try await listening("RTSP on \(host):\(port)") {
-                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, logger: logger)
+                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, configuration: auth.serverConfiguration,
+                                                 logger: logger)
             }
             closeSource = server.shutdown
             Self.announce(server.url(host: host), eventLog)

@@ -24,12 +24,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var source: InputOptions
     @OptionGroup var network: ServeOutputOptions
+    @OptionGroup(title: "RTSP authentication") var auth: ServerAuthenticationOptions
     @Flag(help: "Start the input again when it ends, forever (not for standard input).") var loop = false
     @OptionGroup var encoding: EncodeOptions
     @Flag(help: "No log lines for clients and no summary.") var quiet = false
 
     func validate() throws {
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
+        if !auth.users.isEmpty && network.rtsp == nil { throw ValidationError("--auth protects the RTSP server: give --rtsp too") }
     }
 
     func run() async throws { try await runReportingErrors(command: "serve") { try await serve() } }
@@ -75,7 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
         let url = "tcp://\(host):\(tcpServer.localAddress?.port ?? port)", eventLog = try EventLog(path: network.events)
         FileHandle.standardError.write(Data("h264 serve: listening on \(url) (\(header.width)x\(header.height) at \(ProgressLine.format(header.frameRate)) fps)\n".utf8))
         eventLog.write(.listening(url: url))
-        let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, logger: logger, eventLog: eventLog)
+        let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, auth: auth, logger: logger, eventLog: eventLog)
         let followers = [eventLog.follow(broadcaster.events), eventLog.follow(rtspServer?.events)]
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
