@@ -56,6 +56,8 @@ enum FuzzTarget: String, CaseIterable {
     /// (AuthenticationTarget.swift): schemes and names lowercased and never empty; the challenges
     /// written back (values quoted) parse to the same challenges.
     case wwwAuthenticate = "www-authenticate"
+    /// `RTCPPacket.packets(in:)` (RTCPTarget.swift): never traps; receiver reports survive their bytes.
+    case rtcp = "rtcp"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -75,6 +77,7 @@ enum FuzzTarget: String, CaseIterable {
         case .decoder: Self.decoder(bytes)
         case .rtsp: Self.rtsp(bytes)
         case .wwwAuthenticate: Self.wwwAuthenticate(bytes)
+        case .rtcp: Self.rtcp(bytes)
         }
     }
 
