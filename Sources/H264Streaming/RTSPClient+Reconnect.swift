@@ -23,7 +23,7 @@ extension RTSPClient {
         case .finish:
             continuation.finish()
         case .reconnect(let connection, let policy):
-            logger.info("\(connection.url): \(ending); reconnecting")
+            logger.debug("\(connection.url): \(ending); reconnecting")
             continuation.yield(.disconnected(ending))
             let task = Task { await self.reconnect(after: ending, closing: connection, policy: policy) }
             state.withLock { $0.reconnecting = task }
@@ -49,7 +49,7 @@ extension RTSPClient {
                 let connection = try await connect(resuming: true)
                 guard try await install(connection) else { return }
                 continuation.yield(.reconnected(Reconnection(attempts: attempts, downtime: clock.now - started)))
-                logger.info("\(connection.url): reconnected after \(attempts) attempt(s)")
+                logger.debug("\(connection.url): reconnected after \(attempts) attempt(s)")
                 return
             } catch {
                 logger.info("\(requestedURL): reconnection attempt \(attempts) failed: \(error)")

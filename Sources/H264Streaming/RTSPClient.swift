@@ -15,7 +15,7 @@ import NIOPosix
 /// client asks for UDP first and, when the server answers `461 Unsupported Transport`, for TCP.
 ///
 /// RTCP: the server's sender reports give every access unit its wall-clock time
-/// (``RTPReceivedAccessUnit/wallClock``) once the first one has arrived, and a receiver report goes
+/// (`RTPReceivedAccessUnit.wallClock`) once the first one has arrived, and a receiver report goes
 /// back every 5 s (``Configuration/receiverReportInterval``). A `301`/`302`/`303`/`305`/`307` with
 /// `Location` to OPTIONS or DESCRIBE is followed (up to 3 times; the credentials go along only
 /// to the same host; a loop is an error naming it).
