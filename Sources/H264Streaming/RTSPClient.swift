@@ -14,8 +14,18 @@ import NIOPosix
 /// of a message or of a log line. With ``Configuration/Transport-swift.enum/automatic`` the
 /// client asks for UDP first and, when the server answers `461 Unsupported Transport`, for TCP.
 ///
+/// RTCP: the server's sender reports give every access unit its wall-clock time
+/// (`RTPReceivedAccessUnit.wallClock`) once the first one has arrived, and a receiver report goes
+/// back every 5 s (``Configuration/receiverReportInterval``). A `301`/`302`/`303`/`305`/`307` with
+/// `Location` to OPTIONS or DESCRIBE is followed (up to 3 times; the credentials go along only
+/// to the same host; a loop is an error naming it).
+///
 /// The events end when the server closes the connection, when no packet arrives for the idle
-/// timeout, when the keepalive fails, or at ``close()``; ``ending`` says which. ``close()`` — or
+/// timeout, when the keepalive fails, or at ``close()``; ``ending`` says which. With
+/// ``Configuration/reconnect`` a closed connection or a failed keepalive is instead a
+/// ``Event/disconnected(_:)``, followed by new connections (DESCRIBE, SETUP, PLAY) with an
+/// exponential backoff until one plays: ``Event/reconnected(_:)``, then the access units from
+/// the next IDR on. ``close()`` — or
 /// cancelling the task that iterates the events — sends TEARDOWN and closes the connection. A
 /// keepalive goes out at half the session's timeout (GET_PARAMETER when the server's `Public`
 /// lists it, else OPTIONS) and its answer is awaited. Built on SwiftNIO channels: nothing blocks.
@@ -31,6 +41,20 @@ public final class RTSPClient: AsyncSequence, Sendable {
         case loss(RTPDepacketizer.Loss)
         /// A damaged packet or NAL unit, reported and skipped.
         case diagnostic(H264Error)
+        /// With ``Configuration/reconnect``: the connection ended (why), and the client is
+        /// reconnecting.
+        case disconnected(Ending)
+        /// With ``Configuration/reconnect``: a new connection plays; access units resume at the
+        /// next IDR.
+        case reconnected(Reconnection)
+    }
+
+    /// A reconnection: how many tries it took and how long the client was without a connection.
+    public struct Reconnection: Sendable, Equatable {
+        /// Tries, the successful one included.
+        public var attempts: Int
+        /// From the disconnection to the new connection's PLAY answer.
+        public var downtime: Duration
     }
 
     /// Why the events ended.
@@ -46,87 +70,63 @@ public final class RTSPClient: AsyncSequence, Sendable {
         case keepAliveFailed(RTSPClientError)
     }
 
-    /// How to play.
-    public struct Configuration: Sendable {
-        /// The RTP transport to ask for.
-        public enum Transport: Sendable {
-            /// UDP first (as FFmpeg does); TCP interleaved when the server answers SETUP with
-            /// `461 Unsupported Transport`.
-            case automatic
-            /// RTP interleaved in the RTSP connection only.
-            case tcp
-            /// RTP over a UDP port pair only.
-            case udp
-        }
-
-        /// How RTP comes: ``Transport-swift.enum/automatic`` (the default), TCP or UDP.
-        public var transport = Transport.automatic
-        /// The user and password for a server that answers `401 Unauthorized`; nil: those of the
-        /// URL's user info, if any. Set here, they win over the URL's.
-        public var credentials: RTSPCredentials?
-        /// How long to wait for each answer.
-        public var requestTimeout: Duration = .seconds(10)
-        /// How long to wait for the answer to TEARDOWN at ``RTSPClient/close()``.
-        public var teardownTimeout: Duration = .seconds(2)
-        /// The events end when no packet came for this long; nil: never.
-        public var idleTimeout: Duration?
-        /// How often a keepalive (GET_PARAMETER, or OPTIONS when the server does not list
-        /// GET_PARAMETER in `Public`) keeps the server's session alive; nil: at half the
-        /// `timeout` of the server's `Session` header (60 s when it gives none).
-        public var keepAliveInterval: Duration?
-        /// How many later packets may wait for a missing one before it counts as lost.
-        public var reorderWindow = 16
-        /// The `User-Agent` of the requests.
-        public var userAgent = "swift-h264"
-
-        /// Automatic transport, no credentials, 10 s requests, no idle timeout.
-        public init() {}
-    }
-
-    /// What the handler shares with the client.
+    /// What the handlers share with the client.
     struct State {
         var ending: RTSPClient.Ending?
         var statistics = RTPReceptionStatistics()
         /// The TEARDOWN and closing under way, which every ``RTSPClient/close()`` awaits.
         var closing: Task<Void, Never>?
+        /// The connection that plays (or the last one, while reconnecting) and its number.
+        var connection: RTSPClientConnection?
+        var generation = 0
+        /// The generation of ``connection``: only its handler's ending counts.
+        var installedGeneration = -1
+        /// The reconnection under way.
+        var reconnecting: Task<Void, Never>?
+        var disconnections = 0
+        var lastPresentationTime = Duration.zero
+        var lastSenderReport: RTCPSenderReport?
     }
 
-    /// The URL played, without user info.
-    public let url: String
-    /// The stream's SDP, from DESCRIBE.
-    public let sessionDescription: SessionDescription
-    /// The session id the server gave at SETUP.
-    public let session: String
-    /// The transport the server answered at SETUP.
-    public let transport: RTSPTransport
-    /// The UDP port RTP arrives on (RTP over UDP); nil for TCP interleaved.
-    public let udpPort: Int?
-    let aggregateURL: String
-    let channel: any Channel
-    let udp: (any Channel, any Channel)?
-    let handler: NIOLoopBound<RTSPClientHandler>
+    /// The URL asked for, without user info.
+    let requestedURL: String
+    let credentials: RTSPCredentials?
+    let loop: any EventLoop
     let stream: AsyncStream<Event>
+    let continuation: AsyncStream<Event>.Continuation
     let state: Locked<State>
     let configuration: Configuration
     let logger: Logger
 
-    init(url: String, sessionDescription: SessionDescription, session: String, transport: RTSPTransport, aggregateURL: String,
-         channel: any Channel, udp: (any Channel, any Channel)?, handler: NIOLoopBound<RTSPClientHandler>,
-         stream: AsyncStream<Event>, state: Locked<State>, configuration: Configuration, logger: Logger) {
-        self.url = url
-        self.sessionDescription = sessionDescription
-        self.session = session
-        self.transport = transport
-        self.udpPort = udp?.0.localAddress?.port
-        self.aggregateURL = aggregateURL
-        self.channel = channel
-        self.udp = udp
-        self.handler = handler
-        self.stream = stream
-        self.state = state
+    init(url: String, credentials: RTSPCredentials?, loop: any EventLoop, configuration: Configuration, logger: Logger) {
+        requestedURL = url
+        self.credentials = credentials
+        self.loop = loop
+        (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        state = Locked(State())
         self.configuration = configuration
         self.logger = logger
     }
+
+    private var connection: RTSPClientConnection {
+        guard let connection = state.withLock({ $0.connection }) else { preconditionFailure("an RTSPClient is returned connected") }
+        return connection
+    }
+
+    /// The URL played (after redirects), without user info.
+    public var url: String { connection.url }
+    /// The stream's SDP, from DESCRIBE (of the latest connection).
+    public var sessionDescription: SessionDescription { connection.sessionDescription }
+    /// The session id the server gave at SETUP (of the latest connection).
+    public var session: String { connection.session }
+    /// The transport the server answered at SETUP (of the latest connection).
+    public var transport: RTSPTransport { connection.transport }
+    /// The UDP port RTP arrives on (RTP over UDP); nil for TCP interleaved.
+    public var udpPort: Int? { connection.udpPort }
+    /// The last RTCP sender report of the stream's source; nil before the first.
+    public var lastSenderReport: RTCPSenderReport? { state.withLock { $0.lastSenderReport } }
+    /// How many times the connection was lost (``Event/disconnected(_:)``).
+    public var disconnections: Int { state.withLock { $0.disconnections } }
 
     /// The format of the SDP's `sprop-parameter-sets`; nil without them (they then come in band).
     public var formatDescription: FormatDescription? { try? sessionDescription.formatDescription() }
@@ -134,7 +134,7 @@ public final class RTSPClient: AsyncSequence, Sendable {
     /// Why the events ended; nil while they go on.
     public var ending: Ending? { state.withLock { $0.ending } }
 
-    /// The depacketizer's counts so far.
+    /// The depacketizer's counts so far, over every connection.
     public var statistics: RTPReceptionStatistics { state.withLock { $0.statistics } }
 
     /// The events, in arrival order.

@@ -22,6 +22,9 @@ public struct RTSPClientError: Error, Sendable, Equatable, CustomStringConvertib
         /// The answer lacks what the client needs (a usable SDP, a `Session`), or the server's
         /// bytes are not RTSP.
         case badAnswer
+        /// A redirect (`3xx` with `Location`) that leads back to a URL already visited, or a
+        /// fourth redirect in a row.
+        case redirect
     }
 
     /// What went wrong.

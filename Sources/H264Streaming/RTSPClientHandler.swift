@@ -7,7 +7,11 @@ import NIOCore
 /// to them by CSeq, sends the keepalive, and turns the RTP packets (interleaved on the RTP channel, or datagrams from
 /// the UDP socket, ``receive(packet:)``) into the client's events. Ends the events when the
 /// server closes the connection, when nothing arrives for the idle timeout, when the keepalive
-/// fails, or at ``end(_:)``.
+/// fails, or at ``end(_:)``; `onEnd` then gets the ending (the client finishes its events, or
+/// reconnects). Its RTCP (``RTSPClientRTCP``): sender reports on the RTCP channel (or the RTCP
+/// socket, ``receive(rtcp:)``) give the access units their wall-clock time, and receiver reports
+/// go out every 5 s. A handler that resumes after a reconnection skips the access units before
+/// the first IDR.
 final class RTSPClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -19,21 +23,40 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var depacketizer: RTPDepacketizer?
     private let continuation: AsyncStream<RTSPClient.Event>.Continuation
     private let state: Locked<RTSPClient.State>
+    private let onEnd: (RTSPClient.Ending) -> Void
+    /// The counts of the connections before this one, added to this one's in the client's state.
+    private let previousStatistics: RTPReceptionStatistics
+    /// True until the first IDR after a reconnection: access units before it are skipped.
+    private var awaitingIDR: Bool
+    /// The session's RTCP: statistics, the last sender report, receiver reports.
+    let rtcp = RTSPClientRTCP()
     private let idleTimeout: Duration?
     private let userAgent: String
     private let logger: Logger
     private var context: ChannelHandlerContext?
     /// The interleaved channel RTP comes on; nil before SETUP and for UDP.
     var rtpChannel: UInt8?
+    /// The interleaved channel RTCP comes and goes on; nil before SETUP and for UDP.
+    var rtcpChannel: UInt8?
     private var idleTimer: IdleTimer?
     private var authenticator: RTSPAuthenticator
     private var keepAlive: RTSPClientKeepAlive?
-    private var timeline = RTPTimeline()
-    private(set) var ended = false
+    private var timeline: RTPTimeline
+    /// How the handler ended; nil while it goes on.
+    private(set) var ending: RTSPClient.Ending?
+    var ended: Bool { ending != nil }
 
+    /// A handler whose events go to `continuation` and whose ending to `onEnd`; `resuming` (after
+    /// a reconnection) skips access units up to the first IDR, and the presentation times go on
+    /// from `timelineStart`.
     init(continuation: AsyncStream<RTSPClient.Event>.Continuation, state: Locked<RTSPClient.State>, idleTimeout: Duration?,
-         userAgent: String, credentials: RTSPCredentials?, logger: Logger) {
+         userAgent: String, credentials: RTSPCredentials?, logger: Logger, resuming: Bool = false, timelineStart: Duration = .zero,
+         onEnd: @escaping (RTSPClient.Ending) -> Void) {
         self.continuation = continuation
+        self.onEnd = onEnd
+        awaitingIDR = resuming
+        timeline = RTPTimeline(start: timelineStart)
+        previousStatistics = state.withLock { $0.statistics }
         authenticator = RTSPAuthenticator(credentials: credentials)
         self.state = state
         self.idleTimeout = idleTimeout
@@ -133,6 +156,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
                     if let key = response.header("CSeq") { pending.removeValue(forKey: key)?.succeed(response) }
                 case .interleavedFrame(let channel, let payload):
                     if channel == rtpChannel { payload.withUnsafeBytes { receive(packet: $0) } }
+                    if channel == rtcpChannel { payload.withUnsafeBytes { receive(rtcp: $0) } }
                 case .request, .malformedRequest:
                     break // The server's own requests (OPTIONS, ANNOUNCE) are not answered.
                 }
@@ -158,21 +182,48 @@ final class RTSPClientHandler: ChannelInboundHandler {
 
     /// One RTP packet: depacketized, and its events delivered.
     func receive(packet: UnsafeRawBufferPointer) {
-        guard !ended, depacketizer != nil else { return }
+        guard !ended, depacketizer != nil, let loop = context?.eventLoop else { return }
         idleTimer?.heard()
+        rtcp.count(packet: packet, at: loop.now)
         depacketizer!.append(packet: packet)
         deliver()
+    }
+
+    /// One compound RTCP packet: a sender report of the stream is kept.
+    func receive(rtcp packet: UnsafeRawBufferPointer) {
+        guard !ended, let loop = context?.eventLoop else { return }
+        if let problem = rtcp.receive(packet, at: loop.now) { logger.debug("\(problem)") }
+        if let report = rtcp.lastSenderReport { state.withLock { $0.lastSenderReport = report } }
+    }
+
+    /// Sends an RTCP receiver report every `interval` through `send`, or on the RTCP
+    /// interleaved channel when `send` is nil.
+    func startReceiverReports(every interval: Duration, send: (([UInt8]) -> Void)? = nil) {
+        guard let context, !ended else { return }
+        let channel = rtcpChannel ?? 1
+        rtcp.start(every: interval, on: context.eventLoop, send: send ?? { [self] report in
+            guard let context = self.context else { return }
+            var buffer = context.channel.allocator.buffer(capacity: report.count + 4)
+            buffer.writeBytes([UInt8(ascii: "$"), channel, UInt8(report.count >> 8), UInt8(report.count & 0xFF)])
+            buffer.writeBytes(report)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        })
     }
 
     private func deliver() {
         guard var depacketizer else { return }
         while let event = depacketizer.next() {
             switch event {
-            case .accessUnit(let unit):
+            case .accessUnit(var unit):
+                if awaitingIDR && !unit.accessUnit.isIDR { continue }
+                awaitingIDR = false
                 if unit.accessUnit.formatChanged, let format = unit.accessUnit.formatDescription {
                     continuation.yield(.formatChange(format))
                 }
-                continuation.yield(.accessUnit(unit, presentationTime: timeline.time(of: unit.timestamp)))
+                unit.wallClock = rtcp.wallClock(of: unit.timestamp)
+                let time = timeline.time(of: unit.timestamp)
+                state.withLock { $0.lastPresentationTime = time }
+                continuation.yield(.accessUnit(unit, presentationTime: time))
             case .loss(let loss):
                 continuation.yield(.loss(loss))
             case .diagnostic(let error):
@@ -182,20 +233,23 @@ final class RTSPClientHandler: ChannelInboundHandler {
             }
         }
         self.depacketizer = depacketizer
-        let statistics = RTPReceptionStatistics(counting: depacketizer)
+        let counted = RTPReceptionStatistics(counting: depacketizer), previous = previousStatistics
+        let statistics = RTPReceptionStatistics(packets: previous.packets + counted.packets,
+                                                lostPackets: previous.lostPackets + counted.lostPackets,
+                                                droppedAccessUnits: previous.droppedAccessUnits + counted.droppedAccessUnits)
         state.withLock { $0.statistics = statistics }
     }
 
-    /// Flushes the depacketizer and ends the events with `ending`.
+    /// Flushes the depacketizer, stops the timers and hands `ending` to `onEnd` (once).
     func end(_ ending: RTSPClient.Ending) {
         guard !ended else { return }
-        ended = true
+        self.ending = ending
         idleTimer?.cancel()
         stopKeepAlive()
+        rtcp.cancel()
         depacketizer?.finish()
         deliver()
-        state.withLock { $0.ending = $0.ending ?? ending }
-        continuation.finish()
+        onEnd(ending)
     }
 }
 
@@ -204,11 +258,15 @@ final class RTSPClientHandler: ChannelInboundHandler {
 struct RTPTimeline {
     private var last: UInt32?
     private var ticks: Int64 = 0
+    private let start: Duration
+
+    /// A timeline whose first timestamp is at `start`.
+    init(start: Duration = .zero) { self.start = start }
 
     /// The presentation time of `timestamp`.
     mutating func time(of timestamp: UInt32) -> Duration {
         if let last { ticks += Int64(Int32(bitPattern: timestamp &- last)) }
         last = timestamp
-        return .nanoseconds(ticks * 1_000_000_000 / 90_000)
+        return start + .nanoseconds(ticks * 1_000_000_000 / 90_000)
     }
 }

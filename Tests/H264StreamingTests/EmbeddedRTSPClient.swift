@@ -11,9 +11,16 @@ final class EmbeddedRTSPClient {
     let state = Locked(RTSPClient.State())
     private var reader = RTSPMessageReader()
 
+    let events: AsyncStream<RTSPClient.Event>
+
     init(credentials: RTSPCredentials? = nil) throws {
-        handler = RTSPClientHandler(continuation: AsyncStream.makeStream(of: RTSPClient.Event.self).continuation, state: state,
-                                    idleTimeout: nil, userAgent: "test", credentials: credentials, logger: .streamingSilent)
+        let (events, continuation) = AsyncStream.makeStream(of: RTSPClient.Event.self)
+        self.events = events
+        handler = RTSPClientHandler(continuation: continuation, state: state, idleTimeout: nil, userAgent: "test",
+                                    credentials: credentials, logger: .streamingSilent) { [state] ending in
+            state.withLock { $0.ending = $0.ending ?? ending }
+            continuation.finish()
+        }
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 554)).wait()
     }

@@ -59,6 +59,8 @@ enum FuzzTarget: String, CaseIterable {
     /// `RTSPAuthorization.parse` on the input as an `Authorization` value, as the server reads
     /// it (AuthorizationTarget.swift): never traps; the credentials written back parse to the same.
     case authorization
+    /// `RTCPPacket.packets(in:)` (RTCPTarget.swift): never traps; receiver reports survive their bytes.
+    case rtcp = "rtcp"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -79,6 +81,7 @@ enum FuzzTarget: String, CaseIterable {
         case .rtsp: Self.rtsp(bytes)
         case .wwwAuthenticate: Self.wwwAuthenticate(bytes)
         case .authorization: Self.authorization(bytes)
+        case .rtcp: Self.rtcp(bytes)
         }
     }
 

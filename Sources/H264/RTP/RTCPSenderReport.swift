@@ -51,14 +51,21 @@ public struct RTCPSenderReport: Hashable, Sendable {
         append32(rtpTimestamp)
         append32(packetCount)
         append32(octetCount)
-        let name = Array(canonicalName.utf8.prefix(255))
-        // SSRC, CNAME item (type 1, length, text), END (a zero byte), padding to 4 bytes.
-        let chunkLength = (4 + 2 + name.count + 1 + 3) / 4 * 4
-        let words = chunkLength / 4 // the length field: 32-bit words after the header
-        out += [0x81, 202, UInt8(truncatingIfNeeded: words >> 8), UInt8(truncatingIfNeeded: words)]
-        append32(ssrc)
-        out += [1, UInt8(name.count)] + name
-        out += [UInt8](repeating: 0, count: chunkLength - 4 - 2 - name.count)
-        return out
+        return out + RTCPSourceDescription.canonicalNameBytes(ssrc: ssrc, name: canonicalName)
     }
+}
+
+extension RTCPSenderReport {
+    /// The sender's wall-clock time of `timestamp`, as the time since the Unix epoch (1970):
+    /// ``ntpTimestamp`` moved by the RTP timestamps' difference, taken the shortest way round
+    /// their 2³² wrap, at `clockRate` (90 kHz for H.264).
+    public func wallClock(of timestamp: UInt32, clockRate: Int = 90_000) -> Duration {
+        let seconds = Int64(ntpTimestamp >> 32) - 2_208_988_800
+        let nanoseconds = Int64(((ntpTimestamp & 0xFFFF_FFFF) * 1_000_000_000) >> 32)
+        let ticks = Int64(Int32(bitPattern: timestamp &- rtpTimestamp))
+        return .seconds(seconds) + .nanoseconds(nanoseconds) + .nanoseconds(ticks * 1_000_000_000 / Int64(max(1, clockRate)))
+    }
+
+    /// The middle 32 bits of ``ntpTimestamp``: what a reception report names it by (`LSR`).
+    public var compactNTPTimestamp: UInt32 { UInt32(truncatingIfNeeded: ntpTimestamp >> 16) }
 }

@@ -26,6 +26,10 @@ public struct RTPReceivedAccessUnit<Unit: Sendable>: Sendable {
     /// True when a packet with the marker bit ended it (false: the next access unit or the end
     /// of the stream did).
     public var endedByMarker: Bool
+    /// The sender's wall-clock time of the access unit, as the time since the Unix epoch (1970),
+    /// from the last RTCP sender report (``RTCPSenderReport/wallClock(of:clockRate:)``); nil
+    /// before the first one, and from a depacketizer (which sees no RTCP).
+    public var wallClock: Duration?
 
     /// Creates a received access unit (as a depacketizer hands them out, or to feed an
     /// `RTPDecoder` from another source).
@@ -34,10 +38,12 @@ public struct RTPReceivedAccessUnit<Unit: Sendable>: Sendable {
     ///   - accessUnit: the access unit.
     ///   - timestamp: the 90 kHz RTP timestamp of its packets.
     ///   - endedByMarker: whether a packet with the marker bit ended it.
-    public init(accessUnit: Unit, timestamp: UInt32, endedByMarker: Bool) {
+    ///   - wallClock: the sender's wall-clock time of it (since 1970), if known.
+    public init(accessUnit: Unit, timestamp: UInt32, endedByMarker: Bool, wallClock: Duration? = nil) {
         self.accessUnit = accessUnit
         self.timestamp = timestamp
         self.endedByMarker = endedByMarker
+        self.wallClock = wallClock
     }
 }
 

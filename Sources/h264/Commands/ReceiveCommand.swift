@@ -89,24 +89,14 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.userAgent = "h264 receive"
         let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
                                                logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
-        let events = client.compactMap { event -> RTPDepacketizer.Event? in
-            switch event {
-            case .accessUnit(let unit, _): .accessUnit(unit)
-            case .loss(let loss): .loss(loss)
-            case .diagnostic(let error): .diagnostic(error)
-            case .formatChange: nil // The access unit carries its parameter sets.
-            }
-        }
+        let events = RTSPClientOptions.events(of: client, log: options.log)
         let opening = "playing \(client.url) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
             ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
         try await closing(client.close) {
             try await options.receive(events, format: client.formatDescription, opening: opening, stop: client.close) {
-                switch client.ending {
-                case .idle: "no packet for \(options.idleTimeout) s"
-                case .serverClosed: "the server closed the connection"
-                case .keepAliveFailed(let error): "the session ended: \(error)"
-                case .closed, nil: nil
-                }
+                let ending = RTSPClientOptions.describe(client.ending, idleTimeout: options.idleTimeout)
+                guard rtsp.reconnect else { return ending }
+                return (ending.map { $0 + "; " } ?? "") + "\(client.disconnections) disconnection(s)"
             } statistics: { client.statistics }
         }
     }

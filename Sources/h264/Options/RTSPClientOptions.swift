@@ -1,7 +1,8 @@
 import ArgumentParser
+import H264
 import H264Streaming
 
-/// How `h264 receive rtsp://…` plays a camera: the transport and the credentials.
+/// How `h264 receive rtsp://…` plays a camera: the transport, the credentials, reconnection.
 struct RTSPClientOptions: ParsableArguments {
     /// The lower transport `--transport` asks an RTSP server for.
     enum Transport: String, ExpressibleByArgument, CaseIterable { case auto, tcp, udp }
@@ -11,6 +12,8 @@ struct RTSPClientOptions: ParsableArguments {
     @Option(help: "With an rtsp:// URL: the user name for a server that asks for one (401); or give rtsp://USER:PASSWORD@HOST/….")
     var user: String?
     @Option(help: "With an rtsp:// URL: the password of --user.") var password: String?
+    @Flag(help: "With an rtsp:// URL: when the connection is lost, reconnect (after 1 s, doubling up to 30 s, without a limit) and go on from the next IDR; --idle-timeout counts only while connected, --frames across reconnections.")
+    var reconnect = false
 
     func validate() throws {
         if password != nil && user == nil { throw ValidationError("--password needs --user") }
@@ -25,6 +28,34 @@ struct RTSPClientOptions: ParsableArguments {
         case .udp: .udp
         }
         configuration.credentials = user.map { RTSPCredentials(user: $0, password: password ?? "") }
+        configuration.reconnect = reconnect ? .init() : nil
         return configuration
+    }
+
+    /// The depacketizer events of `client`; disconnections and reconnections go to `log`.
+    static func events(of client: RTSPClient, log: @escaping @Sendable (String) -> Void) -> some AsyncSequence<RTPDepacketizer.Event, Never> {
+        client.compactMap { event -> RTPDepacketizer.Event? in
+            switch event {
+            case .accessUnit(let unit, _): return .accessUnit(unit)
+            case .loss(let loss): return .loss(loss)
+            case .diagnostic(let error): return .diagnostic(error)
+            case .formatChange: return nil // The access unit carries its parameter sets.
+            case .disconnected(let ending): log("disconnected (\(describe(ending) ?? "closed")); reconnecting")
+            case .reconnected(let reconnection):
+                log("reconnected after \(reconnection.downtime.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))) "
+                    + "(\(reconnection.attempts) attempt(s)); resuming at the next IDR")
+            }
+            return nil
+        }
+    }
+
+    /// Why the events of a client ended, in words; nil for `close()`.
+    static func describe(_ ending: RTSPClient.Ending?, idleTimeout: Double = 0) -> String? {
+        switch ending {
+        case .idle: "no packet for \(idleTimeout) s"
+        case .serverClosed: "the server closed the connection"
+        case .keepAliveFailed(let error): "the session ended: \(error)"
+        case .closed, nil: nil
+        }
     }
 }

@@ -1,0 +1,62 @@
+extension RTSPClient {
+    /// How an ``RTSPClient`` plays.
+    public struct Configuration: Sendable {
+        /// The RTP transport to ask for.
+        public enum Transport: Sendable {
+            /// UDP first (as FFmpeg does); TCP interleaved when the server answers SETUP with
+            /// `461 Unsupported Transport`.
+            case automatic
+            /// RTP interleaved in the RTSP connection only.
+            case tcp
+            /// RTP over a UDP port pair only.
+            case udp
+        }
+
+        /// How RTP comes: ``Transport-swift.enum/automatic`` (the default), TCP or UDP.
+        public var transport = Transport.automatic
+        /// The user and password for a server that answers `401 Unauthorized`; nil: those of the
+        /// URL's user info, if any. Set here, they win over the URL's.
+        public var credentials: RTSPCredentials?
+        /// How long to wait for each answer.
+        public var requestTimeout: Duration = .seconds(10)
+        /// How long to wait for the answer to TEARDOWN at ``RTSPClient/close()``.
+        public var teardownTimeout: Duration = .seconds(2)
+        /// The events end when no packet came for this long; nil: never.
+        public var idleTimeout: Duration?
+        /// How often a keepalive (GET_PARAMETER, or OPTIONS when the server does not list
+        /// GET_PARAMETER in `Public`) keeps the server's session alive; nil: at half the
+        /// `timeout` of the server's `Session` header (60 s when it gives none).
+        public var keepAliveInterval: Duration?
+        /// How many later packets may wait for a missing one before it counts as lost.
+        public var reorderWindow = 16
+        /// The `User-Agent` of the requests.
+        public var userAgent = "swift-h264"
+        /// How often an RTCP receiver report goes to the server (RFC 3550 clause 6.4.2; some
+        /// cameras stop sending without them); nil: never.
+        public var receiverReportInterval: Duration? = .seconds(5)
+        /// Whether and how to reconnect when the connection closes, the server's session ends or
+        /// the keepalive fails; nil (the default): the events end then.
+        public var reconnect: Reconnect?
+
+        /// How ``RTSPClient`` reconnects: after `initialDelay`, then after twice as long each time
+        /// up to `maximumDelay`, for at most `maximumAttempts` tries in a row (nil: no limit).
+        public struct Reconnect: Sendable, Equatable {
+            /// The wait before the first try.
+            public var initialDelay: Duration
+            /// The longest wait between tries.
+            public var maximumDelay: Duration
+            /// Tries in a row before the events end with the disconnection's ending; nil: no limit.
+            public var maximumAttempts: Int?
+
+            /// 1 s, doubling up to 30 s, without a limit on the tries by default.
+            public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30), maximumAttempts: Int? = nil) {
+                self.initialDelay = initialDelay
+                self.maximumDelay = Swift.max(initialDelay, maximumDelay)
+                self.maximumAttempts = maximumAttempts.map { Swift.max(1, $0) }
+            }
+        }
+
+        /// Automatic transport, no credentials, 10 s requests, no idle timeout, no reconnection.
+        public init() {}
+    }
+}
