@@ -96,4 +96,19 @@ public struct RTPDepacketizer: RTPDepacketizerCoreWrapper {
     public mutating func append(packet: [UInt8]) {
         packet.withUnsafeBytes { core.append(packet: $0, owner: []) }
     }
+
+    /// The next event, or nil when none is waiting.
+    @inlinable
+    public mutating func next() -> Event? {
+        // Called after every packet, and most find nothing: that answer is made inline.
+        hasEvents ? nextEvent() : nil
+    }
+
+    /// True when ``next()`` has an event to return (a mutating getter: asking copies nothing).
+    @usableFromInline
+    var hasEvents: Bool { mutating get { core.hasEvents } }
+
+    /// ``next()`` when ``hasEvents``.
+    @usableFromInline
+    mutating func nextEvent() -> Event? { core.next() }
 }

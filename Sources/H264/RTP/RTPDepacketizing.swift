@@ -25,8 +25,11 @@ public protocol RTPDepacketizing: Sendable {
     mutating func finish()
 }
 
-/// A depacketizer that is one ``RTPDepacketizerCore`` and the way it keeps access units: all of
-/// ``RTPDepacketizing`` is the core's, forwarded here once for both.
+/// A depacketizer that is one ``RTPDepacketizerCore`` and the way it keeps access units: its
+/// counts, parameter sets and end are the core's, forwarded here once for both. `next()` is each
+/// type's own, `@inlinable` on the concrete type: called after every packet, it must compile to
+/// an inline check in the caller (through this internal protocol it cost 13 ns more per packet,
+/// `rtp_depacketize_vs_memcpy` 0.52 → 0.35).
 protocol RTPDepacketizerCoreWrapper: RTPDepacketizing {
     /// How the bytes of the access unit being received are kept.
     associatedtype Storage: RTPAccessUnitStorage where Storage.Unit == Unit
@@ -46,24 +49,6 @@ extension RTPDepacketizerCoreWrapper {
     public var droppedAccessUnitCount: Int { core.droppedAccessUnitCount }
     /// The parameter sets seen so far (from the stream, or given at creation, e.g. from an SDP).
     public var parameterSets: ParameterSetCache { core.parameterSets }
-
-    /// The next event, or nil when none is waiting.
-    @inlinable
-    public mutating func next() -> RTPDepacketizerEvent<Unit>? {
-        // Called after every packet, and most find nothing: that answer is made inline.
-        hasEvents ? nextEvent() : nil
-    }
-
-    /// True when ``next()`` has an event to return. A mutating getter, so that asking does not
-    /// copy the depacketizer.
-    @usableFromInline
-    var hasEvents: Bool { mutating get { core.hasEvents } }
-
-    /// ``next()`` when ``hasEvents``.
-    @usableFromInline
-    mutating func nextEvent() -> RTPDepacketizerEvent<Unit>? {
-        core.next()
-    }
 
     /// Ends the stream, as ``RTPDepacketizing/finish()`` says. Read the events with ``next()``.
     public mutating func finish() {
