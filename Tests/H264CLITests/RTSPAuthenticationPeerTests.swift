@@ -102,7 +102,11 @@ import Testing
         }
         #expect(counts.withLock { $0 } == Array(repeating: 200, count: 50))
         let after = Self.residentKiB(server.process.processIdentifier)
-        #expect(after - before < 32 * 1024, "resident memory grew from \(before) KiB to \(after) KiB")
+        // Under AddressSanitizer (CI's second run, ASAN_OPTIONS set) freed memory stays resident in
+        // its quarantine (hundreds of MiB), so the bound is the plain runs' to check.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            #expect(after - before < 32 * 1024, "resident memory grew from \(before) KiB to \(after) KiB")
+        }
         let played = try Self.ffmpeg(Self.url(server, userInfo: "u:p"), transport: "tcp")
         #expect(played.status == 0 && Self.frames(played) == 30, "\(played.stderr)")
         #expect(server.stop() == 0)
