@@ -8,7 +8,7 @@ extension SessionDescription {
     /// - Parameter reorderWindow: how many later packets may wait for a missing one before it
     ///   counts as lost.
     /// Parameter sets in the SDP that do not parse (a camera's broken `sprop-parameter-sets`,
-    /// retina#102) are left out, as FFmpeg leaves them: the stream's in-band ones are used.
+    /// retina#42, VStarcam) are left out, as FFmpeg leaves them: the stream's in-band ones are used.
     ///
     /// - Throws: `H264Error` `unsupported` for packetization-mode 2 (interleaved).
     public func depacketizer(reorderWindow: Int = 16) throws(H264Error) -> RTPDepacketizer {
