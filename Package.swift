@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // MD5 and SHA-256 for RTSP Digest authentication (RFC 2617 / RFC 7616).
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // TLS for RTSPS (rtsps://), client and server.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Counts heap allocations in H264Benchmarks (allocations_per_frame); nothing else uses it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         // `swift package generate-documentation` for the DocC catalogs; no target depends on it.
@@ -72,6 +74,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strictSwift
         ),

@@ -52,11 +52,14 @@ extension RTSPClient {
                                       timelineStart: start) { ending in self?.connectionEnded(ending, generation: generation) }
                 }, on: loop, configuration: configuration, logger: logger)
             } catch let redirect as RTSPClientConnection.Redirect {
-                let target = redirect.location.lowercased().hasPrefix("rtsp://") ? redirect.location
+                let target = RTSPURI.isAbsolute(redirect.location) ? redirect.location
                     : redirect.location.hasPrefix("/") ? String(url.prefix { $0 != "/" }) + "//" + url.dropFirst(url.prefix { $0 != "/" }.count + 2).prefix { $0 != "/" } + redirect.location
                     : RTSPURI.resolve(redirect.location, against: url)
                 let next = RTSPURI.removingUserInfo(target)
                 let path = (visited + [next]).joined(separator: " → ")
+                if RTSPURI.isSecure(url) && !RTSPURI.isSecure(next) {
+                    throw RTSPClientError(.redirect, "\(redirect.request): \(redirect.status) to \(next): out of TLS (\(path))", status: redirect.status)
+                }
                 if visited.contains(next) {
                     throw RTSPClientError(.redirect, "\(redirect.request): \(redirect.status) to \(next): a redirect loop (\(path))", status: redirect.status)
                 }

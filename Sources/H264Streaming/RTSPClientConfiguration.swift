@@ -4,7 +4,8 @@ extension RTSPClient {
         /// The RTP transport to ask for.
         public enum Transport: Sendable {
             /// UDP first (as FFmpeg does); TCP interleaved when the server answers SETUP with
-            /// `461 Unsupported Transport`.
+            /// `461 Unsupported Transport`. For `rtsps://`, TCP interleaved only, so that the
+            /// media stays inside TLS as the requests do (as FFmpeg and GStreamer do).
             case automatic
             /// RTP interleaved in the RTSP connection only.
             case tcp
@@ -34,6 +35,9 @@ extension RTSPClient {
         /// How often an RTCP receiver report goes to the server (RFC 3550 clause 6.4.2; some
         /// cameras stop sending without them); nil: never.
         public var receiverReportInterval: Duration? = .seconds(5)
+        /// What an `rtsps://` URL's server must present as its certificate; the system's root
+        /// certificates by default.
+        public var tlsTrust = RTSPTLSTrust.systemRoots
         /// Whether and how to reconnect when the connection closes, the server's session ends or
         /// the keepalive fails; nil (the default): the events end then.
         public var reconnect: Reconnect?

@@ -35,12 +35,15 @@ struct RTSPClientConnection: Sendable {
                         logger: Logger) async throws -> RTSPClientConnection {
         let (host, port) = try RTSPURI.hostAndPort(of: url)
         let handler = try await loop.submit { NIOLoopBound(makeHandler(), eventLoop: loop) }.get()
-        let channel: any Channel
+        let channel: any Channel, secure = RTSPURI.isSecure(url), trust = configuration.tlsTrust
         do {
             channel = try await ClientBootstrap(group: loop)
                 .channelOption(.socketOption(.so_keepalive), value: 1)
                 .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler.value) }
+                    channel.eventLoop.makeCompletedFuture {
+                        if secure { try channel.pipeline.syncOperations.addHandler(trust.makeHandler(host: host)) }
+                        try channel.pipeline.syncOperations.addHandler(handler.value)
+                    }
                 }
                 .connect(host: host, port: port).get()
         } catch {
@@ -62,7 +65,14 @@ struct RTSPClientConnection: Sendable {
                 }
                 return answer
             }
-            let options = try await request("OPTIONS", url)
+            let options: RTSPResponse
+            do {
+                options = try await request("OPTIONS", url)
+            } catch let error as RTSPClientError where secure && error.code == .connectionClosed {
+                // A failed handshake closes the channel before any answer: say why.
+                let failure = try? await loop.submit { handler.value.caughtError }.get()
+                throw failure.flatMap { $0 }.map { RTSPClientError(.tls, "\(url): \(RTSPTLSTrust.describe(handshakeFailure: $0))") } ?? error
+            }
             let described = try await request("DESCRIBE", url, [("Accept", "application/sdp")])
             let description: SessionDescription
             do {
@@ -74,7 +84,7 @@ struct RTSPClientConnection: Sendable {
             let base = described.header("Content-Base") ?? described.header("Content-Location") ?? url
             let track = RTSPURI.resolve(description.control, against: base)
             var setup: RTSPResponse, offer: String
-            var overUDP = configuration.transport != .tcp
+            var overUDP = configuration.transport == .udp || configuration.transport == .automatic && !secure
             while true {
                 if overUDP { udp = try await bindUDP(like: channel, on: loop, handler: handler) }
                 offer = udp.map { "RTP/AVP;unicast;client_port=\($0.0.localAddress?.port ?? 0)-\(($0.0.localAddress?.port ?? 0) + 1)" }

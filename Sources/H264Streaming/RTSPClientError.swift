@@ -5,7 +5,7 @@ public import H264
 public struct RTSPClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Sendable {
-        /// The URL is not `rtsp://HOST[:PORT][/PATH]`.
+        /// The URL is not `rtsp://HOST[:PORT][/PATH]` (or `rtsps://`).
         case badURL
         /// The server could not be reached.
         case connectionFailed
@@ -25,6 +25,9 @@ public struct RTSPClientError: Error, Sendable, Equatable, CustomStringConvertib
         /// A redirect (`3xx` with `Location`) that leads back to a URL already visited, or a
         /// fourth redirect in a row.
         case redirect
+        /// The TLS handshake of an `rtsps://` URL failed: the server's certificate is not
+        /// trusted (``RTSPClient/Configuration/tlsTrust``), or the server does not speak TLS.
+        case tls
     }
 
     /// What went wrong.

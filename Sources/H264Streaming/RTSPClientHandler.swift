@@ -42,6 +42,8 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var authenticator: RTSPAuthenticator
     private var keepAlive: RTSPClientKeepAlive?
     private var timeline: RTPTimeline
+    /// The first error of the pipeline (a failed TLS handshake, say), which closed the connection.
+    private(set) var caughtError: String?
     /// How the handler ended; nil while it goes on.
     private(set) var ending: RTSPClient.Ending?
     var ended: Bool { ending != nil }
@@ -177,6 +179,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if caughtError == nil { caughtError = "\(error)" }
         context.close(promise: nil)
     }
 

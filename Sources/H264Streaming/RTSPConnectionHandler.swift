@@ -33,7 +33,8 @@ import NIOPosix
 /// the methods of RFC 2326 the path's mode does not allow, 501 for other methods, 453 for an
 /// ANNOUNCE while another connection holds the record path, 454 for an unknown session, 455
 /// for PLAY or PAUSE before SETUP, SETUP before ANNOUNCE, RECORD before SETUP, or ANNOUNCE or
-/// SETUP while recording, 461 for a transport other than unicast RTP/AVP over TCP or over UDP,
+/// SETUP while recording, 461 for a transport other than unicast RTP/AVP over TCP or over UDP
+/// (over TLS, other than over TCP),
 /// 500 when no UDP port pair is free, 505 for another version, 414/413 for a request line or
 /// body over the limit (then the connection closes: its framing is lost), 408 for a request
 /// that does not finish within `requestTimeout` (then it closes). A connection that hears
@@ -253,7 +254,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
             return RTSPResponse(status: RTSPStatus(for: error), cSeq: cSeq)
         }
         let recording: RTSPRecording? = if case .record(let box) = mode { box.value } else { nil }
-        guard var chosen = RTSPTransport.firstUnicastRTP(in: offered, mode: recording == nil ? "PLAY" : "RECORD") else {
+        // Over TLS, RTP goes interleaved only: plain UDP would give the media away.
+        let allowed = configuration.tls == nil ? offered : offered.filter { $0.lowerTransport != .udp }
+        guard var chosen = RTSPTransport.firstUnicastRTP(in: allowed, mode: recording == nil ? "PLAY" : "RECORD") else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
         guard chosen.lowerTransport == .udp else {

@@ -58,6 +58,11 @@ public final class RTSPServer: Sendable {
         public var receiveBufferSize = 4 << 20
         /// Who may play and publish (every path without its own); nil: anyone.
         public var authentication: Authentication?
+        /// The certificate and key of RTSPS (RTSP over TLS): with them, every connection speaks
+        /// TLS (clients name the server `rtsps://`, ``url(host:path:)``), and RTP goes
+        /// interleaved in it only (SETUP for UDP gets 461, so the media is as private as the
+        /// requests); nil: plain RTSP.
+        public var tls: RTSPTLSIdentity?
 
         /// The defaults: 60 s sessions, 10 s requests, 1400-byte packets, no idle timeout, no
         /// authentication.
@@ -130,6 +135,7 @@ public final class RTSPServer: Sendable {
                 registry.withLock { $0[key] = channel }
                 channel.closeFuture.whenComplete { _ in _ = registry.withLock { $0.removeValue(forKey: key) } }
                 return channel.eventLoop.makeCompletedFuture {
+                    if let tls = configuration.tls { try channel.pipeline.syncOperations.addHandler(tls.makeHandler()) }
                     try channel.pipeline.syncOperations.addHandler(
                         RTSPConnectionHandler(mounts: mounts, configuration: configuration, logger: logger, events: events.1,
                                               nonces: nonces))
@@ -207,14 +213,15 @@ public final class RTSPServer: Sendable {
         recording.eventLoop.execute { recording.value.close() }
     }
 
-    /// `rtsp://HOST:PORT/PATH` for `path` on `host` as clients should name it (the bound port).
+    /// `rtsp://HOST:PORT/PATH` (`rtsps://` with ``Configuration/tls``) for `path` on `host` as
+    /// clients should name it (the bound port).
     ///
     /// - Parameters:
     ///   - host: the host name or address clients connect to.
     ///   - path: the mount path.
     public func url(host: String, path: String) -> String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "rtsp://\(shownHost):\(localAddress?.port ?? 0)\(RTSPMounts.normalized(path))"
+        return "\(configuration.tls == nil ? "rtsp" : "rtsps")://\(shownHost):\(localAddress?.port ?? 0)\(RTSPMounts.normalized(path))"
     }
 
     /// Stops listening, ends the recordings (``RTSPPublisher/Ending/stopped``) and their

@@ -15,15 +15,25 @@ package enum RTSPURI {
         guard let control, control != "*", !control.isEmpty else {
             return base.hasSuffix("/") ? String(base.dropLast()) : base
         }
-        if control.lowercased().hasPrefix("rtsp://") { return control }
+        if isAbsolute(control) { return control }
         return base.hasSuffix("/") ? base + control : base + "/" + control
     }
 
-    /// `HOST` and `PORT` of `rtsp://[USER@]HOST[:PORT][/PATH]`; an IPv6 host is in brackets.
-    /// Port 0 (any free port) only where `allowingPortZero` (a URL to listen on).
+    /// Whether `url` is an `rtsp://` or `rtsps://` URL (any case).
+    package static func isAbsolute(_ url: String) -> Bool {
+        let lowered = url.prefix(8).lowercased()
+        return lowered.hasPrefix("rtsp://") || lowered.hasPrefix("rtsps://")
+    }
+
+    /// Whether `url` is an `rtsps://` URL: RTSP over TLS (default port 322).
+    package static func isSecure(_ url: String) -> Bool { url.prefix(8).lowercased() == "rtsps://" }
+
+    /// `HOST` and `PORT` of `rtsp://[USER@]HOST[:PORT][/PATH]` (or `rtsps://`; the default
+    /// ports are 554 and 322); an IPv6 host is in brackets. Port 0 (any free port) only where
+    /// `allowingPortZero` (a URL to listen on).
     package static func hostAndPort(of url: String, allowingPortZero: Bool = false) throws(RTSPClientError) -> (String, Int) {
-        guard url.lowercased().hasPrefix("rtsp://") else { throw RTSPClientError(.badURL, "\(url) is not an rtsp:// URL") }
-        var authority = url.dropFirst("rtsp://".count).prefix { $0 != "/" && $0 != "?" }
+        guard isAbsolute(url) else { throw RTSPClientError(.badURL, "\(url) is not an rtsp:// or rtsps:// URL") }
+        var authority = url.drop { $0 != ":" }.dropFirst(3).prefix { $0 != "/" && $0 != "?" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         var host = authority, portText: Substring?
         if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
@@ -35,7 +45,7 @@ package enum RTSPURI {
             portText = authority[authority.index(after: colon)...]
         }
         guard !host.isEmpty else { throw RTSPClientError(.badURL, "\(url): no host") }
-        guard let portText else { return (String(host), 554) }
+        guard let portText else { return (String(host), isSecure(url) ? 322 : 554) }
         guard let port = Int(portText), ((allowingPortZero ? 0 : 1)...65_535).contains(port) else { throw RTSPClientError(.badURL, "\(url): bad port \(portText)") }
         return (String(host), port)
     }

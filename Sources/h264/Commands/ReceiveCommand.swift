@@ -41,7 +41,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     var sdp: String
     @OptionGroup var options: ReceiveOptions
     @OptionGroup(title: "RTSP client") var rtsp: RTSPClientOptions
-    @OptionGroup(title: "RTSP authentication (with --listen)") var auth: ServerAuthenticationOptions
+    @OptionGroup(title: "RTSP authentication and TLS (with --listen)") var auth: ServerAccessOptions
 
     func validate() throws {
         if !auth.users.isEmpty && !options.listen { throw ValidationError("--auth is for --listen: to send credentials, use --user") }
@@ -52,7 +52,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             try await closing({ try? await group.shutdownGracefully() }) {
                 if options.listen { return try await receiveListening(group: group) }
-                if sdp.lowercased().hasPrefix("rtsp://") { return try await receiveRTSP(group: group) }
+                if RTSPURI.isAbsolute(sdp) { return try await receiveRTSP(group: group) }
                 try await receiveRTP(group: group)
             }
         }
@@ -83,7 +83,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     /// `h264 receive rtsp://…`: plays the URL with `RTSPClient` (the transport and credentials of
     /// `RTSPClientOptions`), then TEARDOWN.
     private func receiveRTSP(group: MultiThreadedEventLoopGroup) async throws {
-        var configuration = rtsp.configuration
+        var configuration = try rtsp.configuration()
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
         configuration.userAgent = "h264 receive"
@@ -104,13 +104,14 @@ struct ReceiveCommand: AsyncParsableCommand {
     /// `h264 receive --listen rtsp://HOST:PORT/PATH -o OUT.h264`: waits for one publisher
     /// (ANNOUNCE, SETUP with `mode=record`, RECORD; `RTSPRecordServer`) and writes its stream.
     private func receiveListening(group: MultiThreadedEventLoopGroup) async throws {
-        guard sdp.lowercased().hasPrefix("rtsp://") else { throw CLIError("--listen wants an rtsp:// URL to listen on, not \(sdp)") }
+        guard RTSPURI.isAbsolute(sdp) else { throw CLIError("--listen wants an rtsp:// or rtsps:// URL to listen on, not \(sdp)") }
+        guard RTSPURI.isSecure(sdp) == (auth.tlsCertificate != nil) else { throw CLIError("rtsps:// goes with --tls-certificate and --tls-key") }
         let (host, port) = try RTSPURI.hostAndPort(of: sdp, allowingPortZero: true)
-        let pathPart = String(sdp.dropFirst("rtsp://".count).drop { $0 != "/" }.prefix { $0 != "?" })
+        let pathPart = String(RTSPURI.path(of: sdp).prefix { $0 != "?" })
         var configuration = RTSPRecordServer.Configuration()
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
-        configuration.authentication = auth.authentication
+        try auth.apply(to: &configuration)
         let server: RTSPRecordServer
         do {
             server = try await RTSPRecordServer.start(host: host, port: port, path: pathPart.isEmpty ? "/" : pathPart, group: group,

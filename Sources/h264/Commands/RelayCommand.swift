@@ -12,23 +12,24 @@ struct RelayCommand: AsyncParsableCommand {
         commandName: "relay",
         abstract: "Serve one H.264 source (camera, publisher or file) to any number of viewers, without re-encoding.",
         discussion: """
-        SOURCE is an rtsp:// URL (played over TCP), or an Annex-B file played at its frame rate (the SPS's VUI timing, \
+        SOURCE is a camera's rtsp:// or rtsps:// URL (played as the RTSP client options say), or an Annex-B file played at its frame rate (the SPS's VUI timing, \
         else --fps, else 30; --loop repeats it, else the relay ends after the last frame and exits 0); with --listen \
         rtsp://HOST:PORT/PATH the source is one publisher pushing there (ffmpeg -f rtsp, rtspclientsink). \
-        Viewers play rtsp://HOST:PORT/PATH (RTP over TCP or UDP), and with --port read raw Annex-B over TCP. \
+        Viewers play rtsp://HOST:PORT/PATH (RTP over TCP or UDP; rtsps:// with --tls-certificate), and with --port read raw Annex-B over TCP. \
         A relay cannot ask its source for an IDR, so it keeps the current GOP (at most --gop-bytes and --gop-frames; \
         past that nothing is kept until the next IDR) and a viewer who joins starts at once from the last IDR. \
         SIGINT or SIGTERM stops it (exit status 0). \
         Example: h264 relay rtsp://camera.local/stream --rtsp 0.0.0.0:8554/cam1, then ffplay rtsp://HOST:8554/cam1.
         """)
 
-    @Argument(help: "An rtsp:// URL, or an Annex-B file (none with --listen).") var source: String?
+    @Argument(help: "An rtsp:// or rtsps:// URL, or an Annex-B file (none with --listen).") var source: String?
     @OptionGroup var options: RelayOptions
-    @OptionGroup(title: "RTSP authentication (viewers and the --listen publisher)") var auth: ServerAuthenticationOptions
+    @OptionGroup(title: "RTSP authentication and TLS (viewers and the --listen publisher)") var auth: ServerAccessOptions
+    @OptionGroup(title: "RTSP client (a camera SOURCE)") var client: RTSPClientOptions
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
-        if options.loop && source?.lowercased().hasPrefix("rtsp://") != false { throw ValidationError("--loop is for a file SOURCE") }
+        if options.loop && source.map(RTSPURI.isAbsolute) != false { throw ValidationError("--loop is for a file SOURCE") }
     }
 
     func run() async throws { try await runReportingErrors(command: "relay") { try await relay() } }
@@ -54,7 +55,7 @@ struct RelayCommand: AsyncParsableCommand {
         }
         do {
             let rtsp = try await listening("RTSP on \(host):\(port)") {
-                try await RTSPServer.start(host: host, port: port, group: group, configuration: auth.serverConfiguration, logger: logger)
+                try await RTSPServer.start(host: host, port: port, group: group, configuration: auth.serverConfiguration(), logger: logger)
             }
             outputs.rtsp = rtsp
             followers.append(eventLog.follow(rtsp.events))
@@ -94,11 +95,12 @@ struct RelayCommand: AsyncParsableCommand {
     private func open(group: MultiThreadedEventLoopGroup, eventLog: EventLog, logger: Logger,
                       closeSource: inout @Sendable () async -> Void) async throws -> RelaySource {
         if let listen = options.listen {
-            guard listen.lowercased().hasPrefix("rtsp://") else { throw CLIError("--listen wants an rtsp:// URL, not \(listen)") }
+            guard RTSPURI.isAbsolute(listen) else { throw CLIError("--listen wants an rtsp:// or rtsps:// URL, not \(listen)") }
+            guard RTSPURI.isSecure(listen) == (auth.tlsCertificate != nil) else { throw CLIError("rtsps:// goes with --tls-certificate and --tls-key") }
             let (host, port) = try RTSPURI.hostAndPort(of: listen, allowingPortZero: true)
             let publishPath = String(RTSPURI.path(of: listen).prefix { $0 != "?" })
             let server = try await listening("RTSP on \(host):\(port)") {
-                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, configuration: auth.serverConfiguration,
+                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, configuration: auth.serverConfiguration(),
                                                  logger: logger)
             }
             closeSource = server.shutdown
@@ -110,8 +112,8 @@ struct RelayCommand: AsyncParsableCommand {
             return .publisher(publisher)
         }
         guard let source else { throw CLIError("no SOURCE") }
-        if source.lowercased().hasPrefix("rtsp://") {
-            var configuration = RTSPClient.Configuration()
+        if RTSPURI.isAbsolute(source) {
+            var configuration = try client.configuration()
             configuration.userAgent = "h264 relay"
             let client = try await RTSPClient.open(url: source, group: group, configuration: configuration, logger: logger)
             closeSource = client.close

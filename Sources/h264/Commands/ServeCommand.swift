@@ -24,7 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var source: InputOptions
     @OptionGroup var network: ServeOutputOptions
-    @OptionGroup(title: "RTSP authentication") var auth: ServerAuthenticationOptions
+    @OptionGroup(title: "RTSP authentication and TLS") var auth: ServerAccessOptions
     @Flag(help: "Start the input again when it ends, forever (not for standard input).") var loop = false
     @OptionGroup var encoding: EncodeOptions
     @Flag(help: "No log lines for clients and no summary.") var quiet = false

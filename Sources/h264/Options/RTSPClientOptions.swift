@@ -2,7 +2,8 @@ import ArgumentParser
 import H264
 import H264Streaming
 
-/// How `h264 receive rtsp://…` plays a camera: the transport, the credentials, reconnection.
+/// How `h264 receive rtsp://…` and `h264 relay rtsp://…` play a camera: the transport, the
+/// credentials, reconnection, the certificate an `rtsps://` camera must present.
 struct RTSPClientOptions: ParsableArguments {
     /// The lower transport `--transport` asks an RTSP server for.
     enum Transport: String, ExpressibleByArgument, CaseIterable { case auto, tcp, udp }
@@ -14,14 +15,27 @@ struct RTSPClientOptions: ParsableArguments {
     @Option(help: "With an rtsp:// URL: the password of --user.") var password: String?
     @Flag(help: "With an rtsp:// URL: when the connection is lost, reconnect (after 1 s, doubling up to 30 s, without a limit) and go on from the next IDR; --idle-timeout counts only while connected, --frames across reconnections.")
     var reconnect = false
+    @Option(help: ArgumentHelp("With an rtsps:// URL: the certificates to trust: system (the system's roots, the default), a PEM file (only those), sha256:HEX (only the one with this fingerprint) or any (no check: encrypted, but not authenticated).",
+                               valueName: "trust"))
+    var tlsTrust = "system"
 
     func validate() throws {
         if password != nil && user == nil { throw ValidationError("--password needs --user") }
     }
 
-    /// The client configuration these options ask for.
-    var configuration: RTSPClient.Configuration {
+    /// The client configuration these options ask for (a PEM file of `--tls-trust` loaded).
+    func configuration() throws -> RTSPClient.Configuration {
         var configuration = RTSPClient.Configuration()
+        do {
+            configuration.tlsTrust = switch tlsTrust {
+            case "system": .systemRoots
+            case "any": .anyCertificate
+            case let trust where trust.lowercased().hasPrefix("sha256:"): try .fingerprint(hex: String(trust.dropFirst(7)))
+            case let file: try .certificates(pemFile: file)
+            }
+        } catch {
+            throw CLIError("--tls-trust: \(error)")
+        }
         configuration.transport = switch transport {
         case .auto: .automatic
         case .tcp: .tcp

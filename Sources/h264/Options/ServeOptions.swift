@@ -63,12 +63,12 @@ struct ServeOutputOptions: ParsableArguments {
 
     /// With `--rtsp`: the RTSP server playing the stream at `/live` to the viewers `auth`
     /// lets in, its URL printed on standard error (always) and written to `eventLog`.
-    func startRTSP(group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription, auth: ServerAuthenticationOptions,
+    func startRTSP(group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription, auth: ServerAccessOptions,
                    logger: Logger, eventLog: EventLog) async throws -> RTSPServer? {
         guard let (host, port) = try rtspAddress() else { return nil }
         var configuration = RTSPServer.Configuration()
         configuration.sendBufferSize = sendBufferSize
-        configuration.authentication = auth.authentication
+        try auth.apply(to: &configuration)
         let server: RTSPServer
         do {
             server = try await RTSPServer.start(host: host, port: port, group: group, configuration: configuration, logger: logger)
