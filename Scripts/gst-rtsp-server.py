@@ -7,6 +7,7 @@
 #   --auth basic|digest       ask for --user/--password (default user/password) with that scheme (401 without)
 #   --session-timeout N       sessions time out after N seconds without a keepalive (default 60)
 #   --protocols udp|tcp       serve RTP over that lower transport only (SETUP of the other: 461)
+#   --tls-certificate PEM --tls-key PEM   serve RTSPS (rtsps://; the line printed says so)
 # Needs Debian's python3-gi and gir1.2-gst-rtsp-server-1.0 (Scripts/install-deps.sh).
 import argparse
 import signal
@@ -17,7 +18,7 @@ import gi
 gi.require_version("Gst", "1.0")
 gi.require_version("GstRtsp", "1.0")
 gi.require_version("GstRtspServer", "1.0")
-from gi.repository import GLib, Gst, GstRtsp, GstRtspServer  # noqa: E402
+from gi.repository import Gio, GLib, Gst, GstRtsp, GstRtspServer  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("port", nargs="?", default="0")
@@ -26,6 +27,8 @@ parser.add_argument("--user", default="user")
 parser.add_argument("--password", default="password")
 parser.add_argument("--session-timeout", type=int)
 parser.add_argument("--protocols", choices=["udp", "tcp"])
+parser.add_argument("--tls-certificate")
+parser.add_argument("--tls-key")
 args = parser.parse_args()
 
 Gst.init(None)
@@ -40,13 +43,17 @@ factory.set_launch(
 factory.set_shared(True)
 if args.protocols:
     factory.set_protocols(GstRtsp.RTSPLowerTrans.UDP if args.protocols == "udp" else GstRtsp.RTSPLowerTrans.TCP)
-if args.auth:
+if args.auth or args.tls_certificate:
     # As gst-rtsp-server's examples test-auth.c and test-auth-digest.c: one user whose token has
-    # the role "user", which may access and construct the factory's media.
+    # the role "user", which may access and construct the factory's media (everyone, without --auth).
     auth = GstRtspServer.RTSPAuth()
     token = GstRtspServer.RTSPToken()
     token.set_string(GstRtspServer.RTSP_TOKEN_MEDIA_FACTORY_ROLE, "user")
-    if args.auth == "basic":
+    if args.tls_certificate:
+        auth.set_tls_certificate(Gio.TlsCertificate.new_from_files(args.tls_certificate, args.tls_key))
+    if not args.auth:
+        auth.set_default_token(token)
+    elif args.auth == "basic":
         auth.set_supported_methods(GstRtsp.RTSPAuthMethod.BASIC)
         auth.add_basic(GstRtspServer.RTSPAuth.make_basic(args.user, args.password), token)
     else:
@@ -68,5 +75,6 @@ if server.attach(None) == 0:
 loop = GLib.MainLoop()
 for number in (signal.SIGINT, signal.SIGTERM):
     GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, number, loop.quit)
-print("gst-rtsp-server: serving rtsp://127.0.0.1:%d/test" % server.get_bound_port(), flush=True)
+scheme = "rtsps" if args.tls_certificate else "rtsp"
+print("gst-rtsp-server: serving %s://127.0.0.1:%d/test" % (scheme, server.get_bound_port()), flush=True)
 loop.run()

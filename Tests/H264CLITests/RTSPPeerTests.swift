@@ -13,7 +13,7 @@ import Glibc
 /// keeps serving; a viewer that stops reading does not hold up the others.
 @Suite(.serialized) struct RTSPPeerTests {
     /// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 --rtsp 127.0.0.1:0 --loop … --events -`;
-    /// the port is read from its `listening` event.
+    /// the port is read from its `listening` event (`rtsps://` with `--tls-certificate`).
     final class Server {
         let running: LoggingProcess
         var process: Process { running.process }
@@ -24,16 +24,19 @@ import Glibc
             running = try LoggingProcess(executable: CLI.executable,
                                          ["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
                                           "--rtsp", "127.0.0.1:0", "--loop", "--speed", "ultrafast", "--threads", "1"] + arguments,
-                                         untilListening: "rtsp")
-            guard let port = running.listeningPort(scheme: "rtsp") else {
+                                         untilListening: Self.scheme(arguments))
+            guard let port = running.listeningPort(scheme: Self.scheme(arguments)) else {
                 running.kill()
                 throw LoopbackError("h264 serve --rtsp did not start: \(running.stderr)")
             }
             self.port = port
-            self.url = "rtsp://127.0.0.1:\(port)/live"
+            self.url = "\(Self.scheme(arguments))://127.0.0.1:\(port)/live"
         }
 
         var stderr: String { running.stderr }
+
+        /// `rtsps` when `arguments` have `--tls-certificate`, else `rtsp`.
+        static func scheme(_ arguments: [String]) -> String { arguments.contains("--tls-certificate") ? "rtsps" : "rtsp" }
 
         /// SIGTERM, then the exit status.
         func stop() -> Int32 { running.stop() }

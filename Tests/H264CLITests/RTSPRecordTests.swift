@@ -17,13 +17,16 @@ import Glibc
         let running: LoggingProcess
         var process: Process { running.process }
         let port: Int
-        var url: String { "rtsp://127.0.0.1:\(port)/live" }
+        /// `rtsps` with `--tls-certificate`, else `rtsp`.
+        let scheme: String
+        var url: String { "\(scheme)://127.0.0.1:\(port)/live" }
 
         init(output: String, _ arguments: [String] = []) throws {
+            scheme = RTSPPeerTests.Server.scheme(arguments)
             running = try LoggingProcess(executable: CLI.executable,
-                                         ["receive", "--listen", "rtsp://127.0.0.1:0/live", "-o", output] + arguments,
-                                         untilListening: "rtsp")
-            guard let port = running.listeningPort(scheme: "rtsp") else {
+                                         ["receive", "--listen", "\(scheme)://127.0.0.1:0/live", "-o", output] + arguments,
+                                         untilListening: scheme)
+            guard let port = running.listeningPort(scheme: scheme) else {
                 running.kill()
                 throw LoopbackError("h264 receive --listen did not start: \(running.stderr)")
             }
@@ -246,6 +249,12 @@ import Glibc
     @Test func listenWantsAnRTSPURL() throws {
         let result = try CLI.run(["receive", "--listen", "stream.sdp", "-o", "/dev/null"])
         #expect(result.status == 1)
-        #expect(result.stderr == "h264 receive: error: --listen wants an rtsp:// URL to listen on, not stream.sdp\n", "\(result.stderr)")
+        #expect(result.stderr == "h264 receive: error: --listen wants an rtsp:// or rtsps:// URL to listen on, not stream.sdp\n",
+                "\(result.stderr)")
+        let plain = try CLI.run(["receive", "--listen", "rtsps://127.0.0.1:0/live", "-o", "/dev/null"])
+        #expect(plain.status == 1 && plain.stderr == "h264 receive: error: rtsps:// goes with --tls-certificate and --tls-key\n",
+                "\(plain.stderr)")
+        let half = try CLI.run(["receive", "--listen", "rtsps://127.0.0.1:0/live", "-o", "/dev/null", "--tls-key", "k.pem"])
+        #expect(half.status != 0 && half.stderr.contains("--tls-certificate and --tls-key go together"), "\(half.stderr)")
     }
 }

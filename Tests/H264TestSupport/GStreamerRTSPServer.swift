@@ -7,7 +7,7 @@ import Glibc
 /// options (`--auth digest`, `--session-timeout 8`, `--protocols udp` …): returns once the script
 /// has printed the URL it serves on its standard output.
 public final class GStreamerRTSPServer: Sendable {
-    /// `rtsp://127.0.0.1:PORT/test`.
+    /// `rtsp://127.0.0.1:PORT/test` (`rtsps://` with `--tls-certificate`).
     public let url: String
     private let process: Process
 
@@ -24,7 +24,7 @@ public final class GStreamerRTSPServer: Sendable {
             if data.isEmpty { break }
             line += String(decoding: data, as: UTF8.self)
         }
-        guard let range = line.range(of: #"rtsp://127\.0\.0\.1:[0-9]+/test"#, options: .regularExpression) else {
+        guard let range = line.range(of: #"rtsps?://127\.0\.0\.1:[0-9]+/test"#, options: .regularExpression) else {
             process.terminate()
             throw ScriptFailed(output: line)
         }
