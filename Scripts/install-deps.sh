@@ -16,6 +16,9 @@ if [ "${1:-}" != "--runtime" ]; then
   # gst-rtsp-server scripted through python3-gi (run with /usr/bin/python3): the RTSP server
   # peer that Examples/RTSPViewer and the examples tests play.
   packages+=(python3-gi gir1.2-gst-rtsp-server-1.0)
+  # GLib's TLS backend (GnuTLS): GStreamer's rtsps:// (rtspsrc, rtspclientsink, gst-rtsp-server)
+  # in the RTSPS tests.
+  packages+=(glib-networking)
 fi
 missing=()
 for p in "${packages[@]}"; do
