@@ -36,9 +36,8 @@ public struct RTPDecoder: Sendable {
     /// How many access units were dropped before the first IDR with its parameter sets
     /// (joining mid-stream).
     public private(set) var skippedAccessUnitCount = 0
-    /// The RTP timestamp of the last access unit handed to the session, and its extended value
-    /// (90 kHz ticks since the first).
-    private var last: (timestamp: UInt32, ticks: Int64)?
+    /// The RTP timestamps of the access units handed to the session, from the first (time zero).
+    private var timeline = RTPTimeline(clockRate: clockRate)
 
     /// Creates an adaptor feeding `session`.
     ///
@@ -79,7 +78,7 @@ public struct RTPDecoder: Sendable {
     /// the first IDR with its parameter sets (then counted as skipped).
     private mutating func presentationTime(of timestamp: UInt32, nalUnitTypes: [NALUnitType],
                                            formatDescription: FormatDescription?) -> Duration? {
-        if last == nil {
+        if !timeline.hasStarted {
             let hasParameterSets = formatDescription != nil || session.formatDescription != nil
                 || nalUnitTypes.contains(.sequenceParameterSet)
             guard nalUnitTypes.contains(.idrSlice) && hasParameterSets else {
@@ -91,9 +90,8 @@ public struct RTPDecoder: Sendable {
                 frameDuration = .seconds(1 / rate)
             }
         }
-        let ticks = presentationTicks(of: timestamp)
         accessUnitCount += 1
-        return .seconds(1) * ticks / Self.clockRate
+        return timeline.time(of: timestamp)
     }
 
     /// Ends the stream: outputs every delayed frame and waits for them
@@ -103,14 +101,5 @@ public struct RTPDecoder: Sendable {
     /// - Throws: the errors of `DecoderSession.waitForAsynchronousFrames()`.
     public mutating func finish() throws(H264Error) {
         try session.waitForAsynchronousFrames()
-    }
-
-    /// The 90 kHz ticks from the first decoded access unit to `timestamp`: the difference to
-    /// the previous timestamp read as a signed 32-bit step (RFC 3550 section 5.1 timestamps
-    /// wrap), so a stream may run past the wrap and B-frames may step back.
-    private mutating func presentationTicks(of timestamp: UInt32) -> Int64 {
-        let ticks = last.map { $0.ticks + Int64(Int32(bitPattern: timestamp &- $0.timestamp)) } ?? 0
-        last = (timestamp, ticks)
-        return ticks
     }
 }

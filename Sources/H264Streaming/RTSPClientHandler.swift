@@ -255,21 +255,3 @@ final class RTSPClientHandler: ChannelInboundHandler {
         onEnd(ending)
     }
 }
-
-/// RTP timestamps (90 kHz, wrapping at 2³²) as the time since the first one: each step taken as
-/// the shortest way round (RFC 3550 clause 5.1), so the time goes on across a wrap.
-struct RTPTimeline {
-    private var last: UInt32?
-    private var ticks: Int64 = 0
-    private let start: Duration
-
-    /// A timeline whose first timestamp is at `start`.
-    init(start: Duration = .zero) { self.start = start }
-
-    /// The presentation time of `timestamp`.
-    mutating func time(of timestamp: UInt32) -> Duration {
-        if let last { ticks += Int64(Int32(bitPattern: timestamp &- last)) }
-        last = timestamp
-        return start + .nanoseconds(ticks * 1_000_000_000 / 90_000)
-    }
-}
