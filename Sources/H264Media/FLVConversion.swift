@@ -60,30 +60,16 @@ public enum FLVConversion {
     ///   - frameRate: frames per second.
     /// - Returns: one pair of times per access unit, in the same order.
     public static func timestamps(of units: [AccessUnit], frameRate: Double) -> [(decode: Int64, presentation: Int64)] {
-        var counter = PictureOrderCounter()
+        var order = AccessUnitPictureOrder()
         var sequence = 0
-        var lastCount = 0
-        var caches: [FormatDescription: ParameterSetCache] = [:]
         var keys: [(sequence: Int, count: Int, index: Int)] = []
         for (index, unit) in units.enumerated() {
             if unit.isIDR && index > 0 { sequence += 1 }
-            var count = lastCount + 1
-            if let format = unit.formatDescription,
-               let slice = unit.nalUnits.first(where: { $0.first.map { NALUnitHeader(byte: $0).nalUnitType.isVCL } ?? false }) {
-                let cache = caches[format] ?? (try? ParameterSetCache(configurationRecord: format.configurationRecord))
-                caches[format] = cache
-                if let cache, let header = try? SliceHeader(nalUnit: slice, parameterSets: cache),
-                   let pps = cache.pictureParameterSets[header.picParameterSetId],
-                   let sps = cache.sequenceParameterSets[pps.seqParameterSetId] {
-                    count = counter.picOrderCnt(of: header, sps: sps)
-                }
-            }
-            lastCount = count
-            keys.append((sequence, count, index))
+            keys.append((sequence, order.picOrderCnt(of: unit), index))
         }
         var presentationIndex = [Int](repeating: 0, count: units.count)
-        let order = keys.sorted { ($0.sequence, $0.count, $0.index) < ($1.sequence, $1.count, $1.index) }
-        for (position, key) in order.enumerated() { presentationIndex[key.index] = position }
+        let sorted = keys.sorted { ($0.sequence, $0.count, $0.index) < ($1.sequence, $1.count, $1.index) }
+        for (position, key) in sorted.enumerated() { presentationIndex[key.index] = position }
         let delay = zip(presentationIndex.indices, presentationIndex).map { $0 - $1 }.max() ?? 0
         func milliseconds(_ frames: Int) -> Int64 { Int64((Double(frames) * 1000 / frameRate).rounded()) }
         return units.indices.map { index in

@@ -8,8 +8,10 @@ import H264
 /// The bytes are read in 1 MiB chunks into an `AccessUnitReceiver` (so the file starts at its
 /// first IDR with its SPS and PPS, and access units whose parameter sets are missing are
 /// skipped). The frame rate is the SPS's VUI timing, else ``framesPerSecond``, else 30; frame
-/// *i* is due *i* frame intervals after the first (``FrameSchedule``), and its
-/// ``LiveFrame/presentationTime`` is *i* intervals, in decode order, across loops too. With
+/// *i* (in decoding order) is due *i* frame intervals after the first (``FrameSchedule``), and
+/// its ``LiveFrame/presentationTime`` is its place in presentation order (`PresentationOrder`:
+/// a B-frame stream's pictures in the order of their picture order counts, shifted by the SPS's
+/// reorder depth, which the player reads ahead) times the interval, across loops too. With
 /// ``loops``, the file starts again from the top when it ends (as long as it had a frame).
 ///
 /// ```swift
@@ -47,11 +49,11 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         private let player: AnnexBFilePlayer
         private var handle: FileHandle?
         private var receiver = AccessUnitReceiver()
-        private var ready: [AccessUnit] = []
+        private var order = PresentationOrder()
+        private var ready: [PresentationOrder.Placed] = []
         private var atEnd = false
         private var framesThisPass = 0
         private var schedule: FrameSchedule?
-        private var index = 0
 
         init(player: AnnexBFilePlayer) { self.player = player }
 
@@ -60,7 +62,8 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         ///
         /// - Throws: the error of opening or reading the file.
         public mutating func next() async throws -> LiveFrame? {
-            guard let unit = try nextAccessUnit(), let format = unit.formatDescription else { return nil }
+            guard let placed = try nextAccessUnit(), let format = placed.accessUnit.formatDescription else { return nil }
+            let unit = placed.accessUnit
             if schedule == nil {
                 let rate = format.sequenceParameterSet?.frameRate ?? player.framesPerSecond ?? 30
                 schedule = FrameSchedule(interval: .seconds(1) / Swift.max(rate, 0.001), start: .now)
@@ -69,13 +72,13 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
             if ContinuousClock.now < deadline { try? await Task.sleep(until: deadline, tolerance: .microseconds(500), clock: .continuous) }
             if Task.isCancelled { return nil }
             schedule!.advance(now: .now)
-            defer { index += 1 }
             return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR,
-                             presentationTime: schedule!.interval * index)
+                             presentationTime: schedule!.interval * placed.presentationIndex)
         }
 
-        /// The next access unit holding a picture, reading (and with `loops` reopening) the file as needed.
-        private mutating func nextAccessUnit() throws -> AccessUnit? {
+        /// The next access unit holding a picture, placed in presentation order, reading (and
+        /// with `loops` reopening) the file as needed.
+        private mutating func nextAccessUnit() throws -> PresentationOrder.Placed? {
             while ready.isEmpty {
                 if atEnd {
                     guard player.loops, framesThisPass > 0 else { return nil }
@@ -94,9 +97,10 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
                     events = receiver.receive(chunk)
                 }
                 for case .accessUnit(let unit) in events where unit.hasPicture && unit.formatDescription != nil {
-                    ready.append(unit)
+                    ready += order.append(unit)
+                    framesThisPass += 1
                 }
-                framesThisPass += ready.count
+                if atEnd { ready += order.finish() }
             }
             return ready.removeFirst()
         }

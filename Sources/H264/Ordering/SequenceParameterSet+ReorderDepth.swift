@@ -1,5 +1,3 @@
-import H264
-
 extension SequenceParameterSet {
     /// How many frames a decoder may have to hold back to output pictures in order: the VUI's
     /// `max_num_reorder_frames` when the SPS has a bitstream restriction; 0 for
@@ -10,7 +8,8 @@ extension SequenceParameterSet {
     /// Told to libavcodec before the first picture (its `has_b_frames`), this is what FFmpeg's
     /// command-line tool learns by probing the stream first: without it, libavcodec starts with
     /// no reorder delay and drops the pictures it finds out of order when reordering shows up.
-    var maximumReorderDepth: Int {
+    /// ``PresentationOrder`` looks this many access units ahead.
+    public var maximumReorderDepth: Int {
         if let reorder = vuiParameters?.maxNumReorderFrames { return min(reorder, 15) }
         if picOrderCntType == 2 { return 0 }
         let maxDpbMbs: Int = switch levelIdc {
@@ -32,7 +31,7 @@ extension SequenceParameterSet {
 
     /// The reorder depth for an access unit: from its format's SPS, else from an SPS it
     /// carries in band; nil when neither is known.
-    static func reorderDepth(format: FormatDescription?, avcc: [UInt8], lengthSize: Int) -> Int? {
+    package static func reorderDepth(format: FormatDescription?, avcc: [UInt8], lengthSize: Int) -> Int? {
         if let sps = format?.sequenceParameterSet { return sps.maximumReorderDepth }
         guard let units = try? AVCC.read(avcc, lengthSize: lengthSize).nalUnits else { return nil }
         for range in units where !range.isEmpty && NALUnitType(rawValue: avcc[range.lowerBound]) == .sequenceParameterSet {
