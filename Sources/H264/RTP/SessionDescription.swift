@@ -87,8 +87,9 @@ public struct SessionDescription: Hashable, Sendable {
         // Without an address there is no connection line (a parsed description keeps none either).
         var lines = ["v=0", "o=- 0 0 IN \(family) \(address.isEmpty ? "0.0.0.0" : address)", "s=\(sessionName)"]
         if !address.isEmpty { lines.append("c=IN \(family) \(address)") }
+        lines.append("t=0 0")
+        if let sessionControl { lines.append("a=control:\(sessionControl)") }
         lines += [
-            "t=0 0",
             "m=video \(port) RTP/AVP \(payloadType)",
             "a=rtpmap:\(payloadType) H264/\(clockRate)",
             "a=fmtp:\(payloadType) \(fmtp)",
