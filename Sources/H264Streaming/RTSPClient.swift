@@ -12,7 +12,11 @@ import NIOPosix
 /// (`rtsp://USER:PASSWORD@HOST/…`) or of ``Configuration/credentials`` with the strongest scheme
 /// it offers (Digest SHA-256, Digest MD5, Basic); the user info is never part of a request's URL,
 /// of a message or of a log line. With ``Configuration/Transport-swift.enum/automatic`` the
-/// client asks for UDP first and, when the server answers `461 Unsupported Transport`, for TCP.
+/// client asks for UDP first and, when the server answers `461 Unsupported Transport` or no packet
+/// arrives within ``Configuration/udpFallbackDelay`` of PLAY, for TCP. Answers without `CSeq`
+/// (to the one request outstanding), a `Content-Base` without a scheme, session- and media-level
+/// `a=control:` URLs (absolute, relative, `*`) and bogus `RTP-Info` values are read as FFmpeg
+/// reads them (``warnings``).
 ///
 /// RTCP: the server's sender reports give every access unit its wall-clock time
 /// (`RTPReceivedAccessUnit.wallClock`) once the first one has arrived, and a receiver report goes
@@ -127,6 +131,14 @@ public final class RTSPClient: AsyncSequence, Sendable {
     public var lastSenderReport: RTCPSenderReport? { state.withLock { $0.lastSenderReport } }
     /// How many times the connection was lost (``Event/disconnected(_:)``).
     public var disconnections: Int { state.withLock { $0.disconnections } }
+
+    /// What the camera's answers had that the standards do not allow and the client tolerated
+    /// (of the latest connection): the SDP's warnings, a `Content-Base` without a scheme, bogus
+    /// `RTP-Info` values; each is also logged as a warning.
+    public var warnings: [H264Error] { connection.warnings }
+    /// The played track's entry of the PLAY answer's `RTP-Info` (of the latest connection); nil
+    /// without one.
+    public var rtpInfo: RTSPRTPInfo.Stream? { connection.rtpInfo }
 
     /// The format of the SDP's `sprop-parameter-sets`; nil without them (they then come in band).
     public var formatDescription: FormatDescription? { try? sessionDescription.formatDescription() }

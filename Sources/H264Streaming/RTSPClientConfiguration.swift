@@ -4,8 +4,10 @@ extension RTSPClient {
         /// The RTP transport to ask for.
         public enum Transport: Sendable {
             /// UDP first (as FFmpeg does); TCP interleaved when the server answers SETUP with
-            /// `461 Unsupported Transport`. For `rtsps://`, TCP interleaved only, so that the
-            /// media stays inside TLS as the requests do (as FFmpeg and GStreamer do).
+            /// `461 Unsupported Transport`, or when no packet arrives over UDP within
+            /// ``Configuration/udpFallbackDelay`` of PLAY (a firewall or NAT in the way). For
+            /// `rtsps://`, TCP interleaved only, so that the media stays inside TLS as the
+            /// requests do (as FFmpeg and GStreamer do).
             case automatic
             /// RTP interleaved in the RTSP connection only.
             case tcp
@@ -18,6 +20,13 @@ extension RTSPClient {
         /// The user and password for a server that answers `401 Unauthorized`; nil: those of the
         /// URL's user info, if any. Set here, they win over the URL's.
         public var credentials: RTSPCredentials?
+        /// With the ``Transport-swift.enum/automatic`` transport over UDP: how long after PLAY
+        /// the first packet (RTP or RTCP) may take. When none came, the session is torn down and
+        /// set up again over TCP interleaved on a new connection, as FFmpeg's `rtspdec.c` ("UDP
+        /// timeout, retrying with TCP") and gortsplib's client (`InitialUDPReadTimeout`, 3 s) do;
+        /// ``RTSPClient/open(url:group:configuration:logger:)`` returns once a packet came or the
+        /// TCP session plays. nil: never.
+        public var udpFallbackDelay: Duration? = .seconds(3)
         /// How long to wait for each answer.
         public var requestTimeout: Duration = .seconds(10)
         /// How long to wait for the answer to TEARDOWN at ``RTSPClient/close()``.

@@ -19,6 +19,10 @@ struct RTSPClientConnection: Sendable {
     let session: String
     let transport: RTSPTransport
     let aggregateURL: String
+    /// What was tolerated in the answers: the SDP's warnings, a repaired `Content-Base`, `RTP-Info`.
+    let warnings: [H264Error]
+    /// The track's `RTP-Info` entry of the PLAY answer; nil without one.
+    let rtpInfo: RTSPRTPInfo.Stream?
     let channel: any Channel
     let udp: (any Channel, any Channel)?
     let handler: NIOLoopBound<RTSPClientHandler>
@@ -28,7 +32,9 @@ struct RTSPClientConnection: Sendable {
 
     /// Connects to `url` (no user info) and plays it with a new handler made by `handler`:
     /// OPTIONS, DESCRIBE, SETUP of the H.264 track (UDP, then TCP on 461 with the automatic
-    /// transport), PLAY; then the keepalive and the receiver reports start. Throws ``Redirect``
+    /// transport), PLAY; then the keepalive and the receiver reports start. With the automatic
+    /// transport over UDP, no packet within the UDP fallback delay tears the session down and
+    /// plays the URL again over TCP (``awaitingUDP(delay:credentials:makeHandler:configuration:logger:)``). Throws ``Redirect``
     /// for a `3xx` with `Location` to OPTIONS or DESCRIBE (the channel closed).
     static func connect(to url: String, credentials: RTSPCredentials?, handler makeHandler: @escaping @Sendable () -> RTSPClientHandler,
                         on loop: any EventLoop, configuration: RTSPClient.Configuration,
@@ -81,8 +87,9 @@ struct RTSPClientConnection: Sendable {
                 throw RTSPClientError(.badAnswer, "DESCRIBE \(url): the SDP: \(error)")
             }
             let depacketizer = try description.depacketizer(reorderWindow: configuration.reorderWindow)
-            let base = described.header("Content-Base") ?? described.header("Content-Location") ?? url
-            let track = RTSPURI.resolve(description.control, against: base)
+            let urls = RTSPControlURLs(requestURL: url, contentBase: described.header("Content-Base"),
+                                       contentLocation: described.header("Content-Location"), description: description)
+            let track = urls.track
             var setup: RTSPResponse, offer: String
             var overUDP = configuration.transport == .udp || configuration.transport == .automatic && !secure
             while true {
@@ -128,16 +135,26 @@ struct RTSPClientConnection: Sendable {
                     handler.value.startReceiverReports(every: interval)
                 }
             }.get()
-            let aggregate = RTSPURI.resolve("*", against: base)
-            _ = try await request("PLAY", aggregate, [("Session", session), ("Range", "npt=0.000-")])
+            let aggregate = urls.aggregate
+            let played = try await request("PLAY", aggregate, [("Session", session), ("Range", "npt=0.000-")])
+            var warnings = description.warnings + urls.warnings
+            let rtpInfo = played.header("RTP-Info").flatMap { header in
+                let info = RTSPRTPInfo(parsing: header)
+                warnings += info.warnings
+                return info.stream(for: track, warnings: &warnings)
+            }
+            for warning in warnings { logger.warning("\(url): \(warning)") }
             let keepAliveInterval = configuration.keepAliveInterval ?? RTSPClient.sessionTimeout(in: setup.header("Session")) / 2
             let keepAliveMethod = RTSPClient.publicMethods(in: options).contains("GET_PARAMETER") ? "GET_PARAMETER" : "OPTIONS"
             try await loop.submit {
                 handler.value.startKeepAlive(every: keepAliveInterval, method: keepAliveMethod, uri: aggregate, session: session,
                                              timeout: configuration.requestTimeout)
             }.get()
-            return RTSPClientConnection(url: url, sessionDescription: description, session: session, transport: transport,
-                                        aggregateURL: aggregate, channel: channel, udp: udp, handler: handler)
+            let connection = RTSPClientConnection(url: url, sessionDescription: description, session: session, transport: transport,
+                                                  aggregateURL: aggregate, warnings: warnings, rtpInfo: rtpInfo, channel: channel,
+                                                  udp: udp, handler: handler)
+            guard overUDP, configuration.transport == .automatic, let delay = configuration.udpFallbackDelay else { return connection }
+            return try await connection.awaitingUDP(delay: delay, credentials: credentials, makeHandler: makeHandler, configuration: configuration, logger: logger)
         } catch {
             try? await loop.submit { handler.value.stopKeepAlive() }.get()
             try? await channel.close()

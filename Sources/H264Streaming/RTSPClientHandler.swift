@@ -4,7 +4,7 @@ import NIOCore
 
 /// The connection of an ``RTSPClient``, on its event loop: writes requests (with the
 /// `Authorization` its ``RTSPAuthenticator`` builds, a 401 retried as that says), matches answers
-/// to them by CSeq, sends the keepalive, and turns the RTP packets (interleaved on the RTP channel, or datagrams from
+/// to them by CSeq (an answer without CSeq to the one request outstanding), sends the keepalive, and turns the RTP packets (interleaved on the RTP channel, or datagrams from
 /// the UDP socket, ``receive(packet:)``) into the client's events. Ends the events when the
 /// server closes the connection, when nothing arrives for the idle timeout, when the keepalive
 /// fails, or at ``end(_:)``; `onEnd` then gets the ending (the client finishes its events, or
@@ -44,6 +44,9 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var timeline: RTPTimeline
     /// The first error of the pipeline (a failed TLS handshake, say), which closed the connection.
     private(set) var caughtError: String?
+    /// True once an RTP or RTCP packet came (``awaitFirstPacket(within:)``).
+    private var heardPacket = false
+    private var firstPacketWaiter: EventLoopPromise<Bool>?
     /// How the handler ended; nil while it goes on.
     private(set) var ending: RTSPClient.Ending?
     var ended: Bool { ending != nil }
@@ -155,7 +158,14 @@ final class RTSPClientHandler: ChannelInboundHandler {
             while let message = try reader.next() {
                 switch message {
                 case .response(let response):
-                    if let key = response.header("CSeq") { pending.removeValue(forKey: key)?.succeed(response) }
+                    // bluenviron/gortsplib#410, Parrot-Developers/librtsp#2 (the Anafi drone): an
+                    // answer without CSeq is the one outstanding request's; with several, nobody's.
+                    let key = response.header("CSeq") ?? (pending.count == 1 ? pending.keys.first : nil)
+                    if let key, let promise = pending.removeValue(forKey: key) {
+                        promise.succeed(response)
+                    } else {
+                        logger.debug("an answer to no outstanding request (CSeq \(response.header("CSeq") ?? "none")): \(response.status)")
+                    }
                 case .interleavedFrame(let channel, let payload):
                     if channel == rtpChannel { payload.withUnsafeBytes { receive(packet: $0) } }
                     if channel == rtcpChannel { payload.withUnsafeBytes { receive(rtcp: $0) } }
@@ -186,6 +196,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     /// One RTP packet: depacketized, and its events delivered.
     func receive(packet: UnsafeRawBufferPointer) {
         guard !ended, depacketizer != nil, let loop = context?.eventLoop else { return }
+        heard()
         idleTimer?.heard()
         rtcp.count(packet: packet, at: loop.now)
         depacketizer!.append(packet: packet)
@@ -195,6 +206,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     /// One compound RTCP packet: a sender report of the stream is kept.
     func receive(rtcp packet: UnsafeRawBufferPointer) {
         guard !ended, let loop = context?.eventLoop else { return }
+        heard()
         if let problem = rtcp.receive(packet, at: loop.now) { logger.debug("\(problem)") }
         if let report = rtcp.lastSenderReport { state.withLock { $0.lastSenderReport = report } }
     }
@@ -211,6 +223,27 @@ final class RTSPClientHandler: ChannelInboundHandler {
             buffer.writeBytes(report)
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         })
+    }
+
+    /// True once an RTP or RTCP packet has come, false if none comes within `timeout`; true
+    /// also when the handler ends first (its ending then takes its course).
+    func awaitFirstPacket(within timeout: Duration) -> EventLoopFuture<Bool> {
+        guard let loop = context?.eventLoop else { preconditionFailure("awaitFirstPacket before the handler was added") }
+        if heardPacket || ended { return loop.makeSucceededFuture(true) }
+        let promise = firstPacketWaiter ?? loop.makePromise(of: Bool.self)
+        firstPacketWaiter = promise
+        let timer = loop.assumeIsolated().scheduleTask(in: TimeAmount(timeout)) { [self] in
+            firstPacketWaiter = nil
+            promise.succeed(false)
+        }
+        promise.futureResult.whenComplete { _ in timer.cancel() }
+        return promise.futureResult
+    }
+
+    private func heard() {
+        heardPacket = true
+        firstPacketWaiter?.succeed(true)
+        firstPacketWaiter = nil
     }
 
     private func deliver() {
@@ -247,6 +280,8 @@ final class RTSPClientHandler: ChannelInboundHandler {
     func end(_ ending: RTSPClient.Ending) {
         guard !ended else { return }
         self.ending = ending
+        firstPacketWaiter?.succeed(true)
+        firstPacketWaiter = nil
         idleTimer?.cancel()
         stopKeepAlive()
         rtcp.cancel()

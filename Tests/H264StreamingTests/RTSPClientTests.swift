@@ -49,7 +49,10 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group)
         let live = server.mount("/live", format: StreamingFixtures.format)
-        let client = try await RTSPClient.open(url: server.url(host: "127.0.0.1", path: "/live"), group: group)
+        var configuration = RTSPClient.Configuration()
+        configuration.udpFallbackDelay = nil // nothing is broadcast: no waiting for a first packet
+        let client = try await RTSPClient.open(url: server.url(host: "127.0.0.1", path: "/live"), group: group,
+                                               configuration: configuration)
         let reader = Task { for await _ in client {} }
         reader.cancel()
         await reader.value

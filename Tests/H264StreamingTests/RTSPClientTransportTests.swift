@@ -74,4 +74,75 @@ import Testing
         await camera.close()
         try await group.shutdownGracefully()
     }
+
+    /// A camera whose SETUP over UDP succeeds but whose packets never arrive (a firewall on the
+    /// way), with a bogus `RTP-Info` in its PLAY answer (an unreadable `seq`, a negative
+    /// `rtptime`, another URL): the automatic transport tears the session down after
+    /// ``RTSPClient/Configuration/udpFallbackDelay`` and plays it again over TCP (FFmpeg's
+    /// `rtspdec.c` "UDP timeout, retrying with TCP", gortsplib's `InitialUDPReadTimeout`); a
+    /// packet that does come keeps UDP. The `RTP-Info` is warned about, never fatal.
+    static func firewalledCamera(group: any EventLoopGroup) async throws -> ScriptedRTSPServer {
+        let sdp = SessionDescription(formatDescription: StreamingFixtures.format, address: "0.0.0.0", port: 0).text
+        return try await ScriptedRTSPServer(group: group) { request in
+            let cSeq = request.cSeq
+            switch request.method {
+            case "DESCRIBE": return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Content-Type", "application/sdp")], body: Array(sdp.utf8))
+            case "SETUP":
+                let offer = request.header("Transport") ?? ""
+                let answer = offer.hasPrefix("RTP/AVP/TCP") ? offer : offer + ";server_port=9-10"
+                return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Transport", answer), ("Session", "F00D;timeout=60")])
+            case "PLAY":
+                return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Session", "F00D"),
+                                                                        ("RTP-Info", "url=rtsp://elsewhere/track;seq=x1;rtptime=-426852246;")])
+            default: return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Session", "F00D")])
+            }
+        }
+    }
+
+    @Test func automaticFallsBackToTCPWhenNoUDPPacketComes() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let camera = try await Self.firewalledCamera(group: group)
+        var configuration = RTSPClient.Configuration()
+        configuration.udpFallbackDelay = .milliseconds(200)
+        let client = try await RTSPClient.open(url: "rtsp://127.0.0.1:\(camera.port)/cam", group: group, configuration: configuration)
+        #expect(client.udpPort == nil && client.transport.interleavedChannels == 0...1)
+        var requests: [RTSPRequest] = []
+        for await request in camera.requests {
+            requests.append(request)
+            if request.method == "PLAY" && requests.count > 4 { break }
+        }
+        #expect(requests.map(\.method) == ["OPTIONS", "DESCRIBE", "SETUP", "PLAY", "TEARDOWN", "OPTIONS", "DESCRIBE", "SETUP", "PLAY"])
+        let setups = requests.filter { $0.method == "SETUP" }.compactMap { $0.header("Transport") }
+        #expect(setups.count == 2 && setups[0].hasPrefix("RTP/AVP;unicast;client_port=") && setups[1].hasPrefix("RTP/AVP/TCP"))
+        #expect(client.rtpInfo == RTSPRTPInfo.Stream(url: "rtsp://elsewhere/track"))
+        #expect(client.warnings.map { $0.field ?? "" } == ["RTP-Info seq", "RTP-Info rtptime", "RTP-Info url"], "\(client.warnings)")
+        await client.close()
+        await camera.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test func aPacketOverUDPKeepsUDP() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let camera = try await Self.firewalledCamera(group: group)
+        let sender = try await DatagramBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+        var configuration = RTSPClient.Configuration()
+        configuration.udpFallbackDelay = .seconds(60) // open returns when the packet comes, not after this
+        async let opening = RTSPClient.open(url: "rtsp://127.0.0.1:\(camera.port)/cam", group: group, configuration: configuration)
+        var clientPorts: ClosedRange<Int>?
+        for await request in camera.requests {
+            if request.method == "SETUP" { clientPorts = try RTSPTransport(parsing: request.header("Transport") ?? "").clientPorts }
+            if request.method == "PLAY" { break }
+        }
+        // An RTCP sender report to the client's RTCP port, as the camera's first packet.
+        let report: [UInt8] = [0x80, 200, 0, 6, 0, 0, 0, 7] + [UInt8](repeating: 0, count: 20)
+        let rtcpPort = try #require(clientPorts?.upperBound)
+        try await sender.writeAndFlush(AddressedEnvelope(remoteAddress: try SocketAddress(ipAddress: "127.0.0.1", port: rtcpPort),
+                                                         data: ByteBuffer(bytes: report)))
+        let client = try await opening
+        #expect(client.udpPort == clientPorts?.lowerBound && client.transport.interleavedChannels == nil)
+        await client.close()
+        try await sender.close()
+        await camera.close()
+        try await group.shutdownGracefully()
+    }
 }

@@ -13,22 +13,7 @@ public final class GStreamerRTSPServer: Sendable {
 
     /// Starts the script with `arguments`.
     public init(_ arguments: [String] = []) throws {
-        let script = TestFixtures.packageRoot.appendingPathComponent("Scripts/gst-rtsp-server.py").path
-        let output = Pipe()
-        process = try Subprocess.launch("/usr/bin/python3", [script] + arguments, standardOutput: output.fileHandleForWriting)
-        try? output.fileHandleForWriting.close()
-        // The script's one line, read as it comes (an early exit ends the read with nothing).
-        var line = ""
-        while !line.contains("\n") {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line += String(decoding: data, as: UTF8.self)
-        }
-        guard let range = line.range(of: #"rtsps?://127\.0\.0\.1:[0-9]+/test"#, options: .regularExpression) else {
-            process.terminate()
-            throw ScriptFailed(output: line)
-        }
-        url = String(line[range])
+        (process, url) = try ScriptServer.launch("gst-rtsp-server.py", arguments, urlPattern: #"rtsps?://127\.0\.0\.1:[0-9]+/test"#)
     }
 
     /// Ends the script and waits for it. SIGKILL: the test process's blocked signals are
@@ -36,12 +21,5 @@ public final class GStreamerRTSPServer: Sendable {
     public func kill() {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-    }
-
-    /// Scripts/gst-rtsp-server.py ended without printing its URL.
-    public struct ScriptFailed: Error, CustomStringConvertible {
-        /// What the script printed.
-        public var output: String
-        public var description: String { "Scripts/gst-rtsp-server.py printed no URL: \(output)" }
     }
 }

@@ -127,4 +127,26 @@ import Testing
         let packets = Self.send { index, units in units.map { ($0, Self.timestamp(index), false) } }
         Self.expectWhole(DepacketizedEvents(packets))
     }
+
+    /// bluenviron/mediamtx#6255 (Intelbras DVRs): now and then a picture stamped hours away from
+    /// its neighbours, in the future or in the past (and scottlamb/retina#64: a step back, which
+    /// that client treats as fatal). Access units are cut by the marker bit and their content,
+    /// not by the size of the step: each comes out whole, with the timestamp it was sent with.
+    @Test func timestampsThatJump() {
+        func stamp(_ index: Int) -> UInt32 {
+            switch index % 7 {
+            case 3: Self.timestamp(index) &+ 37_600 * 90_000
+            case 5: Self.timestamp(index) &- 9_800 * 90_000
+            case 6: Self.timestamp(index) &- 2_692
+            default: Self.timestamp(index)
+            }
+        }
+        let packets = Self.send { index, units in units.enumerated().map { ($1, stamp(index), $0 == units.count - 1) } }
+        let events = DepacketizedEvents(packets)
+        #expect(events.diagnostics.isEmpty, "\(events.diagnostics.prefix(3))")
+        let same = events.accessUnits.map(\.accessUnit.data) == Self.accessUnits.map(\.data)
+        #expect(same, "the access units differ")
+        #expect(events.accessUnits.map(\.timestamp) == Self.accessUnits.indices.map(stamp))
+    }
 }
+

@@ -68,4 +68,39 @@ import Testing
         guard case .malformedRequest = try reader.next() else { Issue.record("not reported"); return }
         #expect(reader.skippedByteCount == 0)
     }
+
+    /// scottlamb/moonfire-nvr#224 (OMNY M5S2A): a negative `rtptime`; an unreadable `seq`; and
+    /// scottlamb/retina#117 (Laureii): a trailing semicolon. Unreadable values are left out with
+    /// a warning (field, offset in the value); nothing throws.
+    @Test func rtpInfoWithBogusValues() {
+        let value = "url=rtsp://10.98.66.32:554/1/1/trackID=0;seq=abc;rtptime=-426852246;"
+        let info = RTSPRTPInfo(parsing: value)
+        #expect(info.streams == [RTSPRTPInfo.Stream(url: "rtsp://10.98.66.32:554/1/1/trackID=0")])
+        #expect(info.warnings.map { $0.field ?? "" } == ["RTP-Info seq", "RTP-Info rtptime"])
+        #expect(info.warnings.map { $0.byteOffset ?? -1 } == [41, 49])
+        #expect(info.warnings.allSatisfy { $0.code == .invalidRTSPHeader })
+        let laureii = RTSPRTPInfo(parsing: "url=rtsp://192.168.1.19:554/0/main/trackID=0;seq=0;rtptime=0;")
+        #expect(laureii.streams == [RTSPRTPInfo.Stream(url: "rtsp://192.168.1.19:554/0/main/trackID=0", sequenceNumber: 0, rtpTime: 0)])
+        #expect(laureii.warnings.isEmpty)
+        let garbage = RTSPRTPInfo(parsing: ";;,seq,=;url")
+        #expect(garbage.streams.count == 2 && garbage.warnings.count == 4, "\(garbage.warnings)")
+    }
+
+    /// Which entry is the track's: by URL (absolute, or relative as Wowza sends it); retina's
+    /// test data of a GW Security GW4089IP names another URL than the track's: with one stream
+    /// and one entry it is taken, with a warning; with no match among several, none.
+    @Test func rtpInfoEntryOfTheTrack() {
+        var warnings: [H264Error] = []
+        let two = RTSPRTPInfo(parsing: "url=trackID=1;seq=1;rtptime=5,url=rtsp://cam/vod/trackID=2;seq=9;rtptime=7")
+        #expect(two.stream(for: "rtsp://cam/vod/trackID=1", warnings: &warnings)?.rtpTime == 5)
+        #expect(two.stream(for: "rtsp://cam/vod/trackID=2/", warnings: &warnings)?.sequenceNumber == 9)
+        #expect(warnings.isEmpty)
+        #expect(two.stream(for: "rtsp://cam/vod/trackID=3", streamCount: 1, warnings: &warnings) == nil)
+        let gw = RTSPRTPInfo(parsing: "url=rtsp://192.168.1.110:5050/H264/video;seq=271;rtptime=1621990950")
+        let taken = gw.stream(for: "rtsp://192.168.1.110:5049/H264?channel=1&subtype=1&unicast=true&proto=Onvif/trackID=1", warnings: &warnings)
+        #expect(taken?.sequenceNumber == 271)
+        #expect(warnings.map { $0.field ?? "" } == ["RTP-Info url", "RTP-Info url"])
+        #expect(RTSPRTPInfo(parsing: "").stream(for: "rtsp://cam/x", warnings: &warnings) == nil && warnings.count == 2)
+    }
 }
+

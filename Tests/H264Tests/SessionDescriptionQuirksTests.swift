@@ -20,7 +20,7 @@ import Testing
             a=control:track1\r\n
             """)
         #expect(sdp.profileLevelId == [0x4D, 0x00, 0x1F])
-        #expect(sdp.packetizationMode == 1 && sdp.parameterSets.count == 2 && sdp.control == "track1")
+        #expect(sdp.packetizationMode == 1 && sdp.parameterSets.count == 2 && sdp.control == "track1" && sdp.sessionControl == "*")
         #expect(Self.warned(sdp) == ["profile-level-id"])
         #expect(sdp.warnings.allSatisfy { $0.code == .invalidSessionDescription && $0.byteOffset != nil })
     }
@@ -56,7 +56,7 @@ import Testing
             + "a=recvonly\r\nm=application 0 RTP/AVP 107\r\nc=IN\r\na=rtpmap:107 vnd.onvif.metadata/90000\r\n")
         #expect(sdp.payloadType == 105 && sdp.packetizationMode == 1 && sdp.parameterSets.count == 2)
         #expect(sdp.profileLevelId == [0x64, 0x00, 0x32] && sdp.address == "192.168.5.237")
-        #expect(sdp.control == "rtsp://192.168.5.237/media/video1/video")
+        #expect(sdp.control == "rtsp://192.168.5.237/media/video1/video" && sdp.sessionControl == nil)
         #expect(Self.warned(sdp) == ["c="])
         #expect(try sdp.formatDescription().sequenceParameterSets.count == 1)
     }
@@ -95,5 +95,13 @@ import Testing
     @Test func anUnreadableProfileLevelId() throws {
         let sdp = try SessionDescription(parsing: "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 profile-level-id=42E01\r\n")
         #expect(sdp.profileLevelId == nil && Self.warned(sdp) == ["profile-level-id"])
+    }
+
+    /// The session-level `a=control:` (the aggregate URL) is the one before the first `m=`; a
+    /// control of another media section before the video one is neither.
+    @Test func sessionAndMediaLevelControls() throws {
+        let sdp = try SessionDescription(parsing: "v=0\r\na=control:rtsp://cam/agg\r\nm=audio 0 RTP/AVP 0\r\na=control:audio\r\n"
+            + "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=control:*\r\n")
+        #expect(sdp.sessionControl == "rtsp://cam/agg" && sdp.control == "*")
     }
 }

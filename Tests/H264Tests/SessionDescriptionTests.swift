@@ -53,7 +53,7 @@ struct SessionDescriptionTests {
         let text = "v=0\r\ns=x\r\na=control:*\r\nm=audio 0 RTP/AVP 0\r\na=control:track0\r\n"
             + "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=control: track1 \r\n"
         let sdp = try SessionDescription(parsing: text)
-        #expect(sdp.control == "track1")
+        #expect(sdp.control == "track1" && sdp.sessionControl == "*")
         #expect(try SessionDescription(parsing: sdp.text) == sdp)
         #expect(try SessionDescription(parsing: "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\n").control == nil)
     }

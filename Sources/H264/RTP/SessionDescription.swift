@@ -31,6 +31,10 @@ public struct SessionDescription: Hashable, Sendable {
     /// `a=control:` of the video media (RFC 2326 appendix C.1.1): the URL, absolute or
     /// relative to the RTSP `Content-Base`, that a client names in its SETUP; nil when absent.
     public var control: String?
+    /// The session-level `a=control:` (before the first `m=`): the aggregate URL a client names
+    /// in PLAY and TEARDOWN (RFC 2326 appendix C.1.1), absolute, relative to the base, or `*`
+    /// (the base itself, as scottlamb/retina#68's camera sends it); nil when absent.
+    public var sessionControl: String?
     /// What parsing tolerated (code ``H264Error/Code/invalidSessionDescription``, the field, the
     /// byte offset of its line): a malformed `c=` line, a `profile-level-id` in base64 or not
     /// readable, `sprop-parameter-sets` entries that are not parameter sets (skipped: the
@@ -83,8 +87,9 @@ public struct SessionDescription: Hashable, Sendable {
         // Without an address there is no connection line (a parsed description keeps none either).
         var lines = ["v=0", "o=- 0 0 IN \(family) \(address.isEmpty ? "0.0.0.0" : address)", "s=\(sessionName)"]
         if !address.isEmpty { lines.append("c=IN \(family) \(address)") }
+        lines.append("t=0 0")
+        if let sessionControl { lines.append("a=control:\(sessionControl)") }
         lines += [
-            "t=0 0",
             "m=video \(port) RTP/AVP \(payloadType)",
             "a=rtpmap:\(payloadType) H264/\(clockRate)",
             "a=fmtp:\(payloadType) \(fmtp)",
@@ -107,7 +112,7 @@ public struct SessionDescription: Hashable, Sendable {
         var formats: [UInt8] = []
         var rtpmaps: [UInt8: Int] = [:]
         var fmtps: [UInt8: (parameters: Substring, offset: Int)] = [:]
-        var control: String?
+        var control: String?, sessionControl: String?, beforeMedia = true
         var warnings: [H264Error] = []
         // "\r\n" is one Character: split on any line end.
         for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
@@ -116,6 +121,7 @@ public struct SessionDescription: Hashable, Sendable {
             let kind = line.first!
             let value = line.dropFirst(2)
             if kind == "m" {
+                beforeMedia = false
                 if inVideo { doneVideo = true }
                 inVideo = false
                 guard !doneVideo, value.hasPrefix("video ") else { continue }
@@ -139,6 +145,9 @@ public struct SessionDescription: Hashable, Sendable {
                 }
                 let address = String(fields[2].split(separator: "/").first ?? fields[2])
                 if inVideo { mediaAddress = address } else if !doneVideo { sessionAddress = address }
+            }
+            if kind == "a", beforeMedia, value.hasPrefix("control:"), sessionControl == nil {
+                sessionControl = String(value.dropFirst("control:".count).trimmingSpaces)
             }
             guard kind == "a", inVideo else { continue }
             if value.hasPrefix("rtpmap:") {
@@ -175,6 +184,7 @@ public struct SessionDescription: Hashable, Sendable {
                   clockRate: clockRate, packetizationMode: parameters.mode, profileLevelId: parameters.profileLevelId,
                   parameterSets: parameters.parameterSets)
         self.control = control
+        self.sessionControl = sessionControl
         self.warnings = warnings
     }
 

@@ -9,4 +9,9 @@ extension H264Error.Code {
     public static let unsupportedRTSPVersion = H264Error.Code(rawValue: "unsupportedRTSPVersion")
     /// A `Transport` header (RFC 2326 clause 12.39) that cannot be read.
     public static let invalidTransport = H264Error.Code(rawValue: "invalidTransport")
+    /// A header of a server's answer whose value breaks RFC 2326 but does not stop the session
+    /// (`RTP-Info` with an unreadable `seq` or `rtptime`, or a `url` naming no stream; a
+    /// `Content-Base` without a scheme): tolerated, with a warning naming the header and the
+    /// parameter; the value is ignored or repaired.
+    public static let invalidRTSPHeader = H264Error.Code(rawValue: "invalidRTSPHeader")
 }

@@ -12,7 +12,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
         discussion: """
         With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
-        DESCRIBE, SETUP (RTP/AVP over UDP, then RTP/AVP/TCP interleaved=0-1 if the server answers 461; one of them only \
+        DESCRIBE, SETUP (RTP/AVP over UDP, then RTP/AVP/TCP interleaved=0-1 if the server answers 461 or no packet comes within 3 s of PLAY; one of them only \
         with --transport udp|tcp) and PLAY, answers a 401 with --user/--password or the URL's USER:PASSWORD@ (Digest \
         SHA-256, Digest MD5 or Basic), keeps the session alive at half its timeout, reads the RTP packets \
         (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a \

@@ -8,7 +8,7 @@ struct RTSPClientOptions: ParsableArguments {
     /// The lower transport `--transport` asks an RTSP server for.
     enum Transport: String, ExpressibleByArgument, CaseIterable { case auto, tcp, udp }
 
-    @Option(help: "With an rtsp:// URL: the RTP transport, auto (UDP, then TCP interleaved if the server answers 461), tcp or udp.")
+    @Option(help: "With an rtsp:// URL: the RTP transport, auto (UDP, then TCP interleaved if the server answers 461 or no packet arrives within 3 s of PLAY), tcp or udp.")
     var transport: Transport = .auto
     @Option(help: "With an rtsp:// URL: the user name for a server that asks for one (401); or give rtsp://USER:PASSWORD@HOST/….")
     var user: String?
