@@ -169,8 +169,14 @@ final class RTSPClientHandler: ChannelInboundHandler {
                 case .interleavedFrame(let channel, let payload):
                     if channel == rtpChannel { payload.withUnsafeBytes { receive(packet: $0) } }
                     if channel == rtcpChannel { payload.withUnsafeBytes { receive(rtcp: $0) } }
-                case .request, .malformedRequest:
-                    break // The server's own requests (OPTIONS, ANNOUNCE) are not answered.
+                case .request(let request):
+                    // The server's own requests, as FFmpeg's rtsp.c answers them: OPTIONS (a
+                    // keepalive some cameras send) with 200, anything else with 501.
+                    let status: RTSPStatus = request.method == "OPTIONS" ? .ok : .notImplemented
+                    context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: RTSPResponse(status: status, cSeq: request.cSeq).bytes)),
+                                          promise: nil)
+                case .malformedRequest:
+                    break
                 }
             }
         } catch {

@@ -103,4 +103,22 @@ import Testing
         ended.handler.end(.serverClosed)
         #expect(try cut.wait())
     }
+
+    /// membraneframework/membrane_rtsp#54 (a Reolink camera sends requests of its own) and
+    /// FFmpeg's rtsp.c (`rtsp_send_reply`): the server's OPTIONS is answered 200, another method
+    /// 501, with its CSeq; the client's own request still gets its answer.
+    @Test func theServersRequestsAreAnswered() throws {
+        let client = try EmbeddedRTSPClient()
+        let describe = client.request("DESCRIBE", "rtsp://cam/live")
+        let sent = try client.sent()
+        try client.channel.writeInbound(ByteBuffer(string: "OPTIONS * RTSP/1.0\r\nCSeq: 7\r\n\r\n"
+            + "ANNOUNCE rtsp://cam/live RTSP/1.0\r\nCSeq: 8\r\nContent-Length: 0\r\n\r\n"))
+        var reader = RTSPMessageReader()
+        while let buffer = try client.channel.readOutbound(as: ByteBuffer.self) { reader.append(buffer.readableBytesView) }
+        var answers: [RTSPResponse] = []
+        while let message = try reader.next() { if case .response(let response) = message { answers.append(response) } }
+        #expect(answers.map(\.status.code) == [200, 501] && answers.map { $0.header("CSeq") } == ["7", "8"])
+        try client.answer(sent[0], .ok)
+        #expect(try describe.wait().status == .ok)
+    }
 }
