@@ -61,6 +61,8 @@ enum FuzzTarget: String, CaseIterable {
     case authorization
     /// `RTCPPacket.packets(in:)` (RTCPTarget.swift): never traps; receiver reports survive their bytes.
     case rtcp = "rtcp"
+    /// `RTSPRTPInfo(parsing:)` (RTPInfoTarget.swift): never traps; warnings point into the value.
+    case rtpInfo = "rtp-info"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -82,6 +84,7 @@ enum FuzzTarget: String, CaseIterable {
         case .wwwAuthenticate: Self.wwwAuthenticate(bytes)
         case .authorization: Self.authorization(bytes)
         case .rtcp: Self.rtcp(bytes)
+        case .rtpInfo: Self.rtpInfo(bytes)
         }
     }
 
