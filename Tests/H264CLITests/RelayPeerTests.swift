@@ -7,8 +7,8 @@ import Testing
 import Glibc
 #endif
 
-/// `h264 relay` against real players on 127.0.0.1: a file relayed to 20 FFmpeg and GStreamer
-/// viewers at once, a viewer joining mid-GOP that starts from the kept IDR at once, a camera
+/// `h264 relay` against real players on 127.0.0.1: a camera (a file served over RTSP) relayed to
+/// 20 FFmpeg and GStreamer viewers at once, a viewer joining mid-GOP that starts from the kept IDR at once, a camera
 /// (`h264 serve --rtsp`) relayed to FFmpeg, and a file relay that ends by itself.
 @Suite(.serialized) struct RelayPeerTests {
     typealias Connection = RTSPPeerTests.Connection
@@ -51,8 +51,11 @@ import Glibc
     @Test func twentyFFmpegAndGStreamerViewersDecode() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        // The camera: the file played over RTSP by a relay of its own, which the relay under test plays.
         let file = try Self.longGOPFile(keyframeInterval: 90, in: directory)
-        let (relay, url) = try Self.relay(file, ["--loop"])
+        let (camera, cameraURL) = try Self.relay(file, ["--loop"])
+        defer { camera.kill() }
+        let (relay, url) = try Self.relay(cameraURL, [])
         defer { relay.kill() }
         let results = Locked([String]())
         Self.concurrently((0..<20).map { index in {
@@ -66,6 +69,8 @@ import Glibc
         #expect(relay.stop() == 0)
         let events = relay.waitForEventsEnd()
         #expect(events.filter { $0["event"] == "session-playing" }.count >= 20, "every viewer played")
+        #expect(camera.stop() == 0)
+        #expect(camera.waitForEventsEnd().filter { $0["event"] == "session-playing" }.count == 1, "the relay played the camera once")
     }
 
     /// Viewer `index` of 20 plays 60 frames of `url`: GStreamer over TCP (every third),
