@@ -65,14 +65,20 @@ import Testing
         let slowReaders = Self.abusers / AbusiveClient.allCases.count
         #expect(server.wait(timeout: 20) { $0.filter { $0["event"] == "session-ended" }.count >= slowReaders },
                 "\(server.events(named: "session-ended").count) sessions ended")
-        let skipped = server.events(named: "viewer-skipped").compactMap { $0["client"] }
-        #expect(Set(skipped).count == slowReaders && !skipped.contains(goodViewer ?? ""), "skipped: \(skipped)")
+        // (Nearly all: on a machine so busy that the server makes fewer than `queueFrames` frames
+        // while a slow reader holds on, that one was not behind.)
+        let skipped = Set(server.events(named: "viewer-skipped").compactMap { $0["client"] })
+        #expect(skipped.count >= slowReaders * 9 / 10, "\(skipped.count) of \(slowReaders) slow readers skipped")
+        #expect(!skipped.contains(goodViewer ?? "-"), "the good viewer (client \(goodViewer ?? "?")) was skipped")
 
         let output = try #require(viewer.withLock { $0 })
         #expect(output.status == 0, "\(output.stderr)")
         let rate = Self.rate(ofFramecrc: output.stdout)
-        #expect(abs(rate.framesPerSecond - Self.framesPerSecond) < 1.5, "the good viewer's frame rate: \(rate), abuse for \(abuseSeconds) s")
-        #expect(rate.longestGap < 0.5, "the good viewer stalled for \(rate.longestGap) s")
+        // 10 %: the whole test suite beside it on two busy cores makes the arrivals uneven (a
+        // stalled source catches up), not fewer; a viewer held up by the abusers would lose frames.
+        #expect(abs(rate.framesPerSecond - Self.framesPerSecond) < Self.framesPerSecond / 10,
+                "the good viewer's frame rate: \(rate), abuse for \(abuseSeconds) s")
+        #expect(rate.longestGap < 1, "the good viewer stalled for \(rate.longestGap) s")
         if !ProcessResources.underAddressSanitizer {
             #expect(peak.withLock { $0 } - before < Self.residentGrowthLimitKiB,
                     "VmRSS \(before) KiB before the abuse, at most \(peak.withLock { $0 }) KiB during it, \(after) KiB after")
