@@ -4,10 +4,16 @@ import NIOCore
 /// `onIdle` runs once nothing was ``heard()`` for `timeout`, measured on the event loop's own
 /// clock (`EventLoop.now`), so a test on an `EmbeddedEventLoop` moves time with `advanceTime`
 /// instead of waiting. Used on its loop only; ``cancel()`` (or the timeout firing) ends it.
+///
+/// Its owner usually makes `onIdle` capture itself (`{ [self] in end(.idle) }`), so the owner
+/// and the timer hold each other: ``cancel()`` lets go of `onIdle`, which breaks that cycle —
+/// without it every ended connection of a reconnecting ``RTSPClient`` stayed in memory, its
+/// depacketizer and buffers with it.
 final class IdleTimer {
     private let timeout: TimeAmount
     private let loop: any EventLoop
-    private let onIdle: () -> Void
+    /// Nil once cancelled: the owner it captures is let go.
+    private var onIdle: (() -> Void)?
     private var lastHeard: NIODeadline
     private var scheduled: Scheduled<Void>?
 
@@ -20,8 +26,9 @@ final class IdleTimer {
         lastHeard = loop.now
     }
 
-    /// Starts counting from now.
+    /// Starts counting from now (not after ``cancel()``).
     func start() {
+        guard onIdle != nil else { return }
         lastHeard = loop.now
         schedule()
     }
@@ -29,10 +36,11 @@ final class IdleTimer {
     /// Something arrived: the count starts again (no rescheduling: the check looks at this).
     func heard() { lastHeard = loop.now }
 
-    /// Stops the timer; `onIdle` will not run.
+    /// Stops the timer for good and lets go of `onIdle` (and what it captures); it will not run.
     func cancel() {
         scheduled?.cancel()
         scheduled = nil
+        onIdle = nil
     }
 
     /// Checks when the timeout would pass since the last arrival: idle then, or again later.
@@ -41,7 +49,8 @@ final class IdleTimer {
             guard scheduled != nil else { return }
             if loop.now - lastHeard >= timeout {
                 scheduled = nil
-                onIdle()
+                let onIdle = self.onIdle
+                onIdle?()
             } else {
                 schedule()
             }

@@ -76,9 +76,11 @@ extension RTSPClient {
     }
 
     /// Makes `connection` the one that plays (on the loop, so that a handler that ended
-    /// before is seen); false when the client is closing (the connection is then closed).
+    /// before is seen); false when the client is closing (the connection is then closed). After
+    /// a reconnection, ``Event/reconnected(_:)`` goes out there, before the events its handler
+    /// held since PLAY.
     @discardableResult
-    func install(_ connection: RTSPClientConnection) async throws -> Bool {
+    func install(_ connection: RTSPClientConnection, reconnection: Reconnection? = nil) async throws -> Bool {
         let installed = try await loop.submit { [state] in
             let (closing, generation) = state.withLock { state in
                 guard state.closing == nil else { return (true, 0) }
@@ -86,6 +88,7 @@ extension RTSPClient {
                 state.installedGeneration = state.generation
                 return (false, state.generation)
             }
+            if !closing, let reconnection { connection.handler.value.release(after: .reconnected(reconnection)) }
             // A handler that ended before it was installed: its ending was not taken then.
             if !closing, let ending = connection.handler.value.ending { self.connectionEnded(ending, generation: generation) }
             return !closing

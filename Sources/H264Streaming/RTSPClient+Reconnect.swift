@@ -47,8 +47,9 @@ extension RTSPClient {
             }
             do {
                 let connection = try await connect(resuming: true)
-                guard try await install(connection) else { return }
-                continuation.yield(.reconnected(Reconnection(attempts: attempts, downtime: clock.now - started)))
+                guard try await install(connection, reconnection: Reconnection(attempts: attempts, downtime: clock.now - started)) else {
+                    return
+                }
                 logger.debug("\(connection.url): reconnected after \(attempts) attempt(s)")
                 return
             } catch {

@@ -29,7 +29,7 @@ import NIOPosix
 /// ``Configuration/reconnect`` a closed connection or a failed keepalive is instead a
 /// ``Event/disconnected(_:)``, followed by new connections (DESCRIBE, SETUP, PLAY) with an
 /// exponential backoff until one plays: ``Event/reconnected(_:)``, then the access units from
-/// the next IDR on. ``close()`` — or
+/// the next IDR on, the first of them announced by ``Event/resumed(gap:)``. ``close()`` — or
 /// cancelling the task that iterates the events — sends TEARDOWN and closes the connection. A
 /// keepalive goes out at half the session's timeout (GET_PARAMETER when the server's `Public`
 /// lists it, else OPTIONS) and its answer is awaited. Built on SwiftNIO channels: nothing blocks.
@@ -51,13 +51,17 @@ public final class RTSPClient: AsyncSequence, Sendable {
         /// With ``Configuration/reconnect``: a new connection plays; access units resume at the
         /// next IDR.
         case reconnected(Reconnection)
+        /// With ``Configuration/reconnect``: the access unit that follows is the first after a
+        /// reconnection (an IDR); `gap`: the time from the arrival of the last one before the
+        /// disconnection to its arrival — what the recording is missing.
+        case resumed(gap: Duration)
     }
 
     /// A reconnection: how many tries it took and how long the client was without a connection.
     public struct Reconnection: Sendable, Equatable {
         /// Tries, the successful one included.
         public var attempts: Int
-        /// From the disconnection to the new connection's PLAY answer.
+        /// From the disconnection to the new connection playing (its PLAY answered).
         public var downtime: Duration
     }
 
@@ -89,6 +93,8 @@ public final class RTSPClient: AsyncSequence, Sendable {
         var reconnecting: Task<Void, Never>?
         var disconnections = 0
         var lastPresentationTime = Duration.zero
+        /// When the last access unit arrived (the loop's clock): a resumption's gap counts from it.
+        var lastArrival: NIODeadline?
         var lastSenderReport: RTCPSenderReport?
     }
 

@@ -11,7 +11,7 @@ import NIOCore
 /// reconnects). Its RTCP (``RTSPClientRTCP``): sender reports on the RTCP channel (or the RTCP
 /// socket, ``receive(rtcp:)``) give the access units their wall-clock time, and receiver reports
 /// go out every 5 s. A handler that resumes after a reconnection skips the access units before
-/// the first IDR.
+/// the first IDR, and announces that one with the gap since the last connection's last.
 final class RTSPClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -28,6 +28,10 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private let previousStatistics: RTPReceptionStatistics
     /// True until the first IDR after a reconnection: access units before it are skipped.
     private var awaitingIDR: Bool
+    /// After a reconnection, the events held until the client has installed this connection and
+    /// announced it (``release(after:)``), so that ``RTSPClient/Event/reconnected(_:)`` comes
+    /// before them; nil: events go out as they come.
+    private var held: [RTSPClient.Event]?
     /// The session's RTCP: statistics, the last sender report, receiver reports.
     let rtcp = RTSPClientRTCP()
     private let idleTimeout: Duration?
@@ -60,6 +64,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
         self.continuation = continuation
         self.onEnd = onEnd
         awaitingIDR = resuming
+        held = resuming ? [] : nil
         timeline = RTPTimeline(start: timelineStart)
         previousStatistics = state.withLock { $0.statistics }
         authenticator = RTSPAuthenticator(credentials: credentials)
@@ -258,18 +263,25 @@ final class RTSPClientHandler: ChannelInboundHandler {
             switch event {
             case .accessUnit(var unit):
                 if awaitingIDR && !unit.accessUnit.isIDR { continue }
+                let now = context?.eventLoop.now
+                if awaitingIDR, let now, let last = state.withLock({ $0.lastArrival }) {
+                    yield(.resumed(gap: .nanoseconds((now - last).nanoseconds)))
+                }
                 awaitingIDR = false
                 if unit.accessUnit.formatChanged, let format = unit.accessUnit.formatDescription {
-                    continuation.yield(.formatChange(format))
+                    yield(.formatChange(format))
                 }
                 unit.wallClock = rtcp.wallClock(of: unit.timestamp)
                 let time = timeline.time(of: unit.timestamp)
-                state.withLock { $0.lastPresentationTime = time }
-                continuation.yield(.accessUnit(unit, presentationTime: time))
+                state.withLock { state in
+                    state.lastPresentationTime = time
+                    state.lastArrival = now ?? state.lastArrival
+                }
+                yield(.accessUnit(unit, presentationTime: time))
             case .loss(let loss):
-                continuation.yield(.loss(loss))
+                yield(.loss(loss))
             case .diagnostic(let error):
-                continuation.yield(.diagnostic(error))
+                yield(.diagnostic(error))
             case .keyframeRequest:
                 break // No RTCP feedback is sent.
             }
@@ -280,6 +292,20 @@ final class RTSPClientHandler: ChannelInboundHandler {
                                                 lostPackets: previous.lostPackets + counted.lostPackets,
                                                 droppedAccessUnits: previous.droppedAccessUnits + counted.droppedAccessUnits)
         state.withLock { $0.statistics = statistics }
+    }
+
+    /// Yields `first` (the reconnection), then the events held since PLAY; afterwards events go
+    /// out as they come. Nothing happens for a handler that holds nothing (not resuming).
+    func release(after first: RTSPClient.Event) {
+        guard let events = held else { return }
+        held = nil
+        continuation.yield(first)
+        for event in events { continuation.yield(event) }
+    }
+
+    /// Hands `event` to the client's events, or holds it until ``release(after:)``.
+    private func yield(_ event: RTSPClient.Event) {
+        if held != nil { held!.append(event) } else { continuation.yield(event) }
     }
 
     /// Flushes the depacketizer, stops the timers and hands `ending` to `onEnd` (once).

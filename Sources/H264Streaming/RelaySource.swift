@@ -79,7 +79,7 @@ public struct RelaySource: AsyncSequence, Sendable {
                     case .accessUnit(let received, let presentationTime):
                         if let frame = frame(received.accessUnit, at: presentationTime) { return frame }
                     case .formatChange(let changed): format = changed
-                    case .loss, .diagnostic, .disconnected, .reconnected: continue
+                    case .loss, .diagnostic, .disconnected, .reconnected, .resumed: continue
                     }
                 case .publisher(var publisher, var timeline):
                     let event = await publisher.next()

@@ -94,17 +94,17 @@ import Testing
             + #"response="00000000000000000000000000000000""#
         let (url, port) = (server.url, server.port)
         #expect(Self.hammer(first, url: url, authorization: wrong) == 200)
-        let before = Self.residentKiB(server.process.processIdentifier)
+        let before = ProcessResources.residentKiB(server.process.processIdentifier)
         let counts = Locked([Int]())
         DispatchQueue.concurrentPerform(iterations: 50) { _ in
             let count = (try? RTSPPeerTests.Connection(port: port)).map { Self.hammer($0, url: url, authorization: wrong) } ?? 0
             counts.withLock { $0.append(count) }
         }
         #expect(counts.withLock { $0 } == Array(repeating: 200, count: 50))
-        let after = Self.residentKiB(server.process.processIdentifier)
+        let after = ProcessResources.residentKiB(server.process.processIdentifier)
         // Under AddressSanitizer (CI's second run, ASAN_OPTIONS set) freed memory stays resident in
         // its quarantine (hundreds of MiB), so the bound is the plain runs' to check.
-        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+        if !ProcessResources.underAddressSanitizer {
             #expect(after - before < 32 * 1024, "resident memory grew from \(before) KiB to \(after) KiB")
         }
         let played = try Self.ffmpeg(Self.url(server, userInfo: "u:p"), transport: "tcp")
@@ -116,12 +116,5 @@ import Testing
     static func hammer(_ connection: RTSPPeerTests.Connection, url: String, authorization: String) -> Int {
         connection.send((1...200).map { "DESCRIBE \(url) RTSP/1.0\r\nCSeq: \($0)\r\nAuthorization: \(authorization)\r\n\r\n" }.joined())
         return (1...200).filter { _ in connection.response()?.status == 401 }.count
-    }
-
-    /// `VmRSS` of process `pid`, in KiB (0 when unknown).
-    static func residentKiB(_ pid: Int32) -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 }

@@ -207,4 +207,39 @@ import Glibc
         #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 30,
                 "the TCP viewer got every frame")
     }
+
+    /// `h264 relay --listen rtsp://127.0.0.1:0/in --rtsp 127.0.0.1:0`: FFmpeg publishes a file
+    /// (`-f rtsp`, ANNOUNCE and RECORD), FFmpeg plays the relay. The publisher's `listening`
+    /// event comes first, the viewers' once the stream is mounted; the relay ends (exit 0) when
+    /// the publisher has sent its last frame and left.
+    @Test func aPublisherRelayedToFFmpeg() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = try Self.longGOPFile(keyframeInterval: 30, in: directory)
+        let relay = try LoggingProcess(executable: CLI.executable, ["relay", "--listen", "rtsp://127.0.0.1:0/in", "--rtsp", "127.0.0.1:0"],
+                                       untilListening: "rtsp")
+        defer { relay.kill() }
+        let publishURL = try #require(relay.events(named: "listening").first?["url"], "\(relay.stderr)")
+        #expect(publishURL.hasPrefix("rtsp://127.0.0.1:") && publishURL.hasSuffix("/in"))
+        let published = Locked<Subprocess.Output?>(nil), publishing = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let output = try? Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-re", "-i", file, "-c", "copy",
+                                                         "-f", "rtsp", "-rtsp_transport", "tcp", publishURL])
+            published.withLock { $0 = output }
+            publishing.signal()
+        }
+        try #require(relay.wait(timeout: 20) { $0.filter { $0["event"] == "listening" }.count == 2 }, "\(relay.stderr)")
+        let viewURL = try #require(relay.events(named: "listening").last?["url"])
+        #expect(viewURL.hasSuffix("/live") && viewURL != publishURL)
+        let decoded = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", viewURL,
+                                                     "-frames:v", "60", "-f", "framecrc", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 60)
+        _ = publishing.wait(timeout: .now() + 60)
+        #expect(published.withLock { $0?.status } == 0, "\(published.withLock { $0?.stderr ?? "not run" })")
+        #expect(relay.waitForExit(timeout: 20) == 0, "\(relay.stderr)")
+        let events = relay.waitForEventsEnd()
+        #expect(events.first?["event"] == "listening" && events.first?["url"] == publishURL, "the publisher's address first")
+        #expect(events.contains { $0["event"] == "session-recording" } && events.contains { $0["event"] == "session-playing" })
+    }
 }

@@ -49,4 +49,57 @@ import Testing
         #expect(state.withLock { $0.statistics.packets } == 1)
         _ = try? channel.finish()
     }
+
+    /// What holds a timer whose `onIdle` captures it, as a connection handler does.
+    final class Owner {
+        var timer: IdleTimer?
+    }
+
+    /// `onIdle` usually captures the timer's owner: cancelling lets go of it, so the two do not
+    /// keep each other alive (they did, and every connection a reconnecting client lost stayed
+    /// in memory).
+    @Test func cancellingLetsGoOfTheOwner() {
+        let loop = EmbeddedEventLoop()
+        weak var released: Owner?
+        do {
+            let owner = Owner()
+            owner.timer = IdleTimer(timeout: .seconds(1), loop: loop) { [owner] in _ = owner }
+            owner.timer?.start()
+            owner.timer?.cancel()
+            released = owner
+        }
+        #expect(released == nil, "the cancelled timer still holds its owner")
+        weak var fired: Owner?
+        do {
+            let owner = Owner()
+            owner.timer = IdleTimer(timeout: .seconds(1), loop: loop) { [owner] in owner.timer?.cancel() }
+            owner.timer?.start()
+            fired = owner
+        }
+        loop.advanceTime(by: .seconds(2))
+        #expect(fired == nil, "an owner that cancels when the timer fires is let go")
+    }
+
+    /// An `RTSPClientHandler` with an idle timeout that played and ended (the server closed the
+    /// connection) is freed once its channel is gone: what a reconnecting client leaves behind
+    /// at each disconnection.
+    @Test func anEndedClientHandlerIsFreed() throws {
+        weak var released: RTSPClientHandler?
+        try {
+            let (_, continuation) = AsyncStream.makeStream(of: RTSPClient.Event.self)
+            let handler = RTSPClientHandler(continuation: continuation, state: Locked(RTSPClient.State()), idleTimeout: .seconds(10),
+                                            userAgent: "test", credentials: nil, logger: .streamingSilent) { _ in }
+            let channel = EmbeddedChannel()
+            try channel.pipeline.syncOperations.addHandler(handler)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 554)).wait()
+            handler.play(with: RTPDepacketizer())
+            handler.startKeepAlive(every: .seconds(30), method: "OPTIONS", uri: "rtsp://127.0.0.1/live", session: "1", timeout: .seconds(10))
+            handler.startReceiverReports(every: .seconds(5))
+            released = handler
+            channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+            _ = try? channel.finish()
+            #expect(handler.ending == .serverClosed)
+        }()
+        #expect(released == nil, "the ended handler is still in memory")
+    }
 }

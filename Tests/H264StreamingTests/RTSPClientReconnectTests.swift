@@ -6,7 +6,7 @@ import Testing
 
 /// Reconnection: the server shut down and started again on the same port, the client (with
 /// ``RTSPClient/Configuration/reconnect``) reports the disconnection, connects again, reports
-/// the reconnection and resumes at an IDR; its events go on across it.
+/// the reconnection and resumes at an IDR (announced with the gap); its events go on across it.
 @Suite struct RTSPClientReconnectTests {
     @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
     func resumesAfterTheServerRestarts(transport: RTSPClient.Configuration.Transport) async throws {
@@ -33,7 +33,7 @@ import Testing
         for await event in client {
             switch event {
             case .accessUnit(let unit, _):
-                if kinds.last == "reconnected" || !afterReconnection.isEmpty { afterReconnection.append(unit.accessUnit.isIDR) }
+                if kinds.last == "resumed" || !afterReconnection.isEmpty { afterReconnection.append(unit.accessUnit.isIDR) }
                 if kinds.last != "unit" && kinds.last != "shutdown" { kinds.append("unit") } // units in flight at the shutdown aside
                 if kinds == ["unit"] {
                     kinds.append("shutdown")
@@ -45,11 +45,14 @@ import Testing
             case .reconnected(let reconnection):
                 #expect(reconnection.attempts >= 1)
                 kinds.append("reconnected")
+            case .resumed(let gap):
+                #expect(gap > .zero && gap < .seconds(10))
+                kinds.append("resumed")
             default: break
             }
             if afterReconnection.count >= 3 { break }
         }
-        #expect(kinds == ["unit", "shutdown", "disconnected", "reconnected", "unit"])
+        #expect(kinds == ["unit", "shutdown", "disconnected", "reconnected", "resumed", "unit"])
         #expect(afterReconnection.first == true, "resumes at an IDR")
         #expect(client.disconnections == 1)
         camera.cancel()

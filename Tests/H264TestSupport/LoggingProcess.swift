@@ -39,6 +39,15 @@ public final class LoggingProcess: Sendable {
         })
     }
 
+    /// Starts an `h264` client (`h264 receive rtsp://… --reconnect`): `executable arguments…
+    /// --events -`, and returns once it has written an event named `name` (`playing`), or it
+    /// exited, or after 30 s.
+    public convenience init(executable: URL, _ arguments: [String], untilEvent name: String) throws {
+        try self.init(executable: executable, arguments + ["--events", "-"], logIsReady: nil, eventsAreReady: { events in
+            events.contains { $0["event"] == name }
+        })
+    }
+
     private init(executable: URL, _ arguments: [String], logIsReady: (@Sendable (String) -> Bool)?,
                  eventsAreReady: (@Sendable ([[String: String]]) -> Bool)?) throws {
         _ = ignoreSIGPIPE
@@ -117,6 +126,18 @@ public final class LoggingProcess: Sendable {
 
     /// The events named `name` (`session-ended`) so far.
     public func events(named name: String) -> [[String: String]] { events.filter { $0["event"] == name } }
+
+    /// Waits until `condition` holds for the events written so far, looking every 10 ms: true
+    /// then; false after `timeout` seconds, or once the process has exited without it.
+    public func wait(timeout: Double, until condition: ([[String: String]]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(events) { return true }
+            if !process.isRunning { return condition(waitForEventsEnd()) }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition(events)
+    }
 
     /// The port of the first `listening` event whose URL begins with `scheme` (`rtsp`, `tcp`, `udp`).
     public func listeningPort(scheme: String) -> Int? {

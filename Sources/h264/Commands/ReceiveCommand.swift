@@ -89,7 +89,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.userAgent = "h264 receive"
         let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
                                                logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
-        let events = RTSPClientOptions.events(of: client, log: options.log)
+        let eventLog = try EventLog(path: options.events)
+        eventLog.write(ReceiveEvent.playing(url: client.url, session: client.session))
+        let events = RTSPClientOptions.events(of: client, log: options.log, eventLog: eventLog)
         let opening = "playing \(client.url) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
             ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
         try await closing(client.close) {

@@ -103,7 +103,8 @@ struct RelayCommand: AsyncParsableCommand {
                 try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, configuration: auth.serverConfiguration(),
                                                  logger: logger)
             }
-            closeSource = server.shutdown
+            let follower = eventLog.follow(server.server.events) // the publisher's session
+            closeSource = { await server.shutdown(); await follower?.value }
             Self.announce(server.url(host: host), eventLog)
             var publishers = server.publishers.makeAsyncIterator()
             guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else {

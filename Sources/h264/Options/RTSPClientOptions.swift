@@ -13,14 +13,19 @@ struct RTSPClientOptions: ParsableArguments {
     @Option(help: "With an rtsp:// URL: the user name for a server that asks for one (401); or give rtsp://USER:PASSWORD@HOST/….")
     var user: String?
     @Option(help: "With an rtsp:// URL: the password of --user.") var password: String?
-    @Flag(help: "With an rtsp:// URL: when the connection is lost, reconnect (after 1 s, doubling up to 30 s, without a limit) and go on from the next IDR; --idle-timeout counts only while connected, --frames across reconnections.")
+    @Flag(help: "With an rtsp:// URL: when the connection is lost, reconnect (after --reconnect-delay, doubling up to --reconnect-max-delay, without a limit) and go on from the next IDR; --idle-timeout counts only while connected, --frames across reconnections.")
     var reconnect = false
+    @Option(help: "With --reconnect: the seconds to wait before the first try.") var reconnectDelay: Double = 1
+    @Option(help: "With --reconnect: the most seconds to wait between tries.") var reconnectMaxDelay: Double = 30
     @Option(help: ArgumentHelp("With an rtsps:// URL: the certificates to trust: system (the system's roots, the default), a PEM file (only those), sha256:HEX (only the one with this fingerprint) or any (no check: encrypted, but not authenticated).",
                                valueName: "trust"))
     var tlsTrust = "system"
 
     func validate() throws {
         if password != nil && user == nil { throw ValidationError("--password needs --user") }
+        guard reconnectDelay > 0, reconnectMaxDelay >= reconnectDelay else {
+            throw ValidationError("--reconnect-delay must be positive and at most --reconnect-max-delay")
+        }
     }
 
     /// The client configuration these options ask for (a PEM file of `--tls-trust` loaded).
@@ -42,25 +47,38 @@ struct RTSPClientOptions: ParsableArguments {
         case .udp: .udp
         }
         configuration.credentials = user.map { RTSPCredentials(user: $0, password: password ?? "") }
-        configuration.reconnect = reconnect ? .init() : nil
+        configuration.reconnect = reconnect ? .init(initialDelay: .seconds(reconnectDelay), maximumDelay: .seconds(reconnectMaxDelay)) : nil
         return configuration
     }
 
-    /// The depacketizer events of `client`; disconnections and reconnections go to `log`.
-    static func events(of client: RTSPClient, log: @escaping @Sendable (String) -> Void) -> some AsyncSequence<RTPDepacketizer.Event, Never> {
+    /// The depacketizer events of `client`; disconnections, reconnections and resumptions go
+    /// to `log` and to `eventLog` (`ReceiveEvent`).
+    static func events(of client: RTSPClient, log: @escaping @Sendable (String) -> Void,
+                       eventLog: EventLog) -> some AsyncSequence<RTPDepacketizer.Event, Never> {
         client.compactMap { event -> RTPDepacketizer.Event? in
             switch event {
             case .accessUnit(let unit, _): return .accessUnit(unit)
             case .loss(let loss): return .loss(loss)
             case .diagnostic(let error): return .diagnostic(error)
             case .formatChange: return nil // The access unit carries its parameter sets.
-            case .disconnected(let ending): log("disconnected (\(describe(ending) ?? "closed")); reconnecting")
+            case .disconnected(let ending):
+                let reason = describe(ending) ?? "closed"
+                log("disconnected (\(reason)); reconnecting")
+                eventLog.write(ReceiveEvent.disconnected(reason: reason))
             case .reconnected(let reconnection):
-                log("reconnected after \(reconnection.downtime.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))) "
-                    + "(\(reconnection.attempts) attempt(s)); resuming at the next IDR")
+                log("reconnected after \(seconds(reconnection.downtime)) (\(reconnection.attempts) attempt(s)); resuming at the next IDR")
+                eventLog.write(ReceiveEvent.reconnected(attempts: reconnection.attempts, downtime: reconnection.downtime / .seconds(1)))
+            case .resumed(let gap):
+                log("resumed at an IDR; \(seconds(gap)) without access units")
+                eventLog.write(ReceiveEvent.resumed(gap: gap / .seconds(1)))
             }
             return nil
         }
+    }
+
+    /// `1.2 secs`.
+    private static func seconds(_ duration: Duration) -> String {
+        duration.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))
     }
 
     /// Why the events of a client ended, in words; nil for `close()`.

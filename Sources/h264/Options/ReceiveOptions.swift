@@ -12,7 +12,7 @@ struct ReceiveOptions: ParsableArguments {
     @Option(help: "How many later packets may wait for a missing one before it counts as lost.") var reorderWindow: Int = 16
     @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), instead of connecting to a server.")
     var listen = false
-    @Option(help: "Write the listening address and (with --listen) the RTSP sessions as JSON lines to this file ('-': standard output).")
+    @Option(help: "Write the listening address and (with --listen) the RTSP sessions as JSON lines to this file ('-': standard output); with an rtsp:// URL: playing, and with --reconnect disconnected, reconnected and resumed (the gap in seconds).")
     var events: String?
     @Flag(help: "No log lines for losses and damaged packets, and no summary.") var quiet = false
     @Flag(help: "Decode and write y4m to -o (implied when -o ends in .y4m).") var decode = false
