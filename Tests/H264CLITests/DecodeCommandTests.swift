@@ -3,7 +3,7 @@ import H264TestSupport
 import Testing
 
 /// `h264 decode` against FFmpeg on the same files: framemd5 lines, y4m bytes, errors.
-@Suite struct DecodeCommandTests {
+@Suite(.blocking) struct DecodeCommandTests {
     /// A 4:2:0 stream with cropping, a 10-bit 720p stream, field pictures with MBAFF, MBAFF.
     @Test(arguments: ["CVFC1_Sony_C.jsv", "PPH10I1_Panasonic_A.264", "FRExt2_Panasonic.avc", "freh5.264"])
     func framemd5MatchesFFmpeg(_ stream: String) throws {

@@ -1,9 +1,10 @@
 import Foundation
+import H264TestSupport
 import Testing
 
 /// `GStreamerShutdownRace` recognises only GStreamer's two PAUSE-send errors, as
 /// `gst-launch-1.0 -q` printed them in a run that hit the race.
-@Suite struct GStreamerShutdownRaceTests {
+@Suite(.blocking) struct GStreamerShutdownRaceTests {
     static let race = """
         ERROR: from element /GstPipeline:pipeline0/GstRTSPSrc:rtspsrc0: Could not write to resource.
         Additional debug info:

@@ -10,7 +10,7 @@ import Glibc
 /// RTP against real peers, on 127.0.0.1 only: FFmpeg and GStreamer read what `h264 serve --rtp`
 /// sends (through its SDP), and `RTPDepacketizer` reads what FFmpeg (`-f rtp`) and GStreamer
 /// (`rtph264pay`) send, giving back the sender's NAL units.
-@Suite(.serialized) struct RTPPeerTests {
+@Suite(.serialized, .blocking) struct RTPPeerTests {
     /// A UDP socket on 127.0.0.1 and a free port, with an 8 MB receive buffer (senders here are
     /// not paced).
     final class UDPSocket {

@@ -7,7 +7,7 @@ import H264TestSupport
 /// The live pipeline in the library: an `EncoderSession` sends through an `AnnexBWriter`;
 /// `AccessUnitReceiver`s join at several points and through random chunking, and what they
 /// hand out decodes in FFmpeg (the reference decoder) without error.
-@Suite struct LiveTests {
+@Suite(.blocking) struct LiveTests {
     /// A sender's output: the Annex-B stream and where each frame's bytes begin.
     struct Sent {
         var stream: [UInt8] = []
