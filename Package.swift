@@ -105,6 +105,8 @@ let package = Package(
         .testTarget(name: "H264Benchmarks", dependencies: [
             "H264", "H264Encoder", "H264Decoder", "H264TestSupport", "CX264Baseline", "CAVCodecBaseline",
             "h264", // ServeBenchmarks runs `h264 serve`
+            "H264Streaming", // RTSPIngestBenchmarks receives with RTSPClient
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264StreamingTests", dependencies: [

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # A GStreamer RTSP server (gst-rtsp-server through python3-gi) for the examples and the client
-# tests: a live 320x240 30 fps test pattern encoded with openh264 at rtsp://127.0.0.1:PORT/test.
+# tests: a live 320x240 30 fps test pattern encoded with openh264 (or, with --matroska, an H.264
+# file's frames as they are) at rtsp://127.0.0.1:PORT/test.
 # Prints one line, `gst-rtsp-server: serving rtsp://127.0.0.1:PORT/test`, on standard output
 # once it listens, then serves until SIGINT or SIGTERM.
 # Usage: /usr/bin/python3 Scripts/gst-rtsp-server.py [PORT] [options]   (PORT 0, the default: a free port)
@@ -8,6 +9,11 @@
 #   --session-timeout N       sessions time out after N seconds without a keepalive (default 60)
 #   --protocols udp|tcp       serve RTP over that lower transport only (SETUP of the other: 461)
 #   --tls-certificate PEM --tls-key PEM   serve RTSPS (rtsps://; the line printed says so)
+#   --matroska PATH           serve the H.264 track of a Matroska file (ffmpeg -framerate 30 -i X.264 -c copy
+#                             X.mkv) instead, without re-encoding, at its timestamps, once through, one
+#                             pipeline shared by every viewer (the media starts at the first PLAY). Not a raw
+#                             Annex-B file: h264parse gives those no PTS, and rtph264pay then stamps every
+#                             packet alike
 # Needs Debian's python3-gi and gir1.2-gst-rtsp-server-1.0 (Scripts/install-deps.sh).
 import argparse
 import signal
@@ -29,6 +35,7 @@ parser.add_argument("--session-timeout", type=int)
 parser.add_argument("--protocols", choices=["udp", "tcp"])
 parser.add_argument("--tls-certificate")
 parser.add_argument("--tls-key")
+parser.add_argument("--matroska")
 args = parser.parse_args()
 
 Gst.init(None)
@@ -36,10 +43,12 @@ server = GstRtspServer.RTSPServer()
 server.set_address("127.0.0.1")
 server.set_service(args.port)
 factory = GstRtspServer.RTSPMediaFactory()
-factory.set_launch(
-    "( videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
-    " ! openh264enc gop-size=30 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )"
-)
+if args.matroska:
+    source = "filesrc location=\"%s\" ! matroskademux" % args.matroska
+else:
+    source = ("videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
+              " ! openh264enc gop-size=30")
+factory.set_launch("( %s ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )" % source)
 factory.set_shared(True)
 if args.protocols:
     factory.set_protocols(GstRtsp.RTSPLowerTrans.UDP if args.protocols == "udp" else GstRtsp.RTSPLowerTrans.TCP)

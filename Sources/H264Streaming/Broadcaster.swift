@@ -238,7 +238,25 @@ public final class Broadcaster: Sendable {
             logger.info("client \(id) fell \(queueLimit) frames behind: skipped to the next IDR")
             eventSink.yield(.viewerSkipped(client: id, frames: queueLimit))
         }
-        for target in targets { send(message, to: target.channel, id: target.id, flushing: true) }
+        // One turn on each event loop writes to all of its clients: a write (and its completion
+        // callback) from off the loop would each be a task of its own, two cross-thread hops per
+        // client and frame (100 viewers: 6,000 a second at 30 fps).
+        var loops: [(loop: any EventLoop, targets: [(id: Int, channel: any Channel)])] = []
+        for target in targets {
+            let loop = target.channel.eventLoop
+            if let index = loops.firstIndex(where: { $0.loop === loop }) {
+                loops[index].targets.append(target)
+            } else {
+                loops.append((loop, [target]))
+            }
+        }
+        for (loop, targets) in loops {
+            if loop.inEventLoop {
+                for target in targets { send(message, to: target.channel, id: target.id, flushing: true) }
+            } else {
+                loop.execute { for target in targets { self.send(message, to: target.channel, id: target.id, flushing: true) } }
+            }
+        }
     }
 
     /// Closes every client: at once, or after its queued frames were written (`flushing`,

@@ -10,6 +10,8 @@ public final class GStreamerRTSPServer: Sendable {
     /// `rtsp://127.0.0.1:PORT/test` (`rtsps://` with `--tls-certificate`).
     public let url: String
     private let process: Process
+    /// The script's process id (for its CPU time in `/proc`).
+    public var processIdentifier: Int32 { process.processIdentifier }
 
     /// Starts the script with `arguments`.
     public init(_ arguments: [String] = []) throws {
