@@ -81,7 +81,7 @@ import Testing
         #expect(abs(rate.framesPerSecond - Self.framesPerSecond) < Self.framesPerSecond / 10,
                 "the good viewer's frame rate: \(rate), abuse for \(abuseSeconds) s")
         #expect(rate.longestGap < 1, "the good viewer stalled for \(rate.longestGap) s")
-        if !ProcessResources.underAddressSanitizer {
+        if !ProcessResources.underSanitizer {
             #expect(peak.withLock { $0 } - before < Self.residentGrowthLimitKiB,
                     "VmRSS \(before) KiB before the abuse, at most \(peak.withLock { $0 }) KiB during it, \(after) KiB after")
         }

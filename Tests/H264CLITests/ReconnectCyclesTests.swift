@@ -79,7 +79,7 @@ import Testing
         #expect(downtimes.count == Self.cycles && downtimes.allSatisfy { $0 > 0 && $0 < 15 }, "the downtimes reported: \(downtimes)")
 
         #expect(atEnd.descriptors == atCycle2.descriptors, "file descriptors: \(atCycle2.descriptors) after cycle 2, \(atEnd.descriptors) after \(Self.cycles)")
-        if !ProcessResources.underAddressSanitizer {
+        if !ProcessResources.underSanitizer {
             #expect(atEnd.residentKiB - atCycle2.residentKiB < Self.residentGrowthLimitKiB,
                     "VmRSS \(atCycle2.residentKiB) KiB after cycle 2, \(atEnd.residentKiB) KiB after \(Self.cycles)")
         }
