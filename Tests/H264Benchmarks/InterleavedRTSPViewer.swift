@@ -1,5 +1,6 @@
 import Foundation
 import H264
+import H264Streaming
 import H264TestSupport
 
 #if canImport(Glibc)
@@ -30,21 +31,12 @@ final class InterleavedRTSPViewer {
 
     /// Connects to 127.0.0.1:`port` and plays `url` (`rtsp://127.0.0.1:PORT/PATH`).
     init(url: String, port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LoopbackError("socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { Glibc.close(fd); throw LoopbackError("connect: \(errno)") }
+        fd = try LoopbackTCP.connect(port: port)
         do {
             var pending: [UInt8] = []
             let describe = try request("DESCRIBE \(url)", ["Accept: application/sdp"], cSeq: 1, pending: &pending)
             let sdp = try SessionDescription(parsing: String(decoding: describe.body, as: UTF8.self))
-            let control = Self.resolve(sdp.control ?? "", base: describe.headers["content-base"] ?? url)
+            let control = RTSPURI.resolve(sdp.control, against: describe.headers["content-base"] ?? url)
             let setup = try request("SETUP \(control)", ["Transport: RTP/AVP/TCP;unicast;interleaved=0-1"], cSeq: 2, pending: &pending)
             let session = String((setup.headers["session"] ?? "").prefix { $0 != ";" })
             let play = try request("PLAY \(url)", ["Session: \(session)"], cSeq: 3, pending: &pending)
@@ -152,12 +144,5 @@ final class InterleavedRTSPViewer {
             guard n > 0 else { throw LoopbackError("\(line): the server closed the connection") }
             pending += buffer[..<n]
         }
-    }
-
-    /// A control URL resolved as FFmpeg does: absolute as it is, else appended to the base.
-    private static func resolve(_ control: String, base: String) -> String {
-        if control.lowercased().hasPrefix("rtsp://") { return control }
-        if control.isEmpty || control == "*" { return base }
-        return base.hasSuffix("/") ? base + control : base + "/" + control
     }
 }

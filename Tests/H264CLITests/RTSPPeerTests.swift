@@ -57,20 +57,13 @@ import Glibc
         private var pending: [UInt8] = []
 
         init(port: Int, receiveBufferSize: Int32? = nil) throws {
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            if var size = receiveBufferSize {
-                setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            descriptor = try LoopbackTCP.connect(port: port) { descriptor in
+                if var size = receiveBufferSize {
+                    setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                }
+                var timeout = timeval(tv_sec: 10, tv_usec: 0)
+                setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             }
-            var timeout = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard descriptor >= 0, result == 0 else { throw LoopbackError("connect: \(errno)") }
         }
 
         deinit { close(descriptor) }

@@ -33,22 +33,13 @@ public final class TCPClient {
     }
 
     public init(port: Int, receiveBufferSize: Int32? = nil) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        guard fd >= 0 else { throw LoopbackError("socket: \(errno)") }
-        if var size = receiveBufferSize {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        fd = try LoopbackTCP.connect(port: port) { fd in
+            if var size = receiveBufferSize {
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
+            var on: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, Self.timestampOption, &on, socklen_t(MemoryLayout<Int32>.size))
         }
-        var on: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, Self.timestampOption, &on, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else { Glibc.close(fd); throw LoopbackError("connect: \(errno)") }
         connectedAt = Self.realtimeNow()
     }
 

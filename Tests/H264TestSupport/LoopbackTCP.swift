@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The tests' blocking TCP connection to 127.0.0.1: the one place that makes the socket and
+/// connects it, for `TCPClient`, the hand-written RTSP connections and viewers.
+public enum LoopbackTCP {
+    /// A socket connected to 127.0.0.1:`port`; `configure` sets its options before it connects
+    /// (a receive buffer, timestamps, a timeout).
+    ///
+    /// - Throws: `LoopbackError` when the socket cannot be made or the connection is refused.
+    public static func connect(port: Int, configure: (Int32) -> Void = { _ in }) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LoopbackError("socket: \(errno)") }
+        configure(fd)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                #if canImport(Glibc)
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #else
+                Darwin.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                #endif
+            }
+        }
+        guard result == 0 else {
+            let error = errno
+            close(fd)
+            throw LoopbackError("connect: \(error)")
+        }
+        return fd
+    }
+}
