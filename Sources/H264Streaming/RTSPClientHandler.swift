@@ -160,7 +160,14 @@ final class RTSPClientHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         reader.append(unwrapInboundIn(data).readableBytesView)
         do {
-            while let message = try reader.next() {
+            while true {
+                // RTP and RTCP straight from the reader's buffer; anything else from next().
+                let interleaved = reader.nextInterleavedFrame { (channel, payload) -> Bool in
+                    if channel == rtpChannel { receive(packet: payload) } else if channel == rtcpChannel { receive(rtcp: payload) }
+                    return true
+                }
+                if interleaved != nil { continue }
+                guard let message = try reader.next() else { break }
                 switch message {
                 case .response(let response):
                     // bluenviron/gortsplib#410, Parrot-Developers/librtsp#2 (the Anafi drone): an
@@ -171,9 +178,8 @@ final class RTSPClientHandler: ChannelInboundHandler {
                     } else {
                         logger.debug("an answer to no outstanding request (CSeq \(response.header("CSeq") ?? "none")): \(response.status)")
                     }
-                case .interleavedFrame(let channel, let payload):
-                    if channel == rtpChannel { payload.withUnsafeBytes { receive(packet: $0) } }
-                    if channel == rtcpChannel { payload.withUnsafeBytes { receive(rtcp: $0) } }
+                case .interleavedFrame:
+                    break // Never here: nextInterleavedFrame took it above.
                 case .request(let request):
                     // The server's own requests, as FFmpeg's rtsp.c answers them: OPTIONS (a
                     // keepalive some cameras send) with 200, anything else with 501.
@@ -259,7 +265,9 @@ final class RTSPClientHandler: ChannelInboundHandler {
 
     private func deliver() {
         guard var depacketizer else { return }
+        var delivered = false
         while let event = depacketizer.next() {
+            delivered = true
             switch event {
             case .accessUnit(var unit):
                 if awaitingIDR && !unit.accessUnit.isIDR { continue }
@@ -287,6 +295,8 @@ final class RTSPClientHandler: ChannelInboundHandler {
             }
         }
         self.depacketizer = depacketizer
+        // The statistics with each event and at the end: not a lock per packet.
+        guard delivered || ended else { return }
         let counted = RTPReceptionStatistics(counting: depacketizer), previous = previousStatistics
         let statistics = RTPReceptionStatistics(packets: previous.packets + counted.packets,
                                                 lostPackets: previous.lostPackets + counted.lostPackets,

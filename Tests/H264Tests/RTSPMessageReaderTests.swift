@@ -77,6 +77,44 @@ struct RTSPMessageReaderTests {
         }
     }
 
+    /// `nextInterleavedFrame` (a client's RTP path, no copy) and `next()` together read what
+    /// `next()` alone reads, in any chunking, junk skipped by a resynchronizing reader included;
+    /// it leaves anything that is not a whole interleaved frame to `next()`.
+    @Test func interleavedFramesInPlaceReadAsNextReadsThem() throws {
+        let describe = "RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Length: 3\r\n\r\nv=0"
+        let bytes = [0x24, 0, 0, 3, 0x80, 0x60, 0x01] + Array(describe.utf8) + Array("\r\njunk!".utf8)
+            + [0x24, 1, 0, 2, 0x80, 0xC8, 0x24, 0, 0, 0] + Array("RTSP/1.0 404 Not Found\r\nCSeq: 3\r\n\r\n".utf8)
+        func read(chunk: Int, inPlace: Bool) throws -> [RTSPMessageReader.Message] {
+            var reader = RTSPMessageReader(resynchronizing: true)
+            var messages: [RTSPMessageReader.Message] = []
+            var offset = 0
+            while offset < bytes.count {
+                let end = offset + min(chunk, bytes.count - offset)
+                reader.append(bytes[offset..<end])
+                offset = end
+                while true {
+                    if inPlace, let frame = reader.nextInterleavedFrame({ RTSPMessageReader.Message.interleavedFrame(channel: $0, payload: Array($1)) }) {
+                        messages.append(frame)
+                        continue
+                    }
+                    guard let message = try reader.next() else { break }
+                    messages.append(message)
+                }
+            }
+            #expect(!reader.hasPartialMessage && reader.skippedByteCount == 5)
+            return messages
+        }
+        let expected = try read(chunk: .max, inPlace: false)
+        #expect(expected.count == 5 && expected[3] == .interleavedFrame(channel: 0, payload: []))
+        for chunk in [1, 2, 5, 11, .max] {
+            #expect(try read(chunk: chunk, inPlace: true) == expected, "chunks of \(chunk)")
+        }
+        var reader = RTSPMessageReader()
+        reader.append(Array(Self.options.utf8))
+        #expect(reader.nextInterleavedFrame { _, _ in true } == nil)
+        #expect(try reader.next() != nil)
+    }
+
     @Test func toleratesBareLineFeedsContinuationLinesAndBlankLinesBetweenMessages() throws {
         let text = "\r\n\r\nPLAY rtsp://h/live RTSP/1.0\nCSeq: 4\nSession: 12345678;timeout=60\nX-Long: a\n\t b\n\n"
         let messages = try Self.messages(Array(text.utf8))
