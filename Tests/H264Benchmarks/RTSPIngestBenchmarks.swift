@@ -25,9 +25,12 @@ struct RTSPIngestBenchmarks {
     static let warmUpUnits = 45
     static var windowSeconds: Double { Double(window.components.seconds) }
 
-    /// One side's window: CPU seconds, and each stream's access units and bytes in the window.
+    /// One side's window: CPU seconds (user and system), and each stream's access units and bytes in the window.
     struct Window {
-        var cpu: Double
+        var split: CPUTime.Split
+        var cpu: Double { split.total }
+        /// This process's voluntary context switches in the window (ours only).
+        var switches = 0
         var units: [Int]
         var bytes: [Int]
     }
@@ -72,14 +75,16 @@ struct RTSPIngestBenchmarks {
             ready += 1
             if ready == streams { break }
         }
-        let before = counters.map(\.value), cpuBefore = CPUTime.ofThisProcess()
+        let before = counters.map(\.value), cpuBefore = CPUTime.splitOfThisProcess()
+        let switchesBefore = CPUTime.voluntaryContextSwitchesOfThisProcess()
         try await Task.sleep(for: window)
-        let cpu = CPUTime.ofThisProcess() - cpuBefore
+        let cpu = CPUTime.splitOfThisProcess() - cpuBefore
+        let switches = CPUTime.voluntaryContextSwitchesOfThisProcess() - switchesBefore
         let after = counters.map(\.value)
         for client in clients { await client.close() }
         for task in tasks { await task.value }
         try await group.shutdownGracefully()
-        return Window(cpu: cpu, units: zip(after, before).map { $0.units - $1.units }, bytes: zip(after, before).map { $0.bytes - $1.bytes })
+        return Window(split: cpu, switches: switches, units: zip(after, before).map { $0.units - $1.units }, bytes: zip(after, before).map { $0.bytes - $1.bytes })
     }
 
     /// `streams` ffmpeg processes, each writing its progress (`frame=N` lines) to a file.
@@ -104,12 +109,12 @@ struct RTSPIngestBenchmarks {
             try await Task.sleep(for: .milliseconds(100)) // polls files: nothing signals their writes
         }
         let pids = processes.map(\.processIdentifier)
-        let before = progress.map(frames(in:)), cpuBefore = CPUTime.ofProcesses(pids)
+        let before = progress.map(frames(in:)), cpuBefore = CPUTime.splitOfProcesses(pids)
         try await Task.sleep(for: window)
-        let cpu = CPUTime.ofProcesses(pids) - cpuBefore
+        let cpu = CPUTime.splitOfProcesses(pids) - cpuBefore
         let after = progress.map(frames(in:))
         #expect(processes.allSatisfy { $0.isRunning })
-        return Window(cpu: cpu, units: zip(after, before).map { $0 - $1 }, bytes: [])
+        return Window(split: cpu, units: zip(after, before).map { $0 - $1 }, bytes: [])
     }
 
     /// The last `frame=N` of an ffmpeg `-progress` file (it writes one every 0.5 s); 0 before the first.
@@ -150,14 +155,16 @@ struct RTSPIngestBenchmarks {
         let units = ours.flatMap(\.units), ffmpegUnits = theirs.flatMap(\.units), bytes = ours.flatMap(\.bytes)
         func cpu(_ windows: [Window]) -> String {
             let total = windows.reduce(0) { $0 + $1.cpu }
-            return String(format: "%.2f s CPU (%.1f %% of a core; ", total, total / seconds * 100)
+            let user = windows.reduce(0) { $0 + $1.split.user }, system = windows.reduce(0) { $0 + $1.split.system }
+            return String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f; ", total, total / seconds * 100, user, system)
                 + windows.map { String(format: "%.2f", $0.cpu) }.joined(separator: " / ") + " s per window)"
         }
         BenchmarkReport.shared.record(
             "rtsp_ingest_cpu_vs_ffmpeg", ourCPU / theirCPU, goal: "≤ 0.25",
             detail: "\(Self.streams) streams of 1280x720 30 fps " + String(format: "%.2f", camera.bitRate / 1e6)
                 + " Mbit/s from one h264 relay, TCP interleaved, \(Self.rounds) × \(Int(Self.windowSeconds)) s windows each: "
-                + "RTSPClient ×\(Self.streams) in one process \(cpu(ours)), \(Self.streams) ffmpeg -c copy -f null \(cpu(theirs)); "
+                + "RTSPClient ×\(Self.streams) in one process \(cpu(ours)) and "
+                + "\(Int(Double(ours.reduce(0) { $0 + $1.switches }) / seconds)) thread wakeups a second, \(Self.streams) ffmpeg -c copy -f null \(cpu(theirs)); "
                 + "access units per stream and window: ours \(units.min() ?? 0)–\(units.max() ?? 0) "
                 + "(\((bytes.min() ?? 0) / 1000)–\((bytes.max() ?? 0) / 1000) kB), ffmpeg's \(ffmpegUnits.min() ?? 0)–\(ffmpegUnits.max() ?? 0)")
     }
