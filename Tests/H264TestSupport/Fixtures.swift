@@ -39,6 +39,7 @@ public enum TestFixtures {
     public static let hevcStreams: [String] = listed
         .filter { $0.hasPrefix("hevc/") && $0.hasSuffix(".265") }
         .map { String($0.dropFirst("hevc/".count)) }
+        .filter { !$0.contains("/") }
         .sorted()
 
     /// The URL of a fixture, by path relative to `Fixtures/`.

@@ -1,6 +1,6 @@
 public import H264
 
-/// Groups H.265 NAL units into access units (clause 7.4.2.4.4), as ``H264/AccessUnitAssembler``
+/// Groups H.265 NAL units into access units (clause 7.4.2.4.4), as `AccessUnitAssembler`
 /// does for H.264, with the same tolerant reading.
 ///
 /// Where one access unit ends and the next begins is decided by one rule (see the type
@@ -25,11 +25,11 @@ public struct HEVCAccessUnitAssembler: Sendable {
     public private(set) var parameterSets: HEVCParameterSetCache
     /// How many damaged units and malformed parameter sets were met.
     public var errorCount: Int { problems.errorCount }
-    /// The most recent of them, oldest first (at most ``H264/AccessUnitAssembler/recentErrorLimit``).
+    /// The most recent of them, oldest first (at most `AccessUnitAssembler.recentErrorLimit`).
     public var recentErrors: [H264Error] { problems.recentErrors }
     /// How many tolerable problems were met (values out of range that were kept).
     public var warningCount: Int { problems.warningCount }
-    /// The most recent of them, oldest first (at most ``H264/AccessUnitAssembler/recentErrorLimit``).
+    /// The most recent of them, oldest first (at most `AccessUnitAssembler.recentErrorLimit`).
     public var recentWarnings: [H264Error] { problems.recentWarnings }
 
     private var problems = ProblemLog()
@@ -81,7 +81,7 @@ public struct HEVCAccessUnitAssembler: Sendable {
         return completed
     }
 
-    /// Adds a NAL unit handed out by an ``H264/AnnexBStreamReader``.
+    /// Adds a NAL unit handed out by an `AnnexBStreamReader`.
     ///
     /// - Returns: the access unit this NAL unit completed, if it begins a new one.
     public mutating func append(_ unit: StreamNALUnit) -> HEVCAccessUnit? {

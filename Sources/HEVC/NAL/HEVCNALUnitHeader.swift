@@ -34,9 +34,9 @@ public struct HEVCNALUnitHeader: Hashable, Sendable, CustomStringConvertible {
 
     /// Decodes and validates the first two bytes of a NAL unit.
     ///
-    /// - Throws: ``H264/H264Error/Code/emptyNALUnit`` for fewer than two bytes,
-    ///   ``H264/H264Error/Code/forbiddenZeroBit`` when the forbidden bit is set,
-    ///   ``H264/H264Error/Code/valueOutOfRange`` when `nuh_temporal_id_plus1` is 0.
+    /// - Throws: `H264Error.Code.emptyNALUnit` for fewer than two bytes,
+    ///   `H264Error.Code.forbiddenZeroBit` when the forbidden bit is set,
+    ///   `H264Error.Code.valueOutOfRange` when `nuh_temporal_id_plus1` is 0.
     public init<Bytes: Collection<UInt8>>(validating nalUnit: Bytes) throws(H264Error) {
         var bytes = nalUnit.makeIterator()
         guard let first = bytes.next(), let second = bytes.next() else {

@@ -4,8 +4,8 @@ public import H264
 /// in-band or from a configuration record.
 ///
 /// A parameter set that arrives again with identical bytes changes nothing; one whose bytes
-/// differ replaces the stored one and is reported as ``H264/ParameterSetCache/Change/replaced``
-/// (the same change values as H.264's ``H264/ParameterSetCache``). A PPS is checked against the
+/// differ replaces the stored one and is reported as `ParameterSetCache.Change.replaced`
+/// (the same change values as H.264's `ParameterSetCache`). A PPS is checked against the
 /// SPS it names when that is known; unlike H.264, reading a PPS does not need it.
 public struct HEVCParameterSetCache: Hashable, Sendable {
     private var bytes: [HEVCNALUnitType: [Int: [UInt8]]] = [:]
@@ -27,7 +27,7 @@ public struct HEVCParameterSetCache: Hashable, Sendable {
     ///
     /// - Returns: whether the id was new, unchanged or replaced, and the parameter set's
     ///   tolerable problems when it was new or replaced (empty when unchanged).
-    /// - Throws: ``H264/H264Error/Code/unexpectedNALUnitType`` for other NAL unit types, and the
+    /// - Throws: `H264Error.Code.unexpectedNALUnitType` for other NAL unit types, and the
     ///   parse errors of the parameter set (nothing is stored then).
     @discardableResult
     public mutating func store(_ nalUnit: some Collection<UInt8>) throws(H264Error) -> (change: ParameterSetCache.Change, diagnostics: [H264Error]) {
@@ -63,5 +63,19 @@ public struct HEVCParameterSetCache: Hashable, Sendable {
     /// The SPS a picture uses: the one its PPS (`slice_pic_parameter_set_id`) names.
     public func sequenceParameterSet(pictureParameterSetId id: Int) -> HEVCSequenceParameterSet? {
         pictureParameterSets[id].flatMap { sequenceParameterSets[$0.ppsSeqParameterSetId] }
+    }
+}
+
+extension HEVCParameterSetCache {
+    /// The id of a VPS, SPS or PPS NAL unit (`vps_video_parameter_set_id`,
+    /// `sps_seq_parameter_set_id` or `pps_pic_parameter_set_id`), or nil when it does not parse.
+    static func parameterSetId(of nalUnit: some Collection<UInt8>) -> Int? {
+        guard let header = try? HEVCNALUnitHeader(validating: nalUnit) else { return nil }
+        switch header.nalUnitType {
+        case .videoParameterSet: return (try? HEVCVideoParameterSet(nalUnit: nalUnit))?.vpsVideoParameterSetId
+        case .sequenceParameterSet: return (try? HEVCSequenceParameterSet(nalUnit: nalUnit))?.spsSeqParameterSetId
+        case .pictureParameterSet: return (try? HEVCPictureParameterSet(nalUnit: nalUnit))?.ppsPicParameterSetId
+        default: return nil
+        }
     }
 }

@@ -13,8 +13,8 @@ extension BitReader {
     /// Reads `nal_unit_header()` (clause 7.3.1.2) as its four elements and checks the type.
     ///
     /// - Returns: the header.
-    /// - Throws: ``H264/H264Error/Code/forbiddenZeroBit``, ``H264/H264Error/Code/unexpectedNALUnitType``,
-    ///   ``H264/H264Error/Code/valueOutOfRange`` (`nuh_temporal_id_plus1` = 0).
+    /// - Throws: `H264Error.Code.forbiddenZeroBit`, `H264Error.Code.unexpectedNALUnitType`,
+    ///   `H264Error.Code.valueOutOfRange` (`nuh_temporal_id_plus1` = 0).
     @discardableResult
     mutating func readHEVCNALUnitHeader(expecting type: HEVCNALUnitType) throws(H264Error) -> HEVCNALUnitHeader {
         if try readBits(1, "forbidden_zero_bit") != 0 {
@@ -48,7 +48,7 @@ extension BitReader {
     }
 
     /// Reads a signed Exp-Golomb code whose range is tolerable: a value outside `range` is kept
-    /// and recorded in ``H264/BitReader/diagnostics`` (as ``H264/BitReader/readUE(_:tolerating:)``
+    /// and recorded in `BitReader.diagnostics` (as `BitReader.readUE(_:tolerating:)`
     /// does for unsigned codes).
     mutating func readSE(_ name: @autoclosure () -> String, tolerating range: ClosedRange<Int>) throws(H264Error) -> Int {
         let start = bitOffset

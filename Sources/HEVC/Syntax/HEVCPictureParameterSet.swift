@@ -86,7 +86,7 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
     ///     still present.
     ///   - sequenceParameterSets: known SPSs by `sps_seq_parameter_set_id`, for the ranges that
     ///     depend on the SPS.
-    /// - Throws: ``H264/H264Error`` with the element's name and bit offset: the codes of
+    /// - Throws: `H264Error` with the element's name and bit offset: the codes of
     ///   ``HEVCSequenceParameterSet/init(nalUnit:)`` (`unexpectedNALUnitType` for a type other than 34).
     public init(nalUnit: some Collection<UInt8>, sequenceParameterSets: [Int: HEVCSequenceParameterSet] = [:]) throws(H264Error) {
         var reader = try BitReader.hevc(nalUnit: nalUnit)

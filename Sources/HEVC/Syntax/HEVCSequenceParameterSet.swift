@@ -97,7 +97,7 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
     public let spsRangeExtensionFlags: [Bool]?
     /// Tolerable problems met while parsing, in bitstream order: values out of range in elements
     /// that do not change how the rest is read (reserved bits, the VUI, sub-layer ordering,
-    /// scaling list coefficients). Each is an ``H264/H264Error`` with the code, field and bit
+    /// scaling list coefficients). Each is an `H264Error` with the code, field and bit
     /// offset an error would have; the value is kept.
     public let diagnostics: [H264Error]
 
@@ -105,7 +105,7 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
     ///
     /// - Parameter nalUnit: the whole NAL unit, both header bytes included, emulation
     ///   prevention bytes still present.
-    /// - Throws: ``H264/H264Error`` with the element's name and bit offset (counted from the first
+    /// - Throws: `H264Error` with the element's name and bit offset (counted from the first
     ///   header bit): `emptyNALUnit`, `forbiddenZeroBit`, `unexpectedNALUnitType` (not 33),
     ///   `unsupported` (`nuh_layer_id` > 0), `truncated`, `expGolombOverflow`, `valueOutOfRange`
     ///   (also a size that is not a multiple of the minimum coding block, or a conformance window
@@ -238,7 +238,7 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
         "high_precision_offsets_enabled_flag", "persistent_rice_adaptation_enabled_flag", "cabac_bypass_alignment_enabled_flag",
     ]
 
-    /// Throws ``H264/H264Error/Code/valueOutOfRange`` when the conformance window leaves no picture.
+    /// Throws `H264Error.Code.valueOutOfRange` when the conformance window leaves no picture.
     private static func checkWindow(_ window: HEVCWindow, chromaFormatIdc: Int, separateColourPlane: Bool,
                                     width: Int, height: Int, at bit: Int) throws(H264Error) {
         let (unitX, unitY) = HEVCChromaFormat.subsampling(chromaFormatIdc: chromaFormatIdc, separateColourPlane: separateColourPlane)

@@ -36,7 +36,7 @@ public struct HEVCShortTermReferencePictureSet: Hashable, Sendable {
     ///   - index: `stRpsIdx`; `earlier.count` for a set in a slice header.
     ///   - earlier: the SPS's sets before this one (`st_ref_pic_set(0…stRpsIdx−1)`).
     ///   - numShortTermRefPicSets: `num_short_term_ref_pic_sets`.
-    /// - Throws: ``H264/H264Error/Code/valueOutOfRange`` for a reference outside the earlier sets,
+    /// - Throws: `H264Error.Code.valueOutOfRange` for a reference outside the earlier sets,
     ///   or a set of more than ``maximumPictureCount`` pictures; the bit reader's errors.
     init(reader: inout BitReader, index: Int, earlier: [HEVCShortTermReferencePictureSet],
          numShortTermRefPicSets: Int) throws(H264Error) {

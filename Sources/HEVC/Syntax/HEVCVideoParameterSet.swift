@@ -48,7 +48,7 @@ public struct HEVCVideoParameterSet: Hashable, Sendable {
     ///
     /// - Parameter nalUnit: the whole NAL unit, both header bytes included, emulation
     ///   prevention bytes still present.
-    /// - Throws: ``H264/H264Error`` with the element's name and bit offset (counted from the first
+    /// - Throws: `H264Error` with the element's name and bit offset (counted from the first
     ///   header bit): `emptyNALUnit`, `forbiddenZeroBit`, `unexpectedNALUnitType` (not 32),
     ///   `truncated`, `expGolombOverflow`, `valueOutOfRange`, `invalidTrailingBits`.
     public init(nalUnit: some Collection<UInt8>) throws(H264Error) {
