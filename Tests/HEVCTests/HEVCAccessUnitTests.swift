@@ -38,22 +38,8 @@ import H264TestSupport
     func streamingEqualsWholeBuffer(stream: String) throws {
         let bytes = try TestFixtures.data("hevc/\(stream)")
         let whole = HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes)
-        var generator = SplitMix64(seed: UInt64(bytes.count))
-        var reader = AnnexBStreamReader()
         var assembler = HEVCAccessUnitAssembler()
-        var units: [HEVCAccessUnit] = []
-        var position = 0
-        while position < bytes.count {
-            let end = min(bytes.count, position + Int.random(in: 1...700, using: &generator))
-            reader.append(bytes[position..<end])
-            while let nal = reader.next() {
-                if let unit = assembler.append(nal) { units.append(unit) }
-            }
-            position = end
-        }
-        for nal in reader.finish() {
-            if let unit = assembler.append(nal) { units.append(unit) }
-        }
+        var units = nalUnitsInRandomChunks(bytes, maxChunk: 700, seed: UInt64(bytes.count)).compactMap { assembler.append($0) }
         if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
         #expect(units == whole)
         #expect(assembler.errorCount == 0 && assembler.warningCount == 0)

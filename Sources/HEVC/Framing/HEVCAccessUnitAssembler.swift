@@ -20,7 +20,7 @@ public import H264
 ///
 /// Only lost framing is fatal, and that is found before the assembler (by the Annex-B or
 /// length-prefix reader, shared with H.264).
-public struct HEVCAccessUnitAssembler: Sendable {
+public struct HEVCAccessUnitAssembler: Sendable, AccessUnitAssembling {
     /// The parameter sets seen so far.
     public private(set) var parameterSets: HEVCParameterSetCache
     /// How many damaged units and malformed parameter sets were met.
@@ -117,13 +117,6 @@ public struct HEVCAccessUnitAssembler: Sendable {
     ///   - parameterSets: parameter sets known before the stream begins, if any.
     public static func accessUnits(inAnnexB bytes: [UInt8], parameterSets: HEVCParameterSetCache = HEVCParameterSetCache()) -> [HEVCAccessUnit] {
         var assembler = HEVCAccessUnitAssembler(parameterSets: parameterSets)
-        var units: [HEVCAccessUnit] = []
-        for location in AnnexB.nalUnits(in: bytes) {
-            if let unit = assembler.append(nalUnit: bytes[location.range], streamOffset: location.startCodeOffset) {
-                units.append(unit)
-            }
-        }
-        if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
-        return units
+        return assembler.assembleAccessUnits(inAnnexB: bytes)
     }
 }

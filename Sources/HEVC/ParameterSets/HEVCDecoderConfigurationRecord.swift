@@ -108,7 +108,8 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
         generalProfileCompatibilityFlags = general?.profileCompatibilityFlags ?? 0
         generalConstraintIndicatorFlags = general?.constraintIndicatorFlags ?? 0
         generalLevelIdc = sps.generalLevelIdc
-        minSpatialSegmentationIdc = sps.vuiParameters?.minSpatialSegmentationIdc ?? 0
+        // A value beyond the field's 12 bits (kept by the SPS with a warning) is written as its maximum.
+        minSpatialSegmentationIdc = min(sps.vuiParameters?.minSpatialSegmentationIdc ?? 0, 4095)
         parallelismType = switch (pps?.entropyCodingSyncEnabledFlag, pps?.tilesEnabledFlag) {
         case _ where minSpatialSegmentationIdc == 0: 0
         case (true, true): 0

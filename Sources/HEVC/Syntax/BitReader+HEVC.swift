@@ -10,6 +10,17 @@ extension BitReader {
         return BitReader(RBSP.decode(nalUnit), recordsElements: recordsElements)
     }
 
+    /// Reads a whole H.265 NAL unit with `read` (a parameter set's clause 7.3 reading): the one
+    /// entry behind each parameter set's `init(nalUnit:)` and `syntaxElements(nalUnit:)`.
+    ///
+    /// - Returns: what `read` made, and the elements it read when `recordsElements` is true.
+    static func readHEVC<Value>(nalUnit: some Collection<UInt8>, recordsElements: Bool = false,
+                                _ read: (inout BitReader) throws(H264Error) -> Value) throws(H264Error) -> (value: Value, elements: [SyntaxElement]) {
+        var reader = try hevc(nalUnit: nalUnit, recordsElements: recordsElements)
+        let value = try read(&reader)
+        return (value, reader.syntaxElements)
+    }
+
     /// Reads `nal_unit_header()` (clause 7.3.1.2) as its four elements and checks the type.
     ///
     /// - Returns: the header.
@@ -57,6 +68,20 @@ extension BitReader {
             warn(.valueOutOfRange, name(), at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound) (kept)")
         }
         return value
+    }
+
+    /// Reads `PREFIX_extension_present_flag` and, when set, the four extension flags and
+    /// `PREFIX_extension_4bits` (clauses 7.3.2.2 and 7.3.2.3, `PREFIX` `sps` or `pps`).
+    ///
+    /// - Returns: the range, multilayer, 3D and SCC flags in bits 7…4 and the 4 bits below; 0
+    ///   without extensions.
+    mutating func readExtensionFlags(_ prefix: String) throws(H264Error) -> Int {
+        guard try readFlag("\(prefix)_extension_present_flag") else { return 0 }
+        var flags = 0
+        for name in ["range", "multilayer", "3d", "scc"] {
+            flags = flags << 1 | (try readBits(1, "\(prefix)_\(name)_extension_flag"))
+        }
+        return flags << 4 | (try readBits(4, "\(prefix)_extension_4bits"))
     }
 
     /// Reads `rbsp_trailing_bits()` unless `skipped` is true (the rest of the RBSP is extension

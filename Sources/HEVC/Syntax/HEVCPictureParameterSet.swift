@@ -89,8 +89,9 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
     /// - Throws: `H264Error` with the element's name and bit offset: the codes of
     ///   ``HEVCSequenceParameterSet/init(nalUnit:)`` (`unexpectedNALUnitType` for a type other than 34).
     public init(nalUnit: some Collection<UInt8>, sequenceParameterSets: [Int: HEVCSequenceParameterSet] = [:]) throws(H264Error) {
-        var reader = try BitReader.hevc(nalUnit: nalUnit)
-        try self.init(reader: &reader, sequenceParameterSets: sequenceParameterSets)
+        self = try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(H264Error) in
+            try Self(reader: &reader, sequenceParameterSets: sequenceParameterSets)
+        }.value
     }
 
     /// Every syntax element of a PPS NAL unit in bitstream order, from the header's
@@ -99,9 +100,9 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
     /// - Throws: the errors of ``init(nalUnit:sequenceParameterSets:)``.
     public static func syntaxElements(nalUnit: some Collection<UInt8>,
                                       sequenceParameterSets: [Int: HEVCSequenceParameterSet] = [:]) throws(H264Error) -> [SyntaxElement] {
-        var reader = try BitReader.hevc(nalUnit: nalUnit, recordsElements: true)
-        _ = try HEVCPictureParameterSet(reader: &reader, sequenceParameterSets: sequenceParameterSets)
-        return reader.syntaxElements
+        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(H264Error) in
+            try Self(reader: &reader, sequenceParameterSets: sequenceParameterSets)
+        }.elements
     }
 
     private init(reader: inout BitReader, sequenceParameterSets: [Int: HEVCSequenceParameterSet]) throws(H264Error) {
@@ -158,13 +159,7 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
         log2ParallelMergeLevelMinus2 = try reader.readUE("log2_parallel_merge_level_minus2",
                                                          tolerating: 0...((sps?.ctbLog2SizeY ?? 6) - 2))
         sliceSegmentHeaderExtensionPresentFlag = try reader.readFlag("slice_segment_header_extension_present_flag")
-        var extensions = 0
-        if try reader.readFlag("pps_extension_present_flag") {
-            for name in ["pps_range_extension_flag", "pps_multilayer_extension_flag", "pps_3d_extension_flag", "pps_scc_extension_flag"] {
-                extensions = extensions << 1 | (try reader.readBits(1, name))
-            }
-            extensions = extensions << 4 | (try reader.readBits(4, "pps_extension_4bits"))
-        }
+        let extensions = try reader.readExtensionFlags("pps")
         ppsExtensionFlags = extensions
         if extensions & 0x80 != 0 { try Self.readRangeExtension(&reader, transformSkip: transformSkipEnabledFlag, sps: sps) }
         // The multilayer, 3D and SCC extensions and pps_extension_data_flag are skipped.

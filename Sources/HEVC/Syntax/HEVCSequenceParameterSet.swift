@@ -111,8 +111,7 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
     ///   (also a size that is not a multiple of the minimum coding block, or a conformance window
     ///   outside the picture), `invalidTrailingBits`.
     public init(nalUnit: some Collection<UInt8>) throws(H264Error) {
-        var reader = try BitReader.hevc(nalUnit: nalUnit)
-        try self.init(reader: &reader)
+        self = try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(H264Error) in try Self(reader: &reader) }.value
     }
 
     /// Every syntax element of an SPS NAL unit in bitstream order, from the header's
@@ -120,9 +119,7 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
     ///
     /// - Throws: the errors of ``init(nalUnit:)``.
     public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] {
-        var reader = try BitReader.hevc(nalUnit: nalUnit, recordsElements: true)
-        _ = try HEVCSequenceParameterSet(reader: &reader)
-        return reader.syntaxElements
+        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(H264Error) in try Self(reader: &reader) }.elements
     }
 
     private init(reader: inout BitReader) throws(H264Error) {
@@ -207,13 +204,7 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
         strongIntraSmoothingEnabledFlag = try reader.readFlag("strong_intra_smoothing_enabled_flag")
         vuiParameters = try reader.readFlag("vui_parameters_present_flag")
             ? try HEVCVUIParameters(reader: &reader, maxSubLayersMinus1: spsMaxSubLayersMinus1) : nil
-        var extensions = 0
-        if try reader.readFlag("sps_extension_present_flag") {
-            for name in ["sps_range_extension_flag", "sps_multilayer_extension_flag", "sps_3d_extension_flag", "sps_scc_extension_flag"] {
-                extensions = extensions << 1 | (try reader.readBits(1, name))
-            }
-            extensions = extensions << 4 | (try reader.readBits(4, "sps_extension_4bits"))
-        }
+        let extensions = try reader.readExtensionFlags("sps")
         spsExtensionFlags = extensions
         if extensions & 0x80 != 0 {
             var flags: [Bool] = []

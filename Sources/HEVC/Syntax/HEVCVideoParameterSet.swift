@@ -44,26 +44,17 @@ public struct HEVCVideoParameterSet: Hashable, Sendable {
     /// ``HEVCSequenceParameterSet/diagnostics``).
     public let diagnostics: [H264Error]
 
-    /// Parses a video parameter set NAL unit.
-    ///
-    /// - Parameter nalUnit: the whole NAL unit, both header bytes included, emulation
-    ///   prevention bytes still present.
-    /// - Throws: `H264Error` with the element's name and bit offset (counted from the first
-    ///   header bit): `emptyNALUnit`, `forbiddenZeroBit`, `unexpectedNALUnitType` (not 32),
-    ///   `truncated`, `expGolombOverflow`, `valueOutOfRange`, `invalidTrailingBits`.
+    /// Parses a VPS NAL unit (both header bytes first, emulation prevention bytes still
+    /// present), with the errors of ``HEVCSequenceParameterSet/init(nalUnit:)`` (`unexpectedNALUnitType`
+    /// for a type other than 32).
     public init(nalUnit: some Collection<UInt8>) throws(H264Error) {
-        var reader = try BitReader.hevc(nalUnit: nalUnit)
-        try self.init(reader: &reader)
+        self = try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(H264Error) in try Self(reader: &reader) }.value
     }
 
-    /// Every syntax element of a VPS NAL unit in bitstream order, from the header's
-    /// `forbidden_zero_bit` to the RBSP trailing bits, with FFmpeg's `trace_headers` names.
-    ///
-    /// - Throws: the errors of ``init(nalUnit:)``.
+    /// The VPS's syntax elements in bitstream order, FFmpeg's `trace_headers` names (see
+    /// ``HEVCSequenceParameterSet/syntaxElements(nalUnit:)``).
     public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] {
-        var reader = try BitReader.hevc(nalUnit: nalUnit, recordsElements: true)
-        _ = try HEVCVideoParameterSet(reader: &reader)
-        return reader.syntaxElements
+        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(H264Error) in try Self(reader: &reader) }.elements
     }
 
     private init(reader: inout BitReader) throws(H264Error) {
@@ -100,7 +91,8 @@ public struct HEVCVideoParameterSet: Hashable, Sendable {
             }
             let count = try reader.readUE("vps_num_hrd_parameters", max: vpsNumLayerSetsMinus1 + 1)
             for i in 0..<count {
-                _ = try reader.readUE("hrd_layer_set_idx[\(i)]", tolerating: (vpsBaseLayerInternalFlag ? 0 : 1)...vpsNumLayerSetsMinus1)
+                let lowest = vpsBaseLayerInternalFlag ? 0 : 1
+                _ = try reader.readUE("hrd_layer_set_idx[\(i)]", tolerating: lowest...max(lowest, vpsNumLayerSetsMinus1))
                 let common = i > 0 ? try reader.readFlag("cprms_present_flag[\(i)]") : true
                 timing.hrd.append(try HEVCHRDParameters(reader: &reader, commonInfPresentFlag: common,
                                                         maxNumSubLayersMinus1: vpsMaxSubLayersMinus1))
