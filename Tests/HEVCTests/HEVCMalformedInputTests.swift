@@ -28,25 +28,39 @@ import H264TestSupport
         _ = HEVCAccessUnitAssembler.accessUnits(inAnnexB: Self.emptyHRDLayerSetRange)
     }
 
-    /// Each parameter set refuses the wrong NAL unit type, a header alone, and a cut, with its code.
-    @Test func wrongTypeTruncationAndShortHeaderThrowTheirCodes() throws {
-        let bytes = try TestFixtures.data("hevc/tiny_16x16.265")
+    /// The tiny stream's VPS, SPS and PPS.
+    static let parameterSets: (vps: [UInt8], sps: [UInt8], pps: [UInt8]) = {
+        let bytes = (try? TestFixtures.data("hevc/tiny_16x16.265")) ?? []
         let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
-        let (vps, sps, pps) = (units[0], units[1], units[2])
-        func code(_ body: () throws(H264Error) -> Void) -> H264Error.Code? {
-            do { try body(); return nil } catch { return error.code }
-        }
-        #expect(code { () throws(H264Error) in _ = try HEVCVideoParameterSet(nalUnit: sps) } == .unexpectedNALUnitType)
-        #expect(code { () throws(H264Error) in _ = try HEVCSequenceParameterSet(nalUnit: pps) } == .unexpectedNALUnitType)
-        #expect(code { () throws(H264Error) in _ = try HEVCPictureParameterSet(nalUnit: vps) } == .unexpectedNALUnitType)
-        #expect(code { () throws(H264Error) in _ = try HEVCSequenceParameterSet(nalUnit: [0x42]) } == .emptyNALUnit)
-        #expect(code { () throws(H264Error) in _ = try HEVCSequenceParameterSet(nalUnit: sps.prefix(20)) } == .truncated)
-        #expect(code { () throws(H264Error) in _ = try HEVCPictureParameterSet(nalUnit: pps.prefix(3)) } == .truncated)
-        var forbidden = sps
-        forbidden[0] |= 0x80
-        #expect(code { () throws(H264Error) in _ = try HEVCSequenceParameterSet(nalUnit: forbidden) } == .forbiddenZeroBit)
-        var layer1 = sps
-        layer1[1] |= 0x08 // nuh_layer_id 1
-        #expect(code { () throws(H264Error) in _ = try HEVCSequenceParameterSet(nalUnit: layer1) } == .unsupported)
+        return units.count >= 3 ? (units[0], units[1], units[2]) : ([], [], [])
+    }()
+
+    /// The malformed-input catalogue's H.265 rows: each parameter set refuses the wrong NAL unit
+    /// type, a header alone, a cut, `forbidden_zero_bit` and a layer above 0 with its code and field.
+    static let cases: [MalformedCase] = {
+        let (vps, sps, pps) = parameterSets
+        let forbidden = sps.isEmpty ? [] : [sps[0] | 0x80] + sps.dropFirst()
+        let layer1 = sps.count < 2 ? [] : [sps[0], sps[1] | 0x08] + sps.dropFirst(2) // nuh_layer_id 1
+        return [
+            MalformedCase("VPS parser given an SPS", .unexpectedNALUnitType, field: "nal_unit_type") { _ = try HEVCVideoParameterSet(nalUnit: sps) },
+            MalformedCase("SPS parser given a PPS", .unexpectedNALUnitType, field: "nal_unit_type") { _ = try HEVCSequenceParameterSet(nalUnit: pps) },
+            MalformedCase("PPS parser given a VPS", .unexpectedNALUnitType, field: "nal_unit_type") { _ = try HEVCPictureParameterSet(nalUnit: vps) },
+            MalformedCase("SPS of one byte", .emptyNALUnit, field: "nal_unit_header") { _ = try HEVCSequenceParameterSet(nalUnit: [0x42]) },
+            MalformedCase("SPS cut in the profile", .truncated, field: "general_reserved_zero_7bits") { _ = try HEVCSequenceParameterSet(nalUnit: sps.prefix(10)) },
+            MalformedCase("PPS cut after its header", .truncated, field: "pps_pic_parameter_set_id") { _ = try HEVCPictureParameterSet(nalUnit: pps.prefix(2)) },
+            MalformedCase("SPS with forbidden_zero_bit", .forbiddenZeroBit, field: "forbidden_zero_bit") { _ = try HEVCSequenceParameterSet(nalUnit: forbidden) },
+            MalformedCase("SPS of layer 1", .unsupported, field: "nuh_layer_id") { _ = try HEVCSequenceParameterSet(nalUnit: layer1) },
+            MalformedCase("hvcC of version 2", .invalidConfigurationRecord, field: "configurationVersion") {
+                _ = try HEVCDecoderConfigurationRecord(parsing: [2] + [UInt8](repeating: 0, count: 22))
+            },
+            MalformedCase("hvcC cut in its arrays", .truncated, field: "numNalus") {
+                _ = try HEVCDecoderConfigurationRecord(parsing: [UInt8](repeating: 0, count: 22) + [1, 0x20])
+            },
+        ]
+    }()
+
+    @Test(arguments: cases)
+    func rejected(_ malformed: MalformedCase) {
+        malformed.expectRejected()
     }
 }
