@@ -64,3 +64,29 @@ import H264TestSupport
         malformed.expectRejected()
     }
 }
+
+/// Tolerable values: kept, and reported once with code, field and offset.
+@Suite struct HEVCTolerableValueTests {
+    /// The tiny stream with its SPS's `general_profile_space` set to 1 (a value H.265 reserves,
+    /// which does not change how the rest is read).
+    static func streamWithProfileSpace1() throws -> (bytes: [UInt8], spsOffset: Int) {
+        var bytes = try TestFixtures.data("hevc/tiny_16x16.265")
+        let sps = try #require(AnnexB.nalUnits(in: bytes).first { HEVCNALUnitHeader(bytes[$0.range.lowerBound], 0).nalUnitType == .sequenceParameterSet })
+        bytes[sps.range.lowerBound + 3] |= 0x40 // the byte after the header and the ids: profile_space, tier, profile_idc
+        return (bytes, sps.startCodeOffset)
+    }
+
+    @Test func aReservedProfileSpaceIsKeptWithAWarning() throws {
+        let (bytes, spsOffset) = try Self.streamWithProfileSpace1()
+        let sps = try #require(AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }.compactMap { try? HEVCSequenceParameterSet(nalUnit: $0) }.first)
+        #expect(sps.profileTierLevel.general?.profileSpace == 1)
+        #expect(sps.diagnostics == [H264Error(.valueOutOfRange, field: "general_profile_space", bitOffset: 24,
+                                              "1 is reserved or not allowed, expected 0 (kept)")])
+        var assembler = HEVCAccessUnitAssembler()
+        var units = AnnexB.nalUnits(in: bytes).compactMap { assembler.append(nalUnit: bytes[$0.range], streamOffset: $0.startCodeOffset) }
+        if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
+        #expect(units.count == 6 && assembler.errorCount == 0)
+        #expect(assembler.warningCount == 1)
+        #expect(assembler.recentWarnings.first?.byteOffset == spsOffset && assembler.recentWarnings.first?.field == "general_profile_space")
+    }
+}
