@@ -1,22 +1,22 @@
 import H264
 
 extension BitReader {
-    /// A reader over the RBSP of a whole H.265 NAL unit (its two header bytes kept), after
-    /// checking that it has a header.
-    static func hevc(nalUnit: some Collection<UInt8>, recordsElements: Bool = false) throws(H264Error) -> BitReader {
+    /// A reader over the RBSP of an H.265 NAL unit (its two header bytes kept; only the first
+    /// `limit` RBSP bytes when given), after checking that it has a header.
+    static func hevc(nalUnit: some Collection<UInt8>, recordsElements: Bool = false, limit: Int? = nil) throws(H264Error) -> BitReader {
         guard nalUnit.count >= HEVCNALUnitHeader.byteCount else {
             throw H264Error(.emptyNALUnit, field: "nal_unit_header", "NAL unit shorter than its 2-byte header")
         }
-        return BitReader(RBSP.decode(nalUnit), recordsElements: recordsElements)
+        return BitReader(RBSP.decode(nalUnit, limit: limit), recordsElements: recordsElements)
     }
 
     /// Reads a whole H.265 NAL unit with `read` (a parameter set's clause 7.3 reading): the one
     /// entry behind each parameter set's `init(nalUnit:)` and `syntaxElements(nalUnit:)`.
     ///
     /// - Returns: what `read` made, and the elements it read when `recordsElements` is true.
-    static func readHEVC<Value>(nalUnit: some Collection<UInt8>, recordsElements: Bool = false,
+    static func readHEVC<Value>(nalUnit: some Collection<UInt8>, recordsElements: Bool = false, limit: Int? = nil,
                                 _ read: (inout BitReader) throws(H264Error) -> Value) throws(H264Error) -> (value: Value, elements: [SyntaxElement]) {
-        var reader = try hevc(nalUnit: nalUnit, recordsElements: recordsElements)
+        var reader = try hevc(nalUnit: nalUnit, recordsElements: recordsElements, limit: limit)
         let value = try read(&reader)
         return (value, reader.syntaxElements)
     }
