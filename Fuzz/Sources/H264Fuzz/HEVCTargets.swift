@@ -3,13 +3,15 @@ import HEVC
 
 extension FuzzTarget {
     /// `hevc-ps`: the input as Annex-B; every NAL unit goes to the VPS, SPS and PPS parsers and
-    /// their syntax-element dumps (a PPS with the SPSs parsed before it), and the input whole to
+    /// their syntax-element dumps (a PPS with the SPSs parsed before it) and to the slice segment
+    /// header reader (with the parameter sets before it), and the input whole to
     /// `HEVCDecoderConfigurationRecord(parsing:)`. Parse and dump agree; derived values do not
     /// trap and the display size is never empty; a parsed record writes bytes that parse back
     /// to itself, and a record built from the parsed parameter sets does too.
     static func hevcParameterSets(_ bytes: [UInt8]) {
         var spsById: [Int: HEVCSequenceParameterSet] = [:]
         var parameterSets: [[UInt8]] = []
+        var cache = HEVCParameterSetCache()
         for location in AnnexB.nalUnits(in: bytes) {
             let unit = Array(bytes[location.range])
             let vps = try? HEVCVideoParameterSet(nalUnit: unit)
@@ -25,7 +27,11 @@ extension FuzzTarget {
             let pps = try? HEVCPictureParameterSet(nalUnit: unit, sequenceParameterSets: spsById)
             let dump = try? HEVCPictureParameterSet.syntaxElements(nalUnit: unit, sequenceParameterSets: spsById)
             check((pps == nil) == (dump == nil), "PPS parse and dump disagree")
-            if vps != nil || sps != nil || pps != nil { parameterSets.append(unit) }
+            if vps != nil || sps != nil || pps != nil {
+                parameterSets.append(unit)
+                _ = try? cache.store(unit)
+            }
+            _ = try? HEVCSliceSegmentHeader(nalUnit: unit, parameterSets: cache)
         }
         if let record = try? HEVCDecoderConfigurationRecord(parsing: bytes) {
             check((try? HEVCDecoderConfigurationRecord(parsing: record.bytes)) == record, "hvcC does not read back")
