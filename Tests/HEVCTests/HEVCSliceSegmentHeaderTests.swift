@@ -57,3 +57,39 @@ import H264TestSupport
         }
     }
 }
+
+/// Picture order counts over the 12 streams: within each coded video sequence (from an IDR, a
+/// BLA or the first picture) the counts are distinct and evenly spaced once sorted — every
+/// picture has its place in output order, none twice, none missing — across CRA pictures, B
+/// pyramids, temporal layers and fields. (None of the streams is long enough to wrap its POC LSB.)
+@Suite struct HEVCPictureOrderCounterTests {
+    @Test(arguments: TestFixtures.hevcStreams)
+    func countsAreDistinctAndEvenlySpacedInEachSequence(stream: String) throws {
+        let bytes = try TestFixtures.data("hevc/\(stream)")
+        var parameterSets = HEVCParameterSetCache()
+        var counter = HEVCPictureOrderCounter()
+        var sequences: [[Int]] = []
+        for location in AnnexB.nalUnits(in: bytes) {
+            let unit = bytes[location.range]
+            let type = HEVCNALUnitHeader(unit[unit.startIndex], 0).nalUnitType
+            if type.isParameterSet { try parameterSets.store(unit) }
+            guard type.isVCL else { continue }
+            let slice = try HEVCSliceSegmentHeader(nalUnit: unit, parameterSets: parameterSets)
+            guard slice.firstSliceSegmentInPicFlag,
+                  let sps = parameterSets.sequenceParameterSet(pictureParameterSetId: slice.slicePicParameterSetId) else { continue }
+            let poc = counter.picOrderCntVal(of: slice, sps: sps)
+            if type.isIDR || type.isBLA || sequences.isEmpty { sequences.append([]) }
+            sequences[sequences.count - 1].append(poc)
+        }
+        let pictures = sequences.reduce(0) { $0 + $1.count }
+        #expect(pictures == HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes).count)
+        for (index, pocs) in sequences.enumerated() {
+            let sorted = pocs.sorted()
+            #expect(Set(sorted).count == sorted.count, "sequence \(index): \(pocs)")
+            // mp4ff's blackframe is 3 pictures cut from a longer GOP: POC 0, 5, 1 (as FFmpeg reads
+            // slice_pic_order_cnt_lsb in Fixtures/hevc/expected-slices).
+            let steps = Set(zip(sorted, sorted.dropFirst()).map { $1 - $0 })
+            #expect(stream == "mp4ff_blackframe.265" ? pocs == [0, 5, 1] : steps.count <= 1, "sequence \(index): \(pocs)")
+        }
+    }
+}
