@@ -74,3 +74,21 @@ import H264TestSupport
         #expect(assembler.parameterSets.sequenceParameterSets.isEmpty)
     }
 }
+
+/// Units of layers above 0 ride along: never cut at, their parameter sets not stored.
+@Suite struct HEVCLayerTests {
+    @Test func unitsOfLayer1NeitherCutNorStore() throws {
+        let bytes = try TestFixtures.data("hevc/tiny_16x16.265")
+        let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
+        // Each unit again as layer 1 right after itself (nuh_layer_id 1: bit 3 of the second byte).
+        var doubled: [[UInt8]] = []
+        for unit in units { doubled += [unit, [unit[0], unit[1] | 0x08] + unit.dropFirst(2)] }
+        var assembler = HEVCAccessUnitAssembler()
+        var cut = doubled.enumerated().compactMap { assembler.append(nalUnit: $0.element, streamOffset: $0.offset) }
+        if let last = assembler.finish() { cut.append(last) }
+        #expect(cut.count == HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes).count)
+        #expect(cut.allSatisfy { $0.nalUnitTypes.count % 2 == 0 })
+        #expect(assembler.errorCount == 0)
+        #expect(assembler.parameterSets.sequenceParameterSets.count == 1)
+    }
+}

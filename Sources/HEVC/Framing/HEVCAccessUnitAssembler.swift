@@ -68,7 +68,9 @@ public struct HEVCAccessUnitAssembler: Sendable, AccessUnitAssembling {
         var completed: HEVCAccessUnit?
         if startsNew { completed = close(at: streamOffset) }
         boundary.record(header, startsNew: startsNew)
-        if header.nalUnitType.isParameterSet {
+        // Parameter sets of layers above 0 (multi-layer extensions) are carried, not stored: their
+        // ids are another layer's.
+        if header.nalUnitType.isParameterSet && header.nuhLayerId == 0 {
             do {
                 for warning in try parameterSets.store(nalUnit).diagnostics { problems.warn(warning.offset(by: streamOffset)) }
             } catch {
