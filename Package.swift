@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "H264", targets: ["H264"]),
+        .library(name: "HEVC", targets: ["HEVC"]),
         .library(name: "H264Encoder", targets: ["H264Encoder"]),
         .library(name: "H264Decoder", targets: ["H264Decoder"]),
         .library(name: "H264Media", targets: ["H264Media"]),
@@ -43,6 +44,9 @@ let package = Package(
             providers: [.apt(["libavcodec-dev", "libavutil-dev", "libyuv-dev"]), .brew(["ffmpeg", "libyuv"])]
         ),
         .target(name: "H264", swiftSettings: strictSwift),
+        // Pure Swift H.265 bitstream toolkit over H264's codec-neutral parts (bit reading, RBSP,
+        // Annex-B scanning, length-prefix framing, H264Error): NAL header, VPS/SPS/PPS, access units.
+        .target(name: "HEVC", dependencies: ["H264"], swiftSettings: strictSwift),
         // Pure Swift files over H264: y4m, framemd5, FLV with timestamps, the inspection model. No I/O.
         .target(name: "H264Media", dependencies: ["H264"], swiftSettings: strictSwift),
         // What both sessions share (package access only; no product: H264Encoder and
@@ -91,6 +95,7 @@ let package = Package(
         ),
         .target(name: "H264TestSupport", dependencies: ["H264", "H264Media"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "HEVCTests", dependencies: ["H264", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264MediaTests", dependencies: ["H264", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),

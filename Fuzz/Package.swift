@@ -28,7 +28,7 @@ let package = Package(
             name: "H264Fuzz",
             dependencies: [
                 .product(name: "H264", package: rootIdentity), .product(name: "H264Media", package: rootIdentity),
-                .product(name: "H264Decoder", package: rootIdentity),
+                .product(name: "H264Decoder", package: rootIdentity), .product(name: "HEVC", package: rootIdentity),
             ],
             swiftSettings: strictSwift
         ),

@@ -15,6 +15,9 @@ writes, per target (OUT_DIR/<target>/):
   y4m                           y4m files cut after two frames (and their headers alone)
   flv                           an FLV file (legacy and Enhanced RTMP tags): the avcC sequence
                                 header, the first slices (cut to 1 KiB) as frames, end of sequence
+For every H.265 stream (*.265):
+  hevc-ps                       its distinct VPS, SPS and PPS in Annex-B, each alone and all together
+  hevc-assembler                the stream cut as above
 The seeds are small, so that each target runs thousands of inputs a second.
 """
 import hashlib
@@ -95,16 +98,22 @@ def flv(rec, slices, enhanced):
     return out
 
 
-def stream_seeds(out, data):
-    units = split_annexb(data)
-    if not units:
-        return
+def first_units(units):
+    """The first NAL units, as many as fit CUT bytes in Annex-B (at least one)."""
     cut, size = [], 0
     for u in units:
         if size + len(u) + 4 > CUT and cut:
             break
         cut.append(u)
         size += len(u) + 4
+    return cut
+
+
+def stream_seeds(out, data):
+    units = split_annexb(data)
+    if not units:
+        return
+    cut = first_units(units)
     body = annexb(cut)
     for target in ("annexb", "assembler", "roundtrip", "rtp"):
         write(out, target, body)
@@ -129,6 +138,16 @@ def stream_seeds(out, data):
             for enhanced in (False, True):
                 write(out, "flv", flv(rec, [s[:1024] for s in slices], enhanced))
         write(out, "avcc-record", annexb(sps + pps))
+
+
+def hevc_seeds(out, data):
+    units = split_annexb(data)
+    sets = list(dict.fromkeys(u for u in units if len(u) > 2 and 32 <= (u[0] >> 1) & 0x3F <= 34))
+    for u in sets:
+        write(out, "hevc-ps", annexb([u]))
+    if sets:
+        write(out, "hevc-ps", annexb(sets))
+    write(out, "hevc-assembler", annexb(first_units(units)))
 
 
 def y4m_seeds(out, data):
@@ -162,6 +181,8 @@ def main():
                     y4m_seeds(out, data)
                 elif name.endswith((".yuv", ".mkv")):
                     continue
+                elif name.endswith(".265"):
+                    hevc_seeds(out, data)
                 elif "avcc" in folder.split(os.sep)[-1]:
                     write(out, "avcc", data[:CUT])
                 else:

@@ -1,9 +1,9 @@
 /// The big-endian reads and writes of the byte syntaxes (AVCC lengths, avcC, FLV UI8/UI24/UI32 and
 /// SI24); callers check that the bytes are there.
-enum BigEndian {
+package enum BigEndian {
     /// Reads `count` (≤ 4) bytes at `offset` as an unsigned big-endian number.
     @inline(__always)
-    static func read<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Bytes.Index, count: Int) -> Int {
+    package static func read<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at offset: Bytes.Index, count: Int) -> Int {
         var value = 0
         var index = offset
         for _ in 0..<count {
@@ -21,7 +21,7 @@ enum BigEndian {
 
     /// Appends the low `count` bytes of `value`, most significant first.
     @inline(__always)
-    static func append(_ value: Int, count: Int, to output: inout [UInt8]) {
+    package static func append(_ value: Int, count: Int, to output: inout [UInt8]) {
         var shift = 8 * (count - 1)
         while shift >= 0 {
             output.append(UInt8(truncatingIfNeeded: value >> shift))

@@ -34,6 +34,14 @@ public enum TestFixtures {
         .map { String($0.dropFirst("conformance/".count)) }
         .sorted()
 
+    /// The names of the 12 H.265 streams (`Fixtures/hevc/*.265`), sorted, as PROVENANCE lists
+    /// them; FFmpeg's reading of each is `hevc/expected/NAME.json`.
+    public static let hevcStreams: [String] = listed
+        .filter { $0.hasPrefix("hevc/") && $0.hasSuffix(".265") }
+        .map { String($0.dropFirst("hevc/".count)) }
+        .filter { !$0.contains("/") }
+        .sorted()
+
     /// The URL of a fixture, by path relative to `Fixtures/`.
     public static func url(_ relativePath: String) -> URL {
         root.appendingPathComponent(relativePath)
@@ -86,7 +94,8 @@ public struct FixtureMissing: Error, CustomStringConvertible {
     }
 }
 
-/// FFmpeg's reading of a conformance stream (`expected/NAME.json`).
+/// FFmpeg's reading of a conformance stream (`expected/NAME.json`) or of an H.265 stream
+/// (`hevc/expected/NAME.json`, with a `vps` list).
 public struct ExpectedStream: Sendable {
     /// One access unit as FFmpeg's parser cut it.
     public struct AccessUnit: Sendable, Equatable {
@@ -101,6 +110,8 @@ public struct ExpectedStream: Sendable {
     public var sps: [[SyntaxElement]]
     /// Each distinct PPS's syntax elements, trailing rbsp bits removed.
     public var pps: [[SyntaxElement]]
+    /// Each distinct VPS's syntax elements, trailing rbsp bits removed (H.265 only; empty otherwise).
+    public var vps: [[SyntaxElement]] = []
     /// The NAL unit types of all access units, concatenated.
     public var nalTypes: [Int] { accessUnits.flatMap(\.nalTypes) }
     /// The `ffprobe` object.
@@ -109,6 +120,11 @@ public struct ExpectedStream: Sendable {
     /// Loads `Fixtures/expected/NAME.json`.
     public static func load(_ stream: String) throws -> ExpectedStream {
         try parse(Data(TestFixtures.data("expected/\(stream).json")))
+    }
+
+    /// Loads `Fixtures/hevc/expected/NAME.json`.
+    public static func loadHEVC(_ stream: String) throws -> ExpectedStream {
+        try parse(Data(TestFixtures.data("hevc/expected/\(stream).json")))
     }
 
     /// Parses an expected-stream JSON document (also the output of `h264 inspect --json`).
@@ -132,7 +148,7 @@ public struct ExpectedStream: Sendable {
         for (key, value) in object["ffprobe"] as? [String: Any] ?? [:] {
             if let v = value as? Int { probe[key] = v } else if let v = value as? String { probe[key] = v }
         }
-        return ExpectedStream(accessUnits: units, sps: sets("sps"), pps: sets("pps"), ffprobe: probe)
+        return ExpectedStream(accessUnits: units, sps: sets("sps"), pps: sets("pps"), vps: sets("vps"), ffprobe: probe)
     }
 }
 
@@ -142,4 +158,13 @@ extension SyntaxElement {
     public var isRBSPTrailingBit: Bool {
         name == "rbsp_stop_one_bit" || name == "rbsp_alignment_zero_bit"
     }
+}
+
+/// Reports the first differing element of two syntax element dumps, so a failure says where
+/// ours and FFmpeg's part.
+public func firstDifference(_ ours: [SyntaxElement], _ theirs: [SyntaxElement]) -> String {
+    for (index, (a, b)) in zip(ours, theirs).enumerated() where a != b {
+        return "element \(index): ours \(a), FFmpeg \(b)"
+    }
+    return "lengths \(ours.count) vs \(theirs.count)"
 }

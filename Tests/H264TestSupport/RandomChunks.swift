@@ -23,3 +23,20 @@ public func receiveInRandomChunks(_ bytes: ArraySlice<UInt8>, maxChunk: Int, see
 public func accessUnits(_ events: [AccessUnitReceiver.Event]) -> [AccessUnit] {
     events.compactMap { if case .accessUnit(let unit) = $0 { unit } else { nil } }
 }
+
+/// The NAL units an `AnnexBStreamReader` hands out when `bytes` arrive in chunks of random sizes
+/// in 1…`maxChunk` (seeded), the units of `finish()` included: the one chunk feeder of the
+/// access-unit tests of both codecs.
+public func nalUnitsInRandomChunks(_ bytes: [UInt8], maxChunk: Int, seed: UInt64) -> [StreamNALUnit] {
+    var generator = SplitMix64(seed: seed)
+    var reader = AnnexBStreamReader()
+    var units: [StreamNALUnit] = []
+    var position = 0
+    while position < bytes.count {
+        let end = min(bytes.count, position + Int.random(in: 1...maxChunk, using: &generator))
+        reader.append(bytes[position..<end])
+        while let unit = reader.next() { units.append(unit) }
+        position = end
+    }
+    return units + reader.finish()
+}

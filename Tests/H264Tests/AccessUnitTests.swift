@@ -16,23 +16,9 @@ import H264TestSupport
         let bytes = try TestFixtures.data("conformance/\(stream)")
         let whole = Self.assemble(bytes)
         for seed in UInt64(1)...3 {
-            var generator = SplitMix64(seed: seed &* 7919 &+ UInt64(bytes.count))
-            var reader = AnnexBStreamReader()
             var assembler = AccessUnitAssembler()
-            var units: [AccessUnit] = []
-            var position = 0
-            let maxChunk = seed == 1 ? 64 : 70_000
-            while position < bytes.count {
-                let end = min(bytes.count, position + Int.random(in: 1...maxChunk, using: &generator))
-                reader.append(bytes[position..<end])
-                while let nal = reader.next() {
-                    if let unit = assembler.append(nal) { units.append(unit) }
-                }
-                position = end
-            }
-            for nal in reader.finish() {
-                if let unit = assembler.append(nal) { units.append(unit) }
-            }
+            let nalUnits = nalUnitsInRandomChunks(bytes, maxChunk: seed == 1 ? 64 : 70_000, seed: seed &* 7919 &+ UInt64(bytes.count))
+            var units = nalUnits.compactMap { assembler.append($0) }
             if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
             #expect(units == whole, "seed \(seed)")
         }

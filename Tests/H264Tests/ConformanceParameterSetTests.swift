@@ -27,14 +27,6 @@ func dumpParameterSets(_ stream: [UInt8]) throws -> (sps: [[SyntaxElement]], pps
     return (spsLists, ppsLists, parsed)
 }
 
-/// Reports the first differing element, so a failure says where the dumps part.
-func firstDifference(_ ours: [SyntaxElement], _ theirs: [SyntaxElement]) -> String {
-    for (index, (a, b)) in zip(ours, theirs).enumerated() where a != b {
-        return "element \(index): ours \(a), FFmpeg \(b)"
-    }
-    return "lengths \(ours.count) vs \(theirs.count)"
-}
-
 @Suite
 struct ConformanceParameterSetTests {
     /// Each conformance stream's distinct SPS/PPS, dumped element by element, equals FFmpeg 5.1's

@@ -63,6 +63,10 @@ enum FuzzTarget: String, CaseIterable {
     case rtcp = "rtcp"
     /// `RTSPRTPInfo(parsing:)` (RTPInfoTarget.swift): never traps; warnings point into the value.
     case rtpInfo = "rtp-info"
+    /// H.265 VPS/SPS/PPS and the `hvcC` record (HEVCTargets.swift).
+    case hevcParameterSets = "hevc-ps"
+    /// `HEVCAccessUnitAssembler` and HVCC samples back to Annex-B (HEVCTargets.swift).
+    case hevcAssembler = "hevc-assembler"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -85,6 +89,8 @@ enum FuzzTarget: String, CaseIterable {
         case .authorization: Self.authorization(bytes)
         case .rtcp: Self.rtcp(bytes)
         case .rtpInfo: Self.rtpInfo(bytes)
+        case .hevcParameterSets: Self.hevcParameterSets(bytes)
+        case .hevcAssembler: Self.hevcAssembler(bytes)
         }
     }
 

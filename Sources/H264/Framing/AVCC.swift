@@ -155,7 +155,7 @@ public enum AVCC {
 
     /// Appends `length` as a `lengthSize`-byte big-endian integer (the caller has checked it fits).
     @inline(__always)
-    static func appendLength(_ length: Int, lengthSize: Int, to output: inout [UInt8]) {
+    package static func appendLength(_ length: Int, lengthSize: Int, to output: inout [UInt8]) {
         BigEndian.append(length, count: lengthSize, to: &output)
     }
 

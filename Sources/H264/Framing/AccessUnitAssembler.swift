@@ -27,7 +27,7 @@
 ///
 /// Feed NAL units in order with ``append(nalUnit:streamOffset:)``; each call returns the access
 /// unit the NAL unit completed, if any. Call ``finish(streamLength:)`` at the end of the stream.
-public struct AccessUnitAssembler: Sendable {
+public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
     /// The parameter sets seen so far.
     public var parameterSets: ParameterSetCache { tracker.parameterSets }
     /// How many problems were met (damaged units skipped, malformed parameter sets, slices with
@@ -168,13 +168,6 @@ extension AccessUnitAssembler {
     ///   - parameterSets: parameter sets known before the stream begins, if any.
     public static func accessUnits(inAnnexB bytes: [UInt8], parameterSets: ParameterSetCache = ParameterSetCache()) -> [AccessUnit] {
         var assembler = AccessUnitAssembler(parameterSets: parameterSets)
-        var units: [AccessUnit] = []
-        for location in AnnexB.nalUnits(in: bytes) {
-            if let unit = assembler.append(nalUnit: bytes[location.range], streamOffset: location.startCodeOffset) {
-                units.append(unit)
-            }
-        }
-        if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
-        return units
+        return assembler.assembleAccessUnits(inAnnexB: bytes)
     }
 }

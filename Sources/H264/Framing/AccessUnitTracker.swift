@@ -9,14 +9,16 @@
 struct AccessUnitTracker: Sendable {
     /// The parameter sets seen so far.
     private(set) var parameterSets: ParameterSetCache
+    /// The problems met (``AccessUnitAssembler/errorCount`` and the rest).
+    private(set) var problems = ProblemLog()
     /// See ``AccessUnitAssembler/errorCount``.
-    private(set) var errorCount = 0
+    var errorCount: Int { problems.errorCount }
     /// See ``AccessUnitAssembler/recentErrors``.
-    private(set) var recentErrors: [H264Error] = []
+    var recentErrors: [H264Error] { problems.recentErrors }
     /// See ``AccessUnitAssembler/warningCount``.
-    private(set) var warningCount = 0
+    var warningCount: Int { problems.warningCount }
     /// See ``AccessUnitAssembler/recentWarnings``.
-    private(set) var recentWarnings: [H264Error] = []
+    var recentWarnings: [H264Error] { problems.recentWarnings }
     /// The types of the access unit's NAL units so far, in order (kept only when
     /// ``handsOutTypes``).
     private(set) var types: [NALUnitType] = []
@@ -170,15 +172,7 @@ struct AccessUnitTracker: Sendable {
         return format
     }
 
-    private mutating func warn(_ warning: H264Error) {
-        warningCount += 1
-        if recentWarnings.count == AccessUnitAssembler.recentErrorLimit { recentWarnings.removeFirst() }
-        recentWarnings.append(warning)
-    }
+    private mutating func warn(_ warning: H264Error) { problems.warn(warning) }
 
-    private mutating func report(_ error: H264Error) {
-        errorCount += 1
-        if recentErrors.count == AccessUnitAssembler.recentErrorLimit { recentErrors.removeFirst() }
-        recentErrors.append(error)
-    }
+    private mutating func report(_ error: H264Error) { problems.report(error) }
 }

@@ -21,7 +21,7 @@ public struct SyntaxElement: Hashable, Sendable, CustomStringConvertible {
 
 extension BitReader {
     /// The recorded elements as ``SyntaxElement`` values.
-    var syntaxElements: [SyntaxElement] {
+    package var syntaxElements: [SyntaxElement] {
         elements.map { SyntaxElement(name: $0.name, value: $0.value) }
     }
 

@@ -1,0 +1,88 @@
+public import H264
+
+// HVCC (ISO/IEC 14496-15 length prefixes with an hvcC record) ⇄ Annex-B, over the shared
+// length-prefix reader (`AVCC.read`) and start-code scanner.
+
+extension AnnexB {
+    /// Converts one HVCC sample (one access unit) to Annex-B, as FFmpeg's `hevc_mp4toannexb`
+    /// does: every NAL unit of the record's arrays (VPS, SPS, PPS and any SEI) goes before the
+    /// sample's first IRAP NAL unit (BLA, IDR, CRA), whether or not the sample carries
+    /// parameter sets of its own, and every NAL unit gets a 4-byte start code.
+    ///
+    /// Annex-B where lengths belong is read as `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`
+    /// reads it, for H.264 and H.265 alike.
+    ///
+    /// - Parameters:
+    ///   - sample: length-prefixed NAL units of one access unit.
+    ///   - lengthSize: the length prefix size: 1, 2 or 4 (the record's ``HEVCDecoderConfigurationRecord/nalUnitLengthSize``).
+    ///   - configuration: the stream's `hvcC`, to insert its NAL units before IRAP pictures;
+    ///     `nil` to insert nothing.
+    /// - Returns: the Annex-B bytes.
+    /// - Throws: the errors of `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`.
+    public static func fromHVCC(_ sample: [UInt8], lengthSize: Int,
+                                configuration: HEVCDecoderConfigurationRecord? = nil) throws(H264Error) -> [UInt8] {
+        let units = try AVCC.read(sample, lengthSize: lengthSize).nalUnits
+        let inserted = configuration?.nalUnits ?? []
+        var output: [UInt8] = []
+        output.reserveCapacity(sample.count + units.count * 4 + inserted.reduce(0) { $0 + 4 + $1.count })
+        var insertedYet = false
+        for range in units {
+            if !insertedYet, HEVCNALUnitHeader(sample[range.lowerBound], 0).nalUnitType.isIRAP {
+                insertedYet = true
+                for unit in inserted {
+                    output += fourByteStartCode
+                    output += unit
+                }
+            }
+            output += fourByteStartCode
+            output += sample[range]
+        }
+        return output
+    }
+}
+
+extension HEVCDecoderConfigurationRecord {
+    /// Cuts an Annex-B stream into HVCC samples (access units with 4-byte lengths, by the rule
+    /// of ``HEVCAccessUnitAssembler``) and builds their `hvcC` from the first VPS, SPS and PPS of
+    /// each id.
+    ///
+    /// - Parameters:
+    ///   - bytes: the Annex-B byte stream.
+    ///   - parameterSetsInBand: true (`hev1`) to leave the parameter sets in the samples too,
+    ///     as FFmpeg's MP4 muxer does; false (`hvc1`) to take out of the samples those whose
+    ///     bytes the record holds. A parameter set that changes mid-stream stays in band either
+    ///     way, and the record's arrays are then marked incomplete.
+    /// - Returns: the record and the samples, in decoding order.
+    /// - Throws: `H264Error.Code.missingParameterSet` when the stream has no SPS, and
+    ///   the parse errors of its first parameter sets.
+    public static func hvcc(fromAnnexB bytes: [UInt8], parameterSetsInBand: Bool) throws(H264Error)
+        -> (configuration: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) {
+        let accessUnits = HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes)
+        var first: [HEVCNALUnitType: [Int: [UInt8]]] = [:]
+        var order: [[UInt8]] = []
+        var changed = false
+        for unit in accessUnits.lazy.flatMap(\.nalUnits) {
+            let type = HEVCNALUnitHeader(unit[unit.startIndex], 0).nalUnitType
+            guard type.isParameterSet, let id = HEVCParameterSetCache.parameterSetId(of: unit) else { continue }
+            if let known = first[type]?[id] {
+                if !known.elementsEqual(unit) { changed = true }
+            } else {
+                first[type, default: [:]][id] = Array(unit)
+                order.append(Array(unit))
+            }
+        }
+        // VPS, then SPS, then PPS, as the record's arrays list them.
+        order.sort { ($0[0] >> 1) < ($1[0] >> 1) }
+        let record = try HEVCDecoderConfigurationRecord(parameterSets: order, arrayCompleteness: !parameterSetsInBand && !changed)
+        guard !parameterSetsInBand else { return (record, accessUnits) }
+        let outOfBand = Set(order)
+        let samples = accessUnits.map { unit in
+            var sample = unit
+            let kept = unit.nalUnits.filter { !outOfBand.contains(Array($0)) }
+            sample.data = (try? AVCC.data(nalUnits: kept.map(Array.init))) ?? []
+            sample.nalUnitTypes = kept.map { HEVCNALUnitHeader($0[$0.startIndex], 0).nalUnitType }
+            return sample
+        }
+        return (record, samples)
+    }
+}

@@ -1,0 +1,76 @@
+import Testing
+import H264
+import HEVC
+import H264TestSupport
+
+/// The `hvcC` record and HVCC ⇄ Annex-B conversion.
+@Suite struct HVCCTests {
+    static let mp4ToAnnexBStreams = ["scaling_lists_strong_intra.265", "slices4_vui_hrd_aud.265", "tiny_16x16.265"]
+
+    /// The shared stream as MP4 samples (parameter sets in band, hvcC of the first VPS/SPS/PPS,
+    /// as FFmpeg's MP4 muxer writes them) converted back gives exactly the bytes FFmpeg's
+    /// `hevc_mp4toannexb` gives for the same MP4 (`Fixtures/hevc/mp4toannexb/`).
+    @Test(arguments: mp4ToAnnexBStreams)
+    func samplesConvertAsHevcMp4ToAnnexB(stream: String) throws {
+        let bytes = try TestFixtures.data("hevc/\(stream)")
+        let expected = try TestFixtures.data("hevc/mp4toannexb/\(stream)")
+        let (record, samples) = try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: bytes, parameterSetsInBand: true)
+        #expect(record.arrays.map(\.nalUnitType) == [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet])
+        let parsed = try HEVCDecoderConfigurationRecord(parsing: record.bytes)
+        #expect(parsed == record)
+        var ours: [UInt8] = []
+        for sample in samples {
+            ours += try AnnexB.fromHVCC(sample.data, lengthSize: parsed.nalUnitLengthSize, configuration: parsed)
+        }
+        // NAL unit by NAL unit: FFmpeg's MP4 samples end each access unit's last NAL unit with
+        // the zero_byte of the next start code (its HEVC parser cuts after it), which comes
+        // back as a trailing zero byte; the scanner leaves trailing zeros out on both sides.
+        let theirs = AnnexB.nalUnits(in: expected)
+        #expect(AnnexB.nalUnits(in: ours).map { Array(ours[$0.range]) } == theirs.map { Array(expected[$0.range]) })
+        #expect(theirs.allSatisfy { $0.startCodeLength == 4 } && AnnexB.nalUnits(in: ours).allSatisfy { $0.startCodeLength == 4 })
+    }
+
+    /// With `hvc1`, parameter sets leave the samples for the record (arrays complete) and come
+    /// back right before each IRAP picture's first slice segment; every other NAL unit is the
+    /// stream's, in order.
+    @Test(arguments: TestFixtures.hevcStreams)
+    func hvc1RoundTripPutsTheRecordBeforeEachIRAP(stream: String) throws {
+        let bytes = try TestFixtures.data("hevc/\(stream)")
+        let (record, samples) = try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: bytes, parameterSetsInBand: false)
+        #expect(samples.allSatisfy { !$0.nalUnitTypes.contains { $0.isParameterSet } })
+        #expect(record.arrays.allSatisfy { $0.arrayCompleteness })
+        let units = { (b: [UInt8]) in AnnexB.nalUnits(in: b).map { Array(b[$0.range]) } }
+        let type = { (unit: [UInt8]) in HEVCNALUnitHeader(unit[0], unit[1]).nalUnitType }
+        for sample in samples {
+            let back = units(try AnnexB.fromHVCC(sample.data, lengthSize: 4, configuration: record))
+            let original = sample.nalUnits.map(Array.init)
+            #expect(back.filter { !type($0).isParameterSet } == original)
+            if let irap = back.firstIndex(where: { type($0).isIRAP }) {
+                #expect(Array(back[(irap - record.nalUnits.count)..<irap]) == record.nalUnits)
+            } else {
+                #expect(back == original)
+            }
+        }
+    }
+
+    /// The fields of the record x265's Main stream gives, and their bytes (ISO/IEC 14496-15 §8.3.3.1).
+    @Test func recordFieldsAndLayout() throws {
+        let bytes = try TestFixtures.data("hevc/tiny_16x16.265")
+        let record = try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: bytes, parameterSetsInBand: false).configuration
+        #expect(record.configurationVersion == 1 && record.generalProfileIdc == 1 && record.generalLevelIdc == 30)
+        #expect(record.generalProfileCompatibilityFlags == 0x6000_0000)
+        #expect(record.chromaFormat == 1 && record.bitDepthLumaMinus8 == 0 && record.lengthSizeMinusOne == 3)
+        #expect(record.numTemporalLayers == 1 && record.temporalIdNested)
+        let encoded = record.bytes
+        #expect(encoded[0] == 1 && encoded[1] == 0x01 && encoded[21] & 3 == 3 && encoded[22] == 3)
+        #expect(encoded[23] == 0x80 | 32)
+        for cut in [0, 1, 22, 23, 26, encoded.count - 1] {
+            #expect(throws: H264Error.self) { try HEVCDecoderConfigurationRecord(parsing: Array(encoded.prefix(cut))) }
+        }
+        var version2 = encoded
+        version2[0] = 2
+        #expect(throws: H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0, "version 2, expected 1")) {
+            try HEVCDecoderConfigurationRecord(parsing: version2)
+        }
+    }
+}
