@@ -10,18 +10,27 @@ struct RTSPMessageReaderTests {
         + "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\nCSeq: 3\r\nUser-Agent: Lavf59.27.100\r\n\r\n"
     static let options = "OPTIONS rtsp://127.0.0.1:8554/live RTSP/1.0\r\nCSeq: 1\r\nUser-Agent: Lavf59.27.100\r\n\r\n"
 
-    /// Every message the reader gives for `bytes` fed in chunks of `chunk` bytes.
-    static func messages(_ bytes: [UInt8], chunk: Int = .max) throws -> [RTSPMessageReader.Message] {
-        var reader = RTSPMessageReader()
+    /// Every message the reader gives for `bytes` fed in chunks of `chunk` bytes; `inPlace`:
+    /// interleaved frames read with `nextInterleavedFrame` (as a client does), the rest with `next()`.
+    static func messages(_ bytes: [UInt8], chunk: Int = .max, resynchronizing: Bool = false, inPlace: Bool = false,
+                         skipped: Int = 0) throws -> [RTSPMessageReader.Message] {
+        var reader = RTSPMessageReader(resynchronizing: resynchronizing)
         var messages: [RTSPMessageReader.Message] = []
         var offset = 0
         while offset < bytes.count {
             let end = offset + min(chunk, bytes.count - offset)
             reader.append(bytes[offset..<end])
             offset = end
-            while let message = try reader.next() { messages.append(message) }
+            while true {
+                if inPlace, let frame = reader.nextInterleavedFrame({ RTSPMessageReader.Message.interleavedFrame(channel: $0, payload: Array($1)) }) {
+                    messages.append(frame)
+                    continue
+                }
+                guard let message = try reader.next() else { break }
+                messages.append(message)
+            }
         }
-        #expect(!reader.hasPartialMessage)
+        #expect(!reader.hasPartialMessage && reader.skippedByteCount == skipped)
         return messages
     }
 
@@ -85,24 +94,7 @@ struct RTSPMessageReaderTests {
         let bytes = [0x24, 0, 0, 3, 0x80, 0x60, 0x01] + Array(describe.utf8) + Array("\r\njunk!".utf8)
             + [0x24, 1, 0, 2, 0x80, 0xC8, 0x24, 0, 0, 0] + Array("RTSP/1.0 404 Not Found\r\nCSeq: 3\r\n\r\n".utf8)
         func read(chunk: Int, inPlace: Bool) throws -> [RTSPMessageReader.Message] {
-            var reader = RTSPMessageReader(resynchronizing: true)
-            var messages: [RTSPMessageReader.Message] = []
-            var offset = 0
-            while offset < bytes.count {
-                let end = offset + min(chunk, bytes.count - offset)
-                reader.append(bytes[offset..<end])
-                offset = end
-                while true {
-                    if inPlace, let frame = reader.nextInterleavedFrame({ RTSPMessageReader.Message.interleavedFrame(channel: $0, payload: Array($1)) }) {
-                        messages.append(frame)
-                        continue
-                    }
-                    guard let message = try reader.next() else { break }
-                    messages.append(message)
-                }
-            }
-            #expect(!reader.hasPartialMessage && reader.skippedByteCount == 5)
-            return messages
+            try Self.messages(bytes, chunk: chunk, resynchronizing: true, inPlace: inPlace, skipped: 5)
         }
         let expected = try read(chunk: .max, inPlace: false)
         #expect(expected.count == 5 && expected[3] == .interleavedFrame(channel: 0, payload: []))
