@@ -23,8 +23,8 @@
 public struct RTMPChunkReader: Sendable {
     /// The chunk size before any `Set Chunk Size` (clause 5.4.1).
     public static let defaultChunkSize = 128
-    /// The largest message length read by default (16 MiB: a 4K IDR picture fits).
-    public static let defaultMaximumMessageLength = 16 << 20
+    /// The largest message length read by default (8 MiB: a 4K IDR picture fits).
+    public static let defaultMaximumMessageLength = 8 << 20
     /// How many chunk streams may hold a partial message at once.
     public static let maximumPartialMessages = 64
 
