@@ -10,8 +10,9 @@ import H264
 /// skipped). The frame rate is the SPS's VUI timing, else ``framesPerSecond``, else 30; frame
 /// *i* (in decoding order) is due *i* frame intervals after the first (``FrameSchedule``), its
 /// ``LiveFrame/decodeTime`` is *i* intervals, and its ``LiveFrame/presentationTime`` is its
-/// place in presentation order (`PresentationOrder`: a B-frame stream's pictures in the order of their picture order counts, shifted by the SPS's
-/// reorder depth, which the player reads ahead) times the interval, across loops too. With
+/// place in presentation order (`PresentationOrder`: a B-frame stream's pictures in the order
+/// of their picture order counts, shifted by the SPS's reorder depth, which the player reads
+/// ahead) times the interval, across loops too. With
 /// ``loops``, the file starts again from the top when it ends (as long as it had a frame).
 ///
 /// ```swift

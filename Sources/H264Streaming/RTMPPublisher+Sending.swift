@@ -20,10 +20,10 @@ extension RTMPPublisher {
                      presentationTime: Duration) async throws -> Bool {
         let handler = self.handler, url = self.url
         return try await channel.eventLoop.submit { [self] in
+            if state.withLock({ $0.finished }) { throw RTMPError(.invalidUse, "\(url): send after finish") }
             if let failure = handler.value.failure { throw failure }
             let writable = handler.value.isWritable
             let (messages, metadata) = try state.withLock { state throws(RTMPError) -> ([RTMPMessage], RTMPMessage?) in
-                guard !state.finished else { throw RTMPError(.invalidUse, "\(url): send after finish") }
                 do throws(H264Error) {
                     let messages = try state.timeline.messages(avcc: avcc, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime,
                                                                presentationTime: presentationTime, writable: writable)

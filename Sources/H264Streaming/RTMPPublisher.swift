@@ -59,6 +59,14 @@ public final class RTMPPublisher: Sendable {
 
         /// No frames yet.
         public init() {}
+
+        /// Counts as given.
+        public init(framesSent: Int, framesDropped: Int, skipsToKeyframe: Int, sequenceHeaders: Int) {
+            self.framesSent = framesSent
+            self.framesDropped = framesDropped
+            self.skipsToKeyframe = skipsToKeyframe
+            self.sequenceHeaders = sequenceHeaders
+        }
     }
 
     /// The URL published to.
