@@ -76,8 +76,8 @@ import Testing
         MalformedCase("command without a name", .invalidRTMPMessage, field: "command name") {
             _ = try RTMPCommand(parsing: AMF0Value.number(1).serialized())
         },
-        MalformedCase("command without a transaction id", .invalidRTMPMessage, field: "transaction id") {
-            _ = try RTMPCommand(parsing: AMF0Value.string("connect").serialized())
+        MalformedCase("transaction id that is not a number", .invalidRTMPMessage, field: "transaction id") {
+            _ = try RTMPCommand(parsing: AMF0Value.serialized([.string("connect"), .string("1")]))
         },
         MalformedCase("command whose string runs past the message", .truncated, field: "string-type") {
             _ = try RTMPCommand(parsing: [0x02, 0x00, 0x07, 0x63])
@@ -99,6 +99,13 @@ import Testing
         #expect(read.commandObject["tcUrl"] == .string("rtmp://127.0.0.1:1935/live"))
         #expect(read.commandObject["type"] == .string("nonprivate"))
         #expect(connect.message().type == .commandAMF0)
+    }
+
+    /// A command of its name alone (FFmpeg's listening server sends `onFCPublish` so) is
+    /// transaction 0 with a null command object.
+    @Test func nameOnlyCommand() throws {
+        #expect(try RTMPCommand(parsing: AMF0Value.string("onFCPublish").serialized())
+                == RTMPCommand(name: "onFCPublish", transactionId: 0))
     }
 
     /// `onStatus` and `_error` name their outcome in the information object's `code`.
