@@ -81,6 +81,8 @@ public final class RTMPPublisher: Sendable {
         var finished = false
         var metadataSent = false
         var firstArrival: ContinuousClock.Instant?
+        /// Frames ``RTMPPublisher/offer(_:)`` handed to the event loop and not yet written.
+        var offered = 0
     }
 
     let state: Locked<State>

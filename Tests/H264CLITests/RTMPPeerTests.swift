@@ -94,7 +94,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: directory) }
         let (nginx, port) = try Self.nginx(in: directory)
         defer { nginx.kill() }
-        let relay = try CLI.run(["relay", try TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
+        let relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
         #expect(relay.status == 0, "\(relay.stderr)")
         #expect(relay.stderr.contains("published 9 frames to rtmp://127.0.0.1:\(port)/live/key (0 dropped"), "\(relay.stderr)")
         // nginx closes the recording when the publisher's stream is deleted.
@@ -127,14 +127,32 @@ import Glibc
         // Its banner on standard error ends the launch wait. It accepts one connection only, so its
         // readiness is not probed: the relay is retried while the connection is refused (each try
         // fails at once), for at most 10 s.
-        var relay = try CLI.run(["relay", try TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
+        var relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
         let deadline = Date().addingTimeInterval(10)
         while relay.status != 0 && relay.stderr.contains("cannot connect") && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.1)
-            relay = try CLI.run(["relay", try TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
+            relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
         }
         #expect(relay.status == 0, "\(relay.stderr)")
         #expect(ffmpeg.waitForExit(timeout: 20) == 0, "ffmpeg: \(ffmpeg.waitForLogEnd())")
         #expect(try Self.nalUnits(ofFLV: output) == (try Self.expected().units))
+    }
+
+    @Test func servePublishesTheLiveEncodeToNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (nginx, port) = try Self.nginx(in: directory)
+        defer { nginx.kill() }
+        let serve = try CLI.run(["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
+                                 "--rtmp", "rtmp://127.0.0.1:\(port)/live/camera"])
+        #expect(serve.status == 0, "\(serve.stderr)")
+        #expect(serve.stderr.contains("published 30 frames to rtmp://127.0.0.1:\(port)/live/camera (0 dropped"), "\(serve.stderr)")
+        let recording = directory.appendingPathComponent("record/camera.flv").path
+        let probe = { try? Subprocess.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                                      "stream=width,height,nb_read_frames", "-of", "csv=p=0", recording]) }
+        #expect(Self.waitFor(seconds: 10) { probe()?.stdout == Array("320,240,30\n".utf8) }, "nginx: \(nginx.waitForLogEnd())")
+        // FFmpeg decodes the whole recording without a complaint.
+        let decode = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", recording, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
     }
 }

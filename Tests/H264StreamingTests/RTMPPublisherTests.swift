@@ -72,6 +72,29 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// `offer` never waits: frames beyond the few waiting for the event loop are dropped (to the
+    /// next IDR) and counted; every frame is either sent or counted as dropped.
+    @Test func offerIsBounded() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group)
+        let publisher = try await RTMPPublisher.connect(to: server.url(), group: group)
+        let frames = StreamingFixtures.stream.frames
+        for index in 0..<200 {
+            var frame = frames[index % frames.count]
+            frame.presentationTime = Self.frameInterval * index
+            publisher.offer(frame)
+        }
+        await publisher.finish()
+        let video = await Self.messagesUntilDeleteStream(server).filter { $0.type == .video }
+        let stats = publisher.statistics
+        #expect(stats.framesSent + stats.framesDropped == 200)
+        #expect(stats.framesSent >= 1)
+        #expect(video.count == stats.framesSent + stats.sequenceHeaders + 1)
+        #expect(await publisher.failure?.code == .connectionClosed, "closed by finish")
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
     /// A Set Chunk Size message with `size`.
     static func setChunkSize(_ size: UInt32) -> [UInt8] {
         var writer = RTMPChunkWriter(), bytes: [UInt8] = []
