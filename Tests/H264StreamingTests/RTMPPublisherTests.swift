@@ -142,6 +142,25 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// `rtmps://` with each trust that accepts the test certificate publishes; the system's
+    /// roots refuse the self-signed certificate with a TLS error.
+    @Test func rtmpsPublishes() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let identity = try RTSPTLSIdentity(certificateChainFile: TestFixtures.path("tls/rtsps-test.pem"),
+                                           privateKeyFile: TestFixtures.path("tls/rtsps-test.key"))
+        let server = try await ScriptedRTMPServer(group: group, tls: identity)
+        for trust in try RTSPSTests.trusts() {
+            var configuration = RTMPPublisher.Configuration()
+            configuration.tlsTrust = trust
+            let publisher = try await RTMPPublisher.connect(to: server.url(), group: group, configuration: configuration)
+            #expect(publisher.url.isSecure && publisher.messageStreamId == 1)
+            await publisher.finish()
+        }
+        await #expect { _ = try await RTMPPublisher.connect(to: server.url(), group: group) } throws: { ($0 as? RTMPError)?.code == .tls }
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
     @Test(arguments: ["http://host/live/key", "rtmp://host/live", "rtmp://host", "rtmp://host:99999/live/key"])
     func badURL(_ url: String) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

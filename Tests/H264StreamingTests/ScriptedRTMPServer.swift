@@ -1,4 +1,5 @@
 import H264
+@testable import H264Streaming
 import NIOCore
 import NIOPosix
 
@@ -24,13 +25,17 @@ final class ScriptedRTMPServer: Sendable {
 
     let channel: any Channel
     let messages: AsyncStream<RTMPMessage>
+    let isSecure: Bool
 
-    init(group: any EventLoopGroup, behaviour: Behaviour = .normal) async throws {
+    /// A server; with `tls`, it speaks RTMPS (TLS first).
+    init(group: any EventLoopGroup, behaviour: Behaviour = .normal, tls: RTSPTLSIdentity? = nil) async throws {
         let (messages, continuation) = AsyncStream.makeStream(of: RTMPMessage.self)
         self.messages = messages
+        self.isSecure = tls != nil
         channel = try await ServerBootstrap(group: group)
             .childChannelInitializer { child in
                 child.eventLoop.makeCompletedFuture {
+                    if let tls { try child.pipeline.syncOperations.addHandler(tls.makeHandler()) }
                     try child.pipeline.syncOperations.addHandler(Answering(behaviour: behaviour, continuation: continuation))
                 }
             }
@@ -39,7 +44,7 @@ final class ScriptedRTMPServer: Sendable {
 
     var port: Int { channel.localAddress?.port ?? 0 }
 
-    func url(_ path: String = "live/key") -> String { "rtmp://127.0.0.1:\(port)/\(path)" }
+    func url(_ path: String = "live/key") -> String { "\(isSecure ? "rtmps" : "rtmp")://127.0.0.1:\(port)/\(path)" }
 
     func close() async { try? await channel.close() }
 
