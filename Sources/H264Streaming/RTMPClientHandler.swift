@@ -89,7 +89,13 @@ final class RTMPClientHandler: ChannelInboundHandler {
     /// Writes `messages` on chunk stream `chunkStreamId` and flushes.
     func write(_ messages: [RTMPMessage], chunkStreamId: Int) {
         var bytes: [UInt8] = []
-        for message in messages { writer.append(message, chunkStreamId: chunkStreamId, to: &bytes) }
+        for message in messages {
+            do throws(H264Error) {
+                try writer.append(message, chunkStreamId: chunkStreamId, to: &bytes)
+            } catch {
+                logger.warning("\(url): not sent: \(message.type): \(error)")
+            }
+        }
         write(bytes)
     }
 

@@ -16,6 +16,9 @@ struct RTMPVideoTimeline: Sendable {
     private var awaitingKeyframe = true
     private(set) var statistics = RTMPPublisher.Statistics()
 
+    /// The largest access unit a video message carries: 24 bits of length less the tag header.
+    static let maximumFrameBytes = 0xFF_FFFF - 8
+
     init(messageStreamId: UInt32, syntax: FLVVideoTag.Syntax) {
         self.messageStreamId = messageStreamId
         self.syntax = syntax
@@ -24,7 +27,8 @@ struct RTMPVideoTimeline: Sendable {
     /// The messages for one access unit; empty when it is dropped: the connection is not
     /// `writable` (then everything up to the next IDR goes), or no IDR has come yet.
     ///
-    /// - Throws: ``H264Error/Code/valueOutOfRange`` when the composition time does not fit SI24.
+    /// - Throws: ``H264Error/Code/valueOutOfRange`` when the composition time does not fit SI24,
+    ///   ``H264Error/Code/rtmpMessageTooLarge`` for an access unit over ``maximumFrameBytes``.
     mutating func messages(avcc: [UInt8], format: FormatDescription, isKeyframe: Bool, decodeTime: Duration,
                            presentationTime: Duration, writable: Bool) throws(H264Error) -> [RTMPMessage] {
         guard writable, !awaitingKeyframe || isKeyframe else {
@@ -47,6 +51,9 @@ struct RTMPVideoTimeline: Sendable {
             let header = FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(format.configurationRecord), syntax: syntax)
             messages.append(RTMPMessage(type: .video, timestamp: timestamp, messageStreamId: messageStreamId, payload: try header.serialized()))
             statistics.sequenceHeaders += 1
+        }
+        guard avcc.count <= Self.maximumFrameBytes else {
+            throw H264Error(.rtmpMessageTooLarge, field: "message length", "an access unit of \(avcc.count) bytes does not fit an RTMP message")
         }
         let tag = FLVVideoTag(frameType: isKeyframe ? .keyframe : .interFrame,
                               packet: .codedFrames(data: avcc, compositionTime: composition), syntax: syntax)

@@ -95,20 +95,15 @@ import Testing
         try await group.shutdownGracefully()
     }
 
-    /// A Set Chunk Size message with `size`.
+    /// A Set Chunk Size message with `size`: a type 0 header on chunk stream 2 (timestamp 0,
+    /// length 4, type 1, stream 0), then the size big-endian.
     static func setChunkSize(_ size: UInt32) -> [UInt8] {
-        var writer = RTMPChunkWriter(), bytes: [UInt8] = []
-        writer.append(RTMPMessage(type: .setChunkSize, payload: [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]),
-                      chunkStreamId: 2, to: &bytes)
-        return bytes
+        [0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
     }
 
-    /// A command message whose AMF0 string says 255 bytes and has 1.
-    static let overlongString: [UInt8] = {
-        var writer = RTMPChunkWriter(), bytes: [UInt8] = []
-        writer.append(RTMPMessage(type: .commandAMF0, payload: [0x02, 0x00, 0xFF, 0x61]), chunkStreamId: 3, to: &bytes)
-        return bytes
-    }()
+    /// A command message (chunk stream 3, length 4, type 20) whose AMF0 string says 255 bytes and
+    /// has 1.
+    static let overlongString: [UInt8] = [0x03, 0, 0, 0, 0, 0, 4, 20, 0, 0, 0, 0, 0x02, 0x00, 0xFF, 0x61]
 
     static let badPeers: [(String, ScriptedRTMPServer.Behaviour, RTMPError.Code, H264Error.Code?, String?)] = [
         ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
@@ -193,8 +188,10 @@ import Testing
         #expect(try send(true, at: 6) == 1)
         #expect(timeline.statistics == RTMPPublisher.Statistics(framesSent: 3, framesDropped: 4, skipsToKeyframe: 1, sequenceHeaders: 1))
         #expect(timeline.lastTimestamp == 200, "timestamps since the first frame sent")
-        #expect(throws: H264Error.self) {
-            try timeline.messages(avcc: [], format: format, isKeyframe: true, decodeTime: .zero, presentationTime: .seconds(10_000), writable: true)
-        }
+        #expect { try timeline.messages(avcc: [], format: format, isKeyframe: true, decodeTime: .zero, presentationTime: .seconds(10_000), writable: true) }
+            throws: { ($0 as? H264Error)?.code == .valueOutOfRange }
+        let huge = [UInt8](repeating: 0, count: RTMPVideoTimeline.maximumFrameBytes + 1)
+        #expect { try timeline.messages(avcc: huge, format: format, isKeyframe: true, decodeTime: .zero, presentationTime: .zero, writable: true) }
+            throws: { ($0 as? H264Error)?.code == .rtmpMessageTooLarge }
     }
 }

@@ -80,7 +80,7 @@ final class ScriptedRTMPServer: Sendable {
                 }
                 while let message = try reader.nextMessage() {
                     continuation.yield(message)
-                    if message.type == .commandAMF0 { answer(try RTMPCommand(parsing: message.payload), context) }
+                    if message.type == .commandAMF0 { try answer(try RTMPCommand(parsing: message.payload), context) }
                 }
             } catch {
                 context.close(promise: nil)
@@ -89,32 +89,32 @@ final class ScriptedRTMPServer: Sendable {
 
         func channelInactive(context: ChannelHandlerContext) { continuation.finish() }
 
-        private func answer(_ command: RTMPCommand, _ context: ChannelHandlerContext) {
+        private func answer(_ command: RTMPCommand, _ context: ChannelHandlerContext) throws {
             let status = { (level: String, code: String) in AMF0Value.object([AMF0Property("level", .string(level)), AMF0Property("code", .string(code))]) }
             var out: [UInt8] = []
             switch (command.name, behaviour) {
             case ("connect", .rejectConnect):
-                writer.append(RTMPCommand(name: "_error", transactionId: 1, arguments: [status("error", "NetConnection.Connect.Rejected")]).message(),
+                try writer.append(RTMPCommand(name: "_error", transactionId: 1, arguments: [status("error", "NetConnection.Connect.Rejected")]).message(),
                               chunkStreamId: 3, to: &out)
             case ("connect", .bytesAfterConnect(let bytes)):
                 out = bytes
             case ("connect", .silent):
                 return
             case ("connect", _):
-                writer.append(RTMPControlMessage.windowAcknowledgementSize(5_000_000).message, chunkStreamId: 2, to: &out)
-                writer.append(RTMPControlMessage.setPeerBandwidth(5_000_000, limitType: 2).message, chunkStreamId: 2, to: &out)
-                writer.append(RTMPControlMessage.userControl(.pingRequest(timestamp: 77)).message, chunkStreamId: 2, to: &out)
-                writer.append(RTMPCommand(name: "_result", transactionId: 1, commandObject: .object([AMF0Property("fmsVer", .string("FMS/3,0,1,123"))]),
+                try writer.append(RTMPControlMessage.windowAcknowledgementSize(5_000_000).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPControlMessage.setPeerBandwidth(5_000_000, limitType: 2).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPControlMessage.userControl(.pingRequest(timestamp: 77)).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPCommand(name: "_result", transactionId: 1, commandObject: .object([AMF0Property("fmsVer", .string("FMS/3,0,1,123"))]),
                                           arguments: [status("status", "NetConnection.Connect.Success")]).message(), chunkStreamId: 3, to: &out)
             case ("createStream", _):
-                writer.append(RTMPCommand(name: "_result", transactionId: command.transactionId, arguments: [.number(1)]).message(),
+                try writer.append(RTMPCommand(name: "_result", transactionId: command.transactionId, arguments: [.number(1)]).message(),
                               chunkStreamId: 3, to: &out)
             case ("publish", .rejectPublish):
-                writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Publish.BadName")])
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Publish.BadName")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
             case ("publish", _):
-                writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
-                writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Publish.Start")])
+                try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Publish.Start")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
             default:
                 return

@@ -30,7 +30,7 @@ import Testing
         var writer = RTMPChunkWriter()
         let payload = (0..<200).map { UInt8(truncatingIfNeeded: $0) }
         var bytes: [UInt8] = []
-        writer.append(RTMPMessage(type: .commandAMF0, messageStreamId: 1, payload: payload), chunkStreamId: 3, to: &bytes)
+        try writer.append(RTMPMessage(type: .commandAMF0, messageStreamId: 1, payload: payload), chunkStreamId: 3, to: &bytes)
         #expect(Array(bytes.prefix(12)) == [0x03, 0, 0, 0, 0, 0, 200, 20, 1, 0, 0, 0])
         #expect(Array(bytes[12..<140]) == Array(payload.prefix(128)))
         #expect(bytes[140] == 0xC3)
@@ -43,16 +43,16 @@ import Testing
         var writer = RTMPChunkWriter()
         var bytes: [UInt8] = []
         let video = { (time: UInt32, count: Int) in RTMPMessage(type: .video, timestamp: time, messageStreamId: 1, payload: Array(repeating: 7, count: count)) }
-        writer.append(video(0, 4), chunkStreamId: 6, to: &bytes)
+        try writer.append(video(0, 4), chunkStreamId: 6, to: &bytes)
         #expect(bytes.count == 12 + 4)
         bytes = []
-        writer.append(video(40, 4), chunkStreamId: 6, to: &bytes)
+        try writer.append(video(40, 4), chunkStreamId: 6, to: &bytes)
         #expect(bytes == [0x86, 0, 0, 40, 7, 7, 7, 7])
         bytes = []
-        writer.append(video(80, 4), chunkStreamId: 6, to: &bytes)
+        try writer.append(video(80, 4), chunkStreamId: 6, to: &bytes)
         #expect(bytes == [0xC6, 7, 7, 7, 7])
         bytes = []
-        writer.append(video(120, 2), chunkStreamId: 6, to: &bytes)
+        try writer.append(video(120, 2), chunkStreamId: 6, to: &bytes)
         #expect(bytes == [0x46, 0, 0, 40, 0, 0, 2, 9, 7, 7])
     }
 
@@ -63,7 +63,7 @@ import Testing
         var writer = RTMPChunkWriter()
         var bytes: [UInt8] = []
         let message = RTMPMessage(type: .dataAMF0, timestamp: 5, messageStreamId: 1, payload: [1, 2, 3])
-        writer.append(message, chunkStreamId: id, to: &bytes)
+        try writer.append(message, chunkStreamId: id, to: &bytes)
         #expect(Array(bytes.prefix(header.count)) == header)
         #expect(try Self.messages(bytes) == [message])
     }
@@ -74,12 +74,12 @@ import Testing
         var writer = RTMPChunkWriter()
         var bytes: [UInt8] = []
         let message = RTMPMessage(type: .video, timestamp: 0x0100_0000, messageStreamId: 1, payload: Array(repeating: 1, count: 130))
-        writer.append(message, chunkStreamId: 4, to: &bytes)
+        try writer.append(message, chunkStreamId: 4, to: &bytes)
         #expect(Array(bytes[1..<4]) == [0xFF, 0xFF, 0xFF])
         #expect(Array(bytes[12..<16]) == [0x01, 0, 0, 0])
         #expect(Array(bytes[144..<149]) == [0xC4, 0x01, 0, 0, 0])
         let next = RTMPMessage(type: .video, timestamp: 0x0100_0028, messageStreamId: 1, payload: [2])
-        writer.append(next, chunkStreamId: 4, to: &bytes)
+        try writer.append(next, chunkStreamId: 4, to: &bytes)
         for step in [1, 7, .max] { #expect(try Self.messages(bytes, step: step) == [message, next]) }
     }
 
@@ -97,7 +97,7 @@ import Testing
             }
             let message = RTMPMessage(type: index % 3 == 0 ? .commandAMF0 : .video, timestamp: UInt32(index * 33),
                                       messageStreamId: 1, payload: (0..<(index * 379 % 9000)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-            writer.append(message, chunkStreamId: index % 3 == 0 ? 3 : 6, to: &bytes)
+            try writer.append(message, chunkStreamId: index % 3 == 0 ? 3 : 6, to: &bytes)
             sent.append(message)
         }
         var reader = RTMPChunkReader()
@@ -112,8 +112,8 @@ import Testing
         let a = RTMPMessage(type: .video, timestamp: 1, messageStreamId: 1, payload: Array(repeating: 0xA, count: 256))
         let b = RTMPMessage(type: .commandAMF0, timestamp: 2, messageStreamId: 0, payload: Array(repeating: 0xB, count: 200))
         var bytesA: [UInt8] = [], bytesB: [UInt8] = []
-        writerA.append(a, chunkStreamId: 6, to: &bytesA)
-        writerB.append(b, chunkStreamId: 3, to: &bytesB)
+        try writerA.append(a, chunkStreamId: 6, to: &bytesA)
+        try writerB.append(b, chunkStreamId: 3, to: &bytesB)
         // A's first chunk (12 + 128), B's first (12 + 128), A's second (1 + 128), B's second (1 + 72).
         let bytes = Array(bytesA[0..<140]) + Array(bytesB[0..<140]) + Array(bytesA[140...]) + Array(bytesB[140...])
         #expect(try Self.messages(bytes) == [a, b])
@@ -125,7 +125,7 @@ import Testing
         var writer = RTMPChunkWriter()
         var bytes: [UInt8] = []
         let message = RTMPMessage(type: .video, timestamp: 0x0100_0000, messageStreamId: 1, payload: Array(repeating: 9, count: 300))
-        writer.append(message, chunkStreamId: 320, to: &bytes)
+        try writer.append(message, chunkStreamId: 320, to: &bytes)
         for cut in 0..<bytes.count {
             var reader = RTMPChunkReader()
             reader.append(bytes.prefix(cut))
@@ -139,12 +139,12 @@ import Testing
     @Test func abortDropsThePartialMessage() throws {
         var writer = RTMPChunkWriter(), control = RTMPChunkWriter()
         var bytes: [UInt8] = []
-        writer.append(RTMPMessage(type: .video, messageStreamId: 1, payload: Array(repeating: 1, count: 300)), chunkStreamId: 6, to: &bytes)
+        try writer.append(RTMPMessage(type: .video, messageStreamId: 1, payload: Array(repeating: 1, count: 300)), chunkStreamId: 6, to: &bytes)
         bytes.removeSubrange(140...) // only the first chunk
-        control.append(RTMPControlMessage.abort(chunkStreamId: 6).message, chunkStreamId: 2, to: &bytes)
+        try control.append(RTMPControlMessage.abort(chunkStreamId: 6).message, chunkStreamId: 2, to: &bytes)
         let next = RTMPMessage(type: .video, timestamp: 40, messageStreamId: 1, payload: [5])
         writer.reset(chunkStreamId: 6)
-        writer.append(next, chunkStreamId: 6, to: &bytes)
+        try writer.append(next, chunkStreamId: 6, to: &bytes)
         let messages = try Self.messages(bytes)
         #expect(messages.map(\.type) == [.abort, .video])
         #expect(messages.last == next)
@@ -155,13 +155,13 @@ import Testing
     @Test func acknowledgementWindow() throws {
         var writer = RTMPChunkWriter()
         var bytes: [UInt8] = []
-        writer.append(RTMPControlMessage.windowAcknowledgementSize(1000).message, chunkStreamId: 2, to: &bytes)
+        try writer.append(RTMPControlMessage.windowAcknowledgementSize(1000).message, chunkStreamId: 2, to: &bytes)
         var reader = RTMPChunkReader()
         _ = try Self.messages(bytes, reader: &reader)
         #expect(reader.windowAcknowledgementSize == 1000)
         #expect(reader.acknowledgementDue() == nil)
         var more: [UInt8] = []
-        writer.append(RTMPMessage(type: .video, messageStreamId: 1, payload: Array(repeating: 0, count: 1000)), chunkStreamId: 6, to: &more)
+        try writer.append(RTMPMessage(type: .video, messageStreamId: 1, payload: Array(repeating: 0, count: 1000)), chunkStreamId: 6, to: &more)
         _ = try Self.messages(more, reader: &reader)
         #expect(reader.acknowledgementDue() == UInt32(bytes.count + more.count))
         #expect(reader.acknowledgementDue() == nil)
@@ -197,7 +197,7 @@ import Testing
             for id in 3..<(3 + 65) {
                 var writer = RTMPChunkWriter()
                 var one: [UInt8] = []
-                writer.append(RTMPMessage(type: .video, payload: Array(repeating: 0, count: 200)), chunkStreamId: id, to: &one)
+                try writer.append(RTMPMessage(type: .video, payload: Array(repeating: 0, count: 200)), chunkStreamId: id, to: &one)
                 bytes += one.prefix((id < 64 ? 12 : 13) + 128) // the type 0 header and the first chunk only
             }
             _ = try messages(bytes)
@@ -206,7 +206,8 @@ import Testing
 
     @Test(arguments: malformed) func rejects(_ item: MalformedCase) { item.expectRejected() }
 
-    /// The writer's chunk size is 1…65,536.
+    /// The writer's chunk size is 1…65,536; it refuses a payload over 24 bits and a chunk stream
+    /// id outside 2…65,599, writing nothing.
     @Test func writerChunkSizeBounds() throws {
         var writer = RTMPChunkWriter()
         var bytes: [UInt8] = []
@@ -215,5 +216,11 @@ import Testing
         #expect(bytes.isEmpty)
         try writer.setChunkSize(65_536, appendingTo: &bytes)
         #expect(bytes == Self.setChunkSize(65_536))
+        bytes = []
+        #expect { try writer.append(RTMPMessage(type: .video, payload: Array(repeating: 0, count: 1 << 24)), chunkStreamId: 6, to: &bytes) }
+            throws: { ($0 as? H264Error)?.code == .rtmpMessageTooLarge }
+        #expect { try writer.append(RTMPMessage(type: .video, payload: []), chunkStreamId: 1, to: &bytes) }
+            throws: { ($0 as? H264Error)?.code == .valueOutOfRange }
+        #expect(bytes.isEmpty)
     }
 }

@@ -63,6 +63,11 @@ enum FuzzTarget: String, CaseIterable {
     case rtcp = "rtcp"
     /// `RTSPRTPInfo(parsing:)` (RTPInfoTarget.swift): never traps; warnings point into the value.
     case rtpInfo = "rtp-info"
+    /// `RTMPChunkReader` on the input as a connection's chunks (RTMPTargets.swift): whole and
+    /// chunked alike, bounded, written back the same.
+    case rtmpChunks = "rtmp-chunks"
+    /// `AMF0Reader` and `RTMPCommand(parsing:)` (RTMPTargets.swift): never trap; round trips.
+    case amf0
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -85,6 +90,8 @@ enum FuzzTarget: String, CaseIterable {
         case .authorization: Self.authorization(bytes)
         case .rtcp: Self.rtcp(bytes)
         case .rtpInfo: Self.rtpInfo(bytes)
+        case .rtmpChunks: Self.rtmpChunks(bytes)
+        case .amf0: Self.amf0(bytes)
         }
     }
 

@@ -9,7 +9,7 @@
 /// var writer = RTMPChunkWriter()
 /// var bytes: [UInt8] = []
 /// try writer.setChunkSize(4096, appendingTo: &bytes)    // Set Chunk Size, then the new size
-/// writer.append(message, chunkStreamId: 6, to: &bytes)
+/// try writer.append(message, chunkStreamId: 6, to: &bytes)
 /// ```
 public struct RTMPChunkWriter: Sendable {
     /// The largest chunk size this writer sends.
@@ -37,7 +37,7 @@ public struct RTMPChunkWriter: Sendable {
         guard (1...Self.maximumChunkSize).contains(size) else {
             throw H264Error(.rtmpChunkSizeOutOfRange, field: "chunk size", "chunk size \(size) is not 1…\(Self.maximumChunkSize)")
         }
-        append(RTMPControlMessage.setChunkSize(UInt32(size)).message, chunkStreamId: RTMPControlMessage.chunkStreamId, to: &output)
+        try append(RTMPControlMessage.setChunkSize(UInt32(size)).message, chunkStreamId: RTMPControlMessage.chunkStreamId, to: &output)
         chunkSize = size
     }
 
@@ -51,9 +51,16 @@ public struct RTMPChunkWriter: Sendable {
     ///   - message: the message (its payload at most 16,777,215 bytes: the length field's 24 bits).
     ///   - chunkStreamId: 2…65,599 (2 is for control messages; 3 and up for the rest).
     ///   - output: where the chunks go.
-    public mutating func append(_ message: RTMPMessage, chunkStreamId: Int, to output: inout [UInt8]) {
-        precondition((2...65_599).contains(chunkStreamId) && message.payload.count <= 0xFF_FFFF,
-                     "chunk stream id 2…65599, payload < 16 MiB")
+    /// - Throws: ``H264Error/Code/rtmpMessageTooLarge`` for a payload over 16,777,215 bytes,
+    ///   ``H264Error/Code/valueOutOfRange`` for a chunk stream id outside 2…65,599; nothing is
+    ///   written then.
+    public mutating func append(_ message: RTMPMessage, chunkStreamId: Int, to output: inout [UInt8]) throws(H264Error) {
+        guard message.payload.count <= 0xFF_FFFF else {
+            throw H264Error(.rtmpMessageTooLarge, field: "message length", "\(message.payload.count) bytes do not fit 24 bits")
+        }
+        guard (2...65_599).contains(chunkStreamId) else {
+            throw H264Error(.valueOutOfRange, field: "chunk stream id", "chunk stream id \(chunkStreamId) is not 2…65599")
+        }
         let length = message.payload.count
         var format = 0
         var field = message.timestamp
