@@ -3,72 +3,12 @@ import H264
 import H264TestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `h264 relay FILE --rtmp …` publishing to real RTMP servers on 127.0.0.1: nginx with the RTMP
 /// module (Debian `libnginx-mod-rtmp`, `record all`), whose recording FFmpeg reads with the
 /// file's size, frame count, NAL units and composition times; and FFmpeg itself as the server
 /// (`-listen 1 -f flv`), which receives the same NAL units.
 @Suite(.serialized, .blocking) struct RTMPPeerTests {
     static let fixture = "flv/x264_bframes_320x192_9f.264"
-
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
-    static func freeTCPPort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-        }
-        guard bound else { throw LoopbackError("no free TCP port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Polls `condition` every 50 ms for at most `seconds`; true once it holds.
-    static func waitFor(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return condition()
-    }
-
-    /// nginx with the RTMP module on a free loopback port, recording everything published to
-    /// `live` into `directory/record`, run in the foreground from a config file written here.
-    static func nginx(in directory: URL) throws -> (process: LoggingProcess, port: Int) {
-        let port = try freeTCPPort(), record = directory.appendingPathComponent("record")
-        try FileManager.default.createDirectory(at: record, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("logs"), withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("nginx.conf")
-        try """
-        load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-        daemon off;
-        master_process off;
-        error_log stderr info;
-        pid \(directory.path)/nginx.pid;
-        events { worker_connections 64; }
-        rtmp { server { listen 127.0.0.1:\(port); application live { live on; record all; record_path \(record.path); } } }
-        """.write(to: config, atomically: true, encoding: .utf8)
-        let process = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/sbin/nginx"), ["-p", directory.path, "-c", config.path],
-                                         isReady: { _ in true })
-        // Ready once it accepts a connection (that connection is closed at once, before any handshake).
-        let listening = waitFor(seconds: 10) {
-            guard let socket = try? LoopbackTCP.connect(port: port) else { return false }
-            close(socket)
-            return true
-        }
-        guard listening else {
-            process.kill()
-            throw LoopbackError("nginx did not listen: \(process.waitForLogEnd())")
-        }
-        return (process, port)
-    }
 
     /// The NAL units of an FLV file as FFmpeg reads them (its `h264_mp4toannexb` filter).
     static func nalUnits(ofFLV path: String) throws -> [ArraySlice<UInt8>] {
@@ -92,17 +32,18 @@ import Glibc
     @Test func relayPublishesAFileToNginx() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (nginx, port) = try Self.nginx(in: directory)
+        let nginx = try NginxRTMPServer(in: directory)
         defer { nginx.kill() }
+        let port = nginx.port
         let relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
         #expect(relay.status == 0, "\(relay.stderr)")
         #expect(relay.stderr.contains("published 9 frames to rtmp://127.0.0.1:\(port)/live/key (0 dropped"), "\(relay.stderr)")
         // nginx closes the recording when the publisher's stream is deleted.
-        let recording = directory.appendingPathComponent("record/key.flv").path
+        let recording = nginx.recording(key: "key")
         let probe = { try? Subprocess.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                                                       "stream=codec_name,width,height,nb_read_frames", "-of", "csv=p=0", recording]) }
-        let recorded = Self.waitFor(seconds: 10) { probe()?.stdout == Array("h264,320,192,9\n".utf8) }
-        #expect(recorded, "ffprobe: \(probe().map { String(decoding: $0.stdout, as: UTF8.self) + $0.stderr } ?? "-"); nginx: \(nginx.waitForLogEnd())")
+        let recorded = BoundedPolling.waitFor(seconds: 10) { probe()?.stdout == Array("h264,320,192,9\n".utf8) }
+        #expect(recorded, "ffprobe: \(probe().map { String(decoding: $0.stdout, as: UTF8.self) + $0.stderr } ?? "-"); nginx: \(nginx.process.stderr)")
         let expected = try Self.expected()
         #expect(try Self.nalUnits(ofFLV: recording) == expected.units)
         // Timestamps: DTS in ms, and PTS − DTS as the composition time (B-frames: PTS out of order).
@@ -119,7 +60,7 @@ import Glibc
     @Test func ffmpegAsTheServerReceivesTheSameNALUnits() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let port = try Self.freeTCPPort(), output = directory.appendingPathComponent("out.flv").path
+        let port = try LoopbackTCP.freePort(), output = directory.appendingPathComponent("out.flv").path
         let ffmpeg = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
                                         ["-nostdin", "-v", "info", "-listen", "1", "-f", "flv", "-i", "rtmp://127.0.0.1:\(port)/live/key",
                                          "-c", "copy", "-y", output], isReady: { _ in true })
@@ -141,16 +82,17 @@ import Glibc
     @Test func servePublishesTheLiveEncodeToNginx() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (nginx, port) = try Self.nginx(in: directory)
+        let nginx = try NginxRTMPServer(in: directory)
         defer { nginx.kill() }
+        let port = nginx.port
         let serve = try CLI.run(["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
                                  "--rtmp", "rtmp://127.0.0.1:\(port)/live/camera"])
         #expect(serve.status == 0, "\(serve.stderr)")
         #expect(serve.stderr.contains("published 30 frames to rtmp://127.0.0.1:\(port)/live/camera (0 dropped"), "\(serve.stderr)")
-        let recording = directory.appendingPathComponent("record/camera.flv").path
+        let recording = nginx.recording(key: "camera")
         let probe = { try? Subprocess.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                                                       "stream=width,height,nb_read_frames", "-of", "csv=p=0", recording]) }
-        #expect(Self.waitFor(seconds: 10) { probe()?.stdout == Array("320,240,30\n".utf8) }, "nginx: \(nginx.waitForLogEnd())")
+        #expect(BoundedPolling.waitFor(seconds: 10) { probe()?.stdout == Array("320,240,30\n".utf8) }, "nginx: \(nginx.process.stderr)")
         // FFmpeg decodes the whole recording without a complaint.
         let decode = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", recording, "-f", "null", "-"])
         #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
