@@ -97,4 +97,22 @@ import Testing
         let decode = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", recording, "-f", "null", "-"])
         #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
     }
+
+    /// A looping file relay publishes to nginx while FFmpeg plays the stream from nginx
+    /// (`rtmp://…/live/KEY`, as viewers do): 30 frames decode without a complaint.
+    @Test func ffmpegPlaysTheRelayFromNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory)
+        defer { nginx.kill() }
+        let relay = try LoggingProcess(executable: CLI.executable, ["relay", TestFixtures.url(Self.fixture).path, "--loop",
+                                                                    "--rtmp", nginx.url(key: "looped")],
+                                       isReady: { $0.contains("publishing") })
+        defer { relay.kill() }
+        let play = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-i", nginx.url(key: "looped"),
+                                                  "-frames:v", "30", "-f", "null", "-"])
+        #expect(play.status == 0 && play.stderr.isEmpty, "\(play.stderr)")
+        #expect(relay.stop() == 0, "\(relay.stderr)")
+        #expect(relay.stderr.contains("published"), "\(relay.stderr)")
+    }
 }
