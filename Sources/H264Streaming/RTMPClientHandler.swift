@@ -3,7 +3,7 @@ import Logging
 import NIOCore
 
 /// The connection of an ``RTMPPublisher``, on its event loop: the handshake, the chunk stream
-/// both ways (``RTMPChunkReader``, ``RTMPChunkWriter``), the answers to commands matched by
+/// both ways (`RTMPChunkReader`, `RTMPChunkWriter`), the answers to commands matched by
 /// transaction id, `onStatus` handed to whoever waits for it, acknowledgements when the server's
 /// window fills, and ping responses. The first failure — the server closing, a broken chunk
 /// stream, a timeout — fails everything that waits, and every later request.

@@ -4,7 +4,7 @@ import NIOCore
 
 /// One publisher's connection to an ``RTMPIngestServer``, on its event loop: the server side of
 /// the handshake and of the commands (as nginx-rtmp answers them), acknowledgements, and its
-/// video messages read as FLV tags by ``FLVReader`` — the one reader of FLV video — into its
+/// video messages read as FLV tags by `FLVReader` (module `H264`) — the one reader of FLV video — into its
 /// ``RTMPIncomingStream``.
 final class RTMPIngestHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer

@@ -1,7 +1,7 @@
 import H264
 
 /// The video half of a publish, sans I/O: turns access units into RTMP video messages (FLV
-/// video tag bodies, ``FLVVideoTag``) — the AVC sequence header before the first frame and again
+/// video tag bodies, `FLVVideoTag`) — the AVC sequence header before the first frame and again
 /// at each format change, timestamps the decoding time in milliseconds since the first frame,
 /// the composition time PTS − DTS in the body (negative values kept) — and decides what to drop
 /// when the connection cannot keep up: everything up to the next IDR.
@@ -27,8 +27,8 @@ struct RTMPVideoTimeline: Sendable {
     /// The messages for one access unit; empty when it is dropped: the connection is not
     /// `writable` (then everything up to the next IDR goes), or no IDR has come yet.
     ///
-    /// - Throws: ``H264Error/Code/valueOutOfRange`` when the composition time does not fit SI24,
-    ///   ``H264Error/Code/rtmpMessageTooLarge`` for an access unit over ``maximumFrameBytes``.
+    /// - Throws: `H264Error.Code.valueOutOfRange` when the composition time does not fit SI24,
+    ///   `H264Error.Code.rtmpMessageTooLarge` for an access unit over ``maximumFrameBytes``.
     mutating func messages(avcc: [UInt8], format: FormatDescription, isKeyframe: Bool, decodeTime: Duration,
                            presentationTime: Duration, writable: Bool) throws(H264Error) -> [RTMPMessage] {
         guard writable, !awaitingKeyframe || isKeyframe else {
