@@ -15,8 +15,11 @@ public struct RTMPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `url`.
     ///
+    /// - Parameters:
+    ///   - url: `rtmp[s]://HOST[:PORT]/APP/KEY`.
+    ///   - allowingPortZero: accept port 0 (a server that takes any free port).
     /// - Throws: ``RTMPError/Code/badURL`` when it is not `rtmp[s]://HOST[:PORT]/APP/KEY`.
-    public init(_ url: String) throws(RTMPError) {
+    public init(_ url: String, allowingPortZero: Bool = false) throws(RTMPError) {
         let lower = url.lowercased()
         guard lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://") else {
             throw RTMPError(.badURL, "\(url) is not an rtmp:// or rtmps:// URL")
@@ -29,7 +32,7 @@ public struct RTMPURL: Sendable, Hashable, CustomStringConvertible {
         if !hasPort { authority += isSecure ? ":443" : ":1935" }
         // The one authority rule of this module (brackets, user info, port range).
         do {
-            (host, port) = try RTSPURI.hostAndPort(of: "rtsp://" + authority)
+            (host, port) = try RTSPURI.hostAndPort(of: "rtsp://" + authority, allowingPortZero: allowingPortZero)
         } catch {
             throw RTMPError(.badURL, "\(url): \(error.description.replacingOccurrences(of: "rtsp://" + authority + ": ", with: ""))")
         }

@@ -115,4 +115,28 @@ import Testing
         #expect(relay.stop() == 0, "\(relay.stderr)")
         #expect(relay.stderr.contains("published"), "\(relay.stderr)")
     }
+
+    /// `h264 receive --listen rtmp://127.0.0.1:0/live/key` takes FFmpeg's publish (`-c copy -f
+    /// flv`, from the Matroska copy of the fixture) and writes the same NAL units (SPS and PPS
+    /// before each IDR), then exits 0 when FFmpeg unpublishes.
+    @Test func receiveListensForAnRTMPPublisher() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let receive = try LoggingProcess(executable: CLI.executable, ["receive", "--listen", "rtmp://127.0.0.1:0/live/key", "-o", output],
+                                         untilListening: "rtmp")
+        defer { receive.kill() }
+        let port = try #require(receive.listeningPort(scheme: "rtmp"), "\(receive.stderr)")
+        let publish = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-i",
+                                                     TestFixtures.url("flv/x264_bframes_320x192_9f.mkv").path, "-c", "copy", "-f", "flv",
+                                                     "rtmp://127.0.0.1:\(port)/live/key"])
+        #expect(publish.status == 0, "\(publish.stderr)")
+        #expect(receive.waitForExit(timeout: 20) == 0, "\(receive.stderr)")
+        #expect(receive.stderr.contains("wrote 9 access units"), "\(receive.stderr)")
+        let isParameterSet = { (unit: ArraySlice<UInt8>) in unit.first.map { $0 & 0x1F == 7 || $0 & 0x1F == 8 } ?? false }
+        let written = ReferenceAnnexB.split(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output))))
+        let expected = try Self.expected().units
+        #expect(written.filter { !isParameterSet($0) } == expected.filter { !isParameterSet($0) }, "the slices and SEI, in order")
+        #expect(Set(written.filter(isParameterSet).map(Array.init)) == Set(expected.filter(isParameterSet).map(Array.init)))
+    }
 }
