@@ -2,7 +2,8 @@
 # Installs the Debian packages swift-h264 needs: libx264 (the encoder), libyuv (BGRA input),
 # libavcodec/libavutil (the decoder),
 # pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests), valgrind
-# (leak check), time (CPU times in Scripts/bench-cli.sh), GStreamer and gst-rtsp-server (peers).
+# (leak check), time (CPU times in Scripts/bench-cli.sh), GStreamer, gst-rtsp-server and
+# nginx-rtmp (peers).
 # Usage: Scripts/install-deps.sh [--runtime]   (--runtime: only what building and encoding need)
 set -euo pipefail
 packages=(libx264-dev libyuv-dev libavcodec-dev libavutil-dev pkg-config)
@@ -19,6 +20,8 @@ if [ "${1:-}" != "--runtime" ]; then
   # GLib's TLS backend (GnuTLS): GStreamer's rtsps:// (rtspsrc, rtspclientsink, gst-rtsp-server)
   # in the RTSPS tests.
   packages+=(glib-networking)
+  # nginx with the RTMP module: the RTMP server peer (record all) in the RTMP publish tests.
+  packages+=(nginx libnginx-mod-rtmp)
 fi
 missing=()
 for p in "${packages[@]}"; do

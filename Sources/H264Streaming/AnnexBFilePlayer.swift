@@ -8,10 +8,11 @@ import H264
 /// The bytes are read in 1 MiB chunks into an `AccessUnitReceiver` (so the file starts at its
 /// first IDR with its SPS and PPS, and access units whose parameter sets are missing are
 /// skipped). The frame rate is the SPS's VUI timing, else ``framesPerSecond``, else 30; frame
-/// *i* (in decoding order) is due *i* frame intervals after the first (``FrameSchedule``), and
-/// its ``LiveFrame/presentationTime`` is its place in presentation order (`PresentationOrder`:
-/// a B-frame stream's pictures in the order of their picture order counts, shifted by the SPS's
-/// reorder depth, which the player reads ahead) times the interval, across loops too. With
+/// *i* (in decoding order) is due *i* frame intervals after the first (``FrameSchedule``), its
+/// ``LiveFrame/decodeTime`` is *i* intervals, and its ``LiveFrame/presentationTime`` is its
+/// place in presentation order (`PresentationOrder`: a B-frame stream's pictures in the order
+/// of their picture order counts, shifted by the SPS's reorder depth, which the player reads
+/// ahead) times the interval, across loops too. With
 /// ``loops``, the file starts again from the top when it ends (as long as it had a frame).
 ///
 /// ```swift
@@ -73,7 +74,8 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
             if Task.isCancelled { return nil }
             schedule!.advance(now: .now)
             return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR,
-                             presentationTime: schedule!.interval * placed.presentationIndex)
+                             presentationTime: schedule!.interval * placed.presentationIndex,
+                             decodeTime: schedule!.interval * placed.decodeIndex)
         }
 
         /// The next access unit holding a picture, placed in presentation order, reading (and

@@ -26,6 +26,10 @@ public struct LiveFrame: Sendable {
     /// their presentation times, so frames that reach the connection together keep their
     /// spacing. Nil: each frame is stamped with the time it reaches the viewer's connection.
     public var presentationTime: Duration?
+    /// The access unit's decoding time on the same clock as ``presentationTime``, for outputs
+    /// that carry both (RTMP: the message timestamp, with PTS − DTS as the composition time);
+    /// nil: the presentation time stands for it (a stream without B-frames).
+    public var decodeTime: Duration?
 
     /// A frame of `avcc` bytes in `formatDescription`.
     ///
@@ -35,13 +39,15 @@ public struct LiveFrame: Sendable {
     ///   - isKeyframe: true for an IDR access unit.
     ///   - annexB: the Annex-B bytes for raw viewers, if the producer made them.
     ///   - presentationTime: the presentation time on the media clock (see ``presentationTime``).
+    ///   - decodeTime: the decoding time on that clock (see ``decodeTime``).
     public init(avcc: [UInt8], formatDescription: FormatDescription, isKeyframe: Bool, annexB: ByteBuffer? = nil,
-                presentationTime: Duration? = nil) {
+                presentationTime: Duration? = nil, decodeTime: Duration? = nil) {
         self.avcc = avcc
         self.formatDescription = formatDescription
         self.isKeyframe = isKeyframe
         self.annexB = annexB
         self.presentationTime = presentationTime
+        self.decodeTime = decodeTime
     }
 
     /// The Annex-B bytes for a raw viewer: ``annexB``, else ``avcc`` converted.

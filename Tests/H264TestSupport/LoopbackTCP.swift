@@ -35,4 +35,21 @@ public enum LoopbackTCP {
         }
         return fd
     }
+
+    /// A TCP port on 127.0.0.1 that was free a moment ago (for a peer that must be told its
+    /// port: nginx, `ffmpeg -listen 1`).
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LoopbackError("socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw LoopbackError("bind: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
 }

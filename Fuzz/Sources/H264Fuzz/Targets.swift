@@ -67,6 +67,11 @@ enum FuzzTarget: String, CaseIterable {
     case hevcParameterSets = "hevc-ps"
     /// `HEVCAccessUnitAssembler` and HVCC samples back to Annex-B (HEVCTargets.swift).
     case hevcAssembler = "hevc-assembler"
+    /// `RTMPChunkReader` on the input as a connection's chunks (RTMPTargets.swift): whole and
+    /// chunked alike, bounded, written back the same.
+    case rtmpChunks = "rtmp-chunks"
+    /// `AMF0Reader` and `RTMPCommand(parsing:)` (RTMPTargets.swift): never trap; round trips.
+    case amf0
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -91,6 +96,8 @@ enum FuzzTarget: String, CaseIterable {
         case .rtpInfo: Self.rtpInfo(bytes)
         case .hevcParameterSets: Self.hevcParameterSets(bytes)
         case .hevcAssembler: Self.hevcAssembler(bytes)
+        case .rtmpChunks: Self.rtmpChunks(bytes)
+        case .amf0: Self.amf0(bytes)
         }
     }
 

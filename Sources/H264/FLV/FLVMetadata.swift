@@ -38,23 +38,6 @@ public struct FLVMetadata: Hashable, Sendable {
         if let videoDataRate { entries.append(("videodatarate", videoDataRate)) }
         if let frameRate { entries.append(("framerate", frameRate)) }
         entries.append(("videocodecid", Self.videoCodecId))
-        var output: [UInt8] = [0x02]
-        Self.appendName("onMetaData", to: &output)
-        output.append(0x08)
-        BigEndian.append(entries.count, count: 4, to: &output)
-        for (name, value) in entries {
-            Self.appendName(name, to: &output)
-            output.append(0x00)
-            let bits = value.bitPattern
-            for shift in stride(from: 56, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
-        }
-        output.append(contentsOf: [0, 0, 9])
-        return output
-    }
-
-    private static func appendName(_ name: String, to output: inout [UInt8]) {
-        let utf8 = Array(name.utf8)
-        BigEndian.append(utf8.count, count: 2, to: &output)
-        output.append(contentsOf: utf8)
+        return AMF0Value.serialized([.string("onMetaData"), .ecmaArray(entries.map { AMF0Property($0.0, .number($0.1)) })])
     }
 }

@@ -6,7 +6,8 @@ import NIOPosix
 
 /// `h264 relay SOURCE --rtsp HOST:PORT[/PATH]`: one source (a camera's rtsp:// URL, an Annex-B
 /// file at its frame rate, or with `--listen` a publisher) served to every viewer without
-/// re-encoding (H264Streaming's `Relay`, `RelaySource`, `RTSPServer`, `AnnexBFanOutServer`).
+/// re-encoding (H264Streaming's `Relay`, `RelaySource`, `RTSPServer`, `AnnexBFanOutServer`), and
+/// with `--rtmp URL` published to an RTMP server (`RTMPPublisher`).
 struct RelayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relay",
@@ -15,7 +16,8 @@ struct RelayCommand: AsyncParsableCommand {
         SOURCE is a camera's rtsp:// or rtsps:// URL (played as the RTSP client options say), or an Annex-B file played at its frame rate (the SPS's VUI timing, \
         else --fps, else 30; --loop repeats it, else the relay ends after the last frame and exits 0); with --listen \
         rtsp://HOST:PORT/PATH the source is one publisher pushing there (ffmpeg -f rtsp, rtspclientsink). \
-        Viewers play rtsp://HOST:PORT/PATH (RTP over TCP or UDP; rtsps:// with --tls-certificate), and with --port read raw Annex-B over TCP. \
+        Viewers play rtsp://HOST:PORT/PATH (RTP over TCP or UDP; rtsps:// with --tls-certificate), and with --port read raw Annex-B over TCP; \
+        --rtmp rtmp://HOST[:PORT]/APP/KEY publishes the source to an RTMP server too (or alone, without --rtsp). \
         A relay cannot ask its source for an IDR, so it keeps the current GOP (at most --gop-bytes and --gop-frames; \
         past that nothing is kept until the next IDR) and a viewer who joins starts at once from the last IDR. \
         SIGINT or SIGTERM stops it (exit status 0). \
@@ -26,10 +28,12 @@ struct RelayCommand: AsyncParsableCommand {
     @OptionGroup var options: RelayOptions
     @OptionGroup(title: "RTSP authentication and TLS (viewers and the --listen publisher)") var auth: ServerAccessOptions
     @OptionGroup(title: "RTSP client (a camera SOURCE)") var client: RTSPClientOptions
+    @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
         if options.loop && source.map(RTSPURI.isAbsolute) != false { throw ValidationError("--loop is for a file SOURCE") }
+        guard options.rtsp != nil || rtmp.rtmp != nil else { throw ValidationError("give --rtsp or --rtmp (or both)") }
     }
 
     func run() async throws { try await runReportingErrors(command: "relay") { try await relay() } }
@@ -38,13 +42,14 @@ struct RelayCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let logger = StandardErrorLogHandler.logger(command: "relay", quiet: options.quiet)
         let relay = Relay(keepingGOP: GOPKeeping(byteLimit: options.gopBytes, frameLimit: options.gopFrames), logger: logger)
-        let (host, port, path) = try options.rtspAddress()
+        let address = try options.rtspAddress()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLog = try EventLog(path: options.events)
         var closeSource: @Sendable () async -> Void = {}
-        var outputs: (rtsp: RTSPServer?, tcp: AnnexBFanOutServer?) = (nil, nil)
+        var outputs: (rtsp: RTSPServer?, tcp: AnnexBFanOutServer?, rtmp: RTMPPublisher?) = (nil, nil, nil)
         var followers: [Task<Void, Never>?] = [eventLog.follow(relay.broadcaster.events)]
         func finish(sourceEnded: Bool) async {
+            await outputs.rtmp?.finish()
             await outputs.tcp?.shutdown()
             await relay.broadcaster.closeAll(flushing: sourceEnded)
             await outputs.rtsp?.shutdown()
@@ -54,26 +59,30 @@ struct RelayCommand: AsyncParsableCommand {
             for follower in followers { await follower?.value }
         }
         do {
-            let rtsp = try await listening("RTSP on \(host):\(port)") {
-                try await RTSPServer.start(host: host, port: port, group: group, configuration: auth.serverConfiguration(), logger: logger)
+            if let (host, port, _) = address {
+                outputs.rtsp = try await listening("RTSP on \(host):\(port)") {
+                    try await RTSPServer.start(host: host, port: port, group: group, configuration: auth.serverConfiguration(), logger: logger)
+                }
+                followers.append(eventLog.follow(outputs.rtsp?.events))
             }
-            outputs.rtsp = rtsp
-            followers.append(eventLog.follow(rtsp.events))
             if let tcpPort = options.port {
                 outputs.tcp = try await listening("\(options.host):\(tcpPort)") {
                     try await AnnexBFanOutServer.start(host: options.host, port: tcpPort, group: group, broadcaster: relay.broadcaster)
                 }
             }
             let frames = try await open(group: group, eventLog: eventLog, logger: logger, closeSource: &closeSource)
+            outputs.rtmp = try await rtmp.publisher(group: group, logger: logger)
             let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
+            let (rtsp, publisher) = (outputs.rtsp, outputs.rtmp)
             let work = Task {
                 var announced = false
-                return try await relay.run(frames) { format in
-                    rtsp.mount(path, broadcaster: relay.broadcaster, format: format)
+                return try await relay.run(frames: frames.publishing(to: publisher)) { format in
+                    if let rtsp, let address { rtsp.mount(address.path, broadcaster: relay.broadcaster, format: format) }
                     guard !announced else { return }
                     announced = true
                     // Announced once the stream is mounted, so a viewer who reads it can play at once.
-                    for url in [tcpURL, rtsp.url(host: host, path: path)].compactMap({ $0 }) { Self.announce(url, eventLog) }
+                    let rtspURL = address.flatMap { rtsp?.url(host: $0.host, path: $0.path) }
+                    for url in [tcpURL, rtspURL].compactMap({ $0 }) { Self.announce(url, eventLog) }
                 }
             }
             let outcome = try await StopSignal.catching(onStop: { work.cancel() }) { try await work.value }
@@ -83,6 +92,7 @@ struct RelayCommand: AsyncParsableCommand {
             if !options.quiet {
                 log("relayed \(outcome.frames) frames to \(stats.clients) viewers (\(stats.startsFromKeptGOP) started from the kept GOP; "
                     + "\(stats.overflows) skipped to an IDR); \(outcome.sourceEnded ? "the source ended" : "stopped by signal")")
+                if let publisher { log(RTMPOutputOptions.summary(publisher)) }
             }
         } catch {
             await finish(sourceEnded: false)

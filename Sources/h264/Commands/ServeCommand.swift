@@ -25,6 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var source: InputOptions
     @OptionGroup var network: ServeOutputOptions
     @OptionGroup(title: "RTSP authentication and TLS") var auth: ServerAccessOptions
+    @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
     @Flag(help: "Start the input again when it ends, forever (not for standard input).") var loop = false
     @OptionGroup var encoding: EncodeOptions
     @Flag(help: "No log lines for clients and no summary.") var quiet = false
@@ -48,14 +49,12 @@ struct ServeCommand: AsyncParsableCommand {
         let broadcaster = Broadcaster(queueLimit: network.clientQueueFrames ?? max(8, Int(header.frameRate.rounded())), logger: logger,
                                       onKeyframeRequest: doorbell.ring)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let rtpSender: RTPSender?
-        do {
-            rtpSender = try await network.startRTP(group: group)
-        } catch {
+        let rtpSender: RTPSender?, publisher: RTMPPublisher?
+        do { (rtpSender, publisher) = (try await network.startRTP(group: group), try await rtmp.publisher(group: group, logger: logger)) } catch {
             try? await group.shutdownGracefully()
             throw error
         }
-        let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster, rtpSender: rtpSender)
+        let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster, rtpSender: rtpSender, publisher: publisher)
         defer { session.invalidate() }
         let format = try session.prepare()
         if let rtpSender, let sdp = network.sdp { try CLIIO.write(Array(rtpSender.sessionDescription(format: format).text.utf8), to: sdp) }
@@ -65,16 +64,15 @@ struct ServeCommand: AsyncParsableCommand {
         let stopCatchingSignals = stop.catchSignals()
         defer { stopCatchingSignals() }
 
-        let (host, port) = (network.host, network.port)
         let tcpServer: AnnexBFanOutServer
         do {
-            tcpServer = try await AnnexBFanOutServer.start(host: host, port: port, group: group, broadcaster: broadcaster,
+            tcpServer = try await AnnexBFanOutServer.start(host: network.host, port: network.port, group: group, broadcaster: broadcaster,
                                                            sendBufferSize: network.sendBufferSize)
         } catch {
             try? await group.shutdownGracefully()
-            throw CLIError("cannot listen on \(host):\(port): \(error)")
+            throw CLIError("cannot listen on \(network.host):\(network.port): \(error)")
         }
-        let url = "tcp://\(host):\(tcpServer.localAddress?.port ?? port)", eventLog = try EventLog(path: network.events)
+        let url = "tcp://\(network.host):\(tcpServer.localAddress?.port ?? network.port)", eventLog = try EventLog(path: network.events)
         FileHandle.standardError.write(Data("h264 serve: listening on \(url) (\(header.width)x\(header.height) at \(ProgressLine.format(header.frameRate)) fps)\n".utf8))
         eventLog.write(.listening(url: url))
         let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, auth: auth, logger: logger, eventLog: eventLog)
@@ -112,6 +110,7 @@ struct ServeCommand: AsyncParsableCommand {
         await rtspServer?.shutdown()
         await broadcaster.closeAll(flushing: outcome.ending == .inputEnded)
         await rtpSender?.shutdown()
+        await publisher?.finish()
         try? await group.shutdownGracefully()
         broadcaster.finishEvents()
         for follower in followers { await follower?.value }
@@ -120,6 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
         let stats = broadcaster.statistics
         log("served \(outcome.frames) frames to \(stats.clients) clients (at most \(stats.maxConcurrent) at once; "
             + "\(stats.overflows) skipped to an IDR); \(outcome.ending == .stopped ? "stopped by signal" : "input ended")")
+        if let publisher { log(RTMPOutputOptions.summary(publisher)) }
     }
 
     /// Writes `h264 serve: LINE` on standard error, unless `--quiet`.
@@ -127,14 +127,15 @@ struct ServeCommand: AsyncParsableCommand {
     private static func log(_ line: String, quiet: Bool) { if !quiet { FileHandle.standardError.write(Data("h264 serve: \(line)\n".utf8)) } }
 
     /// The encoder session whose every frame goes to the broadcaster as Annex-B bytes (and to
-    /// the RTP sender), made once.
+    /// the RTP sender and the RTMP publisher), made once.
     private func encoderSession(header: Y4MHeader, configuration: EncoderConfiguration, broadcaster: Broadcaster,
-                                rtpSender: RTPSender?) throws -> EncoderSession {
+                                rtpSender: RTPSender?, publisher: RTMPPublisher?) throws -> EncoderSession {
         let writer = Locked(AnnexBWriter(accessUnitDelimiters: network.accessUnitDelimiters))
         let log = { @Sendable [quiet] (line: String) in Self.log(line, quiet: quiet) }
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            let live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp)
+            var live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp, decodeTime: frame.decodeTimeStamp)
             do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
+            publisher?.offer(live)
             var bytes: [UInt8] = []
             do {
                 try writer.withLock { writer in try writer.write(frame, to: &bytes) }
@@ -142,9 +143,8 @@ struct ServeCommand: AsyncParsableCommand {
                 log("dropped a malformed encoded frame: \(error)")
                 return
             }
-            var withAnnexB = live
-            withAnnexB.annexB = ByteBuffer(bytes: bytes)
-            broadcaster.broadcast(withAnnexB)
+            live.annexB = ByteBuffer(bytes: bytes)
+            broadcaster.broadcast(live)
         }
     }
 }

@@ -5,7 +5,7 @@ import H264Streaming
 /// `--fps`) or takes a publisher (`--listen`).
 struct RelayOptions: ParsableArguments {
     @Option(help: "Serve the stream over RTSP at rtsp://HOST:PORT/PATH (PATH default /live; port 0: any free port, printed).")
-    var rtsp: String
+    var rtsp: String?
     @Option(help: "Also serve it as raw Annex-B over TCP on this port (0: any free port), as h264 serve --port does.") var port: Int?
     @Option(help: "Address the --port fan-out listens on.") var host = "127.0.0.1"
     @Option(help: "Take the stream from one publisher pushing to this rtsp:// URL (ffmpeg -f rtsp, rtspclientsink) instead of SOURCE.")
@@ -25,8 +25,9 @@ struct RelayOptions: ParsableArguments {
         guard gopBytes > 0, gopFrames > 0 else { throw ValidationError("--gop-bytes and --gop-frames must be positive") }
     }
 
-    /// `--rtsp HOST:PORT[/PATH]` as host, port and mount path.
-    func rtspAddress() throws -> (host: String, port: Int, path: String) {
+    /// `--rtsp HOST:PORT[/PATH]` as host, port and mount path; nil without `--rtsp`.
+    func rtspAddress() throws -> (host: String, port: Int, path: String)? {
+        guard let rtsp else { return nil }
         let slash = rtsp.firstIndex(of: "/") ?? rtsp.endIndex
         let authority = String(rtsp[..<slash]), path = rtsp[slash...].isEmpty ? "/live" : String(rtsp[slash...])
         guard authority.contains(":"), let (host, port) = try? RTSPURI.hostAndPort(of: "rtsp://" + authority, allowingPortZero: true) else {

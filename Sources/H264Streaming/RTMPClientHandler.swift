@@ -1,0 +1,201 @@
+import H264
+import Logging
+import NIOCore
+
+/// The connection of an ``RTMPPublisher``, on its event loop: the handshake, the chunk stream
+/// both ways (`RTMPChunkReader`, `RTMPChunkWriter`), the answers to commands matched by
+/// transaction id, `onStatus` handed to whoever waits for it, acknowledgements when the server's
+/// window fills, and ping responses. The first failure — the server closing, a broken chunk
+/// stream, a timeout — fails everything that waits, and every later request.
+final class RTMPClientHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Chunk stream ids, as FFmpeg assigns them: commands on 3, the stream's commands and data
+    /// on 5, video on 6.
+    enum ChunkStream {
+        static let command = 3
+        static let streamCommand = 5
+        static let video = 6
+    }
+
+    private var handshake: RTMPHandshake
+    /// A publisher gets commands and control messages only: 1 MiB bounds them generously.
+    private var reader = RTMPChunkReader(maximumMessageLength: 1 << 20)
+    private var writer = RTMPChunkWriter()
+    private var handshakeWaiter: EventLoopPromise<Void>?
+    private var answers: [Double: EventLoopPromise<RTMPCommand>] = [:]
+    private var statusWaiter: EventLoopPromise<RTMPCommand>?
+    private var context: ChannelHandlerContext?
+    private let url: String
+    private let logger: Logger
+    /// The first failure; every later request fails with it.
+    private(set) var failure: RTMPError?
+    /// The first error the pipeline caught (a failed TLS handshake).
+    private(set) var caughtError: (any Error)?
+
+    init(url: String, time: UInt32, random: [UInt8], logger: Logger) {
+        handshake = RTMPHandshake(role: .client, time: time, random: random)
+        self.url = url
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+    /// Sends C0 and C1; the future succeeds once S2 has come.
+    func startHandshake(timeout: Duration, on loop: any EventLoop) -> EventLoopFuture<Void> {
+        if let failure { return loop.makeFailedFuture(failure) }
+        let promise = loop.makePromise(of: Void.self)
+        handshakeWaiter = promise
+        write(handshake.initialBytes)
+        schedule(timeout, on: loop, promise, "the handshake")
+        return promise.futureResult
+    }
+
+    /// Writes `command` on message stream `streamId`; with `answered`, the future is its
+    /// `_result` or `_error` (the caller checks which), else it succeeds with the command at once.
+    func send(_ command: RTMPCommand, streamId: UInt32 = 0, answered: Bool, timeout: Duration, on loop: any EventLoop)
+        -> EventLoopFuture<RTMPCommand> {
+        if let failure { return loop.makeFailedFuture(failure) }
+        let promise = loop.makePromise(of: RTMPCommand.self)
+        if answered {
+            answers[command.transactionId] = promise
+            schedule(timeout, on: loop, promise, command.name)
+        } else {
+            promise.succeed(command)
+        }
+        write([command.message(messageStreamId: streamId)], chunkStreamId: streamId == 0 ? ChunkStream.command : ChunkStream.streamCommand)
+        return promise.futureResult
+    }
+
+    /// The next `onStatus`, or a timeout; set up before the command that it answers is sent.
+    func awaitStatus(timeout: Duration, what: String, on loop: any EventLoop) -> EventLoopFuture<RTMPCommand> {
+        if let failure { return loop.makeFailedFuture(failure) }
+        let promise = loop.makePromise(of: RTMPCommand.self)
+        statusWaiter = promise
+        schedule(timeout, on: loop, promise, what)
+        return promise.futureResult
+    }
+
+    /// Sets the outgoing chunk size (after the Set Chunk Size message).
+    func setChunkSize(_ size: Int) throws(H264Error) {
+        var bytes: [UInt8] = []
+        try writer.setChunkSize(size, appendingTo: &bytes)
+        write(bytes)
+    }
+
+    /// Writes `messages` on chunk stream `chunkStreamId` and flushes.
+    func write(_ messages: [RTMPMessage], chunkStreamId: Int) {
+        var bytes: [UInt8] = []
+        for message in messages {
+            do throws(H264Error) {
+                try writer.append(message, chunkStreamId: chunkStreamId, to: &bytes)
+            } catch {
+                logger.warning("\(url): not sent: \(message.type): \(error)")
+            }
+        }
+        write(bytes)
+    }
+
+    /// True while the channel's outbound buffer is below its high water mark.
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    private func write(_ bytes: [UInt8]) {
+        guard let context, !bytes.isEmpty else { return }
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+    }
+
+    /// Fails `promise` with a timeout naming `what` unless it completes first.
+    private func schedule<T>(_ timeout: Duration, on loop: any EventLoop, _ promise: EventLoopPromise<T>, _ what: String) {
+        let url = self.url
+        let task = loop.scheduleTask(in: TimeAmount(timeout)) {
+            promise.fail(RTMPError(.timeout, "\(url): no answer to \(what) within \(timeout)"))
+        }
+        promise.futureResult.whenComplete { _ in task.cancel() }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = Array(buffer: unwrapInboundIn(data))
+        do throws(H264Error) {
+            if !handshake.isComplete {
+                write(try handshake.receive(bytes))
+                guard handshake.isComplete else { return }
+                handshakeWaiter?.succeed()
+                handshakeWaiter = nil
+                reader.append(handshake.takeRemainder())
+            } else {
+                reader.append(bytes)
+            }
+            while let message = try reader.nextMessage() {
+                if let number = reader.acknowledgementDue() {
+                    write([RTMPControlMessage.acknowledgement(sequenceNumber: number).message], chunkStreamId: RTMPControlMessage.chunkStreamId)
+                }
+                try handle(message)
+            }
+        } catch {
+            fail(RTMPError(error.code == .invalidRTMPHandshake ? .connectionFailed : .protocolViolation,
+                           "\(url): the server broke RTMP: \(error)", underlying: error))
+            context.close(promise: nil)
+        }
+    }
+
+    private func handle(_ message: RTMPMessage) throws(H264Error) {
+        switch message.type {
+        case .userControl:
+            if case .userControl(.pingRequest(let time))? = try RTMPControlMessage(message) {
+                write([RTMPControlMessage.userControl(.pingResponse(timestamp: time)).message], chunkStreamId: RTMPControlMessage.chunkStreamId)
+            }
+        case .commandAMF0:
+            let command = try RTMPCommand(parsing: message.payload)
+            switch command.name {
+            case "_result", "_error":
+                if let promise = answers.removeValue(forKey: command.transactionId) {
+                    promise.succeed(command)
+                } else {
+                    logger.debug("\(url): \(command.name) to transaction \(command.transactionId) (not awaited)")
+                }
+            case "onStatus":
+                logger.debug("\(url): onStatus \(command.statusCode ?? "?")")
+                if let waiter = statusWaiter {
+                    statusWaiter = nil
+                    waiter.succeed(command)
+                } else if command.arguments.first?["level"]?.string == "error" {
+                    fail(RTMPError(.rejected, "\(url): the server ended the publish: \(command.statusCode ?? "error")",
+                                   statusCode: command.statusCode))
+                    context?.close(promise: nil)
+                }
+            default:
+                logger.debug("\(url): \(command.name) from the server")
+            }
+        default:
+            _ = try RTMPControlMessage(message) // control messages must be well formed too
+        }
+    }
+
+    /// Records the first failure and fails everything that waits.
+    func fail(_ error: RTMPError) {
+        if failure == nil { failure = error }
+        let error = failure ?? error
+        handshakeWaiter?.fail(error)
+        handshakeWaiter = nil
+        statusWaiter?.fail(error)
+        statusWaiter = nil
+        let waiting = answers
+        answers = [:]
+        for promise in waiting.values { promise.fail(error) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if caughtError == nil { caughtError = error }
+        logger.debug("\(url): \(error)")
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let step = handshake.isComplete ? "" : " during the handshake"
+        fail(RTMPError(.connectionClosed, "\(url): the server closed the connection\(step)"))
+        context.fireChannelInactive()
+    }
+}

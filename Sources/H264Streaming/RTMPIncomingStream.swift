@@ -1,0 +1,74 @@
+public import H264
+public import NIOCore
+
+/// A publisher pushing to an ``RTMPIngestServer`` (OBS, `ffmpeg -f flv rtmp://…`,
+/// `rtmp2sink`): the application and stream key it published to, and its video as an
+/// `AsyncSequence` of `FLVReader` (module `H264`) events — sequence headers (its format), frames (AVCC with
+/// 4-byte lengths, decoding time and composition time), end of sequence, damaged tags skipped —
+/// the same events an FLV file gives.
+///
+/// The sequence ends when the publisher does (``ending``): `FCUnpublish`/`deleteStream`, a
+/// closed connection, a broken chunk stream, ``stop()`` or the server's shutdown. At most
+/// ``bufferLimit`` events wait for the consumer; past that, events are dropped and counted
+/// (``droppedEvents``), never buffered without bound.
+public final class RTMPIncomingStream: AsyncSequence, Sendable {
+    /// One event of the publisher's video.
+    public typealias Element = FLVReader.Event
+
+    /// Why a publish ended.
+    public enum Ending: Sendable, Equatable {
+        /// The publisher sent `FCUnpublish`, `deleteStream` or `closeStream`.
+        case unpublished
+        /// The connection closed.
+        case connectionClosed
+        /// The publisher broke RTMP (the error says how).
+        case protocolViolation(H264Error)
+        /// ``RTMPIncomingStream/stop()`` or the server's shutdown ended it.
+        case stopped
+    }
+
+    /// The events that may wait for the consumer.
+    public static let bufferLimit = 1024
+
+    /// The application of `connect` (`live`).
+    public let app: String
+    /// The stream key of `publish`.
+    public let streamKey: String
+    /// The publisher's address.
+    public let remoteAddress: SocketAddress?
+    private let stream: AsyncStream<Element>
+    private let continuation: AsyncStream<Element>.Continuation
+    private let state = Locked<(ending: Ending?, dropped: Int)>((nil, 0))
+    private let stopPublish: @Sendable () -> Void
+
+    init(app: String, streamKey: String, remoteAddress: SocketAddress?, stop: @escaping @Sendable () -> Void) {
+        self.app = app
+        self.streamKey = streamKey
+        self.remoteAddress = remoteAddress
+        (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
+        stopPublish = stop
+    }
+
+    /// Why the publish ended; nil while it goes on.
+    public var ending: Ending? { state.withLock { $0.ending } }
+
+    /// Events dropped because the consumer fell ``bufferLimit`` behind.
+    public var droppedEvents: Int { state.withLock { $0.dropped } }
+
+    /// Ends the publish: the connection closes, the sequence ends after the events delivered.
+    public func stop() { stopPublish() }
+
+    /// The events, in arrival order.
+    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { stream.makeAsyncIterator() }
+
+    /// Delivers `event`.
+    func deliver(_ event: Element) {
+        if case .dropped = continuation.yield(event) { state.withLock { $0.dropped += 1 } }
+    }
+
+    /// Ends the sequence (the first ending is kept).
+    func end(_ ending: Ending) {
+        state.withLock { $0.ending = $0.ending ?? ending }
+        continuation.finish()
+    }
+}

@@ -1,0 +1,79 @@
+import H264
+
+/// The video half of a publish, sans I/O: turns access units into RTMP video messages (FLV
+/// video tag bodies, `FLVVideoTag`) — the AVC sequence header before the first frame and again
+/// at each format change, timestamps the decoding time in milliseconds since the first frame,
+/// the composition time PTS − DTS in the body (negative values kept) — and decides what to drop
+/// when the connection cannot keep up: everything up to the next IDR.
+struct RTMPVideoTimeline: Sendable {
+    let messageStreamId: UInt32
+    let syntax: FLVVideoTag.Syntax
+    private(set) var format: FormatDescription?
+    private var origin: Duration?
+    /// The last message's timestamp (RTMP timestamps never go back).
+    private(set) var lastTimestamp: UInt32 = 0
+    /// True until the next IDR: the first frame, and after a drop.
+    private var awaitingKeyframe = true
+    private(set) var statistics = RTMPPublisher.Statistics()
+
+    /// The largest access unit a video message carries: 24 bits of length less the tag header.
+    static let maximumFrameBytes = 0xFF_FFFF - 8
+
+    init(messageStreamId: UInt32, syntax: FLVVideoTag.Syntax) {
+        self.messageStreamId = messageStreamId
+        self.syntax = syntax
+    }
+
+    /// The messages for one access unit; empty when it is dropped: the connection is not
+    /// `writable` (then everything up to the next IDR goes), or no IDR has come yet.
+    ///
+    /// - Throws: `H264Error.Code.valueOutOfRange` when the composition time does not fit SI24,
+    ///   `H264Error.Code.rtmpMessageTooLarge` for an access unit over ``maximumFrameBytes``.
+    mutating func messages(avcc: [UInt8], format: FormatDescription, isKeyframe: Bool, decodeTime: Duration,
+                           presentationTime: Duration, writable: Bool) throws(H264Error) -> [RTMPMessage] {
+        guard writable, !awaitingKeyframe || isKeyframe else {
+            if !writable && !awaitingKeyframe { statistics.skipsToKeyframe += 1 }
+            statistics.framesDropped += 1
+            awaitingKeyframe = true
+            return []
+        }
+        let origin = self.origin ?? decodeTime
+        self.origin = origin
+        let decodeMilliseconds = Self.milliseconds(decodeTime - origin)
+        let compositionMilliseconds = Self.milliseconds(presentationTime - origin) - decodeMilliseconds
+        guard let composition = Int32(exactly: compositionMilliseconds), FLVVideoTag.compositionTimeRange.contains(composition) else {
+            throw H264Error(.valueOutOfRange, field: "CompositionTime", "PTS − DTS = \(compositionMilliseconds) ms does not fit SI24")
+        }
+        let timestamp = max(lastTimestamp, UInt32(truncatingIfNeeded: max(decodeMilliseconds, 0)))
+        var messages: [RTMPMessage] = []
+        if format != self.format {
+            self.format = format
+            let header = FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(format.configurationRecord), syntax: syntax)
+            messages.append(RTMPMessage(type: .video, timestamp: timestamp, messageStreamId: messageStreamId, payload: try header.serialized()))
+            statistics.sequenceHeaders += 1
+        }
+        guard avcc.count <= Self.maximumFrameBytes else {
+            throw H264Error(.rtmpMessageTooLarge, field: "message length", "an access unit of \(avcc.count) bytes does not fit an RTMP message")
+        }
+        let tag = FLVVideoTag(frameType: isKeyframe ? .keyframe : .interFrame,
+                              packet: .codedFrames(data: avcc, compositionTime: composition), syntax: syntax)
+        messages.append(RTMPMessage(type: .video, timestamp: timestamp, messageStreamId: messageStreamId, payload: try tag.serialized()))
+        awaitingKeyframe = false
+        lastTimestamp = timestamp
+        statistics.framesSent += 1
+        return messages
+    }
+
+    /// The end-of-sequence message at the last timestamp; nil when nothing was sent.
+    func endOfSequence() -> RTMPMessage? {
+        guard statistics.framesSent > 0,
+              let payload = try? FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax).serialized() else { return nil }
+        return RTMPMessage(type: .video, timestamp: lastTimestamp, messageStreamId: messageStreamId, payload: payload)
+    }
+
+    /// `duration` in whole milliseconds, rounded to the nearest.
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + (attoseconds + (attoseconds >= 0 ? 500_000_000_000_000 : -500_000_000_000_000)) / 1_000_000_000_000_000
+    }
+}

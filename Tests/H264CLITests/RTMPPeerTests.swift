@@ -1,0 +1,142 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+/// `h264 relay FILE --rtmp …` publishing to real RTMP servers on 127.0.0.1: nginx with the RTMP
+/// module (Debian `libnginx-mod-rtmp`, `record all`), whose recording FFmpeg reads with the
+/// file's size, frame count, NAL units and composition times; and FFmpeg itself as the server
+/// (`-listen 1 -f flv`), which receives the same NAL units.
+@Suite(.serialized, .blocking) struct RTMPPeerTests {
+    static let fixture = "flv/x264_bframes_320x192_9f.264"
+
+    /// The NAL units of an FLV file as FFmpeg reads them (its `h264_mp4toannexb` filter).
+    static func nalUnits(ofFLV path: String) throws -> [ArraySlice<UInt8>] {
+        let out = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", "-"])
+        #expect(out.status == 0, "\(out.stderr)")
+        return ReferenceAnnexB.split(out.stdout)
+    }
+
+    /// The fixture's NAL units, and each picture's expected DTS and PTS in ms (its place in
+    /// decoding and presentation order at its frame rate, as the relay plays it).
+    static func expected() throws -> (units: [ArraySlice<UInt8>], times: [(dts: Int, pts: Int)]) {
+        let bytes = try [UInt8](TestFixtures.data(fixture))
+        let units = AccessUnitAssembler.accessUnits(inAnnexB: bytes).filter(\.hasPicture)
+        let rate = try #require(units.first?.formatDescription?.sequenceParameterSet?.frameRate)
+        var order = PresentationOrder()
+        let placed = units.flatMap { order.append($0) } + order.finish()
+        let ms = { (index: Int) in Int((Double(index) * 1000 / rate).rounded()) }
+        return (ReferenceAnnexB.split(bytes), placed.map { (ms($0.decodeIndex), ms($0.presentationIndex) - ms(0)) })
+    }
+
+    @Test func relayPublishesAFileToNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory)
+        defer { nginx.kill() }
+        let port = nginx.port
+        let relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
+        #expect(relay.status == 0, "\(relay.stderr)")
+        #expect(relay.stderr.contains("published 9 frames to rtmp://127.0.0.1:\(port)/live/key (0 dropped"), "\(relay.stderr)")
+        // nginx closes the recording when the publisher's stream is deleted.
+        let recording = nginx.recording(key: "key")
+        let probe = { try? Subprocess.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                                      "stream=codec_name,width,height,nb_read_frames", "-of", "csv=p=0", recording]) }
+        let recorded = BoundedPolling.waitFor(seconds: 10) { probe()?.stdout == Array("h264,320,192,9\n".utf8) }
+        #expect(recorded, "ffprobe: \(probe().map { String(decoding: $0.stdout, as: UTF8.self) + $0.stderr } ?? "-"); nginx: \(nginx.process.stderr)")
+        let expected = try Self.expected()
+        #expect(try Self.nalUnits(ofFLV: recording) == expected.units)
+        // Timestamps: DTS in ms, and PTS − DTS as the composition time (B-frames: PTS out of order).
+        let packets = try Subprocess.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=dts,pts",
+                                                      "-of", "csv=p=0", recording])
+        let times = String(decoding: packets.stdout, as: UTF8.self).split(separator: "\n").map { line in
+            line.split(separator: ",").compactMap { Int($0) }
+        }
+        #expect(times.map { $0.first ?? -1 } == expected.times.map { $0.pts }, "PTS")
+        #expect(times.map { $0.last ?? -1 } == expected.times.map { $0.dts }, "DTS")
+        #expect(expected.times.contains { $0.pts != $0.dts })
+    }
+
+    @Test func ffmpegAsTheServerReceivesTheSameNALUnits() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try LoopbackTCP.freePort(), output = directory.appendingPathComponent("out.flv").path
+        let ffmpeg = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+                                        ["-nostdin", "-v", "info", "-listen", "1", "-f", "flv", "-i", "rtmp://127.0.0.1:\(port)/live/key",
+                                         "-c", "copy", "-y", output], isReady: { _ in true })
+        defer { ffmpeg.kill() }
+        // Its banner on standard error ends the launch wait. It accepts one connection only, so its
+        // readiness is not probed: the relay is retried while the connection is refused (each try
+        // fails at once), for at most 10 s.
+        var relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
+        let deadline = Date().addingTimeInterval(10)
+        while relay.status != 0 && relay.stderr.contains("cannot connect") && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
+        }
+        #expect(relay.status == 0, "\(relay.stderr)")
+        #expect(ffmpeg.waitForExit(timeout: 20) == 0, "ffmpeg: \(ffmpeg.waitForLogEnd())")
+        #expect(try Self.nalUnits(ofFLV: output) == (try Self.expected().units))
+    }
+
+    @Test func servePublishesTheLiveEncodeToNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory)
+        defer { nginx.kill() }
+        let port = nginx.port
+        let serve = try CLI.run(["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
+                                 "--rtmp", "rtmp://127.0.0.1:\(port)/live/camera"])
+        #expect(serve.status == 0, "\(serve.stderr)")
+        #expect(serve.stderr.contains("published 30 frames to rtmp://127.0.0.1:\(port)/live/camera (0 dropped"), "\(serve.stderr)")
+        let recording = nginx.recording(key: "camera")
+        let probe = { try? Subprocess.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                                      "stream=width,height,nb_read_frames", "-of", "csv=p=0", recording]) }
+        #expect(BoundedPolling.waitFor(seconds: 10) { probe()?.stdout == Array("320,240,30\n".utf8) }, "nginx: \(nginx.process.stderr)")
+        // FFmpeg decodes the whole recording without a complaint.
+        let decode = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", recording, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+    }
+
+    /// A looping file relay publishes to nginx while FFmpeg plays the stream from nginx
+    /// (`rtmp://…/live/KEY`, as viewers do): 30 frames decode without a complaint.
+    @Test func ffmpegPlaysTheRelayFromNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory)
+        defer { nginx.kill() }
+        let relay = try LoggingProcess(executable: CLI.executable, ["relay", TestFixtures.url(Self.fixture).path, "--loop",
+                                                                    "--rtmp", nginx.url(key: "looped")],
+                                       isReady: { $0.contains("publishing") })
+        defer { relay.kill() }
+        let play = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-i", nginx.url(key: "looped"),
+                                                  "-frames:v", "30", "-f", "null", "-"])
+        #expect(play.status == 0 && play.stderr.isEmpty, "\(play.stderr)")
+        #expect(relay.stop() == 0, "\(relay.stderr)")
+        #expect(relay.stderr.contains("published"), "\(relay.stderr)")
+    }
+
+    /// `h264 receive --listen rtmp://127.0.0.1:0/live/key` takes FFmpeg's publish (`-c copy -f
+    /// flv`, from the Matroska copy of the fixture) and writes the same NAL units (SPS and PPS
+    /// before each IDR), then exits 0 when FFmpeg unpublishes.
+    @Test func receiveListensForAnRTMPPublisher() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let receive = try LoggingProcess(executable: CLI.executable, ["receive", "--listen", "rtmp://127.0.0.1:0/live/key", "-o", output],
+                                         untilListening: "rtmp")
+        defer { receive.kill() }
+        let port = try #require(receive.listeningPort(scheme: "rtmp"), "\(receive.stderr)")
+        let publish = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-i",
+                                                     TestFixtures.url("flv/x264_bframes_320x192_9f.mkv").path, "-c", "copy", "-f", "flv",
+                                                     "rtmp://127.0.0.1:\(port)/live/key"])
+        #expect(publish.status == 0, "\(publish.stderr)")
+        #expect(receive.waitForExit(timeout: 20) == 0, "\(receive.stderr)")
+        #expect(receive.stderr.contains("wrote 9 access units"), "\(receive.stderr)")
+        let isParameterSet = { (unit: ArraySlice<UInt8>) in unit.first.map { $0 & 0x1F == 7 || $0 & 0x1F == 8 } ?? false }
+        let written = ReferenceAnnexB.split(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output))))
+        let expected = try Self.expected().units
+        #expect(written.filter { !isParameterSet($0) } == expected.filter { !isParameterSet($0) }, "the slices and SEI, in order")
+        #expect(Set(written.filter(isParameterSet).map(Array.init)) == Set(expected.filter(isParameterSet).map(Array.init)))
+    }
+}

@@ -1,0 +1,130 @@
+import H264
+@testable import H264Streaming
+import NIOCore
+import NIOPosix
+
+/// An RTMP server on 127.0.0.1 that answers a publisher as nginx-rtmp does — or misbehaves as a
+/// test asks — built on the module's own sans-I/O pieces (``RTMPHandshake`` in the server role,
+/// ``RTMPChunkReader``, ``RTMPChunkWriter``); ``messages`` yields every message it receives.
+final class ScriptedRTMPServer: Sendable {
+    /// How the server behaves.
+    enum Behaviour: Sendable {
+        /// Answers `connect`, `createStream` and `publish` as nginx-rtmp does.
+        case normal
+        /// Sends S0 and half of S1 once C1 has come, then closes.
+        case closeMidHandshake
+        /// Answers `connect` with `_error` `NetConnection.Connect.Rejected`.
+        case rejectConnect
+        /// Answers `publish` with `onStatus` `NetStream.Publish.BadName` (level error).
+        case rejectPublish
+        /// Writes these bytes (chunks) instead of answering `connect`.
+        case bytesAfterConnect([UInt8])
+        /// Never answers `connect`.
+        case silent
+    }
+
+    let channel: any Channel
+    let messages: AsyncStream<RTMPMessage>
+    let isSecure: Bool
+
+    /// A server; with `tls`, it speaks RTMPS (TLS first).
+    init(group: any EventLoopGroup, behaviour: Behaviour = .normal, tls: RTSPTLSIdentity? = nil) async throws {
+        let (messages, continuation) = AsyncStream.makeStream(of: RTMPMessage.self)
+        self.messages = messages
+        self.isSecure = tls != nil
+        channel = try await ServerBootstrap(group: group)
+            .childChannelInitializer { child in
+                child.eventLoop.makeCompletedFuture {
+                    if let tls { try child.pipeline.syncOperations.addHandler(tls.makeHandler()) }
+                    try child.pipeline.syncOperations.addHandler(Answering(behaviour: behaviour, continuation: continuation))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+
+    var port: Int { channel.localAddress?.port ?? 0 }
+
+    func url(_ path: String = "live/key") -> String { "\(isSecure ? "rtmps" : "rtmp")://127.0.0.1:\(port)/\(path)" }
+
+    func close() async { try? await channel.close() }
+
+    private final class Answering: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        private var handshake = RTMPHandshake(role: .server, random: [7])
+        private var reader = RTMPChunkReader()
+        private var writer = RTMPChunkWriter()
+        private let behaviour: Behaviour
+        private let continuation: AsyncStream<RTMPMessage>.Continuation
+
+        init(behaviour: Behaviour, continuation: AsyncStream<RTMPMessage>.Continuation) {
+            self.behaviour = behaviour
+            self.continuation = continuation
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let bytes = Array(buffer: unwrapInboundIn(data))
+            do {
+                if !handshake.isComplete {
+                    let answer = try handshake.receive(bytes)
+                    if case .closeMidHandshake = behaviour, !answer.isEmpty {
+                        send(Array(answer.prefix(800)), context)
+                        context.close(promise: nil)
+                        return
+                    }
+                    send(answer, context)
+                    guard handshake.isComplete else { return }
+                    reader.append(handshake.takeRemainder())
+                } else {
+                    reader.append(bytes)
+                }
+                while let message = try reader.nextMessage() {
+                    continuation.yield(message)
+                    if message.type == .commandAMF0 { try answer(try RTMPCommand(parsing: message.payload), context) }
+                }
+            } catch {
+                context.close(promise: nil)
+            }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) { continuation.finish() }
+
+        private func answer(_ command: RTMPCommand, _ context: ChannelHandlerContext) throws {
+            let status = { (level: String, code: String) in AMF0Value.object([AMF0Property("level", .string(level)), AMF0Property("code", .string(code))]) }
+            var out: [UInt8] = []
+            switch (command.name, behaviour) {
+            case ("connect", .rejectConnect):
+                try writer.append(RTMPCommand(name: "_error", transactionId: 1, arguments: [status("error", "NetConnection.Connect.Rejected")]).message(),
+                              chunkStreamId: 3, to: &out)
+            case ("connect", .bytesAfterConnect(let bytes)):
+                out = bytes
+            case ("connect", .silent):
+                return
+            case ("connect", _):
+                try writer.append(RTMPControlMessage.windowAcknowledgementSize(5_000_000).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPControlMessage.setPeerBandwidth(5_000_000, limitType: 2).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPControlMessage.userControl(.pingRequest(timestamp: 77)).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPCommand(name: "_result", transactionId: 1, commandObject: .object([AMF0Property("fmsVer", .string("FMS/3,0,1,123"))]),
+                                          arguments: [status("status", "NetConnection.Connect.Success")]).message(), chunkStreamId: 3, to: &out)
+            case ("createStream", _):
+                try writer.append(RTMPCommand(name: "_result", transactionId: command.transactionId, arguments: [.number(1)]).message(),
+                              chunkStreamId: 3, to: &out)
+            case ("publish", .rejectPublish):
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Publish.BadName")])
+                    .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+            case ("publish", _):
+                try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Publish.Start")])
+                    .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+            default:
+                return
+            }
+            send(out, context)
+        }
+
+        private func send(_ bytes: [UInt8], _ context: ChannelHandlerContext) {
+            guard !bytes.isEmpty else { return }
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+        }
+    }
+}
