@@ -6,94 +6,9 @@ import H264TestSupport
 import MallocInterposerSwift
 import Testing
 
-/// 720p I420 frames in memory: the 30 frames of `Fixtures/cars_320x240_30f.y4m` (real
-/// footage) scaled to 1280 × 720 by nearest neighbour.
-enum Frames720p {
-    static let width = 1280
-    static let height = 720
-
-    /// The cars clip scaled to 1280 × 720 (empty when the fixture cannot be read: `videoFrames()`
-    /// then throws `FixtureMissing` naming it, so the suite fails instead of skipping).
-    static let frames: [[UInt8]] = {
-        guard let clip = try? TestFixtures.y4mFrames(clipPath) else { return [] }
-        return clip.frames.map { scale($0[...], from: (clip.width, clip.height), to: (width, height)) }
-    }()
-
-    static let clipPath = "cars_320x240_30f.y4m"
-
-    /// The same pictures at 640 × 360 (the size a session switches from).
-    static let small: [[UInt8]] = {
-        frames.map { scale($0[...], from: (width, height), to: (640, 360)) }
-    }()
-
-    static func scale(_ source: ArraySlice<UInt8>, from size: (Int, Int), to target: (Int, Int)) -> [UInt8] {
-        let (sw, sh) = size
-        let (width, height) = target
-        var out = [UInt8](repeating: 0, count: width * height * 3 / 2)
-        let base = source.startIndex
-        func plane(_ srcOffset: Int, _ srcW: Int, _ srcH: Int, _ dstOffset: Int, _ dstW: Int, _ dstH: Int) {
-            for y in 0..<dstH {
-                let sy = y * srcH / dstH
-                for x in 0..<dstW { out[dstOffset + y * dstW + x] = source[base + srcOffset + sy * srcW + x * srcW / dstW] }
-            }
-        }
-        plane(0, sw, sh, 0, width, height)
-        plane(sw * sh, sw / 2, sh / 2, width * height, width / 2, height / 2)
-        plane(sw * sh * 5 / 4, sw / 2, sh / 2, width * height * 5 / 4, width / 2, height / 2)
-        return out
-    }
-
-    static func videoFrames() throws -> [VideoFrame] {
-        if frames.isEmpty { _ = try TestFixtures.y4mFrames(clipPath) }   // throws naming the file
-        return try frames.map { try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: $0) }
-    }
-
-    static func smallVideoFrames() throws -> [VideoFrame] {
-        try small.map { try VideoFrame(pixelFormat: .i420, width: 640, height: 360, contiguous: $0) }
-    }
-}
-
 extension Collector where Element == EncodedFrame {
     /// Every collected output's bytes, back to back.
     var bytes: [UInt8] { Array(all.map(\.data).joined()) }
-}
-
-/// The encoder settings of `encoder_vs_c_*`: ultrafast, zerolatency, CRF 23, no B-frames,
-/// High profile, 30 fps; threads 1 or x264's choice.
-func benchmarkConfiguration(threads: Int?) -> EncoderConfiguration {
-    var c = EncoderConfiguration()
-    c.realTime = true
-    c.x264Preset = .ultrafast
-    c.x264Tune = .zerolatency
-    c.constantRateFactor = 23
-    c.allowFrameReordering = false
-    c.profile = .high
-    c.expectedFrameRate = 30
-    c.threads = threads
-    return c
-}
-
-/// The same settings for the C loop, passed to `body` (the preset, tune and profile strings
-/// are valid only inside it).
-func withBaselineSettings<R>(threads: Int, _ body: (inout cx264_baseline_settings) -> R) -> R {
-    var s = cx264_baseline_settings()
-    s.width = Int32(Frames720p.width)
-    s.height = Int32(Frames720p.height)
-    s.threads = Int32(threads)
-    s.crf = 23
-    s.no_bframes = 1
-    s.fps_num = 30
-    s.fps_den = 1
-    return "ultrafast".withCString { preset in
-        "zerolatency".withCString { tune in
-            "high".withCString { profile in
-                s.preset = preset
-                s.tune = tune
-                s.profile = profile
-                return body(&s)
-            }
-        }
-    }
 }
 
 extension AllBenchmarks {

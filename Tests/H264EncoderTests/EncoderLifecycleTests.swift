@@ -1,0 +1,226 @@
+import Foundation
+import H264
+@testable import H264Encoder
+import H264SessionCore
+import H264TestSupport
+import Testing
+
+@Suite
+struct EncoderLifecycleTests {
+    func frame(_ i: Int = 0) throws -> VideoFrame {
+        try makeFrame(Cars.frames[i % Cars.frameCount], width: Cars.width, height: Cars.height, format: .i420)
+    }
+
+    @Test func stateMachine() throws {
+        let session = try EncoderSession(width: 320, height: 240)
+        #expect(session.state == .created)
+        #expect(session.formatDescription == nil)
+        try session.configure { $0.averageBitRate = 1_000_000 }
+        #expect(session.state == .configured)
+        let format = try session.prepare()
+        #expect(session.state == .prepared)
+        #expect(session.formatDescription == format)
+        #expect(try session.prepare() == format)
+        #expect(throws: H264Error.self) { try session.configure { $0.profile = .main } }
+        session.invalidate()
+        session.invalidate()
+        #expect(session.state == .invalidated)
+        let encodeError = #expect(throws: H264Error.self) { try session.encode(try frame(), presentationTimeStamp: .zero) }
+        #expect(encodeError?.code == .invalidState)
+        #expect((#expect(throws: H264Error.self) { try session.completeFrames() })?.code == .invalidState)
+        #expect((#expect(throws: H264Error.self) { try session.prepare() })?.code == .invalidState)
+        #expect((#expect(throws: H264Error.self) { try session.setAverageBitRate(1_000_000) })?.code == .invalidState)
+    }
+
+    /// x264 refuses to open (lossless CRF 0 in the High profile, which `x264_param_apply_profile`
+    /// rejects): the session is not prepared, keeps its state, and takes a new configuration
+    /// that then prepares and encodes.
+    @Test func failedPrepareLeavesTheSessionConfigurable() throws {
+        var configuration = EncoderConfiguration.liveCapture
+        configuration.constantRateFactor = 0
+        let session = try EncoderSession(width: 320, height: 240, configuration: configuration)
+        let failure = #expect(throws: H264Error.self) { try session.prepare() }
+        #expect(failure?.code == .invalidConfiguration)
+        #expect(session.state == .created)
+        #expect(session.formatDescription == nil)
+        try session.configure { $0.constantRateFactor = 23 }
+        #expect(session.state == .configured)
+        let format = try session.prepare()
+        #expect(session.state == .prepared)
+        #expect(session.formatDescription == format)
+        try session.encode(try frame(), presentationTimeStamp: .zero)
+        try session.completeFrames()
+        session.invalidate()
+    }
+
+    /// `frames` read for the first time after `invalidate()` is a stream that has already
+    /// finished (before the fix it never finished: the time limit failed the test).
+    @Test(.timeLimit(.minutes(1)))
+    func framesFirstReadAfterInvalidateFinishesAtOnce() async throws {
+        let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture)
+        try session.encode(try frame(), presentationTimeStamp: .zero)
+        session.invalidate()
+        var count = 0
+        for await _ in session.frames { count += 1 }
+        #expect(count == 0)
+    }
+
+    @Test func switchWithoutPrewarmIsAnError() throws {
+        let session = try EncoderSession(width: 320, height: 240)
+        #expect((#expect(throws: H264Error.self) { try session.switchToPrewarmedSession() })?.code == .invalidState)
+    }
+
+    /// completeFrames and both waits would wait for the handler itself: each throws.
+    @Test func completeFramesFromTheHandlerIsAnError() throws {
+        let seen = Locked<[H264Error.Code?]>([])
+        let box = Locked<EncoderSession?>(nil)
+        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
+            let s = box.withLock { $0 }
+            do { try s?.completeFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
+            do { try s?.waitForQueuedFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
+            do { try s?.waitForQueuedFrames(downTo: 0) } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
+        }
+        box.withLock { $0 = session }
+        try session.encode(try frame(), presentationTimeStamp: .zero)
+        session.waitForQueue()
+        #expect(seen.withLock { $0 } == [.invalidState, .invalidState, .invalidState])
+        box.withLock { $0 = nil }
+        session.invalidate()
+    }
+
+    /// `waitForQueuedFrames(downTo:)` returns once that many frames at most are waiting, and a
+    /// frame handed to x264 is released: the producer's array is then written in place, not
+    /// copied, even while later frames are still queued.
+    @Test func waitForQueuedFramesDownToReleasesHandedOverFrames() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let delivered = Locked(0)
+        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
+            // The third frame's output holds the queue until the test lets it go.
+            if delivered.withLock({ $0 += 1; return $0 }) == 3 { gate.wait() }
+        }
+        var pixels = try Cars.frames[0].map { $0 } // storage of its own (not shared with Cars.frames)
+        for i in 0..<5 {
+            let frame = try VideoFrame(pixelFormat: .i420, width: Cars.width, height: Cars.height,
+                                       contiguous: i == 0 ? pixels : Cars.frames[i])
+            try session.encode(frame, presentationTimeStamp: .milliseconds(i * 100) / 3)
+        }
+        // Five queued; frames 0 and 1 done, frame 2 held in the handler: three still waiting.
+        try session.waitForQueuedFrames(downTo: 3)
+        let deliveredBeforeRelease = delivered.withLock { $0 }
+        let storage = pixels.withUnsafeBufferPointer { $0.baseAddress }
+        pixels[0] &+= 1
+        let storageAfterWrite = pixels.withUnsafeBufferPointer { $0.baseAddress }
+        gate.signal()
+        #expect(deliveredBeforeRelease >= 2 && deliveredBeforeRelease <= 3)
+        #expect(storageAfterWrite == storage, "frame 0 was still referenced after it was encoded")
+        try session.waitForQueuedFrames(downTo: 0)
+        #expect(delivered.withLock { $0 } == 5)
+        session.invalidate()
+    }
+
+    /// Releasing the last reference with frames queued: no crash, the queued work does not
+    /// keep the session alive, and nothing is delivered after the release. The first output
+    /// holds the encoding queue (in the handler) until the session is gone; the 19 frames
+    /// queued behind it are then dropped, which the queue, drained, shows.
+    @Test func releaseWithFramesInFlight() throws {
+        let collector = Collector<EncodedFrame>()
+        let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        weak var weakSession: EncoderSession?
+        let queue: JobQueue<FrameJob>
+        do {
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture) { frame in
+                collector.append(frame)
+                if collector.count == 1 { entered.signal(); gate.wait() }
+            }
+            weakSession = session
+            queue = session.jobs
+            for i in 0..<20 { try session.encode(try frame(i), presentationTimeStamp: .milliseconds(i * 100) / 3) }
+            entered.wait()
+        }
+        #expect(weakSession == nil)
+        gate.signal()
+        queue.sync {}
+        #expect(collector.count == 1)
+    }
+
+    /// invalidate twice from two threads while a third encodes: no crash; every encode before
+    /// the invalidation is accepted, every one after it throws `invalidState`, and only
+    /// accepted frames come out.
+    @Test func invalidateFromTwoThreadsDuringEncode() throws {
+        for _ in 0..<5 {
+            let delivered = Collector<EncodedFrame>()
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture, outputHandler: delivered.handler)
+            let frames = try (0..<10).map { try frame($0) }
+            let outcomes = Locked<[H264Error.Code?]>([])   // nil: accepted
+            DispatchQueue.concurrentPerform(iterations: 3) { worker in
+                if worker == 0 {
+                    for (i, f) in frames.enumerated() {
+                        do throws(H264Error) {
+                            try session.encode(f, presentationTimeStamp: .milliseconds(i * 100) / 3)
+                            outcomes.withLock { $0.append(nil) }
+                        } catch {
+                            outcomes.withLock { $0.append(error.code) }
+                        }
+                    }
+                } else {
+                    session.invalidate()
+                    session.invalidate()
+                }
+            }
+            #expect(session.state == .invalidated)
+            let all = outcomes.withLock { $0 }
+            let accepted = all.firstIndex { $0 != nil } ?? all.count
+            #expect(all.count == frames.count)
+            #expect(all[accepted...].allSatisfy { $0 == .invalidState }, "\(all)")
+            session.waitForQueue()
+            #expect(delivered.count <= accepted)
+            #expect(delivered.all.map(frameIndex) == Array(0..<delivered.count))
+            #expect((#expect(throws: H264Error.self) { try session.encode(frames[0], presentationTimeStamp: .seconds(1)) })?.code == .invalidState)
+        }
+    }
+
+    @Test func invalidateFromTheOutputHandler() throws {
+        let box = Locked<EncoderSession?>(nil)
+        let count = Locked(0)
+        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
+            count.withLock { $0 += 1 }
+            box.withLock { $0 }?.invalidate()
+        }
+        box.withLock { $0 = session }
+        for i in 0..<5 { try? session.encode(try frame(i), presentationTimeStamp: .milliseconds(i * 100) / 3) }
+        session.waitForQueue()
+        #expect(count.withLock { $0 } == 1)
+        #expect(session.state == .invalidated)
+        box.withLock { $0 = nil }
+    }
+}
+
+/// The README's library example, on a synthetic moving gradient (no fixtures needed).
+@Test func readmeExample() throws {
+    let writer = AnnexBWriter()
+    let stream = Locked<[UInt8]>([])
+    let session = try EncoderSession(width: 64, height: 48, configuration: .liveCapture) { frame in
+        stream.withLock { try? writer.append(frame, to: &$0) }
+    }
+    let format = try session.prepare()
+    #expect(format.sequenceParameterSets.count == 1 && format.pictureParameterSets.count == 1)
+    for i in 0..<10 {
+        var pixels = [UInt8](repeating: 128, count: 64 * 48 * 3 / 2)
+        for y in 0..<48 { for x in 0..<64 { pixels[y * 64 + x] = UInt8(truncatingIfNeeded: x * 3 + y + i * 4) } }
+        let frame = try VideoFrame(pixelFormat: .i420, width: 64, height: 48, contiguous: pixels)
+        try session.encode(frame, presentationTimeStamp: .milliseconds(i * 100) / 3, duration: .milliseconds(100) / 3,
+                           forceKeyframe: i == 5)
+    }
+    try session.setAverageBitRate(200_000)
+    try session.prewarm(width: 32, height: 32)
+    try session.switchToPrewarmedSession()
+    try session.encode(VideoFrame(pixelFormat: .i420, width: 32, height: 32, contiguous: [UInt8](repeating: 90, count: 1536)),
+                       presentationTimeStamp: .milliseconds(1000) / 3)
+    try session.completeFrames()
+    session.invalidate()
+    let bytes = stream.withLock { $0 }
+    // Three IDRs (frame 0, the forced frame 5, the switched frame), each after SPS and PPS.
+    let types = ReferenceAnnexB.nalUnits(bytes).map { bytes[$0.range.lowerBound] & 0x1F }
+    #expect(types.filter { $0 == 5 }.count == 3)
+    #expect(types.filter { $0 == 7 }.count == 3)
+}
