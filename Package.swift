@@ -48,7 +48,7 @@ let package = Package(
         // Annex-B scanning, length-prefix framing, H264Error): NAL header, VPS/SPS/PPS, access units.
         .target(name: "HEVC", dependencies: ["H264"], swiftSettings: strictSwift),
         // Pure Swift files over H264: y4m, framemd5, FLV with timestamps, the inspection model. No I/O.
-        .target(name: "H264Media", dependencies: ["H264"], swiftSettings: strictSwift),
+        .target(name: "H264Media", dependencies: ["H264", "HEVC"], swiftSettings: strictSwift),
         // What both sessions share (package access only; no product: H264Encoder and
         // H264Decoder pull it in): the lifecycle, the job queue, the output sink.
         .target(name: "H264SessionCore", dependencies: ["H264"], swiftSettings: strictSwift),
@@ -85,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "h264",
             dependencies: [
-                "H264", "H264Media", "H264Encoder", "H264Decoder", "H264Streaming",
+                "H264", "HEVC", "H264Media", "H264Encoder", "H264Decoder", "H264Streaming",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -100,11 +100,10 @@ public struct StreamInspection: Sendable {
             for pps in configurationRecord.pictureParameterSets { try dump(pps, offset: 0, cache: &cache) }
             assembler = AccessUnitAssembler(parameterSets: cache)
         }
-        var seenWarnings = Set<H264Error>()
+        var collected = InspectionDiagnostics()
         for unit in units {
             let nal = bytes[unit.range]
-            let errorsBefore = assembler.errorCount
-            let warningsBefore = assembler.warningCount
+            collected.before(assembler)
             if let completed = assembler.append(nalUnit: nal, streamOffset: unit.offset) {
                 accessUnits.append(completed)
             }
@@ -116,22 +115,12 @@ public struct StreamInspection: Sendable {
                     try? dump(Array(nal), offset: unit.range.lowerBound, cache: &cache)
                 }
             }
-            // Everything this append reported concerns this NAL unit: say where its header byte is
-            // (bit offsets count from it).
-            for var error in assembler.recentErrors.suffix(assembler.errorCount - errorsBefore) {
-                error.byteOffset = unit.range.lowerBound
-                diagnostics.append(Diagnostic(kind: .skipped, error: error))
-            }
-            for var warning in assembler.recentWarnings.suffix(assembler.warningCount - warningsBefore) {
-                warning.byteOffset = nil
-                guard seenWarnings.insert(warning).inserted else { continue }
-                warning.byteOffset = unit.range.lowerBound
-                diagnostics.append(Diagnostic(kind: .warning, error: warning))
-            }
+            collected.after(assembler, headerOffset: unit.range.lowerBound)
         }
         if let last = assembler.finish(streamLength: bytes.count) {
             accessUnits.append(last)
         }
+        diagnostics += collected.all
     }
 
     private mutating func dump(_ nalUnit: [UInt8], offset: Int, cache: inout ParameterSetCache) throws(H264Error) {
@@ -178,7 +167,7 @@ public struct StreamInspection: Sendable {
     }
 
     /// `{"kind":"warning","code":…,"field":…,"byte_offset":…,"bit_offset":…,"message":…}`.
-    private static func jsonDiagnostic(_ diagnostic: Diagnostic) -> String {
+    static func jsonDiagnostic(_ diagnostic: Diagnostic) -> String {
         let error = diagnostic.error
         var fields = ["\"kind\":\(jsonString(diagnostic.kind.rawValue))", "\"code\":\(jsonString(error.code.rawValue))"]
         fields.append("\"field\":" + (error.field.map(jsonString) ?? "null"))
@@ -188,11 +177,11 @@ public struct StreamInspection: Sendable {
         return "{" + fields.joined(separator: ",") + "}"
     }
 
-    private static func jsonElements(_ elements: [SyntaxElement]) -> String {
+    static func jsonElements(_ elements: [SyntaxElement]) -> String {
         "[" + elements.map { "[\(jsonString($0.name)),\($0.value)]" }.joined(separator: ",") + "]"
     }
 
-    private static func jsonString(_ text: String) -> String {
+    static func jsonString(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -211,10 +200,10 @@ public struct StreamInspection: Sendable {
     /// distinct SPS and PPS.
     public func table() -> String {
         var lines: [String] = []
-        lines.append(pad("offset", 10) + pad("size", 9) + pad("type", 6) + pad("ref", 5) + "name")
+        lines.append(Self.pad("offset", 10) + Self.pad("size", 9) + Self.pad("type", 6) + Self.pad("ref", 5) + "name")
         for row in nalUnits {
-            lines.append(pad(String(row.offset), 10) + pad(String(row.size), 9) + pad(String(row.header.nalUnitType.rawValue), 6)
-                         + pad(String(row.header.nalRefIdc), 5) + row.header.nalUnitType.name)
+            lines.append(Self.pad(String(row.offset), 10) + Self.pad(String(row.size), 9) + Self.pad(String(row.header.nalUnitType.rawValue), 6)
+                         + Self.pad(String(row.header.nalRefIdc), 5) + row.header.nalUnitType.name)
         }
         let pictures = accessUnits.filter(\.hasPicture).count
         let idr = accessUnits.filter(\.isIDR).count
@@ -225,11 +214,11 @@ public struct StreamInspection: Sendable {
             var line = "SPS \(sps.seqParameterSetId): \(sps.profileName), level \(sps.level), "
             line += "coded \(sps.codedWidth)x\(sps.codedHeight), display \(sps.displayWidth)x\(sps.displayHeight), "
             if let rate = sps.frameRate {
-                line += "\(formatRate(rate)) fps, "
+                line += "\(Self.formatRate(rate)) fps, "
             } else {
                 line += "frame rate not signalled, "
             }
-            line += "chroma \(chromaName(sps.chromaFormatIdc)), \(sps.bitDepthLuma)-bit"
+            line += "chroma \(Self.chromaName(sps.chromaFormatIdc)), \(sps.bitDepthLuma)-bit"
             line += sps.frameMbsOnlyFlag ? ", progressive" : (sps.mbAdaptiveFrameFieldFlag ? ", MBAFF" : ", field/frame")
             lines.append(line)
         }
@@ -250,16 +239,16 @@ public struct StreamInspection: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    private func pad(_ text: String, _ width: Int) -> String {
+    static func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 
-    private func formatRate(_ rate: Double) -> String {
+    static func formatRate(_ rate: Double) -> String {
         let rounded = (rate * 1000).rounded() / 1000
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
 
-    private func chromaName(_ idc: Int) -> String {
+    static func chromaName(_ idc: Int) -> String {
         switch idc {
         case 0: return "4:0:0"
         case 1: return "4:2:0"

@@ -27,6 +27,26 @@ import H264TestSupport
         #expect(offset == size)
     }
 
+    /// An H.265 stream, told from its NAL headers: `inspect --json` gives FFmpeg's VPS, SPS and
+    /// PPS element by element and its access units' NAL types, the offsets partitioning the
+    /// file — on all 12 shared streams; the table names the H.265 types and the SPS.
+    @Test(arguments: TestFixtures.hevcStreams)
+    func hevcJSONMatchesFFmpeg(stream: String) throws {
+        let path = try TestFixtures.path("hevc/\(stream)")
+        let result = try CLI.run(["inspect", "--json", path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let got = try ExpectedStream.parse(result.stdout)
+        let want = try ExpectedStream.loadHEVC(stream)
+        #expect(got.vps == want.vps && !got.vps.isEmpty)
+        #expect(got.sps == want.sps)
+        #expect(got.pps == want.pps)
+        #expect(got.accessUnits.map(\.nalTypes) == want.accessUnits.map(\.nalTypes))
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(got.accessUnits.reduce(0) { $0 + $1.bytes } == size)
+        let table = try CLI.run(["inspect", path]).stdoutText
+        #expect(table.contains("H.265: ") && table.contains("VPS_NUT") && table.contains("SPS 0: "), "\(table)")
+    }
+
     @Test func tableListsNALUnitsAndParameterSets() throws {
         let path = try TestFixtures.path("conformance/FRExt3_Panasonic.avc")
         let result = try CLI.run(["inspect", path])
