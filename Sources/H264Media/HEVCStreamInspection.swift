@@ -30,7 +30,7 @@ public struct HEVCStreamInspection: Sendable {
     /// order, each distinct warning once.
     public var diagnostics: [StreamInspection.Diagnostic] = []
 
-    /// Reads an Annex-B byte stream of H.265 (``AnnexB/carriesHEVC(_:nalUnitLimit:)`` tells one).
+    /// Reads an Annex-B byte stream of H.265 (`AnnexB.carriesHEVC(_:nalUnitLimit:)` tells one).
     ///
     /// - Parameter bytes: the stream.
     /// - Throws: lost framing (a stream that is not Annex-B).
