@@ -73,4 +73,24 @@ import H264TestSupport
             try HEVCDecoderConfigurationRecord(parsing: version2)
         }
     }
+
+    /// `recognizing` tells an `hvcC` from anything else (how `h264 convert --config` picks the
+    /// codec): every shared stream's record is one; the `avcC` of every H.264 conformance stream and garbage are not.
+    @Test func recognizesAnHVCCAndNothingElse() throws {
+        for stream in TestFixtures.hevcStreams {
+            let record = try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: try TestFixtures.data("hevc/\(stream)"), parameterSetsInBand: false).configuration
+            #expect(HEVCDecoderConfigurationRecord.recognizing(record.bytes) == record, "\(stream)")
+        }
+        var avcCs = 0
+        for stream in TestFixtures.conformanceStreams {
+            let converted = try AVCC.fromAnnexB(try TestFixtures.data("conformance/\(stream)"), lengthSize: 4, parameterSets: .configuration)
+            guard let avcC = try? AVCDecoderConfigurationRecord(sequenceParameterSets: converted.sequenceParameterSets,
+                                                                 pictureParameterSets: converted.pictureParameterSets,
+                                                                 nalUnitLengthSize: 4).serialized() else { continue }
+            avcCs += 1
+            #expect(HEVCDecoderConfigurationRecord.recognizing(avcC) == nil, "\(stream)")
+        }
+        #expect(avcCs > 50)
+        #expect(HEVCDecoderConfigurationRecord.recognizing([]) == nil && HEVCDecoderConfigurationRecord.recognizing([1, 2, 3]) == nil)
+    }
 }

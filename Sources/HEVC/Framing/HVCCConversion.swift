@@ -4,10 +4,11 @@ public import H264
 // length-prefix reader (`AVCC.read`) and start-code scanner.
 
 extension AnnexB {
-    /// Converts one HVCC sample (one access unit) to Annex-B, as FFmpeg's `hevc_mp4toannexb`
-    /// does: every NAL unit of the record's arrays (VPS, SPS, PPS and any SEI) goes before the
-    /// sample's first IRAP NAL unit (BLA, IDR, CRA), whether or not the sample carries
-    /// parameter sets of its own, and every NAL unit gets a 4-byte start code.
+    /// Converts one HVCC sample (one access unit), or a whole HVCC stream, to Annex-B, as
+    /// FFmpeg's `hevc_mp4toannexb` does: every NAL unit of the record's arrays (VPS, SPS, PPS
+    /// and any SEI) goes before the first slice segment of each IRAP picture (BLA, IDR, CRA;
+    /// `first_slice_segment_in_pic_flag` set) — once in a sample — whether or not the sample
+    /// carries parameter sets of its own, and every NAL unit gets a 4-byte start code.
     ///
     /// Annex-B where lengths belong is read as `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`
     /// reads it, for H.264 and H.265 alike.
@@ -25,10 +26,10 @@ extension AnnexB {
         let inserted = configuration?.nalUnits ?? []
         var output: [UInt8] = []
         output.reserveCapacity(sample.count + units.count * 4 + inserted.reduce(0) { $0 + 4 + $1.count })
-        var insertedYet = false
         for range in units {
-            if !insertedYet, HEVCNALUnitHeader(sample[range.lowerBound], 0).nalUnitType.isIRAP {
-                insertedYet = true
+            // first_slice_segment_in_pic_flag: the top bit after the two header bytes.
+            let firstSlice = range.count > HEVCNALUnitHeader.byteCount && sample[range.lowerBound + 2] & 0x80 != 0
+            if firstSlice, HEVCNALUnitHeader(sample[range.lowerBound], 0).nalUnitType.isIRAP {
                 for unit in inserted {
                     output += fourByteStartCode
                     output += unit

@@ -190,6 +190,17 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
         }
     }
 
+    /// The record in `bytes` when they are an `hvcC` rather than anything else (an `avcC`, say):
+    /// they parse, every array holds VPS, SPS, PPS or SEI NAL units, and an SPS among them
+    /// parses; nil otherwise.
+    public static func recognizing(_ bytes: [UInt8]) -> HEVCDecoderConfigurationRecord? {
+        guard let record = try? HEVCDecoderConfigurationRecord(parsing: bytes) else { return nil }
+        let types: Set<HEVCNALUnitType> = [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet, .prefixSEI, .suffixSEI]
+        guard record.arrays.allSatisfy({ types.contains($0.nalUnitType) }) else { return nil }
+        let sequenceParameterSets = record.arrays.filter { $0.nalUnitType == .sequenceParameterSet }.flatMap(\.nalUnits)
+        return sequenceParameterSets.contains { (try? HEVCSequenceParameterSet(nalUnit: $0)) != nil } ? record : nil
+    }
+
     /// The record's bytes (the `hvcC` box's payload). NAL units longer than 65,535 bytes, and
     /// arrays of more than 65,535 units, cannot be written and are left out.
     public var bytes: [UInt8] {

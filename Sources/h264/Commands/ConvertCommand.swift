@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Media
+import HEVC
 
 /// `h264 convert --to avcc|annexb|flv INPUT -o OUTPUT`: between Annex-B, AVCC and FLV framing.
 struct ConvertCommand: ParsableCommand {
@@ -14,6 +15,8 @@ struct ConvertCommand: ParsableCommand {
         --to annexb reads AVCC (lengths of --length-size bytes, or the size the --config avcC names) \
         and writes a byte stream with start codes, inserting the avcC's SPS and PPS before each IDR \
         access unit that lacks them.
+        H.265 is told from the stream's NAL headers (--to avcc: HVCC, its hvcC to --config-out) or \
+        from an hvcC given as --config (--to annexb: its VPS, SPS and PPS before each IRAP picture).
         Values out of range that do not change how the rest is read, and damaged NAL units, do not \
         stop the conversion (every NAL unit is carried over as it is): each is printed once on \
         standard error as a warning, as `h264 inspect` finds it (exit status 0), or as an error with \
@@ -51,6 +54,7 @@ struct ConvertCommand: ParsableCommand {
             let bytes = try CLIIO.read(input)
             let name = input == "-" ? "<stdin>" : input
             if to == .flv || (to == .annexb && FLVConversion.isFLV(bytes)) { return try convertFLV(bytes, name: name) }
+            if try convertHEVC(bytes, name: name) { return }
             let record = to == .annexb ? try config.map(CLIIO.readConfiguration) : nil
             let size = lengthSize ?? record?.nalUnitLengthSize ?? 4
             let converted = try CLIError.named(name) { () throws(H264Error) in
@@ -73,6 +77,28 @@ struct ConvertCommand: ParsableCommand {
             }
             try CLIIO.write(try CLIError.named(configOut) { () throws(H264Error) in try written.serialized() }, to: configOut)
         }
+    }
+
+    /// Annex-B H.265 → HVCC (`--to avcc`, the `hvcC` to `--config-out`), HVCC → Annex-B
+    /// (`--to annexb` with an `hvcC` as `--config`); false when the input is not H.265.
+    private func convertHEVC(_ bytes: [UInt8], name: String) throws -> Bool {
+        let record = try to == .annexb ? config.flatMap { HEVCDecoderConfigurationRecord.recognizing(try CLIIO.read($0)) } : nil
+        guard record != nil || (to == .avcc && AnnexB.carriesHEVC(bytes)) else { return false }
+        if let record {
+            let size = lengthSize ?? record.nalUnitLengthSize
+            try CLIIO.write(try CLIError.named(name) { () throws(H264Error) in try AnnexB.fromHVCC(bytes, lengthSize: size, configuration: record) },
+                            to: out.output)
+            return true
+        }
+        guard (lengthSize ?? 4) == 4 else { throw CLIError("H.265 is written with 4-byte lengths (--length-size 4)") }
+        let inspection = try CLIError.named(name) { () throws(H264Error) in try HEVCStreamInspection(annexB: bytes) }
+        try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "convert", strict: strict.strict)
+        let (hvcC, samples) = try CLIError.named(name) { () throws(H264Error) in
+            try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: bytes, parameterSetsInBand: parameterSets == .inband)
+        }
+        try CLIIO.write(Array(samples.map(\.data).joined()), to: out.output)
+        if let configOut { try CLIIO.write(hvcC.bytes, to: configOut) }
+        return true
     }
 
     /// Annex-B → FLV (`--to flv`), FLV → Annex-B (damaged tags skipped and reported as warnings;
