@@ -1,4 +1,5 @@
 import H264
+import H264Media
 import HEVC
 
 extension FuzzTarget {
@@ -64,5 +65,17 @@ extension FuzzTarget {
             return unit.count > 2 || !(type <= 9 || (16...21).contains(type))
         }
         check(units.flatMap(\.nalUnits).elementsEqual(kept), "NAL units lost or reordered")
+        // What `h264 inspect` and `convert` make of it: the same access units, output that never traps.
+        _ = AnnexB.carriesHEVC(bytes)
+        if let inspection = try? HEVCStreamInspection(annexB: bytes) {
+            check(inspection.accessUnits == units, "the inspection cut other access units")
+            _ = inspection.json()
+            _ = inspection.table()
+        }
+        if let (record, samples) = try? HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: bytes, parameterSetsInBand: false) {
+            check(HEVCDecoderConfigurationRecord.recognizing(record.bytes) != nil || record.arrays.allSatisfy { $0.nalUnitType != .sequenceParameterSet },
+                  "a record with an SPS is not recognized")
+            _ = try? AnnexB.fromHVCC(Array(samples.map(\.data).joined()), lengthSize: 4, configuration: record)
+        }
     }
 }
