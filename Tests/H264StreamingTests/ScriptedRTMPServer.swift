@@ -21,6 +21,11 @@ final class ScriptedRTMPServer: Sendable {
         case bytesAfterConnect([UInt8])
         /// Never answers `connect`.
         case silent
+        /// Answers `play` with `onStatus` `NetStream.Play.Reset` and `…Start`, then sends these
+        /// video messages and `NetStream.Play.UnpublishNotify`.
+        case playing([RTMPMessage])
+        /// Answers `play` with `onStatus` `NetStream.Play.StreamNotFound` (level error).
+        case streamNotFound
     }
 
     let channel: any Channel
@@ -115,6 +120,18 @@ final class ScriptedRTMPServer: Sendable {
             case ("publish", _):
                 try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Publish.Start")])
+                    .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+            case ("play", .streamNotFound):
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Play.StreamNotFound")])
+                    .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+            case ("play", .playing(let video)):
+                try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
+                for code in ["NetStream.Play.Reset", "NetStream.Play.Start"] {
+                    try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", code)])
+                        .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+                }
+                for message in video { try writer.append(message, chunkStreamId: 6, to: &out) }
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Play.UnpublishNotify")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
             default:
                 return

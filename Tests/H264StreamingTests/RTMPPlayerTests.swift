@@ -1,0 +1,77 @@
+import H264
+@testable import H264Streaming
+import H264TestSupport
+import NIOPosix
+import Testing
+
+/// ``RTMPPlayer`` against ``ScriptedRTMPServer`` on 127.0.0.1: the video messages come out as
+/// the FLV events they carry (format, AVCC bytes, decoding and composition times), the play ends
+/// at `NetStream.Play.UnpublishNotify`; bad servers — closing mid-handshake, `_error`,
+/// `StreamNotFound`, broken chunk streams, silence — are each a clear ``RTMPError``.
+@Suite struct RTMPPlayerTests {
+    @Test func playsUntilUnpublished() async throws {
+        let frames = Array(StreamingFixtures.stream.frames.prefix(12))
+        var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
+        var video: [RTMPMessage] = []
+        for (index, frame) in frames.enumerated() {
+            video += try timeline.messages(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe,
+                                           decodeTime: .milliseconds(40 * index), presentationTime: .milliseconds(40 * index + (index % 2) * 80),
+                                           writable: true)
+        }
+        video += [timeline.endOfSequence()].compactMap { $0 }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: .playing(video))
+        let player = try await RTMPPlayer.connect(to: server.url(), group: group)
+        #expect(player.messageStreamId == 1)
+        var events: [FLVReader.Event] = []
+        for await event in player { events.append(event) }
+        #expect(player.ending == .unpublished)
+        #expect(events.first == .sequenceHeader(StreamingFixtures.format))
+        let got = events.compactMap { if case .frame(let frame) = $0 { frame } else { nil } }
+        #expect(got.map(\.accessUnit.data) == frames.map(\.avcc))
+        #expect(got.map(\.decodeTime) == frames.indices.map { Int64(40 * $0) })
+        #expect(got.map(\.compositionTime) == frames.indices.map { Int32(($0 % 2) * 80) })
+        #expect(events.last == .endOfSequence(timestamp: Int64(40 * (frames.count - 1))))
+        // The messages a player sends: connect, createStream, play (of the key, on the stream).
+        var commands: [String] = []
+        for await message in server.messages where message.type == .commandAMF0 {
+            let command = try RTMPCommand(parsing: message.payload)
+            commands.append(command.name)
+            if command.name == "play" { #expect(command.arguments.first?.string == "key" && message.messageStreamId == 1) }
+        }
+        #expect(commands == ["connect", "createStream", "play"])
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
+    static let badPeers: [(String, ScriptedRTMPServer.Behaviour, RTMPError.Code, H264Error.Code?, String?)] = [
+        ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
+        ("answers _error", .rejectConnect, .rejected, nil, "NetConnection.Connect.Rejected"),
+        ("stream not found", .streamNotFound, .rejected, nil, "NetStream.Play.StreamNotFound"),
+        ("chunk size 0", .bytesAfterConnect(RTMPPublisherTests.setChunkSize(0)), .protocolViolation, .rtmpChunkSizeOutOfRange, nil),
+        ("AMF0 string longer than the message", .bytesAfterConnect(RTMPPublisherTests.overlongString), .protocolViolation, .truncated, nil),
+        ("message length beyond the limit", .bytesAfterConnect([0x03, 0, 0, 0, 0xFF, 0xFF, 0xFF, 20, 0, 0, 0, 0]),
+         .protocolViolation, .rtmpMessageTooLarge, nil),
+        ("never answers", .silent, .timeout, nil, nil),
+    ]
+
+    @Test(arguments: badPeers.indices)
+    func badPeerIsAClearError(_ index: Int) async throws {
+        let (name, behaviour, code, underlying, status) = Self.badPeers[index]
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: behaviour)
+        var configuration = RTMPPlayer.Configuration()
+        configuration.commandTimeout = .milliseconds(300)
+        do {
+            _ = try await RTMPPlayer.connect(to: server.url(), group: group, configuration: configuration)
+            Issue.record("\(name): connected")
+        } catch let error as RTMPError {
+            #expect(error.code == code, "\(name): \(error)")
+            #expect(error.underlying?.code == underlying, "\(name): \(error)")
+            #expect(error.statusCode == status, "\(name): \(error)")
+            #expect(error.description.contains(server.url()), "\(name): the message names the URL: \(error)")
+        }
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+}
