@@ -44,6 +44,30 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// The relay source of an RTMP stream: each frame as a `LiveFrame` with the sequence
+    /// header's format, the keyframe flag, and DTS and DTS + composition time as its times.
+    @Test func relaySourceOfAPlayer() async throws {
+        let frames = Array(StreamingFixtures.stream.frames.prefix(6))
+        var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
+        var video: [RTMPMessage] = []
+        for (index, frame) in frames.enumerated() {
+            video += try timeline.messages(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe,
+                                           decodeTime: .milliseconds(40 * index), presentationTime: .milliseconds(40 * index + 80), writable: true)
+        }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: .playing(video))
+        let player = try await RTMPPlayer.connect(to: server.url(), group: group)
+        var relayed: [LiveFrame] = []
+        for try await frame in RelaySource.rtmp(player) { relayed.append(frame) }
+        #expect(relayed.map(\.avcc) == frames.map(\.avcc))
+        #expect(relayed.map(\.isKeyframe) == frames.map(\.isKeyframe))
+        #expect(relayed.allSatisfy { $0.formatDescription == StreamingFixtures.format })
+        #expect(relayed.map(\.decodeTime) == frames.indices.map { .milliseconds(40 * $0) })
+        #expect(relayed.map(\.presentationTime) == frames.indices.map { .milliseconds(40 * $0 + 80) })
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
     static let badPeers: [(String, ScriptedRTMPServer.Behaviour, RTMPError.Code, H264Error.Code?, String?)] = [
         ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
         ("answers _error", .rejectConnect, .rejected, nil, "NetConnection.Connect.Rejected"),
