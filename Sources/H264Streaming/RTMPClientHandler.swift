@@ -59,7 +59,10 @@ final class RTMPClientHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        playback = nil // it holds the player's channel and queue
+    }
 
     /// Sends C0 and C1; the future succeeds once S2 has come.
     func startHandshake(timeout: Duration, on loop: any EventLoop) -> EventLoopFuture<Void> {
