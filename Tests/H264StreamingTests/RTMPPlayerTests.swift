@@ -9,16 +9,22 @@ import Testing
 /// at `NetStream.Play.UnpublishNotify`; bad servers — closing mid-handshake, `_error`,
 /// `StreamNotFound`, broken chunk streams, silence — are each a clear ``RTMPError``.
 @Suite struct RTMPPlayerTests {
-    @Test func playsUntilUnpublished() async throws {
-        let frames = Array(StreamingFixtures.stream.frames.prefix(12))
+    /// The video messages a publisher sends for `frames` (decoding time 40 ms apart, PTS − DTS
+    /// `compositionTime(index)` ms), and the end of sequence.
+    static func videoMessages(_ frames: [LiveFrame], compositionTime: (Int) -> Int) throws -> [RTMPMessage] {
         var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
         var video: [RTMPMessage] = []
         for (index, frame) in frames.enumerated() {
             video += try timeline.messages(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe,
-                                           decodeTime: .milliseconds(40 * index), presentationTime: .milliseconds(40 * index + (index % 2) * 80),
-                                           writable: true)
+                                           decodeTime: .milliseconds(40 * index),
+                                           presentationTime: .milliseconds(40 * index + compositionTime(index)), writable: true)
         }
-        video += [timeline.endOfSequence()].compactMap { $0 }
+        return video + [timeline.endOfSequence()].compactMap { $0 }
+    }
+
+    @Test func playsUntilUnpublished() async throws {
+        let frames = Array(StreamingFixtures.stream.frames.prefix(12))
+        let video = try Self.videoMessages(frames) { ($0 % 2) * 80 }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ScriptedRTMPServer(group: group, behaviour: .playing(video))
         let player = try await RTMPPlayer.connect(to: server.url(), group: group)
@@ -48,12 +54,7 @@ import Testing
     /// header's format, the keyframe flag, and DTS and DTS + composition time as its times.
     @Test func relaySourceOfAPlayer() async throws {
         let frames = Array(StreamingFixtures.stream.frames.prefix(6))
-        var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
-        var video: [RTMPMessage] = []
-        for (index, frame) in frames.enumerated() {
-            video += try timeline.messages(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe,
-                                           decodeTime: .milliseconds(40 * index), presentationTime: .milliseconds(40 * index + 80), writable: true)
-        }
+        let video = try Self.videoMessages(frames) { _ in 80 }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await ScriptedRTMPServer(group: group, behaviour: .playing(video))
         let player = try await RTMPPlayer.connect(to: server.url(), group: group)
@@ -68,7 +69,7 @@ import Testing
         try await group.shutdownGracefully()
     }
 
-    static let badPeers: [(String, ScriptedRTMPServer.Behaviour, RTMPError.Code, H264Error.Code?, String?)] = [
+    static let badPeers: [ScriptedRTMPServer.BadPeer] = [
         ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
         ("answers _error", .rejectConnect, .rejected, nil, "NetConnection.Connect.Rejected"),
         ("stream not found", .streamNotFound, .rejected, nil, "NetStream.Play.StreamNotFound"),
@@ -81,21 +82,10 @@ import Testing
 
     @Test(arguments: badPeers.indices)
     func badPeerIsAClearError(_ index: Int) async throws {
-        let (name, behaviour, code, underlying, status) = Self.badPeers[index]
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await ScriptedRTMPServer(group: group, behaviour: behaviour)
-        var configuration = RTMPPlayer.Configuration()
-        configuration.commandTimeout = .milliseconds(300)
-        do {
-            _ = try await RTMPPlayer.connect(to: server.url(), group: group, configuration: configuration)
-            Issue.record("\(name): connected")
-        } catch let error as RTMPError {
-            #expect(error.code == code, "\(name): \(error)")
-            #expect(error.underlying?.code == underlying, "\(name): \(error)")
-            #expect(error.statusCode == status, "\(name): \(error)")
-            #expect(error.description.contains(server.url()), "\(name): the message names the URL: \(error)")
+        try await ScriptedRTMPServer.expectClearError(Self.badPeers[index]) { url, group, timeout in
+            var configuration = RTMPPlayer.Configuration()
+            configuration.commandTimeout = timeout
+            _ = try await RTMPPlayer.connect(to: url, group: group, configuration: configuration)
         }
-        await server.close()
-        try await group.shutdownGracefully()
     }
 }

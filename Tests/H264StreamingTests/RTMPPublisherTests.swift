@@ -105,7 +105,7 @@ import Testing
     /// has 1.
     static let overlongString: [UInt8] = [0x03, 0, 0, 0, 0, 0, 4, 20, 0, 0, 0, 0, 0x02, 0x00, 0xFF, 0x61]
 
-    static let badPeers: [(String, ScriptedRTMPServer.Behaviour, RTMPError.Code, H264Error.Code?, String?)] = [
+    static let badPeers: [ScriptedRTMPServer.BadPeer] = [
         ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
         ("answers _error", .rejectConnect, .rejected, nil, "NetConnection.Connect.Rejected"),
         ("refuses the publish", .rejectPublish, .rejected, nil, "NetStream.Publish.BadName"),
@@ -119,22 +119,11 @@ import Testing
 
     @Test(arguments: badPeers.indices)
     func badPeerIsAClearError(_ index: Int) async throws {
-        let (name, behaviour, code, underlying, status) = Self.badPeers[index]
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await ScriptedRTMPServer(group: group, behaviour: behaviour)
-        var configuration = RTMPPublisher.Configuration()
-        configuration.commandTimeout = .milliseconds(300)
-        do {
-            _ = try await RTMPPublisher.connect(to: server.url(), group: group, configuration: configuration)
-            Issue.record("\(name): connected")
-        } catch let error as RTMPError {
-            #expect(error.code == code, "\(name): \(error)")
-            #expect(error.underlying?.code == underlying, "\(name): \(error)")
-            #expect(error.statusCode == status, "\(name): \(error)")
-            #expect(error.description.contains(server.url()), "\(name): the message names the URL: \(error)")
+        try await ScriptedRTMPServer.expectClearError(Self.badPeers[index]) { url, group, timeout in
+            var configuration = RTMPPublisher.Configuration()
+            configuration.commandTimeout = timeout
+            _ = try await RTMPPublisher.connect(to: url, group: group, configuration: configuration)
         }
-        await server.close()
-        try await group.shutdownGracefully()
     }
 
     /// `rtmps://` with each trust that accepts the test certificate publishes; the system's

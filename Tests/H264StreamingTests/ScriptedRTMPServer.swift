@@ -2,6 +2,7 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOPosix
+import Testing
 
 /// An RTMP server on 127.0.0.1 that answers a publisher as nginx-rtmp does — or misbehaves as a
 /// test asks — built on the module's own sans-I/O pieces (``RTMPHandshake`` in the server role,
@@ -52,6 +53,28 @@ final class ScriptedRTMPServer: Sendable {
     func url(_ path: String = "live/key") -> String { "\(isSecure ? "rtmps" : "rtmp")://127.0.0.1:\(port)/\(path)" }
 
     func close() async { try? await channel.close() }
+
+    /// A misbehaving server: its name, behaviour, and the error a client must give (code,
+    /// underlying code, status code).
+    typealias BadPeer = (name: String, behaviour: Behaviour, code: RTMPError.Code, underlying: H264Error.Code?, status: String?)
+
+    /// Starts a server behaving as `peer` says, `connect`s a client to its URL (with a command
+    /// timeout of 300 ms) and expects the peer's error, its message naming the URL.
+    static func expectClearError(_ peer: BadPeer, connect: (String, any EventLoopGroup, Duration) async throws -> Void) async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: peer.behaviour)
+        do {
+            try await connect(server.url(), group, .milliseconds(300))
+            Issue.record("\(peer.name): connected")
+        } catch let error as RTMPError {
+            #expect(error.code == peer.code, "\(peer.name): \(error)")
+            #expect(error.underlying?.code == peer.underlying, "\(peer.name): \(error)")
+            #expect(error.statusCode == peer.status, "\(peer.name): \(error)")
+            #expect(error.description.contains(server.url()), "\(peer.name): the message names the URL: \(error)")
+        }
+        await server.close()
+        try await group.shutdownGracefully()
+    }
 
     private final class Answering: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
