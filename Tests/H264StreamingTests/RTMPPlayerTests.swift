@@ -69,16 +69,8 @@ import Testing
         try await group.shutdownGracefully()
     }
 
-    static let badPeers: [ScriptedRTMPServer.BadPeer] = [
-        ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
-        ("answers _error", .rejectConnect, .rejected, nil, "NetConnection.Connect.Rejected"),
-        ("stream not found", .streamNotFound, .rejected, nil, "NetStream.Play.StreamNotFound"),
-        ("chunk size 0", .bytesAfterConnect(RTMPPublisherTests.setChunkSize(0)), .protocolViolation, .rtmpChunkSizeOutOfRange, nil),
-        ("AMF0 string longer than the message", .bytesAfterConnect(RTMPPublisherTests.overlongString), .protocolViolation, .truncated, nil),
-        ("message length beyond the limit", .bytesAfterConnect([0x03, 0, 0, 0, 0xFF, 0xFF, 0xFF, 20, 0, 0, 0, 0]),
-         .protocolViolation, .rtmpMessageTooLarge, nil),
-        ("never answers", .silent, .timeout, nil, nil),
-    ]
+    static let badPeers = ScriptedRTMPServer.badPeers(refusingTheStream: ("stream not found", .streamNotFound, .rejected, nil,
+                                                                          "NetStream.Play.StreamNotFound"))
 
     @Test(arguments: badPeers.indices)
     func badPeerIsAClearError(_ index: Int) async throws {
