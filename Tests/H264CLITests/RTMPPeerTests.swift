@@ -148,14 +148,16 @@ import Testing
     }
 
     /// `h264 receive rtmp://…/live/KEY` plays from nginx while `h264 relay FILE --rtmp` publishes
-    /// the fixture there: the same NAL units are written, and it exits 0 when the publisher stops.
+    /// the fixture there: the same NAL units are written, the decoded y4m (`--decoded`) has the
+    /// 9 frames FFmpeg decodes from them, and it exits 0 when the publisher stops.
     @Test func receivePlaysFromNginx() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let nginx = try NginxRTMPServer(in: directory)
         defer { nginx.kill() }
-        let output = directory.appendingPathComponent("out.h264").path
-        let receive = try LoggingProcess(executable: CLI.executable, ["receive", nginx.url(key: "played"), "-o", output], untilEvent: "playing")
+        let output = directory.appendingPathComponent("out.h264").path, y4m = directory.appendingPathComponent("out.y4m").path
+        let receive = try LoggingProcess(executable: CLI.executable, ["receive", nginx.url(key: "played"), "-o", output, "--decoded", y4m],
+                                         untilEvent: "playing")
         defer { receive.kill() }
         #expect(receive.events(named: "playing").first?["url"] == nginx.url(key: "played"), "\(receive.stderr)")
         let relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", nginx.url(key: "played")])
@@ -163,6 +165,31 @@ import Testing
         #expect(receive.waitForExit(timeout: 20) == 0, "\(receive.stderr)")
         #expect(receive.stderr.contains("wrote 9 access units"), "\(receive.stderr)")
         try Self.expectFixtureNALUnits(ReferenceAnnexB.split(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))))
+        #expect(try ReceiveDecodeTests.frameMD5s(y4m) == (try ReceiveDecodeTests.frameMD5s(output, format: ["-f", "h264"])))
+        #expect(try ReceiveDecodeTests.frameMD5s(y4m).count == 9)
+    }
+
+    /// `h264 relay rtmp://…/live/KEY --rtsp 127.0.0.1:0/live` plays from nginx while a looping
+    /// `h264 relay FILE --rtmp` publishes there; FFmpeg reads the RTSP output and decodes 30
+    /// frames without a complaint.
+    @Test func relayPlaysFromNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory)
+        defer { nginx.kill() }
+        let publisher = try LoggingProcess(executable: CLI.executable, ["relay", TestFixtures.url(Self.fixture).path, "--loop",
+                                                                        "--rtmp", nginx.url(key: "looped")],
+                                           isReady: { $0.contains("publishing") })
+        defer { publisher.kill() }
+        let relay = try LoggingProcess(executable: CLI.executable, ["relay", nginx.url(key: "looped"), "--rtsp", "127.0.0.1:0/live"],
+                                       untilListening: "rtsp")
+        defer { relay.kill() }
+        let rtsp = try #require(relay.listeningPort(scheme: "rtsp"), "\(relay.stderr)")
+        let decode = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i",
+                                                    "rtsp://127.0.0.1:\(rtsp)/live", "-frames:v", "30", "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        #expect(relay.stop() == 0, "\(relay.stderr)")
+        #expect(publisher.stop() == 0, "\(publisher.stderr)")
     }
 
     /// `h264 relay --listen rtmp://127.0.0.1:0/live/key --rtsp 127.0.0.1:0/live`: FFmpeg publishes
