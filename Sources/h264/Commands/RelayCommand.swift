@@ -32,7 +32,7 @@ struct RelayCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
-        if options.loop && source.map(RTSPURI.isAbsolute) != false { throw ValidationError("--loop is for a file SOURCE") }
+        if options.loop && source.map({ RTSPURI.isAbsolute($0) || $0.lowercased().hasPrefix("rtmp") }) != false { throw ValidationError("--loop is for a file SOURCE") }
         guard options.rtsp != nil || rtmp.rtmp != nil else { throw ValidationError("give --rtsp or --rtmp (or both)") }
     }
 
