@@ -39,13 +39,16 @@ import Testing
         #expect(got.map(\.compositionTime) == frames.indices.map { Int32(($0 % 2) * 80) })
         #expect(events.last == .endOfSequence(timestamp: Int64(40 * (frames.count - 1))))
         // The messages a player sends: connect, createStream, play (of the key, on the stream).
-        var commands: [String] = []
-        for await message in server.messages where message.type == .commandAMF0 {
+        var commands: [String] = [], pingAnswered = false
+        for await message in server.messages {
+            pingAnswered = pingAnswered || (try? RTMPControlMessage(message)) == .userControl(.pingResponse(timestamp: 77))
+            guard message.type == .commandAMF0 else { continue }
             let command = try RTMPCommand(parsing: message.payload)
             commands.append(command.name)
             if command.name == "play" { #expect(command.arguments.first?.string == "key" && message.messageStreamId == 1) }
         }
         #expect(commands == ["connect", "createStream", "play"])
+        #expect(pingAnswered, "the server's ping (timestamp 77) is answered")
         await server.close()
         try await group.shutdownGracefully()
     }
@@ -65,6 +68,42 @@ import Testing
         #expect(relayed.allSatisfy { $0.formatDescription == StreamingFixtures.format })
         #expect(relayed.map(\.decodeTime) == frames.indices.map { .milliseconds(40 * $0) })
         #expect(relayed.map(\.presentationTime) == frames.indices.map { .milliseconds(40 * $0 + 80) })
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// A consumer that does not read: `bufferLimit` events wait, the others are dropped and
+    /// counted, and the sequence still ends.
+    @Test func bufferIsBounded() async throws {
+        let frames = Array(StreamingFixtures.stream.frames.prefix(12))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: .playing(try Self.videoMessages(frames) { _ in 0 }))
+        var configuration = RTMPPlayer.Configuration()
+        configuration.bufferLimit = 2
+        let player = try await RTMPPlayer.connect(to: server.url(), group: group, configuration: configuration)
+        for await _ in server.messages {} // ends once the player has closed the connection, at the end of the stream
+        var events: [FLVReader.Event] = []
+        for await event in player { events.append(event) }
+        #expect(events.count == 2 && events.first == .sequenceHeader(StreamingFixtures.format))
+        #expect(player.droppedEvents == frames.count, "of 14 events (sequence header, 12 frames, end of sequence), 2 kept")
+        #expect(player.ending == .unpublished)
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// `rtmps://` plays through the publisher's TLS path (each trust that accepts the test
+    /// certificate); the system's roots refuse it with a TLS error.
+    @Test func rtmpsPlays() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let identity = try RTSPTLSIdentity(certificateChainFile: TestFixtures.path("tls/rtsps-test.pem"),
+                                           privateKeyFile: TestFixtures.path("tls/rtsps-test.key"))
+        let server = try await ScriptedRTMPServer(group: group, behaviour: .playing([]), tls: identity)
+        for trust in try RTSPSTests.trusts() {
+            let player = try await RTMPPlayer.connect(to: server.url(), group: group, configuration: RTMPPlayer.Configuration(tlsTrust: trust))
+            for await _ in player {}
+            #expect(player.url.isSecure && player.ending == .unpublished)
+        }
+        await #expect { _ = try await RTMPPlayer.connect(to: server.url(), group: group) } throws: { ($0 as? RTMPError)?.code == .tls }
         await server.close()
         try await group.shutdownGracefully()
     }
