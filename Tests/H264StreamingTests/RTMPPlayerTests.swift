@@ -72,6 +72,25 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// With a window of 4,096 bytes, the player acknowledges what it received (RTMP clause
+    /// 5.4.3): sequence numbers rising, each at least a window past the one before.
+    @Test func acknowledgesTheServersWindow() async throws {
+        let frames = Array(StreamingFixtures.stream.frames.prefix(12))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: .playing(try Self.videoMessages(frames) { _ in 0 }, window: 4096))
+        let player = try await RTMPPlayer.connect(to: server.url(), group: group)
+        for await _ in player {}
+        var acknowledged: [UInt32] = []
+        for await message in server.messages {
+            if case .acknowledgement(let number)? = try? RTMPControlMessage(message) { acknowledged.append(number) }
+        }
+        let videoBytes = frames.reduce(0) { $0 + $1.avcc.count }
+        #expect(acknowledged.count >= videoBytes / 4096 - 1 && !acknowledged.isEmpty, "\(acknowledged) for \(videoBytes) bytes of video")
+        #expect(zip(acknowledged, acknowledged.dropFirst()).allSatisfy { $1 >= $0 + 4096 }, "\(acknowledged)")
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
     /// A consumer that does not read: `bufferLimit` events wait, the others are dropped and
     /// counted, and the sequence still ends.
     @Test func bufferIsBounded() async throws {

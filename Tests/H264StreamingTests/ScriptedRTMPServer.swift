@@ -23,8 +23,9 @@ final class ScriptedRTMPServer: Sendable {
         /// Never answers `connect`.
         case silent
         /// Answers `play` with `onStatus` `NetStream.Play.Reset` and `…Start`, then sends these
-        /// video messages and `NetStream.Play.UnpublishNotify`.
-        case playing([RTMPMessage])
+        /// video messages and `NetStream.Play.UnpublishNotify`; `window` is the acknowledgement
+        /// window it announces.
+        case playing([RTMPMessage], window: UInt32 = 5_000_000)
         /// Answers `play` with `onStatus` `NetStream.Play.StreamNotFound` (level error).
         case streamNotFound
     }
@@ -153,7 +154,8 @@ final class ScriptedRTMPServer: Sendable {
             case ("connect", .silent):
                 return
             case ("connect", _):
-                try writer.append(RTMPControlMessage.windowAcknowledgementSize(5_000_000).message, chunkStreamId: 2, to: &out)
+                let window: UInt32 = if case .playing(_, let window) = behaviour { window } else { 5_000_000 }
+                try writer.append(RTMPControlMessage.windowAcknowledgementSize(window).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPControlMessage.setPeerBandwidth(5_000_000, limitType: 2).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPControlMessage.userControl(.pingRequest(timestamp: 77)).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPCommand(name: "_result", transactionId: 1, commandObject: .object([AMF0Property("fmsVer", .string("FMS/3,0,1,123"))]),
@@ -171,7 +173,7 @@ final class ScriptedRTMPServer: Sendable {
             case ("play", .streamNotFound):
                 try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Play.StreamNotFound")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
-            case ("play", .playing(let video)):
+            case ("play", .playing(let video, _)):
                 try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
                 for code in ["NetStream.Play.Reset", "NetStream.Play.Start"] {
                     try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", code)])
