@@ -221,4 +221,22 @@ import Testing
         publisher.kill()
         #expect(relay.waitForExit(timeout: 20) == 0, "\(relay.stderr)")
     }
+
+    /// `h264 receive rtmp://…` refused (`_error` to `connect`: our ingest server takes another
+    /// application) or with nothing listening: exit 1 and one line naming the URL and the reason.
+    @Test func receiveRefusedIsAClearError() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let server = try LoggingProcess(executable: CLI.executable, ["receive", "--listen", "rtmp://127.0.0.1:0/live/key", "-o", output],
+                                        untilListening: "rtmp")
+        defer { server.kill() }
+        let port = try #require(server.listeningPort(scheme: "rtmp"), "\(server.stderr)")
+        let refused = try CLI.run(["receive", "rtmp://127.0.0.1:\(port)/other/key", "-o", output])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("rtmp://127.0.0.1:\(port)/other/key: connect: NetConnection.Connect.Rejected"), "\(refused.stderr)")
+        let free = try LoopbackTCP.freePort()
+        let unreachable = try CLI.run(["receive", "rtmp://127.0.0.1:\(free)/live/key", "-o", output])
+        #expect(unreachable.status == 1 && unreachable.stderr.contains("rtmp://127.0.0.1:\(free)/live/key: cannot connect"), "\(unreachable.stderr)")
+    }
 }
