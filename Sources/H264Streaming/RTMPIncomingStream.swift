@@ -10,7 +10,8 @@ public import NIOCore
 /// The sequence ends when the publisher does (``ending``): `FCUnpublish`/`deleteStream`, a
 /// closed connection, a broken chunk stream, ``stop()`` or the server's shutdown. At most
 /// ``bufferLimit`` events wait for the consumer; past that, events are dropped and counted
-/// (``droppedEvents``), never buffered without bound.
+/// (``droppedEvents``) — and the frames after a dropped event up to the next keyframe — never
+/// buffered without bound.
 public final class RTMPIncomingStream: AsyncSequence, Sendable {
     /// One event of the publisher's video.
     public typealias Element = FLVReader.Event
@@ -49,7 +50,8 @@ public final class RTMPIncomingStream: AsyncSequence, Sendable {
     /// Why the publish ended; nil while it goes on.
     public var ending: Ending? { queue.ending }
 
-    /// Events dropped because the consumer fell ``bufferLimit`` behind.
+    /// Events dropped because the consumer fell ``bufferLimit`` behind (and the frames up to the
+    /// next keyframe after them).
     public var droppedEvents: Int { queue.dropped }
 
     /// Ends the publish: the connection closes, the sequence ends after the events delivered.

@@ -19,7 +19,7 @@ public import NIOCore
 /// at `NetStream.Play.UnpublishNotify`, `…Stop`, `…Complete` or Stream EOF (``Ending/unpublished``),
 /// at ``stop()``, or when the connection fails (``Ending/failed(_:)``). At most
 /// ``Configuration/bufferLimit`` events wait for the consumer; past that, events are dropped and
-/// counted (``droppedEvents``).
+/// counted (``droppedEvents``), and the frames after a dropped event up to the next keyframe.
 public final class RTMPPlayer: AsyncSequence, Sendable {
     /// One event of the stream's video.
     public typealias Element = FLVReader.Event
@@ -119,7 +119,8 @@ public final class RTMPPlayer: AsyncSequence, Sendable {
     /// Why the stream ended; nil while it goes on.
     public var ending: Ending? { queue.ending }
 
-    /// Events dropped because the consumer fell ``Configuration/bufferLimit`` behind.
+    /// Events dropped because the consumer fell ``Configuration/bufferLimit`` behind (and the
+    /// frames up to the next keyframe after them).
     public var droppedEvents: Int { queue.dropped }
 
     /// Ends the play: the sequence ends after the events delivered (``Ending/stopped``), the

@@ -110,6 +110,27 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// The queue: past its limit an event is dropped, then the frames up to the next keyframe,
+    /// which is delivered once there is room.
+    @Test func queueSkipsToTheNextKeyframe() async {
+        let frame = { (keyframe: Bool, time: Int64) in
+            FLVReader.Event.frame(FLVVideoFrame(accessUnit: AccessUnit(data: [], nalUnitTypes: [], streamOffset: 0, byteCount: 0),
+                                                decodeTime: time, compositionTime: 0, frameType: keyframe ? .keyframe : .interFrame,
+                                                syntax: .legacy))
+        }
+        let queue = RTMPEventQueue<Int>(limit: 2)
+        var events = queue.stream.makeAsyncIterator()
+        for event in [frame(true, 0), frame(false, 1), frame(false, 2)] { queue.deliver(event) } // the third is dropped
+        #expect(await events.next() == frame(true, 0))
+        #expect(await events.next() == frame(false, 1))
+        for event in [frame(false, 3), frame(true, 4), frame(false, 5)] { queue.deliver(event) } // 3 is skipped
+        queue.end(0)
+        #expect(queue.dropped == 2)
+        var rest: [FLVReader.Event] = []
+        while let event = await events.next() { rest.append(event) }
+        #expect(rest == [frame(true, 4), frame(false, 5)])
+    }
+
     /// `rtmps://` plays through the publisher's TLS path (each trust that accepts the test
     /// certificate); the system's roots refuse it with a TLS error.
     @Test func rtmpsPlays() async throws {
