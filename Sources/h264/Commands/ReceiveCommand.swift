@@ -4,12 +4,12 @@ import H264
 import H264Streaming
 import NIOPosix
 
-/// `h264 receive STREAM.sdp|rtsp://HOST:PORT/PATH -o OUT.h264` (`RTPReceiver`, `RTSPClient`), or with
+/// `h264 receive STREAM.sdp|rtsp://…|rtmp://… -o OUT.h264` (`RTPReceiver`, `RTSPClient`, `RTMPPlayer`), or with
 /// `--listen` the RTSP server a publisher pushes to (`RTSPRecordServer`): the discussion says the rest.
 struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
-        abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
+        abstract: "Receive H.264 over RTSP (rtsp:// URL), RTMP (rtmp:// URL) or plain RTP (SDP file) and write Annex-B.",
         discussion: """
         With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
         DESCRIBE, SETUP (RTP/AVP over UDP, then RTP/AVP/TCP interleaved=0-1 if the server answers 461 or no packet comes within 3 s of PLAY; one of them only \
@@ -39,7 +39,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         With rtmp[s]://HOST[:PORT]/APP/KEY: plays that stream from an RTMP server until its publisher stops.
         """)
 
-    @Argument(help: "An rtsp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
+    @Argument(help: "An rtsp:// or rtmp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
     var sdp: String
     @OptionGroup var options: ReceiveOptions
     @OptionGroup(title: "RTSP client") var rtsp: RTSPClientOptions
