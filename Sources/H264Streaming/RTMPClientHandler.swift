@@ -2,11 +2,12 @@ import H264
 import Logging
 import NIOCore
 
-/// The connection of an ``RTMPPublisher``, on its event loop: the handshake, the chunk stream
-/// both ways (`RTMPChunkReader`, `RTMPChunkWriter`), the answers to commands matched by
-/// transaction id, `onStatus` handed to whoever waits for it, acknowledgements when the server's
-/// window fills, and ping responses. The first failure — the server closing, a broken chunk
-/// stream, a timeout — fails everything that waits, and every later request.
+/// The connection of an ``RTMPPublisher`` or an ``RTMPPlayer``, on its event loop: the
+/// handshake, the chunk stream both ways (`RTMPChunkReader`, `RTMPChunkWriter`), the answers to
+/// commands matched by transaction id, `onStatus` handed to whoever waits for it, acknowledgements
+/// when the server's window fills, ping responses, and a player's video and end of stream to its
+/// ``playback`` callback. The first failure — the server closing, a broken chunk stream, a
+/// timeout — fails everything that waits, and every later request.
 final class RTMPClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -19,13 +20,26 @@ final class RTMPClientHandler: ChannelInboundHandler {
         static let video = 6
     }
 
+    /// What a player's connection hands on.
+    enum Playback {
+        /// A video message.
+        case video(RTMPMessage)
+        /// The stream ended: nil when the server said so (`NetStream.Play.UnpublishNotify`,
+        /// `…Stop`, `…Complete`, Stream EOF), else the connection's failure.
+        case ended(RTMPError?)
+    }
+
+    /// The `onStatus` codes of a play that end it without an error.
+    static let endOfPlayCodes: Set<String> = ["NetStream.Play.UnpublishNotify", "NetStream.Play.Stop", "NetStream.Play.Complete"]
+
     private var handshake: RTMPHandshake
-    /// A publisher gets commands and control messages only: 1 MiB bounds them generously.
-    private var reader = RTMPChunkReader(maximumMessageLength: 1 << 20)
+    private var reader: RTMPChunkReader
     private var writer = RTMPChunkWriter()
     private var handshakeWaiter: EventLoopPromise<Void>?
     private var answers: [Double: EventLoopPromise<RTMPCommand>] = [:]
-    private var statusWaiter: EventLoopPromise<RTMPCommand>?
+    private var statusWaiter: (promise: EventLoopPromise<RTMPCommand>, skipping: Set<String>)?
+    /// A player's receiver of video and of the end of the stream.
+    var playback: ((Playback) -> Void)?
     private var context: ChannelHandlerContext?
     private let url: String
     private let logger: Logger
@@ -34,7 +48,10 @@ final class RTMPClientHandler: ChannelInboundHandler {
     /// The first error the pipeline caught (a failed TLS handshake).
     private(set) var caughtError: (any Error)?
 
-    init(url: String, time: UInt32, random: [UInt8], logger: Logger) {
+    /// A connection to `url` whose messages may be `maximumMessageLength` bytes long (a
+    /// publisher gets commands and control messages only: 1 MiB bounds them generously).
+    init(url: String, time: UInt32, random: [UInt8], maximumMessageLength: Int = 1 << 20, logger: Logger) {
+        reader = RTMPChunkReader(maximumMessageLength: maximumMessageLength)
         handshake = RTMPHandshake(role: .client, time: time, random: random)
         self.url = url
         self.logger = logger
@@ -42,7 +59,10 @@ final class RTMPClientHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        playback = nil // it holds the player's channel and queue
+    }
 
     /// Sends C0 and C1; the future succeeds once S2 has come.
     func startHandshake(timeout: Duration, on loop: any EventLoop) -> EventLoopFuture<Void> {
@@ -70,11 +90,12 @@ final class RTMPClientHandler: ChannelInboundHandler {
         return promise.futureResult
     }
 
-    /// The next `onStatus`, or a timeout; set up before the command that it answers is sent.
-    func awaitStatus(timeout: Duration, what: String, on loop: any EventLoop) -> EventLoopFuture<RTMPCommand> {
+    /// The next `onStatus` whose code is not in `skipping`, or a timeout; set up before the
+    /// command that it answers is sent.
+    func awaitStatus(timeout: Duration, what: String, skipping: Set<String> = [], on loop: any EventLoop) -> EventLoopFuture<RTMPCommand> {
         if let failure { return loop.makeFailedFuture(failure) }
         let promise = loop.makePromise(of: RTMPCommand.self)
-        statusWaiter = promise
+        statusWaiter = (promise, skipping)
         schedule(timeout, on: loop, promise, what)
         return promise.futureResult
     }
@@ -143,9 +164,13 @@ final class RTMPClientHandler: ChannelInboundHandler {
 
     private func handle(_ message: RTMPMessage) throws(H264Error) {
         switch message.type {
+        case .video: playback?(.video(message))
         case .userControl:
-            if case .userControl(.pingRequest(let time))? = try RTMPControlMessage(message) {
+            switch try RTMPControlMessage(message) {
+            case .userControl(.pingRequest(let time))?:
                 write([RTMPControlMessage.userControl(.pingResponse(timestamp: time)).message], chunkStreamId: RTMPControlMessage.chunkStreamId)
+            case .userControl(.streamEOF)?: playback?(.ended(nil))
+            default: break
             }
         case .commandAMF0:
             let command = try RTMPCommand(parsing: message.payload)
@@ -158,13 +183,15 @@ final class RTMPClientHandler: ChannelInboundHandler {
                 }
             case "onStatus":
                 logger.debug("\(url): onStatus \(command.statusCode ?? "?")")
-                if let waiter = statusWaiter {
+                if let waiter = statusWaiter, !waiter.skipping.contains(command.statusCode ?? "") {
                     statusWaiter = nil
-                    waiter.succeed(command)
+                    waiter.promise.succeed(command)
                 } else if command.arguments.first?["level"]?.string == "error" {
-                    fail(RTMPError(.rejected, "\(url): the server ended the publish: \(command.statusCode ?? "error")",
+                    fail(RTMPError(.rejected, "\(url): the server ended the stream: \(command.statusCode ?? "error")",
                                    statusCode: command.statusCode))
                     context?.close(promise: nil)
+                } else if Self.endOfPlayCodes.contains(command.statusCode ?? "") {
+                    playback?(.ended(nil))
                 }
             default:
                 logger.debug("\(url): \(command.name) from the server")
@@ -180,8 +207,9 @@ final class RTMPClientHandler: ChannelInboundHandler {
         let error = failure ?? error
         handshakeWaiter?.fail(error)
         handshakeWaiter = nil
-        statusWaiter?.fail(error)
+        statusWaiter?.promise.fail(error)
         statusWaiter = nil
+        playback?(.ended(error))
         let waiting = answers
         answers = [:]
         for promise in waiting.values { promise.fail(error) }

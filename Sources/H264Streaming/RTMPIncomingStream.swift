@@ -10,7 +10,8 @@ public import NIOCore
 /// The sequence ends when the publisher does (``ending``): `FCUnpublish`/`deleteStream`, a
 /// closed connection, a broken chunk stream, ``stop()`` or the server's shutdown. At most
 /// ``bufferLimit`` events wait for the consumer; past that, events are dropped and counted
-/// (``droppedEvents``), never buffered without bound.
+/// (``droppedEvents``) — and the frames after a dropped event up to the next keyframe — never
+/// buffered without bound.
 public final class RTMPIncomingStream: AsyncSequence, Sendable {
     /// One event of the publisher's video.
     public typealias Element = FLVReader.Event
@@ -36,39 +37,35 @@ public final class RTMPIncomingStream: AsyncSequence, Sendable {
     public let streamKey: String
     /// The publisher's address.
     public let remoteAddress: SocketAddress?
-    private let stream: AsyncStream<Element>
-    private let continuation: AsyncStream<Element>.Continuation
-    private let state = Locked<(ending: Ending?, dropped: Int)>((nil, 0))
+    private let queue = RTMPEventQueue<Ending>(limit: bufferLimit)
     private let stopPublish: @Sendable () -> Void
 
     init(app: String, streamKey: String, remoteAddress: SocketAddress?, stop: @escaping @Sendable () -> Void) {
         self.app = app
         self.streamKey = streamKey
         self.remoteAddress = remoteAddress
-        (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingOldest(Self.bufferLimit))
         stopPublish = stop
     }
 
     /// Why the publish ended; nil while it goes on.
-    public var ending: Ending? { state.withLock { $0.ending } }
+    public var ending: Ending? { queue.ending }
 
-    /// Events dropped because the consumer fell ``bufferLimit`` behind.
-    public var droppedEvents: Int { state.withLock { $0.dropped } }
+    /// Events dropped because the consumer fell ``bufferLimit`` behind (and the frames up to the
+    /// next keyframe after them).
+    public var droppedEvents: Int { queue.dropped }
 
     /// Ends the publish: the connection closes, the sequence ends after the events delivered.
     public func stop() { stopPublish() }
 
+    /// The events as the queue holds them (``RelaySource``'s).
+    var events: AsyncStream<Element> { queue.stream }
+
     /// The events, in arrival order.
-    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { queue.stream.makeAsyncIterator() }
 
     /// Delivers `event`.
-    func deliver(_ event: Element) {
-        if case .dropped = continuation.yield(event) { state.withLock { $0.dropped += 1 } }
-    }
+    func deliver(_ event: Element) { queue.deliver(event) }
 
     /// Ends the sequence (the first ending is kept).
-    func end(_ ending: Ending) {
-        state.withLock { $0.ending = $0.ending ?? ending }
-        continuation.finish()
-    }
+    func end(_ ending: Ending) { queue.end(ending) }
 }

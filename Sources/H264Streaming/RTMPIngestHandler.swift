@@ -22,8 +22,8 @@ final class RTMPIngestHandler: ChannelInboundHandler {
     private var handshake = RTMPHandshake(role: .server, time: 0, random: [0x68, 0x32, 0x36, 0x34])
     private var reader = RTMPChunkReader()
     private var writer = RTMPChunkWriter()
-    /// Video messages become FLV tags for this reader (started with a file header).
-    private var flv = FLVReader()
+    /// Video messages as FLV events.
+    private var video = RTMPVideoReader()
     private var app: String?
     private var stream: RTMPIncomingStream?
     private let requiredApp: String?
@@ -39,8 +39,6 @@ final class RTMPIngestHandler: ChannelInboundHandler {
         self.shared = shared
         self.logger = logger
         self.onPublish = onPublish
-        var header = FLVWriter()                  // the file header and PreviousTagSize0
-        flv.append(header.takeBytes())
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -69,7 +67,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
     private func handle(_ message: RTMPMessage) throws(H264Error) {
         switch message.type {
         case .commandAMF0: try handle(try RTMPCommand(parsing: message.payload))
-        case .video: video(message)
+        case .video: if let stream { video.events(of: message).forEach(stream.deliver) }
         case .userControl:
             if case .userControl(.pingRequest(let time))? = try RTMPControlMessage(message) {
                 send(RTMPControlMessage.userControl(.pingResponse(timestamp: time)).message, on: 2)
@@ -135,21 +133,6 @@ final class RTMPIngestHandler: ChannelInboundHandler {
         }
     }
 
-    /// A video message as an FLV tag (header, data, PreviousTagSize) through the FLV reader.
-    private func video(_ message: RTMPMessage) {
-        guard let stream else { return }
-        var tag: [UInt8] = []
-        tag.reserveCapacity(message.payload.count + FLVTagHeader.size + 4)
-        guard (try? FLVTagHeader(tagType: .video, dataSize: message.payload.count, timestamp: message.timestamp).append(to: &tag)) != nil else {
-            return
-        }
-        tag.append(contentsOf: message.payload)
-        let previousTagSize = UInt32(FLVTagHeader.size + message.payload.count)
-        tag.append(contentsOf: (0..<4).map { UInt8(truncatingIfNeeded: previousTagSize >> (24 - 8 * $0)) })
-        flv.append(tag)
-        while let event = try? flv.next() { stream.deliver(event) }
-    }
-
     private func send(_ message: RTMPMessage, on chunkStreamId: Int) {
         var bytes: [UInt8] = []
         do throws(H264Error) {
@@ -169,8 +152,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
     private func end(_ ending: RTMPIncomingStream.Ending) {
         guard let stream else { return }
         self.stream = nil
-        flv.finish()
-        while let event = try? flv.next() { stream.deliver(event) }
+        video.finish().forEach(stream.deliver)
         stream.end(ending)
         shared.withLock { if $0.live === stream { $0.live = nil } }
     }

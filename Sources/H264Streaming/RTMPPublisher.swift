@@ -1,7 +1,6 @@
 public import H264
 public import Logging
 public import NIOCore
-import NIOPosix
 
 /// Publishes H.264 to an RTMP server — nginx-rtmp, SRS, MediaMTX, FFmpeg, YouTube, Twitch —
 /// as encoders do (RTMP specification clause 7.2; FFmpeg's `rtmpproto.c`): the handshake,
@@ -120,75 +119,21 @@ public final class RTMPPublisher: Sendable {
     ///   refused), ``RTMPError/Code/protocolViolation``.
     public static func connect(to url: String, group: any EventLoopGroup, metadata: FLVMetadata? = nil,
                                configuration: Configuration = Configuration(), logger: Logger = .streamingSilent) async throws -> RTMPPublisher {
-        let target = try RTMPURL(url)
-        let loop = group.next()
-        let random = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        let handler = try await loop.submit {
-            NIOLoopBound(RTMPClientHandler(url: target.description, time: 0, random: random, logger: logger), eventLoop: loop)
-        }.get()
-        let trust = configuration.tlsTrust, limit = max(configuration.writeBufferLimit, 2)
-        let channel: any Channel
+        let settings = RTMPClientConnection.Settings(
+            connectTimeout: configuration.connectTimeout, commandTimeout: configuration.commandTimeout, chunkSize: configuration.chunkSize,
+            writeBufferLimit: configuration.writeBufferLimit, tlsTrust: configuration.tlsTrust, flashVer: configuration.flashVer,
+            maximumMessageLength: 1 << 20)
+        let connection = try await RTMPClientConnection.open(url, group: group, settings: settings, logger: logger)
+        let target = connection.target
         do {
-            channel = try await ClientBootstrap(group: loop)
-                .connectTimeout(TimeAmount(configuration.connectTimeout))
-                .channelOption(.writeBufferWaterMark, value: .init(low: limit / 2, high: limit))
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        if target.isSecure { try channel.pipeline.syncOperations.addHandler(trust.makeHandler(host: target.host)) }
-                        try channel.pipeline.syncOperations.addHandler(handler.value)
-                    }
-                }
-                .connect(host: target.host, port: target.port).get()
-        } catch {
-            throw RTMPError(.connectionFailed, "\(target): cannot connect to \(target.host):\(target.port) (\(error))")
-        }
-        do {
-            let timeout = configuration.commandTimeout
-            do {
-                try await loop.flatSubmit { handler.value.startHandshake(timeout: timeout, on: loop) }.get()
-            } catch let error as RTMPError where target.isSecure && error.code == .connectionClosed {
-                let caught = try? await loop.submit { handler.value.caughtError.map { "\($0)" } }.get()
-                throw caught.flatMap { $0 }.map { RTMPError(.tls, "\(target): \(RTSPTLSTrust.describe(handshakeFailure: $0))") } ?? error
-            }
-            func call(_ command: RTMPCommand) async throws -> RTMPCommand {
-                let answer = try await loop.flatSubmit {
-                    handler.value.send(command, answered: true, timeout: timeout, on: loop)
-                }.get()
-                guard answer.name == "_result" else {
-                    throw RTMPError(.rejected, "\(target): \(command.name): \(answer.statusCode ?? answer.name)"
-                                    + (answer.statusDescription.map { " (\($0))" } ?? ""), statusCode: answer.statusCode)
-                }
-                return answer
-            }
-            try await loop.submit {
-                do throws(H264Error) { try handler.value.setChunkSize(configuration.chunkSize) } catch {
-                    throw RTMPError(.invalidUse, "\(target): \(error)", underlying: error)
-                }
-            }.get()
-            _ = try await call(.connect(app: target.app, tcUrl: target.tcUrl, flashVer: configuration.flashVer))
-            try await loop.submit {
-                for command in [RTMPCommand.releaseStream(target.streamKey, transactionId: 2), .fcPublish(target.streamKey, transactionId: 3)] {
-                    _ = handler.value.send(command, answered: false, timeout: timeout, on: loop)
-                }
-            }.get()
-            let created = try await call(.createStream(transactionId: 4))
-            guard let number = created.arguments.first?.number, let streamId = UInt32(exactly: number) else {
-                throw RTMPError(.protocolViolation, "\(target): createStream's _result carries no stream id")
-            }
-            let status = try await loop.flatSubmit {
-                let status = handler.value.awaitStatus(timeout: timeout, what: "publish", on: loop)
-                _ = handler.value.send(.publish(target.streamKey), streamId: streamId, answered: false, timeout: timeout, on: loop)
-                return status
-            }.get()
-            guard status.statusCode == "NetStream.Publish.Start" else {
-                throw RTMPError(.rejected, "\(target): publish: \(status.statusCode ?? "no code")"
-                                + (status.statusDescription.map { " (\($0))" } ?? ""), statusCode: status.statusCode)
-            }
+            try await connection.send([.releaseStream(target.streamKey, transactionId: 2), .fcPublish(target.streamKey, transactionId: 3)])
+            let streamId = try await connection.createStream(transactionId: 4)
+            try await connection.status(of: .publish(target.streamKey), streamId: streamId, expected: "NetStream.Publish.Start")
             logger.info("\(target): publishing (message stream \(streamId))")
-            return RTMPPublisher(url: target, messageStreamId: streamId, channel: channel, handler: handler, metadata: metadata,
-                                 configuration: configuration, logger: logger)
+            return RTMPPublisher(url: target, messageStreamId: streamId, channel: connection.channel, handler: connection.handler,
+                                 metadata: metadata, configuration: configuration, logger: logger)
         } catch {
-            try? await channel.close()
+            try? await connection.channel.close()
             throw error
         }
     }

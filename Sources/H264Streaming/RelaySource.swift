@@ -2,11 +2,14 @@ import H264
 
 /// Where a ``Relay`` takes its stream from, as ``LiveFrame``s: a camera played with
 /// ``RTSPClient``, a publisher recording to an ``RTSPServer`` record path (``RTSPPublisher``),
-/// or an Annex-B file played at its frame rate (``AnnexBFilePlayer``).
+/// an Annex-B file played at its frame rate (``AnnexBFilePlayer``), an RTMP stream played with
+/// ``RTMPPlayer``, or an RTMP publisher to an ``RTMPIngestServer`` (``RTMPIncomingStream``).
 ///
 /// The access units keep their bytes (AVCC) and their timing: a camera's frames carry the
 /// client's presentation time, a publisher's their RTP timestamps as a time since the first
-/// (unwrapped across 2³²), a file's their place at its frame rate. Access units before the
+/// (unwrapped across 2³²), a file's their place at its frame rate, an RTMP stream's their
+/// decoding time and DTS + composition time (milliseconds, the format from the AVC sequence
+/// header). Access units before the
 /// first format (SPS and PPS, from the SDP or in band) is known are dropped: nobody could decode
 /// them. Losses and diagnostics are not frames; the source's own statistics count them.
 ///
@@ -17,6 +20,7 @@ public struct RelaySource: AsyncSequence, Sendable {
         case camera(RTSPClient)
         case publisher(RTSPPublisher)
         case file(AnnexBFilePlayer)
+        case rtmp(AsyncStream<FLVReader.Event>)
     }
 
     private let kind: Kind
@@ -36,12 +40,23 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// - Parameter player: the file, its fallback frame rate and whether it loops.
     public static func file(_ player: AnnexBFilePlayer) -> RelaySource { RelaySource(kind: .file(player)) }
 
+    /// The frames of an RTMP stream played from a server.
+    ///
+    /// - Parameter player: the playing player; ``RTMPPlayer/stop()`` tears it down.
+    public static func rtmp(_ player: RTMPPlayer) -> RelaySource { RelaySource(kind: .rtmp(player.events)) }
+
+    /// The frames of an RTMP publisher to an ``RTMPIngestServer``.
+    ///
+    /// - Parameter publisher: the publishing stream.
+    public static func rtmp(_ publisher: RTMPIncomingStream) -> RelaySource { RelaySource(kind: .rtmp(publisher.events)) }
+
     /// The frames, as they come.
     public func makeAsyncIterator() -> Iterator {
         switch kind {
         case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: client.formatDescription)
         case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator(), RTPTimeline()), format: publisher.formatDescription)
         case .file(let player): Iterator(.file(player.makeAsyncIterator()), format: nil)
+        case .rtmp(let events): Iterator(.rtmp(events.makeAsyncIterator()), format: nil)
         }
     }
 
@@ -51,6 +66,7 @@ public struct RelaySource: AsyncSequence, Sendable {
             case camera(AsyncStream<RTSPClient.Event>.AsyncIterator)
             case publisher(AsyncStream<RTPDepacketizer.Event>.AsyncIterator, RTPTimeline)
             case file(AnnexBFilePlayer.Iterator)
+            case rtmp(AsyncStream<FLVReader.Event>.AsyncIterator)
         }
 
         private var events: Events
@@ -81,6 +97,17 @@ public struct RelaySource: AsyncSequence, Sendable {
                     case .formatChange(let changed): format = changed
                     case .loss, .diagnostic, .disconnected, .reconnected, .resumed: continue
                     }
+                case .rtmp(var flv):
+                    let event = await flv.next()
+                    events = .rtmp(flv)
+                    switch event {
+                    case nil: return nil
+                    case .sequenceHeader(let header)?: format = header
+                    case .frame(let received)?:
+                        if let frame = frame(received.accessUnit, at: .milliseconds(received.presentationTime),
+                                             decodedAt: .milliseconds(received.decodeTime)) { return frame }
+                    case .endOfSequence?, .skippedTag?, .warning?: continue
+                    }
                 case .publisher(var publisher, var timeline):
                     let event = await publisher.next()
                     guard let event else { return nil }
@@ -97,10 +124,10 @@ public struct RelaySource: AsyncSequence, Sendable {
 
         /// `unit` as a frame, in its own format or the last one known; nil without either, or
         /// without a picture.
-        private mutating func frame(_ unit: AccessUnit, at time: Duration) -> LiveFrame? {
+        private mutating func frame(_ unit: AccessUnit, at time: Duration, decodedAt decodeTime: Duration? = nil) -> LiveFrame? {
             if let own = unit.formatDescription { format = own }
             guard unit.hasPicture, let format else { return nil }
-            return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR, presentationTime: time)
+            return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR, presentationTime: time, decodeTime: decodeTime)
         }
     }
 }

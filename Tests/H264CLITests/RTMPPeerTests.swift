@@ -133,10 +133,110 @@ import Testing
         #expect(publish.status == 0, "\(publish.stderr)")
         #expect(receive.waitForExit(timeout: 20) == 0, "\(receive.stderr)")
         #expect(receive.stderr.contains("wrote 9 access units"), "\(receive.stderr)")
+        try Self.expectFixtureNALUnits(ReferenceAnnexB.split(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))))
+    }
+
+    /// The slices and SEI of `written` equal the fixture's, in order, and its parameter sets are
+    /// the fixture's (repeated before each IDR).
+    static func expectFixtureNALUnits(_ written: [ArraySlice<UInt8>], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let isParameterSet = { (unit: ArraySlice<UInt8>) in unit.first.map { $0 & 0x1F == 7 || $0 & 0x1F == 8 } ?? false }
-        let written = ReferenceAnnexB.split(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output))))
         let expected = try Self.expected().units
-        #expect(written.filter { !isParameterSet($0) } == expected.filter { !isParameterSet($0) }, "the slices and SEI, in order")
-        #expect(Set(written.filter(isParameterSet).map(Array.init)) == Set(expected.filter(isParameterSet).map(Array.init)))
+        #expect(written.filter { !isParameterSet($0) } == expected.filter { !isParameterSet($0) }, "the slices and SEI, in order",
+                sourceLocation: sourceLocation)
+        #expect(Set(written.filter(isParameterSet).map(Array.init)) == Set(expected.filter(isParameterSet).map(Array.init)),
+                sourceLocation: sourceLocation)
+    }
+
+    /// `h264 receive rtmp://…/live/KEY` plays from nginx while `h264 relay FILE --rtmp` publishes
+    /// the fixture there: the same NAL units are written, the decoded y4m (`--decoded`) has the
+    /// 9 frames FFmpeg decodes from them, and it exits 0 when the publisher stops.
+    @Test func receivePlaysFromNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory)
+        defer { nginx.kill() }
+        let output = directory.appendingPathComponent("out.h264").path, y4m = directory.appendingPathComponent("out.y4m").path
+        let receive = try LoggingProcess(executable: CLI.executable, ["receive", nginx.url(key: "played"), "-o", output, "--decoded", y4m],
+                                         untilEvent: "playing")
+        defer { receive.kill() }
+        #expect(receive.events(named: "playing").first?["url"] == nginx.url(key: "played"), "\(receive.stderr)")
+        let relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", nginx.url(key: "played")])
+        #expect(relay.status == 0, "\(relay.stderr)")
+        #expect(receive.waitForExit(timeout: 20) == 0, "\(receive.stderr)")
+        #expect(receive.stderr.contains("wrote 9 access units"), "\(receive.stderr)")
+        try Self.expectFixtureNALUnits(ReferenceAnnexB.split(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))))
+        #expect(try ReceiveDecodeTests.frameMD5s(y4m) == (try ReceiveDecodeTests.frameMD5s(output, format: ["-f", "h264"])))
+        #expect(try ReceiveDecodeTests.frameMD5s(y4m).count == 9)
+    }
+
+    /// `h264 relay rtmp://…/live/KEY --rtsp 127.0.0.1:0/live` plays from nginx while a looping
+    /// `h264 relay FILE --rtmp` publishes there; FFmpeg reads the RTSP output and decodes 30
+    /// frames without a complaint.
+    @Test func relayPlaysFromNginx() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory)
+        defer { nginx.kill() }
+        let publisher = try LoggingProcess(executable: CLI.executable, ["relay", TestFixtures.url(Self.fixture).path, "--loop",
+                                                                        "--rtmp", nginx.url(key: "looped")],
+                                           isReady: { $0.contains("publishing") })
+        defer { publisher.kill() }
+        let relay = try LoggingProcess(executable: CLI.executable, ["relay", nginx.url(key: "looped"), "--rtsp", "127.0.0.1:0/live"],
+                                       untilListening: "rtsp")
+        defer { relay.kill() }
+        let rtsp = try #require(relay.listeningPort(scheme: "rtsp"), "\(relay.stderr)")
+        let decode = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i",
+                                                    "rtsp://127.0.0.1:\(rtsp)/live", "-frames:v", "30", "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        #expect(relay.stop() == 0, "\(relay.stderr)")
+        #expect(publisher.stop() == 0, "\(publisher.stderr)")
+    }
+
+    /// `h264 relay --listen rtmp://127.0.0.1:0/live/key --rtsp 127.0.0.1:0/live`: FFmpeg publishes
+    /// the fixture in a loop (`-c copy -f flv`), FFmpeg reads the RTSP output: the first 9
+    /// access units are the fixture's NAL units, and 30 frames decode without a complaint; the
+    /// relay exits 0 when the publisher goes.
+    @Test func relayServesAnRTMPPublisherOverRTSP() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let relay = try LoggingProcess(executable: CLI.executable, ["relay", "--listen", "rtmp://127.0.0.1:0/live/key", "--rtsp", "127.0.0.1:0/live"],
+                                       untilListening: "rtmp")
+        defer { relay.kill() }
+        let port = try #require(relay.listeningPort(scheme: "rtmp"), "\(relay.stderr)")
+        let publisher = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+                                           ["-nostdin", "-v", "info", "-nostats", "-re", "-stream_loop", "-1", "-i",
+                                            TestFixtures.url("flv/x264_bframes_320x192_9f.mkv").path, "-c", "copy", "-f", "flv",
+                                            "rtmp://127.0.0.1:\(port)/live/key"], isReady: { _ in true }) // its banner ends the launch wait
+        defer { publisher.kill() }
+        _ = relay.wait(timeout: 20) { events in events.contains { $0["event"] == "listening" && $0["url"]?.hasPrefix("rtsp://") == true } }
+        let rtsp = try #require(relay.listeningPort(scheme: "rtsp"), "\(relay.stderr)")
+        let url = "rtsp://127.0.0.1:\(rtsp)/live", copied = directory.appendingPathComponent("copy.h264").path
+        let copy = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", url,
+                                                  "-c", "copy", "-frames:v", "9", "-f", "h264", "-y", copied])
+        #expect(copy.status == 0, "\(copy.stderr)")
+        try Self.expectFixtureNALUnits(ReferenceAnnexB.split(try [UInt8](Data(contentsOf: URL(fileURLWithPath: copied)))))
+        let decode = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", url,
+                                                    "-frames:v", "30", "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        publisher.kill()
+        #expect(relay.waitForExit(timeout: 20) == 0, "\(relay.stderr)")
+    }
+
+    /// `h264 receive rtmp://…` refused (`_error` to `connect`: our ingest server takes another
+    /// application) or with nothing listening: exit 1 and one line naming the URL and the reason.
+    @Test func receiveRefusedIsAClearError() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let server = try LoggingProcess(executable: CLI.executable, ["receive", "--listen", "rtmp://127.0.0.1:0/live/key", "-o", output],
+                                        untilListening: "rtmp")
+        defer { server.kill() }
+        let port = try #require(server.listeningPort(scheme: "rtmp"), "\(server.stderr)")
+        let refused = try CLI.run(["receive", "rtmp://127.0.0.1:\(port)/other/key", "-o", output])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("rtmp://127.0.0.1:\(port)/other/key: connect: NetConnection.Connect.Rejected"), "\(refused.stderr)")
+        let free = try LoopbackTCP.freePort()
+        let unreachable = try CLI.run(["receive", "rtmp://127.0.0.1:\(free)/live/key", "-o", output])
+        #expect(unreachable.status == 1 && unreachable.stderr.contains("rtmp://127.0.0.1:\(free)/live/key: cannot connect"), "\(unreachable.stderr)")
     }
 }

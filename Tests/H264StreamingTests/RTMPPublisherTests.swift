@@ -95,46 +95,16 @@ import Testing
         try await group.shutdownGracefully()
     }
 
-    /// A Set Chunk Size message with `size`: a type 0 header on chunk stream 2 (timestamp 0,
-    /// length 4, type 1, stream 0), then the size big-endian.
-    static func setChunkSize(_ size: UInt32) -> [UInt8] {
-        [0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
-    }
-
-    /// A command message (chunk stream 3, length 4, type 20) whose AMF0 string says 255 bytes and
-    /// has 1.
-    static let overlongString: [UInt8] = [0x03, 0, 0, 0, 0, 0, 4, 20, 0, 0, 0, 0, 0x02, 0x00, 0xFF, 0x61]
-
-    static let badPeers: [(String, ScriptedRTMPServer.Behaviour, RTMPError.Code, H264Error.Code?, String?)] = [
-        ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
-        ("answers _error", .rejectConnect, .rejected, nil, "NetConnection.Connect.Rejected"),
-        ("refuses the publish", .rejectPublish, .rejected, nil, "NetStream.Publish.BadName"),
-        ("chunk size 0", .bytesAfterConnect(setChunkSize(0)), .protocolViolation, .rtmpChunkSizeOutOfRange, nil),
-        ("chunk size 2^31", .bytesAfterConnect(setChunkSize(0x8000_0000)), .protocolViolation, .rtmpChunkSizeOutOfRange, nil),
-        ("AMF0 string longer than the message", .bytesAfterConnect(overlongString), .protocolViolation, .truncated, nil),
-        ("message length beyond the limit", .bytesAfterConnect([0x03, 0, 0, 0, 0xFF, 0xFF, 0xFF, 20, 0, 0, 0, 0]),
-         .protocolViolation, .rtmpMessageTooLarge, nil),
-        ("never answers", .silent, .timeout, nil, nil),
-    ]
+    static let badPeers = ScriptedRTMPServer.badPeers(refusingTheStream: ("refuses the publish", .rejectPublish, .rejected, nil,
+                                                                          "NetStream.Publish.BadName"))
 
     @Test(arguments: badPeers.indices)
     func badPeerIsAClearError(_ index: Int) async throws {
-        let (name, behaviour, code, underlying, status) = Self.badPeers[index]
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await ScriptedRTMPServer(group: group, behaviour: behaviour)
-        var configuration = RTMPPublisher.Configuration()
-        configuration.commandTimeout = .milliseconds(300)
-        do {
-            _ = try await RTMPPublisher.connect(to: server.url(), group: group, configuration: configuration)
-            Issue.record("\(name): connected")
-        } catch let error as RTMPError {
-            #expect(error.code == code, "\(name): \(error)")
-            #expect(error.underlying?.code == underlying, "\(name): \(error)")
-            #expect(error.statusCode == status, "\(name): \(error)")
-            #expect(error.description.contains(server.url()), "\(name): the message names the URL: \(error)")
+        try await ScriptedRTMPServer.expectClearError(Self.badPeers[index]) { url, group, timeout in
+            var configuration = RTMPPublisher.Configuration()
+            configuration.commandTimeout = timeout
+            _ = try await RTMPPublisher.connect(to: url, group: group, configuration: configuration)
         }
-        await server.close()
-        try await group.shutdownGracefully()
     }
 
     /// `rtmps://` with each trust that accepts the test certificate publishes; the system's

@@ -2,6 +2,7 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOPosix
+import Testing
 
 /// An RTMP server on 127.0.0.1 that answers a publisher as nginx-rtmp does — or misbehaves as a
 /// test asks — built on the module's own sans-I/O pieces (``RTMPHandshake`` in the server role,
@@ -21,6 +22,12 @@ final class ScriptedRTMPServer: Sendable {
         case bytesAfterConnect([UInt8])
         /// Never answers `connect`.
         case silent
+        /// Answers `play` with `onStatus` `NetStream.Play.Reset` and `…Start`, then sends these
+        /// video messages and `NetStream.Play.UnpublishNotify`; `window` is the acknowledgement
+        /// window it announces.
+        case playing([RTMPMessage], window: UInt32 = 5_000_000)
+        /// Answers `play` with `onStatus` `NetStream.Play.StreamNotFound` (level error).
+        case streamNotFound
     }
 
     let channel: any Channel
@@ -47,6 +54,52 @@ final class ScriptedRTMPServer: Sendable {
     func url(_ path: String = "live/key") -> String { "\(isSecure ? "rtmps" : "rtmp")://127.0.0.1:\(port)/\(path)" }
 
     func close() async { try? await channel.close() }
+
+    /// A misbehaving server: its name, behaviour, and the error a client must give (code,
+    /// underlying code, status code).
+    typealias BadPeer = (name: String, behaviour: Behaviour, code: RTMPError.Code, underlying: H264Error.Code?, status: String?)
+
+    /// A Set Chunk Size message with `size`: a type 0 header on chunk stream 2 (timestamp 0,
+    /// length 4, type 1, stream 0), then the size big-endian.
+    static func setChunkSize(_ size: UInt32) -> [UInt8] {
+        [0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
+    }
+
+    /// A command message (chunk stream 3, length 4, type 20) whose AMF0 string says 255 bytes and
+    /// has 1.
+    static let overlongString: [UInt8] = [0x03, 0, 0, 0, 0, 0, 4, 20, 0, 0, 0, 0, 0x02, 0x00, 0xFF, 0x61]
+
+    /// The bad peers every client meets before its stream, and `refusal` (the `publish` or
+    /// `play` refused).
+    static func badPeers(refusingTheStream refusal: BadPeer) -> [BadPeer] { [
+        ("closes mid-handshake", .closeMidHandshake, .connectionClosed, nil, nil),
+        ("answers _error", .rejectConnect, .rejected, nil, "NetConnection.Connect.Rejected"),
+        refusal,
+        ("chunk size 0", .bytesAfterConnect(setChunkSize(0)), .protocolViolation, .rtmpChunkSizeOutOfRange, nil),
+        ("chunk size 2^31", .bytesAfterConnect(setChunkSize(0x8000_0000)), .protocolViolation, .rtmpChunkSizeOutOfRange, nil),
+        ("AMF0 string longer than the message", .bytesAfterConnect(overlongString), .protocolViolation, .truncated, nil),
+        ("message length beyond the limit", .bytesAfterConnect([0x03, 0, 0, 0, 0xFF, 0xFF, 0xFF, 20, 0, 0, 0, 0]),
+         .protocolViolation, .rtmpMessageTooLarge, nil),
+        ("never answers", .silent, .timeout, nil, nil),
+    ] }
+
+    /// Starts a server behaving as `peer` says, `connect`s a client to its URL (with a command
+    /// timeout of 300 ms) and expects the peer's error, its message naming the URL.
+    static func expectClearError(_ peer: BadPeer, connect: (String, any EventLoopGroup, Duration) async throws -> Void) async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: peer.behaviour)
+        do {
+            try await connect(server.url(), group, .milliseconds(300))
+            Issue.record("\(peer.name): connected")
+        } catch let error as RTMPError {
+            #expect(error.code == peer.code, "\(peer.name): \(error)")
+            #expect(error.underlying?.code == peer.underlying, "\(peer.name): \(error)")
+            #expect(error.statusCode == peer.status, "\(peer.name): \(error)")
+            #expect(error.description.contains(server.url()), "\(peer.name): the message names the URL: \(error)")
+        }
+        await server.close()
+        try await group.shutdownGracefully()
+    }
 
     private final class Answering: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
@@ -101,7 +154,8 @@ final class ScriptedRTMPServer: Sendable {
             case ("connect", .silent):
                 return
             case ("connect", _):
-                try writer.append(RTMPControlMessage.windowAcknowledgementSize(5_000_000).message, chunkStreamId: 2, to: &out)
+                let window: UInt32 = if case .playing(_, let window) = behaviour { window } else { 5_000_000 }
+                try writer.append(RTMPControlMessage.windowAcknowledgementSize(window).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPControlMessage.setPeerBandwidth(5_000_000, limitType: 2).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPControlMessage.userControl(.pingRequest(timestamp: 77)).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPCommand(name: "_result", transactionId: 1, commandObject: .object([AMF0Property("fmsVer", .string("FMS/3,0,1,123"))]),
@@ -115,6 +169,18 @@ final class ScriptedRTMPServer: Sendable {
             case ("publish", _):
                 try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Publish.Start")])
+                    .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+            case ("play", .streamNotFound):
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Play.StreamNotFound")])
+                    .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+            case ("play", .playing(let video, _)):
+                try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
+                for code in ["NetStream.Play.Reset", "NetStream.Play.Start"] {
+                    try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", code)])
+                        .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+                }
+                for message in video { try writer.append(message, chunkStreamId: 6, to: &out) }
+                try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Play.UnpublishNotify")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
             default:
                 return

@@ -4,12 +4,12 @@ import H264
 import H264Streaming
 import NIOPosix
 
-/// `h264 receive STREAM.sdp|rtsp://HOST:PORT/PATH -o OUT.h264` (`RTPReceiver`, `RTSPClient`), or with
+/// `h264 receive STREAM.sdp|rtsp://…|rtmp://… -o OUT.h264` (`RTPReceiver`, `RTSPClient`, `RTMPPlayer`), or with
 /// `--listen` the RTSP server a publisher pushes to (`RTSPRecordServer`): the discussion says the rest.
 struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
-        abstract: "Receive H.264 over RTSP (rtsp:// URL) or plain RTP (SDP file) and write Annex-B.",
+        abstract: "Receive H.264 over RTSP (rtsp:// URL), RTMP (rtmp:// URL) or plain RTP (SDP file) and write Annex-B.",
         discussion: """
         With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
         DESCRIBE, SETUP (RTP/AVP over UDP, then RTP/AVP/TCP interleaved=0-1 if the server answers 461 or no packet comes within 3 s of PLAY; one of them only \
@@ -35,10 +35,11 @@ struct ReceiveCommand: AsyncParsableCommand {
         -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264; \
         h264 receive --listen rtsp://127.0.0.1:8554/live -o out.h264, then ffmpeg -re -i in.264 -c copy -f rtsp \
         rtsp://127.0.0.1:8554/live. With --listen rtmp://HOST:PORT/APP/KEY: one RTMP publisher to that application \
-        and key (ffmpeg -c copy -f flv, OBS, rtmp2sink); the recording ends when it unpublishes or disconnects.
+        and key (ffmpeg -c copy -f flv, OBS, rtmp2sink); the recording ends when it unpublishes or disconnects. \
+        With rtmp[s]://HOST[:PORT]/APP/KEY: plays that stream from an RTMP server until its publisher stops.
         """)
 
-    @Argument(help: "An rtsp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
+    @Argument(help: "An rtsp:// or rtmp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
     var sdp: String
     @OptionGroup var options: ReceiveOptions
     @OptionGroup(title: "RTSP client") var rtsp: RTSPClientOptions
@@ -54,6 +55,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             try await closing({ try? await group.shutdownGracefully() }) {
                 if options.listen && sdp.lowercased().hasPrefix("rtmp") { return try await options.receiveRTMP(listeningOn: sdp, group: group) }
                 if options.listen { return try await receiveListening(group: group) }
+                if sdp.lowercased().hasPrefix("rtmp") { return try await options.receiveRTMP(playing: sdp, tlsTrust: rtsp.configuration().tlsTrust, group: group) }
                 if RTSPURI.isAbsolute(sdp) { return try await receiveRTSP(group: group) }
                 try await receiveRTP(group: group)
             }

@@ -13,9 +13,9 @@ struct RelayCommand: AsyncParsableCommand {
         commandName: "relay",
         abstract: "Serve one H.264 source (camera, publisher or file) to any number of viewers, without re-encoding.",
         discussion: """
-        SOURCE is a camera's rtsp:// or rtsps:// URL (played as the RTSP client options say), or an Annex-B file played at its frame rate (the SPS's VUI timing, \
+        SOURCE is a camera's rtsp:// or rtsps:// URL (played as the RTSP client options say), an rtmp[s]:// stream played from an RTMP server, or an Annex-B file played at its frame rate (the SPS's VUI timing, \
         else --fps, else 30; --loop repeats it, else the relay ends after the last frame and exits 0); with --listen \
-        rtsp://HOST:PORT/PATH the source is one publisher pushing there (ffmpeg -f rtsp, rtspclientsink). \
+        rtsp://HOST:PORT/PATH (or rtmp://HOST:PORT/APP/KEY) the source is one publisher pushing there (ffmpeg -f rtsp or -f flv, rtspclientsink). \
         Viewers play rtsp://HOST:PORT/PATH (RTP over TCP or UDP; rtsps:// with --tls-certificate), and with --port read raw Annex-B over TCP; \
         --rtmp rtmp://HOST[:PORT]/APP/KEY publishes the source to an RTMP server too (or alone, without --rtsp). \
         A relay cannot ask its source for an IDR, so it keeps the current GOP (at most --gop-bytes and --gop-frames; \
@@ -24,7 +24,7 @@ struct RelayCommand: AsyncParsableCommand {
         Example: h264 relay rtsp://camera.local/stream --rtsp 0.0.0.0:8554/cam1, then ffplay rtsp://HOST:8554/cam1.
         """)
 
-    @Argument(help: "An rtsp:// or rtsps:// URL, or an Annex-B file (none with --listen).") var source: String?
+    @Argument(help: "An rtsp[s]:// or rtmp[s]:// URL, or an Annex-B file (none with --listen).") var source: String?
     @OptionGroup var options: RelayOptions
     @OptionGroup(title: "RTSP authentication and TLS (viewers and the --listen publisher)") var auth: ServerAccessOptions
     @OptionGroup(title: "RTSP client (a camera SOURCE)") var client: RTSPClientOptions
@@ -32,7 +32,7 @@ struct RelayCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
-        if options.loop && source.map(RTSPURI.isAbsolute) != false { throw ValidationError("--loop is for a file SOURCE") }
+        if options.loop && source.map({ RTSPURI.isAbsolute($0) || $0.lowercased().hasPrefix("rtmp") }) != false { throw ValidationError("--loop is for a file SOURCE") }
         guard options.rtsp != nil || rtmp.rtmp != nil else { throw ValidationError("give --rtsp or --rtmp (or both)") }
     }
 
@@ -100,47 +100,13 @@ struct RelayCommand: AsyncParsableCommand {
         }
     }
 
-    /// The source's frames: the camera played, the file's player, or the first publisher (waited
-    /// for, a signal ending the wait); `closeSource` then tears it down.
-    private func open(group: MultiThreadedEventLoopGroup, eventLog: EventLog, logger: Logger,
-                      closeSource: inout @Sendable () async -> Void) async throws -> RelaySource {
-        if let listen = options.listen {
-            guard RTSPURI.isAbsolute(listen) else { throw CLIError("--listen wants an rtsp:// or rtsps:// URL, not \(listen)") }
-            guard RTSPURI.isSecure(listen) == (auth.tlsCertificate != nil) else { throw CLIError("rtsps:// goes with --tls-certificate and --tls-key") }
-            let (host, port) = try RTSPURI.hostAndPort(of: listen, allowingPortZero: true)
-            let publishPath = String(RTSPURI.path(of: listen).prefix { $0 != "?" })
-            let server = try await listening("RTSP on \(host):\(port)") {
-                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, configuration: auth.serverConfiguration(),
-                                                 logger: logger)
-            }
-            let follower = eventLog.follow(server.server.events) // the publisher's session
-            closeSource = { await server.shutdown(); await follower?.value }
-            Self.announce(server.url(host: host), eventLog)
-            var publishers = server.publishers.makeAsyncIterator()
-            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else {
-                throw CLIError("stopped before a publisher came")
-            }
-            return .publisher(publisher)
-        }
-        guard let source else { throw CLIError("no SOURCE") }
-        if RTSPURI.isAbsolute(source) {
-            var configuration = try client.configuration()
-            configuration.userAgent = "h264 relay"
-            let client = try await RTSPClient.open(url: source, group: group, configuration: configuration, logger: logger)
-            closeSource = client.close
-            return .camera(client)
-        }
-        guard FileManager.default.isReadableFile(atPath: source) else { throw CLIError("cannot read \(source)") }
-        return .file(AnnexBFilePlayer(path: source, framesPerSecond: options.fps, loops: options.loop))
-    }
-
     /// Starts a listener, naming `what` in its error.
-    private func listening<T>(_ what: String, _ start: () async throws -> T) async throws -> T {
+    func listening<T>(_ what: String, _ start: () async throws -> T) async throws -> T {
         do { return try await start() } catch { throw CLIError("cannot listen for \(what): \(error)") }
     }
 
     /// `listening on URL` on standard error (always) and as a `listening` event.
-    private static func announce(_ url: String, _ eventLog: EventLog) {
+    static func announce(_ url: String, _ eventLog: EventLog) {
         FileHandle.standardError.write(Data("h264 relay: listening on \(url)\n".utf8))
         eventLog.write(.listening(url: url))
     }

@@ -1,0 +1,44 @@
+import H264
+
+/// The bounded queue between an RTMP connection's event loop and the consumer of its video
+/// (``RTMPIncomingStream``, ``RTMPPlayer``): at most `limit` events wait; past that, events are
+/// dropped and counted, never buffered without bound — and after a dropped event, frames up to
+/// the next keyframe too (they could not be decoded). The first ending is kept.
+final class RTMPEventQueue<Ending: Sendable>: Sendable {
+    let stream: AsyncStream<FLVReader.Event>
+    private let continuation: AsyncStream<FLVReader.Event>.Continuation
+    private let state = Locked<(ending: Ending?, dropped: Int, skippingToKeyframe: Bool)>((nil, 0, false))
+
+    init(limit: Int) {
+        (stream, continuation) = AsyncStream.makeStream(of: FLVReader.Event.self, bufferingPolicy: .bufferingOldest(max(limit, 1)))
+    }
+
+    /// Why the video ended; nil while it goes on.
+    var ending: Ending? { state.withLock { $0.ending } }
+
+    /// Events dropped because the consumer fell behind.
+    var dropped: Int { state.withLock { $0.dropped } }
+
+    /// Delivers `event`, unless it is a frame after a dropped event and before the next keyframe.
+    func deliver(_ event: FLVReader.Event) {
+        state.withLock { state in
+            if case .frame(let frame) = event, state.skippingToKeyframe {
+                guard frame.isKeyframe else {
+                    state.dropped += 1
+                    return
+                }
+                state.skippingToKeyframe = false
+            }
+            if case .dropped = continuation.yield(event) {
+                state.dropped += 1
+                state.skippingToKeyframe = true
+            }
+        }
+    }
+
+    /// Ends the sequence (the first ending is kept).
+    func end(_ ending: Ending) {
+        state.withLock { $0.ending = $0.ending ?? ending }
+        continuation.finish()
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import H264
+import H264Streaming
+import NIOPosix
+
+extension ReceiveOptions {
+    /// `h264 receive --listen rtmp://HOST:PORT/APP/KEY -o OUT.h264`: waits for one publisher
+    /// (`RTMPIngestServer`, the URL's application and key only) and writes its stream.
+    func receiveRTMP(listeningOn url: String, group: MultiThreadedEventLoopGroup) async throws {
+        let (server, listening) = try await startRTMPIngest(url, group: group,
+                                                            logger: StandardErrorLogHandler.logger(command: "receive", quiet: quiet))
+        FileHandle.standardError.write(Data("h264 receive: listening on \(listening)\n".utf8))
+        try EventLog(path: events).write(.listening(url: listening))
+        try await closing(server.shutdown) {
+            guard let publisher = try await server.firstPublisher() else { return }
+            try await receive(publisher, opening: "publisher \(publisher.remoteAddress.map { "\($0)" } ?? "?") on \(listening)",
+                              stop: server.shutdown, whenDone: publisher.stop) { publisher.droppedEvents }
+        }
+    }
+
+    /// `h264 receive rtmp[s]://HOST[:PORT]/APP/KEY -o OUT.h264`: plays the stream (`RTMPPlayer`) until its publisher stops.
+    func receiveRTMP(playing url: String, tlsTrust: RTSPTLSTrust, group: MultiThreadedEventLoopGroup) async throws {
+        let player = try await RTMPPlayer.connect(to: url, group: group, configuration: RTMPPlayer.Configuration(tlsTrust: tlsTrust),
+                                                  logger: StandardErrorLogHandler.logger(command: "receive", quiet: quiet))
+        try EventLog(path: events).write(.playing(url: player.url.description, session: "message stream \(player.messageStreamId)"))
+        try await receive(player, opening: "playing \(player.url)", stop: { player.stop() }, whenDone: player.stop) { player.droppedEvents }
+        if case .failed(let error)? = player.ending { throw error }
+    }
+
+    /// Writes an RTMP stream's events as the RTP modes write theirs: frames as depacketizer events
+    /// stamped with their presentation time on a 90 kHz clock, damaged tags as diagnostics.
+    private func receive(_ flv: some AsyncSequence<FLVReader.Event, Never> & Sendable, opening: String,
+                         stop: @escaping @Sendable () async -> Void, whenDone: () -> Void, dropped: () -> Int) async throws {
+        let events = flv.compactMap { (event: FLVReader.Event) -> RTPDepacketizer.Event? in
+            switch event {
+            case .frame(let frame):
+                .accessUnit(.init(accessUnit: frame.accessUnit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true))
+            case .skippedTag(let error), .warning(let error): .diagnostic(error)
+            case .sequenceHeader, .endOfSequence: nil
+            }
+        }
+        try await receive(events, format: nil, opening: opening, stop: stop, whenDone: whenDone) {
+            dropped() > 0 ? "\(dropped()) events dropped (the output could not keep up)" : nil
+        } statistics: { RTPReceptionStatistics() }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import H264Streaming
+import Logging
+import NIOPosix
+
+extension RelayCommand {
+    /// The source's frames: the camera or RTMP stream played, the file's player, or the first
+    /// publisher (RTSP or RTMP; waited for, a signal ending the wait); `closeSource` then tears it down.
+    func open(group: MultiThreadedEventLoopGroup, eventLog: EventLog, logger: Logger,
+              closeSource: inout @Sendable () async -> Void) async throws -> RelaySource {
+        if let listen = options.listen, listen.lowercased().hasPrefix("rtmp") { // one RTMP publisher to that application and key
+            let (server, url) = try await startRTMPIngest(listen, group: group, logger: logger)
+            closeSource = server.shutdown
+            Self.announce(url, eventLog)
+            guard let publisher = try await server.firstPublisher() else { throw CLIError("stopped before a publisher came") }
+            return .rtmp(publisher)
+        }
+        if let source, source.lowercased().hasPrefix("rtmp") {
+            let configuration = RTMPPlayer.Configuration(tlsTrust: try client.configuration().tlsTrust)
+            let player = try await RTMPPlayer.connect(to: source, group: group, configuration: configuration, logger: logger)
+            closeSource = { player.stop() }
+            return .rtmp(player)
+        }
+        if let listen = options.listen {
+            guard RTSPURI.isAbsolute(listen) else { throw CLIError("--listen wants an rtsp:// or rtsps:// URL, not \(listen)") }
+            guard RTSPURI.isSecure(listen) == (auth.tlsCertificate != nil) else { throw CLIError("rtsps:// goes with --tls-certificate and --tls-key") }
+            let (host, port) = try RTSPURI.hostAndPort(of: listen, allowingPortZero: true)
+            let publishPath = String(RTSPURI.path(of: listen).prefix { $0 != "?" })
+            let server = try await listening("RTSP on \(host):\(port)") {
+                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, configuration: auth.serverConfiguration(),
+                                                 logger: logger)
+            }
+            let follower = eventLog.follow(server.server.events) // the publisher's session
+            closeSource = { await server.shutdown(); await follower?.value }
+            Self.announce(server.url(host: host), eventLog)
+            var publishers = server.publishers.makeAsyncIterator()
+            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else {
+                throw CLIError("stopped before a publisher came")
+            }
+            return .publisher(publisher)
+        }
+        guard let source else { throw CLIError("no SOURCE") }
+        if RTSPURI.isAbsolute(source) {
+            var configuration = try client.configuration()
+            configuration.userAgent = "h264 relay"
+            let client = try await RTSPClient.open(url: source, group: group, configuration: configuration, logger: logger)
+            closeSource = client.close
+            return .camera(client)
+        }
+        guard FileManager.default.isReadableFile(atPath: source) else { throw CLIError("cannot read \(source)") }
+        return .file(AnnexBFilePlayer(path: source, framesPerSecond: options.fps, loops: options.loop))
+    }
+
+}
