@@ -60,4 +60,38 @@ public final class RTSPRecordServer: Sendable {
     public func shutdown() async {
         await server.shutdown()
     }
+
+    /// Starts listening at `url` — `rtsp://HOST:PORT/PATH`, or `rtsps://` when `configuration`
+    /// has a TLS identity (port 0: a free one; no path: `/`) — as `h264 receive --listen` and
+    /// `h264 relay --listen` are told.
+    ///
+    /// - Parameters:
+    ///   - url: where publishers push to.
+    ///   - group: the event loop group.
+    ///   - configuration: timeouts, receiving settings, authentication, TLS.
+    ///   - logger: as for ``start(host:port:path:group:configuration:logger:)``.
+    /// - Returns: the server and its URL with the bound port.
+    /// - Throws: ``RTSPClientError`` (code `badURL`) for a URL that is not `rtsp://` or
+    ///   `rtsps://`, or whose scheme disagrees with the configuration's TLS; the error of
+    ///   binding the address.
+    public static func start(listeningAt url: String, group: any EventLoopGroup, configuration: Configuration = .init(),
+                             logger: Logger = .streamingSilent) async throws -> (server: RTSPRecordServer, url: String) {
+        guard RTSPURI.isAbsolute(url) else {
+            throw RTSPClientError(.badURL, "listen on an rtsp:// or rtsps:// URL, not \(url)")
+        }
+        guard RTSPURI.isSecure(url) == (configuration.tls != nil) else {
+            throw RTSPClientError(.badURL, "rtsps:// goes with a TLS certificate and key, rtsp:// without")
+        }
+        let (host, port) = try RTSPURI.hostAndPort(of: url, allowingPortZero: true)
+        let path = String(RTSPURI.path(of: url).prefix { $0 != "?" })
+        let server = try await start(host: host, port: port, path: path.isEmpty ? "/" : path, group: group,
+                                     configuration: configuration, logger: logger)
+        return (server, server.url(host: host))
+    }
+
+    /// The first publisher that starts recording; nil once the server was shut down without one.
+    public func firstPublisher() async -> RTSPPublisher? {
+        var iterator = publishers.makeAsyncIterator()
+        return await iterator.next()
+    }
 }

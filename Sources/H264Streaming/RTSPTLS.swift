@@ -22,6 +22,21 @@ public enum RTSPTLSTrust: Sendable, Hashable {
     /// server. What FFmpeg does unless told `-tls_verify 1`.
     case anyCertificate
 
+    /// The trust a command line names: `system` (``systemRoots``), `any` (``anyCertificate``),
+    /// `sha256:HEX` (``fingerprint(hex:)``), or else the path of a PEM file
+    /// (``certificates(pemFile:)``) — `h264 receive --tls-trust`.
+    ///
+    /// - Parameter argument: the name.
+    /// - Throws: ``RTSPTLSError`` for a fingerprint that is not one, or a file that cannot be read.
+    public init(argument: String) throws(RTSPTLSError) {
+        self = switch argument {
+        case "system": .systemRoots
+        case "any": .anyCertificate
+        case let trust where trust.lowercased().hasPrefix("sha256:"): try .fingerprint(hex: String(trust.dropFirst(7)))
+        case let file: try .certificates(pemFile: file)
+        }
+    }
+
     /// Trusts the certificates of a PEM file (one or more `BEGIN CERTIFICATE` blocks).
     ///
     /// - Parameter pemFile: the file's path.

@@ -84,20 +84,14 @@ struct ConvertCommand: ParsableCommand {
     private func convertHEVC(_ bytes: [UInt8], name: String) throws -> Bool {
         let record = try to == .annexb ? config.flatMap { HEVCDecoderConfigurationRecord.recognizing(try CLIIO.read($0)) } : nil
         guard record != nil || (to == .avcc && AnnexB.carriesHEVC(bytes)) else { return false }
-        if let record {
-            let size = lengthSize ?? record.nalUnitLengthSize
-            try CLIIO.write(try CLIError.named(name) { () throws(H264Error) in try AnnexB.fromHVCC(bytes, lengthSize: size, configuration: record) },
-                            to: out.output)
-            return true
+        guard (lengthSize ?? 4) == 4 || record != nil else { throw CLIError("H.265 is written with 4-byte lengths (--length-size 4)") }
+        let converted = try CLIError.named(name) { () throws(H264Error) in
+            guard let record else { return try HEVCConversion.hvcc(fromAnnexB: bytes, parameterSetsInBand: parameterSets == .inband) }
+            return (try AnnexB.fromHVCC(bytes, lengthSize: lengthSize ?? record.nalUnitLengthSize, configuration: record), record, [])
         }
-        guard (lengthSize ?? 4) == 4 else { throw CLIError("H.265 is written with 4-byte lengths (--length-size 4)") }
-        let inspection = try CLIError.named(name) { () throws(H264Error) in try HEVCStreamInspection(annexB: bytes) }
-        try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "convert", strict: strict.strict)
-        let (hvcC, samples) = try CLIError.named(name) { () throws(H264Error) in
-            try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: bytes, parameterSetsInBand: parameterSets == .inband)
-        }
-        try CLIIO.write(Array(samples.map(\.data).joined()), to: out.output)
-        if let configOut { try CLIIO.write(hvcC.bytes, to: configOut) }
+        try CLIIO.report(converted.diagnostics, file: name, command: "convert", strict: strict.strict)
+        try CLIIO.write(converted.hvcc, to: out.output)
+        if let configOut, record == nil { try CLIIO.write(converted.configuration.bytes, to: configOut) }
         return true
     }
 

@@ -35,18 +35,17 @@ struct InspectCommand: ParsableCommand {
         try runReportingErrors(command: "inspect") {
             let bytes = try CLIIO.read(file)
             let name = file == "-" ? "<stdin>" : file
-            if config == nil, lengthSize == nil, AnnexB.carriesHEVC(bytes) {
-                let inspection = try CLIError.named(name) { () throws(H264Error) in try HEVCStreamInspection(annexB: bytes) }
-                try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "inspect", strict: strict.strict)
-                print(json ? inspection.json() : inspection.table())
-                return
-            }
             let record = try config.map(CLIIO.readConfiguration)
-            let inspection = try CLIError.named(name) { () throws(H264Error) in
-                try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize ?? record?.nalUnitLengthSize)
+            let (diagnostics, text) = try CLIError.named(name) { () throws(H264Error) in
+                if config == nil, lengthSize == nil, AnnexB.carriesHEVC(bytes) {
+                    let inspection = try HEVCStreamInspection(annexB: bytes)
+                    return (inspection.diagnostics, json ? inspection.json() : inspection.table())
+                }
+                let inspection = try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize ?? record?.nalUnitLengthSize)
+                return (inspection.diagnostics, json ? inspection.json() : inspection.table())
             }
-            try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "inspect", strict: strict.strict)
-            print(json ? inspection.json() : inspection.table())
+            try CLIIO.report(diagnostics.map(\.error), file: name, command: "inspect", strict: strict.strict)
+            print(text)
         }
     }
 }

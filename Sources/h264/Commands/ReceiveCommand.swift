@@ -67,14 +67,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         let description = try SessionDescription(parsing: String(decoding: try CLIIO.read(sdp), as: UTF8.self))
         _ = try description.depacketizer(reorderWindow: options.reorderWindow)
         let format = try? description.formatDescription()
-        let receiver: RTPReceiver
-        do {
-            receiver = try await RTPReceiver.start(description: description, group: group, reorderWindow: options.reorderWindow,
-                                                   idleTimeout: .seconds(options.idleTimeout))
-        } catch let error as H264Error {
-            throw error
-        } catch {
-            throw CLIError("cannot listen on UDP port \(description.port) (\(error))")
+        let receiver = try await listening("UDP port \(description.port)") {
+            try await RTPReceiver.start(description: description, group: group, reorderWindow: options.reorderWindow,
+                                        idleTimeout: .seconds(options.idleTimeout))
         }
         try EventLog(path: options.events).write(.listening(url: "udp://\(receiver.localAddress?.ipAddress ?? "0.0.0.0"):\(description.port)"))
         try await closing(receiver.shutdown) {
@@ -110,30 +105,21 @@ struct ReceiveCommand: AsyncParsableCommand {
     /// `h264 receive --listen rtsp://HOST:PORT/PATH -o OUT.h264`: waits for one publisher
     /// (ANNOUNCE, SETUP with `mode=record`, RECORD; `RTSPRecordServer`) and writes its stream.
     private func receiveListening(group: MultiThreadedEventLoopGroup) async throws {
-        guard RTSPURI.isAbsolute(sdp) else { throw CLIError("--listen wants an rtsp:// or rtsps:// URL to listen on, not \(sdp)") }
-        guard RTSPURI.isSecure(sdp) == (auth.tlsCertificate != nil) else { throw CLIError("rtsps:// goes with --tls-certificate and --tls-key") }
-        let (host, port) = try RTSPURI.hostAndPort(of: sdp, allowingPortZero: true)
-        let pathPart = String(RTSPURI.path(of: sdp).prefix { $0 != "?" })
         var configuration = RTSPRecordServer.Configuration()
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
         try auth.apply(to: &configuration)
-        let server: RTSPRecordServer
-        do {
-            server = try await RTSPRecordServer.start(host: host, port: port, path: pathPart.isEmpty ? "/" : pathPart, group: group,
-                                                      configuration: configuration,
-                                                      logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
-        } catch {
-            throw CLIError("cannot listen for RTSP on \(host):\(port): \(error)")
+        let (server, url) = try await listening("RTSP at \(sdp)") {
+            try await RTSPRecordServer.start(listeningAt: sdp, group: group, configuration: configuration,
+                                             logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
         }
-        FileHandle.standardError.write(Data("h264 receive: listening on \(server.url(host: host))\n".utf8))
+        FileHandle.standardError.write(Data("h264 receive: listening on \(url)\n".utf8))
         let eventLog = try EventLog(path: options.events)
-        eventLog.write(.listening(url: server.url(host: host)))
+        eventLog.write(.listening(url: url))
         let follower = eventLog.follow(server.server.events)
         // SIGINT/SIGTERM shut the server down, which ends the recording (or the wait for one).
         try await closing({ await server.shutdown(); await follower?.value }) {
-            var publishers = server.publishers.makeAsyncIterator()
-            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else { return }
+            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, server.firstPublisher) else { return }
             try await options.receive(publisher, format: publisher.formatDescription, stop: server.shutdown, whenDone: publisher.stop) {
                 nil
             } statistics: { publisher.statistics }

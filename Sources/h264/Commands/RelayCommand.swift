@@ -100,11 +100,6 @@ struct RelayCommand: AsyncParsableCommand {
         }
     }
 
-    /// Starts a listener, naming `what` in its error.
-    func listening<T>(_ what: String, _ start: () async throws -> T) async throws -> T {
-        do { return try await start() } catch { throw CLIError("cannot listen for \(what): \(error)") }
-    }
-
     /// `listening on URL` on standard error (always) and as a `listening` event.
     static func announce(_ url: String, _ eventLog: EventLog) {
         FileHandle.standardError.write(Data("h264 relay: listening on \(url)\n".utf8))

@@ -63,3 +63,8 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
         self.init(.bitstream, file + (error.byteOffset.map { ": byte \($0)" } ?? "") + ": \(what)")
     }
 }
+
+/// Starts a listener, naming `what` in its error (`cannot listen for RTSP on …: …`).
+func listening<T>(_ what: String, _ start: () async throws -> T) async throws -> T {
+    do { return try await start() } catch { throw CLIError("cannot listen for \(what): \(error)") }
+}

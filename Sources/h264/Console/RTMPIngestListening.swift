@@ -8,13 +8,11 @@ import NIOPosix
 func startRTMPIngest(_ url: String, group: MultiThreadedEventLoopGroup, logger: Logger) async throws -> (RTMPIngestServer, String) {
     let target = try RTMPURL(url, allowingPortZero: true)
     guard !target.isSecure else { throw CLIError("--listen takes rtmp:// (rtmps:// is for publishing and playing)") }
-    do {
-        let server = try await RTMPIngestServer.start(host: target.host, port: target.port, group: group, app: target.app,
-                                                      streamKey: target.streamKey, logger: logger)
-        return (server, server.url(host: target.host, app: target.app, streamKey: target.streamKey))
-    } catch {
-        throw CLIError("cannot listen for RTMP on \(target.host):\(target.port): \(error)")
+    let server = try await listening("RTMP on \(target.host):\(target.port)") {
+        try await RTMPIngestServer.start(host: target.host, port: target.port, group: group, app: target.app,
+                                         streamKey: target.streamKey, logger: logger)
     }
+    return (server, server.url(host: target.host, app: target.app, streamKey: target.streamKey))
 }
 
 extension RTMPIngestServer {

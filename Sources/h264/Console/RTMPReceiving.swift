@@ -41,6 +41,6 @@ extension ReceiveOptions {
         }
         try await receive(events, format: nil, opening: opening, stop: stop, whenDone: whenDone) {
             dropped() > 0 ? "\(dropped()) events dropped (the output could not keep up)" : nil
-        } statistics: { RTPReceptionStatistics() }
+        }
     }
 }

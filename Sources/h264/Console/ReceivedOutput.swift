@@ -54,11 +54,11 @@ final class ReceivedOutput {
         }
     }
 
-    /// Logs the summary with the receiver's counts (its last events already written); when
-    /// decoding, flushes the decoder so the last frames are written.
-    func finish(packets: Int, lost: Int, dropped: Int) throws {
-        log("\(out == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first IDR skipped); "
-            + "\(packets) packets, \(lost) lost, \(dropped) access units dropped")
+    /// Logs the summary with the receiver's RTP counts (its last events already written; none
+    /// for RTMP); when decoding, flushes the decoder so the last frames are written.
+    func finish(_ s: RTPReceptionStatistics?) throws {
+        log("\(out == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first IDR skipped)"
+            + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))
         guard let decoded else { return }
         let summary = try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
             try decoded.writer.finish()
@@ -75,7 +75,7 @@ extension ReceiveOptions {
     /// signal (which runs `stop`); logs `opening` first and the `ending` and summary after.
     func receive<Events: AsyncSequence>(_ events: Events, format: FormatDescription?, opening: String? = nil,
                                  stop: @escaping @Sendable () async -> Void, whenDone: () -> Void = {},
-                                 ending: () -> String?, statistics: () -> RTPReceptionStatistics) async throws
+                                 ending: () -> String?, statistics: (() -> RTPReceptionStatistics)? = nil) async throws
         where Events.Element == RTPDepacketizer.Event {
         let sink = try receivedOutput(format: format)
         if let opening { log(opening) }
@@ -89,7 +89,6 @@ extension ReceiveOptions {
             }
         }
         if let line = ending() { log(line) }
-        let s = statistics()
-        try sink.finish(packets: s.packets, lost: s.lostPackets, dropped: s.droppedAccessUnits)
+        try sink.finish(statistics?())
     }
 }

@@ -22,19 +22,13 @@ extension RelayCommand {
             return .rtmp(player)
         }
         if let listen = options.listen {
-            guard RTSPURI.isAbsolute(listen) else { throw CLIError("--listen wants an rtsp:// or rtsps:// URL, not \(listen)") }
-            guard RTSPURI.isSecure(listen) == (auth.tlsCertificate != nil) else { throw CLIError("rtsps:// goes with --tls-certificate and --tls-key") }
-            let (host, port) = try RTSPURI.hostAndPort(of: listen, allowingPortZero: true)
-            let publishPath = String(RTSPURI.path(of: listen).prefix { $0 != "?" })
-            let server = try await listening("RTSP on \(host):\(port)") {
-                try await RTSPRecordServer.start(host: host, port: port, path: publishPath, group: group, configuration: auth.serverConfiguration(),
-                                                 logger: logger)
+            let (server, url) = try await listening("RTSP at \(listen)") {
+                try await RTSPRecordServer.start(listeningAt: listen, group: group, configuration: auth.serverConfiguration(), logger: logger)
             }
             let follower = eventLog.follow(server.server.events) // the publisher's session
             closeSource = { await server.shutdown(); await follower?.value }
-            Self.announce(server.url(host: host), eventLog)
-            var publishers = server.publishers.makeAsyncIterator()
-            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, { await publishers.next() }) else {
+            Self.announce(url, eventLog)
+            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, server.firstPublisher) else {
                 throw CLIError("stopped before a publisher came")
             }
             return .publisher(publisher)

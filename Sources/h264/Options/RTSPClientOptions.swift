@@ -31,16 +31,7 @@ struct RTSPClientOptions: ParsableArguments {
     /// The client configuration these options ask for (a PEM file of `--tls-trust` loaded).
     func configuration() throws -> RTSPClient.Configuration {
         var configuration = RTSPClient.Configuration()
-        do {
-            configuration.tlsTrust = switch tlsTrust {
-            case "system": .systemRoots
-            case "any": .anyCertificate
-            case let trust where trust.lowercased().hasPrefix("sha256:"): try .fingerprint(hex: String(trust.dropFirst(7)))
-            case let file: try .certificates(pemFile: file)
-            }
-        } catch {
-            throw CLIError("--tls-trust: \(error)")
-        }
+        do { configuration.tlsTrust = try RTSPTLSTrust(argument: tlsTrust) } catch { throw CLIError("--tls-trust: \(error)") }
         configuration.transport = switch transport {
         case .auto: .automatic
         case .tcp: .tcp
