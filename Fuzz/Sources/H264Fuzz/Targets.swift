@@ -67,6 +67,8 @@ enum FuzzTarget: String, CaseIterable {
     case hevcParameterSets = "hevc-ps"
     /// `HEVCAccessUnitAssembler` and HVCC samples back to Annex-B (HEVCTargets.swift).
     case hevcAssembler = "hevc-assembler"
+    /// `HEVCRTPDepacketizer` and the packetizer round trip (HEVCRTPTarget.swift).
+    case hevcRTP = "hevc-rtp"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -91,6 +93,7 @@ enum FuzzTarget: String, CaseIterable {
         case .rtpInfo: Self.rtpInfo(bytes)
         case .hevcParameterSets: Self.hevcParameterSets(bytes)
         case .hevcAssembler: Self.hevcAssembler(bytes)
+        case .hevcRTP: Self.hevcRTP(bytes)
         }
     }
 
