@@ -77,15 +77,22 @@ import Testing
         for (index, unit) in units.enumerated() {
             packets += try packetizer.packets(hvcc: unit.data, presentationTime: .milliseconds(40 * index), parameterSets: sets)
         }
-        // FFmpeg waits for its first probe's bytes without analysing further (its RTP reader has no
-        // end: it is stopped with SIGINT once every packet is sent).
+        // FFmpeg hands out an access unit when the next one begins: one more (the last again)
+        // lets it write the last, and stop at the count.
+        if let last = units.last {
+            packets += try packetizer.packets(hvcc: last.data, presentationTime: .milliseconds(40 * units.count), parameterSets: sets)
+        }
+        // FFmpeg waits for its first probe's bytes without analysing further; it ends once it has
+        // written as many access units as were sent (SIGINT only if it does not, after 10 s).
         let ffmpeg = try Subprocess.launch("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
                                                             "-analyzeduration", "0", "-probesize", "32", "-i", sdpPath,
-                                                            "-c", "copy", "-f", "hevc", "-y", outputPath])
+                                                            "-c", "copy", "-frames:v", "\(units.count)", "-f", "hevc", "-y", outputPath])
         Thread.sleep(forTimeInterval: 1.5)
-        try LoopbackUDP().send(packets, to: port)
-        Thread.sleep(forTimeInterval: 1.0)
-        ffmpeg.interrupt()
+        let sender = try LoopbackUDP()
+        sender.send(packets, to: port)
+        let deadline = Date().addingTimeInterval(10)
+        while ffmpeg.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if ffmpeg.isRunning { ffmpeg.interrupt() }
         ffmpeg.waitUntilExit()
 
         let output = try [UInt8](Data(contentsOf: URL(fileURLWithPath: outputPath)))
