@@ -33,35 +33,28 @@ func hevcRTPConfiguration(mtu: Int = 400) -> RTPPacketizer.Configuration {
                                 initialTimestamp: 4_294_960_000)
 }
 
-/// Everything an `HEVCRTPDepacketizer` reports for some packets, sorted by kind.
+/// Everything an `HEVCRTPDepacketizer` reports for some packets, in order, and by kind.
 struct HEVCDepacketized {
-    var accessUnits: [HEVCRTPDepacketizer.ReceivedAccessUnit] = []
-    var losses: [RTPDepacketizer.Loss] = []
-    var diagnostics: [H264Error] = []
-    var keyframeRequests = 0
+    var events: [HEVCRTPDepacketizer.Event] = []
     var droppedAccessUnitCount = 0
 
     init(_ packets: [[UInt8]], maximumDONDifference: Int = 0, parameterSets: HEVCParameterSetCache = HEVCParameterSetCache()) {
         var depacketizer = HEVCRTPDepacketizer(parameterSets: parameterSets, maximumDONDifference: maximumDONDifference)
         for packet in packets {
             depacketizer.append(packet: packet)
-            collect(&depacketizer)
+            while let event = depacketizer.next() { events.append(event) }
         }
         depacketizer.finish()
-        collect(&depacketizer)
+        while let event = depacketizer.next() { events.append(event) }
         droppedAccessUnitCount = depacketizer.droppedAccessUnitCount
     }
 
-    private mutating func collect(_ depacketizer: inout HEVCRTPDepacketizer) {
-        while let event = depacketizer.next() {
-            switch event {
-            case .accessUnit(let unit): accessUnits.append(unit)
-            case .loss(let loss): losses.append(loss)
-            case .keyframeRequest: keyframeRequests += 1
-            case .diagnostic(let error): diagnostics.append(error)
-            }
-        }
+    var accessUnits: [HEVCRTPDepacketizer.ReceivedAccessUnit] {
+        events.compactMap { if case .accessUnit(let unit) = $0 { unit } else { nil } }
     }
+    var losses: [RTPDepacketizer.Loss] { events.compactMap { if case .loss(let loss) = $0 { loss } else { nil } } }
+    var diagnostics: [H264Error] { events.compactMap { if case .diagnostic(let error) = $0 { error } else { nil } } }
+    var keyframeRequests: Int { events.count { if case .keyframeRequest = $0 { true } else { false } } }
 
     /// The NAL units of each access unit handed out.
     var nalUnits: [[ArraySlice<UInt8>]] { accessUnits.map { $0.accessUnit.nalUnits } }
