@@ -50,6 +50,34 @@ import Testing
         #expect(same, "first different access unit: \(ours.indices.first { $0 < theirs.count && ours[$0] != theirs[$0] } ?? min(ours.count, theirs.count))")
     }
 
+    /// GStreamer's `rtph265pay` (APs with `aggregate-mode` on; `config-interval=-1` repeats
+    /// VPS, SPS and PPS before each IRAP): the stream's other NAL units unit for unit, and its
+    /// parameter sets.
+    @Test(arguments: ["main_gop_bframes_cra.265", "slices4_vui_hrd_aud.265", "mp4ff_1080p_50f.265"], ["zero-latency", "max", "none"])
+    func readsWhatGStreamerSends(stream: String, aggregateMode: String) throws {
+        let input = try TestFixtures.path("hevc/\(stream)")
+        let socket = try LoopbackUDP()
+        let gst = try Subprocess.launch("/usr/bin/env", ["gst-launch-1.0", "-q", "filesrc", "location=\(input)", "!", "h265parse", "!",
+                                                         "rtph265pay", "aggregate-mode=\(aggregateMode)", "config-interval=-1", "mtu=1200", "!",
+                                                         "udpsink", "host=127.0.0.1", "port=\(socket.port)", "sync=false"])
+        let packets = socket.receive { !gst.isRunning }
+        gst.waitUntilExit()
+        #expect(gst.terminationStatus == 0)
+        #expect(packets.allSatisfy { $0.count <= 1200 })
+        let received = HEVCDepacketized(packets)
+        #expect(received.diagnostics.isEmpty, "\(received.diagnostics.prefix(3))")
+        let ours = received.nalUnits.flatMap { $0.map(Self.withoutTrailingZeros) }
+        let bytes = try TestFixtures.data("hevc/\(stream)")
+        let theirs = AnnexB.nalUnits(in: bytes).map { Self.withoutTrailingZeros(bytes[$0.range]) }
+        let isParameterSet = { (unit: ArraySlice<UInt8>) in (32...34).contains((unit[unit.startIndex] >> 1) & 0x3F) }
+        let same = ours.filter { !isParameterSet($0) } == theirs.filter { !isParameterSet($0) }
+        #expect(same, "\(ours.count) NAL units for \(theirs.count)")
+        #expect(Set(ours.filter(isParameterSet).map(Array.init)) == Set(theirs.filter(isParameterSet).map(Array.init)))
+        if aggregateMode != "none" {
+            #expect(packets.contains { $0.count > 12 && ($0[12] >> 1) & 0x3F == 48 }, "APs from aggregate-mode=\(aggregateMode)")
+        }
+    }
+
     /// The streams FFmpeg reads back from us: one plain, one with slices and AUDs, the 1080p clip
     /// (FUs), 4:2:2 10-bit.
     static let sentStreams = ["main_gop_bframes_cra.265", "slices4_vui_hrd_aud.265", "mp4ff_1080p_50f.265", "rext_422_10.265"]
