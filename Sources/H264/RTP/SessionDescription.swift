@@ -104,8 +104,9 @@ public struct SessionDescription: Hashable, Sendable {
         lines += [
             "m=video \(port) RTP/AVP \(payloadType)",
             "a=rtpmap:\(payloadType) \(encodingName)/\(clockRate)",
-            "a=fmtp:\(payloadType) \(fmtp)",
         ]
+        // An H.265 stream without parameter sets has no fmtp parameters.
+        if !fmtp.isEmpty { lines.append("a=fmtp:\(payloadType) \(fmtp)") }
         if let control { lines.append("a=control:\(control)") }
         return lines.map { $0 + "\r\n" }.joined()
     }
