@@ -110,7 +110,7 @@ import H264TestSupport
         ([0x64, 0x01, 0x00, 0x00, 0x00], .unsupported),
         ([0x78, 0x01, 0x00], .unsupported),
         // A payload of one byte; an FU of payload header alone.
-        ([0x02], .unsupported),
+        ([0x02], .truncated),
         ([0x62, 0x01], .truncated),
     ] as [([UInt8], H264Error.Code)])
     func damagedPayload(payload: [UInt8], code: H264Error.Code) throws {

@@ -169,6 +169,8 @@ package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
             if abandonFragment(header) { annexBPayload(payload, header) }
         case .unsupported(let type):
             reportUnsupported(type: type, header)
+        case .truncated:
+            reportShortPayload(payload.count, header)
         }
         if header.marker && pendingHasVCL && !fragmentInProgress {
             closeAccessUnit(endedByMarker: true)

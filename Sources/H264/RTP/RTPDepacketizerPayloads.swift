@@ -9,6 +9,12 @@ extension RTPDepacketizerCore {
     }
 
     @inline(never)
+    mutating func reportShortPayload(_ count: Int, _ header: RTPHeader) {
+        report(H264Error(.truncated, field: "payload header", byteOffset: RTPHeader.fixedSize,
+                         "packet \(header.sequenceNumber) has \(count) payload byte(s), fewer than its \(Format.nalHeaderSize)-byte payload header; dropped"))
+    }
+
+    @inline(never)
     mutating func reportUnsupported(type: UInt8, _ header: RTPHeader) {
         report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
                          "\(Format.unsupportedReason(type: type)); packet \(header.sequenceNumber) dropped"))

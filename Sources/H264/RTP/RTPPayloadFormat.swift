@@ -45,6 +45,8 @@ package enum RTPPayloadStructure: Hashable, Sendable {
     case startCode
     /// A structure not read (its type); the packet is dropped with a diagnostic.
     case unsupported(type: UInt8)
+    /// A payload shorter than its payload header; the packet is dropped with a diagnostic.
+    case truncated
 }
 
 /// RFC 6184 (H.264), non-interleaved: single NAL units (1–23), STAP-A (24) and FU-A (28).

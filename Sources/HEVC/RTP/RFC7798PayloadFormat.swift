@@ -13,7 +13,8 @@ package enum RFC7798PayloadFormat: RTPPayloadFormat {
         if AnnexB.beginsWithStartCode(payload) { return .startCode }
         let type = (payload[0] >> 1) & 0x3F
         switch type {
-        case 0...47: return payload.count >= 2 ? .singleNALUnit : .unsupported(type: type)
+        case _ where payload.count < 2: return .truncated
+        case 0...47: return .singleNALUnit
         case 48: return .aggregation
         case 49: return .fragment
         default: return .unsupported(type: type)
@@ -49,7 +50,6 @@ package enum RFC7798PayloadFormat: RTPPayloadFormat {
     package static func unsupportedReason(type: UInt8) -> String {
         switch type {
         case 50: "PACI (type 50) is not read; its payload is skipped"
-        case 0...47: "a payload of one byte, shorter than its 2-byte payload header"
         default: "payload type \(type) is undefined in RFC 7798"
         }
     }
