@@ -11,9 +11,9 @@ package enum RFC7798PayloadFormat: RTPPayloadFormat {
 
     package static func structure(of payload: UnsafeRawBufferPointer) -> RTPPayloadStructure {
         if AnnexB.beginsWithStartCode(payload) { return .startCode }
+        guard payload.count >= 2 else { return .truncated }
         let type = (payload[0] >> 1) & 0x3F
         switch type {
-        case _ where payload.count < 2: return .truncated
         case 0...47: return .singleNALUnit
         case 48: return .aggregation
         case 49: return .fragment
