@@ -11,11 +11,6 @@ import Glibc
 /// sends (through its SDP), and `RTPDepacketizer` reads what FFmpeg (`-f rtp`) and GStreamer
 /// (`rtph264pay`) send, giving back the sender's NAL units.
 @Suite(.serialized, .blocking) struct RTPPeerTests {
-    /// Starts a program (looked up on PATH) without waiting for it.
-    static func start(_ arguments: [String]) throws -> Process {
-        try Subprocess.launch("/usr/bin/env", arguments)
-    }
-
     /// Depacketizes packets; returns the NAL units of every access unit, in order, and the events
     /// that were not access units (and a line when `RTPZeroCopyDepacketizer` read others).
     static func depacketize(_ packets: [[UInt8]]) -> (nalUnits: [[UInt8]], problems: [String]) {
@@ -69,11 +64,9 @@ import Glibc
     @Test func readsWhatFFmpegSends() throws {
         let input = try TestFixtures.path(Self.fixture)
         let socket = try LoopbackUDP()
-        let ffmpeg = try Self.start(["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", input, "-c", "copy",
-                                     "-f", "rtp", "rtp://127.0.0.1:\(socket.port)"])
-        let packets = socket.receive { !ffmpeg.isRunning }
-        ffmpeg.waitUntilExit()
-        #expect(ffmpeg.terminationStatus == 0)
+        let (packets, status) = try socket.receive(fromProgram: ["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", input,
+                                                                 "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(socket.port)"])
+        #expect(status == 0)
         let (units, problems) = Self.depacketize(packets)
         #expect(problems.isEmpty, "\(problems.prefix(5))")
         #expect(units == (try Self.fixtureNALUnits()))
@@ -83,12 +76,9 @@ import Glibc
     func readsWhatGStreamerSends(aggregateMode: String) throws {
         let input = try TestFixtures.path(Self.fixture)
         let socket = try LoopbackUDP()
-        let gst = try Self.start(["gst-launch-1.0", "-q", "filesrc", "location=\(input)", "!", "h264parse", "!",
-                                  "rtph264pay", "aggregate-mode=\(aggregateMode)", "config-interval=-1", "mtu=1200", "!",
-                                  "udpsink", "host=127.0.0.1", "port=\(socket.port)", "sync=false"])
-        let packets = socket.receive { !gst.isRunning }
-        gst.waitUntilExit()
-        #expect(gst.terminationStatus == 0)
+        let (packets, status) = try socket.receive(fromProgram: socket.gstreamerSender(file: input, parser: "h264parse", payloader: "rtph264pay",
+                                                                                       aggregateMode: aggregateMode))
+        #expect(status == 0)
         #expect(packets.allSatisfy { $0.count <= 1200 })
         let (units, problems) = Self.depacketize(packets)
         #expect(problems.isEmpty, "\(problems.prefix(5))")

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -70,5 +71,25 @@ public final class LoopbackUDP {
             }
             if index % burst == burst - 1 { usleep(1_000) }
         }
+    }
+
+    /// Starts a program (`arguments`: its name, looked up on PATH, and its arguments) that
+    /// sends RTP to this socket, and receives until it exits.
+    ///
+    /// - Returns: the datagrams, and the program's exit status.
+    public func receive(fromProgram arguments: [String]) throws -> (packets: [[UInt8]], status: Int32) {
+        let process = try Subprocess.launch("/usr/bin/env", arguments)
+        let packets = receive { !process.isRunning }
+        process.waitUntilExit()
+        return (packets, process.terminationStatus)
+    }
+
+    /// A `gst-launch-1.0` command that sends a raw stream `file` with GStreamer's `payloader`
+    /// (`rtph264pay`, `rtph265pay`) after its `parser` to this socket: packets of at most 1200
+    /// bytes, parameter sets before every keyframe, aggregation as `aggregateMode` says.
+    public func gstreamerSender(file: String, parser: String, payloader: String, aggregateMode: String) -> [String] {
+        ["gst-launch-1.0", "-q", "filesrc", "location=\(file)", "!", parser, "!",
+         payloader, "aggregate-mode=\(aggregateMode)", "config-interval=-1", "mtu=1200", "!",
+         "udpsink", "host=127.0.0.1", "port=\(port)", "sync=false"]
     }
 }

@@ -26,11 +26,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let sdpPath = directory.appendingPathComponent("ffmpeg.sdp").path
         let socket = try LoopbackUDP()
-        let ffmpeg = try Subprocess.launch("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-f", "hevc", "-i", input, "-c", "copy",
-                                                            "-f", "rtp", "-sdp_file", sdpPath, "rtp://127.0.0.1:\(socket.port)"])
-        let packets = socket.receive { !ffmpeg.isRunning }
-        ffmpeg.waitUntilExit()
-        #expect(ffmpeg.terminationStatus == 0)
+        let (packets, status) = try socket.receive(fromProgram: ["ffmpeg", "-nostdin", "-v", "error", "-f", "hevc", "-i", input, "-c", "copy",
+                                                                 "-f", "rtp", "-sdp_file", sdpPath, "rtp://127.0.0.1:\(socket.port)"])
+        #expect(status == 0)
 
         let description = try SessionDescription(parsingHEVC: String(contentsOfFile: sdpPath, encoding: .utf8))
         #expect(description.encodingName == "H265" && description.warnings.isEmpty)
@@ -57,12 +55,9 @@ import Testing
     func readsWhatGStreamerSends(stream: String, aggregateMode: String) throws {
         let input = try TestFixtures.path("hevc/\(stream)")
         let socket = try LoopbackUDP()
-        let gst = try Subprocess.launch("/usr/bin/env", ["gst-launch-1.0", "-q", "filesrc", "location=\(input)", "!", "h265parse", "!",
-                                                         "rtph265pay", "aggregate-mode=\(aggregateMode)", "config-interval=-1", "mtu=1200", "!",
-                                                         "udpsink", "host=127.0.0.1", "port=\(socket.port)", "sync=false"])
-        let packets = socket.receive { !gst.isRunning }
-        gst.waitUntilExit()
-        #expect(gst.terminationStatus == 0)
+        let (packets, status) = try socket.receive(fromProgram: socket.gstreamerSender(file: input, parser: "h265parse", payloader: "rtph265pay",
+                                                                                       aggregateMode: aggregateMode))
+        #expect(status == 0)
         #expect(packets.allSatisfy { $0.count <= 1200 })
         let received = HEVCDepacketized(packets)
         #expect(received.diagnostics.isEmpty, "\(received.diagnostics.prefix(3))")
