@@ -17,7 +17,7 @@ writes, per target (OUT_DIR/<target>/):
                                 header, the first slices (cut to 1 KiB) as frames, end of sequence
 For every H.265 stream (*.265):
   hevc-ps                       its distinct VPS, SPS and PPS in Annex-B, each alone and all together
-  hevc-assembler                the stream cut as above
+  hevc-assembler, hevc-rtp      the stream cut as above
 The seeds are small, so that each target runs thousands of inputs a second.
 """
 import hashlib
@@ -148,6 +148,7 @@ def hevc_seeds(out, data):
     if sets:
         write(out, "hevc-ps", annexb(sets))
     write(out, "hevc-assembler", annexb(first_units(units)))
+    write(out, "hevc-rtp", annexb(first_units(units)))
 
 
 def y4m_seeds(out, data):

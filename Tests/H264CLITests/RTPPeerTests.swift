@@ -11,58 +11,6 @@ import Glibc
 /// sends (through its SDP), and `RTPDepacketizer` reads what FFmpeg (`-f rtp`) and GStreamer
 /// (`rtph264pay`) send, giving back the sender's NAL units.
 @Suite(.serialized, .blocking) struct RTPPeerTests {
-    /// A UDP socket on 127.0.0.1 and a free port, with an 8 MB receive buffer (senders here are
-    /// not paced).
-    final class UDPSocket {
-        let descriptor: Int32
-        let port: Int
-
-        init() throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            self.descriptor = descriptor
-            var size: Int32 = 8 << 20
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-            }
-            port = Int(UInt16(bigEndian: address.sin_port))
-            guard descriptor >= 0, bound == 0, self.port > 0 else { throw LoopbackError("cannot bind a UDP socket") }
-        }
-
-        deinit { close(descriptor) }
-
-        /// Receives datagrams until `senderDone()` and then half a second passes without one
-        /// (at most 60 s in all).
-        func receive(until senderDone: () -> Bool) -> [[UInt8]] {
-            var packets: [[UInt8]] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < deadline {
-                var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-                if poll(&descriptor, 1, 500) > 0 {
-                    let count = buffer.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
-                    if count > 0 { packets.append(Array(buffer[0..<count])) }
-                } else if senderDone() {
-                    break
-                }
-            }
-            return packets
-        }
-    }
-
-    /// Starts a program (looked up on PATH) without waiting for it.
-    static func start(_ arguments: [String]) throws -> Process {
-        try Subprocess.launch("/usr/bin/env", arguments)
-    }
-
     /// Depacketizes packets; returns the NAL units of every access unit, in order, and the events
     /// that were not access units (and a line when `RTPZeroCopyDepacketizer` read others).
     static func depacketize(_ packets: [[UInt8]]) -> (nalUnits: [[UInt8]], problems: [String]) {
@@ -115,12 +63,10 @@ import Glibc
 
     @Test func readsWhatFFmpegSends() throws {
         let input = try TestFixtures.path(Self.fixture)
-        let socket = try UDPSocket()
-        let ffmpeg = try Self.start(["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", input, "-c", "copy",
-                                     "-f", "rtp", "rtp://127.0.0.1:\(socket.port)"])
-        let packets = socket.receive { !ffmpeg.isRunning }
-        ffmpeg.waitUntilExit()
-        #expect(ffmpeg.terminationStatus == 0)
+        let socket = try LoopbackUDP()
+        let (packets, status) = try socket.receive(fromProgram: ["ffmpeg", "-nostdin", "-v", "error", "-f", "h264", "-i", input,
+                                                                 "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(socket.port)"])
+        #expect(status == 0)
         let (units, problems) = Self.depacketize(packets)
         #expect(problems.isEmpty, "\(problems.prefix(5))")
         #expect(units == (try Self.fixtureNALUnits()))
@@ -129,13 +75,10 @@ import Glibc
     @Test(arguments: ["zero-latency", "max-stap", "none"])
     func readsWhatGStreamerSends(aggregateMode: String) throws {
         let input = try TestFixtures.path(Self.fixture)
-        let socket = try UDPSocket()
-        let gst = try Self.start(["gst-launch-1.0", "-q", "filesrc", "location=\(input)", "!", "h264parse", "!",
-                                  "rtph264pay", "aggregate-mode=\(aggregateMode)", "config-interval=-1", "mtu=1200", "!",
-                                  "udpsink", "host=127.0.0.1", "port=\(socket.port)", "sync=false"])
-        let packets = socket.receive { !gst.isRunning }
-        gst.waitUntilExit()
-        #expect(gst.terminationStatus == 0)
+        let socket = try LoopbackUDP()
+        let (packets, status) = try socket.receive(fromProgram: socket.gstreamerSender(file: input, parser: "h264parse", payloader: "rtph264pay",
+                                                                                       aggregateMode: aggregateMode))
+        #expect(status == 0)
         #expect(packets.allSatisfy { $0.count <= 1200 })
         let (units, problems) = Self.depacketize(packets)
         #expect(problems.isEmpty, "\(problems.prefix(5))")
@@ -150,7 +93,7 @@ import Glibc
     }
 
     /// A UDP port that was free a moment ago.
-    static func freePort() throws -> Int { try UDPSocket().port }
+    static func freePort() throws -> Int { try LoopbackUDP().port }
 
     static func serveRTP(port: Int, sdp: String) throws -> ServeProcess {
         try ServeTests.server(["--loop", "--max-keyframe-interval", "10", "--quiet",

@@ -56,6 +56,25 @@ import H264TestSupport
             MalformedCase("hvcC cut in its arrays", .truncated, field: "numNalus") {
                 _ = try HEVCDecoderConfigurationRecord(parsing: [UInt8](repeating: 0, count: 22) + [1, 0x20])
             },
+            // RTP (RFC 7798): what the packetizer and the SDP reader refuse.
+            MalformedCase("RTP: a NAL unit of type 48 (an AP's)", .unsupported, field: "nal_unit_type") {
+                var packetizer = HEVCRTPPacketizer()
+                _ = try packetizer.packets(hvcc: [0, 0, 0, 3, 0x60, 0x01, 0x00], presentationTime: .zero)
+            },
+            MalformedCase("RTP: a NAL unit of one byte", .truncated, field: "nal_unit_header") {
+                var packetizer = HEVCRTPPacketizer()
+                _ = try packetizer.packets(hvcc: [0, 0, 0, 1, 0x02], presentationTime: .zero)
+            },
+            MalformedCase("RTP: an MTU leaving 3 payload bytes", .valueOutOfRange, field: "maximumTransmissionUnit") {
+                var packetizer = HEVCRTPPacketizer(configuration: .init(maximumTransmissionUnit: 43))
+                _ = try packetizer.packets(hvcc: [0, 0, 0, 3, 0x02, 0x01, 0x00], presentationTime: .zero)
+            },
+            MalformedCase("SDP: sprop-max-don-diff out of range", .invalidSessionDescription, field: "sprop-max-don-diff") {
+                _ = try SessionDescription(parsingHEVC: "v=0\r\nm=video 5004 RTP/AVP 96\r\na=rtpmap:96 H265/90000\r\na=fmtp:96 sprop-max-don-diff=40000\r\n")
+            },
+            MalformedCase("SDP: no H265 rtpmap", .invalidSessionDescription, field: "m=video") {
+                _ = try SessionDescription(parsingHEVC: "v=0\r\nm=video 5004 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\n")
+            },
         ]
     }()
 

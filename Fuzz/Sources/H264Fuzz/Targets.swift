@@ -72,6 +72,8 @@ enum FuzzTarget: String, CaseIterable {
     case rtmpChunks = "rtmp-chunks"
     /// `AMF0Reader` and `RTMPCommand(parsing:)` (RTMPTargets.swift): never trap; round trips.
     case amf0
+    /// `HEVCRTPDepacketizer` and the packetizer round trip (HEVCRTPTarget.swift).
+    case hevcRTP = "hevc-rtp"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -98,6 +100,7 @@ enum FuzzTarget: String, CaseIterable {
         case .hevcAssembler: Self.hevcAssembler(bytes)
         case .rtmpChunks: Self.rtmpChunks(bytes)
         case .amf0: Self.amf0(bytes)
+        case .hevcRTP: Self.hevcRTP(bytes)
         }
     }
 

@@ -87,7 +87,7 @@ public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
     /// whole). Then it returns false, writes nothing, and the caller appends the whole NAL unit
     /// instead. Otherwise the caller adds the rest with ``appendToNALUnit(_:)`` and calls
     /// ``endNALUnit()`` (or ``dropAccessUnit()``) before anything else.
-    mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
+    package mutating func beginNALUnit(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
         guard openLengthOffset < 0, leading.count >= Self.leadingByteCount else { return false }
         guard tracker.beginPieces(header: header, leading: leading, streamOffset: streamOffset) else { return false }
         openLengthOffset = data.count
@@ -103,14 +103,14 @@ public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
     static let leadingByteCount = 2 * SliceHeader.maximumEncodedSize
 
     /// Adds the next piece of the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``.
-    mutating func appendToNALUnit(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func appendToNALUnit(_ bytes: UnsafeBufferPointer<UInt8>) {
         data.append(contentsOf: bytes)
     }
 
     /// Ends the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``: writes its
     /// length and reports what the boundary rule found, as ``append(nalUnit:streamOffset:)``
     /// would have.
-    mutating func endNALUnit() {
+    package mutating func endNALUnit() {
         guard openLengthOffset >= 0 else { return }
         AVCC.writeLength(data.count - openLengthOffset - 4, lengthSize: 4, in: &data, at: openLengthOffset)
         openLengthOffset = -1
@@ -121,7 +121,7 @@ public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
     /// part of it): the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``, if
     /// one is open, is dropped first, as if it had never begun; the rest goes as with
     /// ``finish(streamLength:)``.
-    mutating func dropAccessUnit() {
+    package mutating func dropAccessUnit() {
         if openLengthOffset >= 0 {
             data.removeSubrange(openLengthOffset...)
             openLengthOffset = -1

@@ -7,6 +7,7 @@
 /// into the view's own bytes.
 struct AccessUnitViewAssembler: RTPAccessUnitStorage {
     typealias Piece = AccessUnitView.Piece
+    typealias Format = RFC6184PayloadFormat
 
     private var tracker: AccessUnitTracker
     private var firstBuffer: [UInt8] = []

@@ -1,17 +1,24 @@
 /// Everything ``RTPDepacketizer`` and ``RTPZeroCopyDepacketizer`` do, apart from how the bytes
 /// of an access unit are kept (`Storage`): the RTP header, payload type and SSRC checks,
-/// sequence order and loss, single NAL unit, STAP-A and FU-A payloads, and where access units
-/// end. See ``RTPDepacketizer`` for the rules.
-struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
-    typealias Configuration = RTPDepacketizer.Configuration
+/// sequence order and loss, single NAL unit, aggregation and fragmentation payloads (as the
+/// storage's ``RTPPayloadFormat`` lays them out: RFC 6184's STAP-A and FU-A, RFC 7798's AP and
+/// FU), and where access units end. See ``RTPDepacketizer`` for the rules.
+package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
+    package typealias Configuration = RTPDepacketizer.Configuration
 
-    typealias Event = RTPDepacketizerEvent<Storage.Unit>
+    package typealias Event = RTPDepacketizerEvent<Storage.Unit>
 
-    let configuration: Configuration
-    private(set) var packetCount = 0
-    var lostPacketCount = 0
-    private(set) var droppedAccessUnitCount = 0
-    var parameterSets: ParameterSetCache { storage.parameterSets }
+    typealias Format = Storage.Format
+
+    package let configuration: Configuration
+    package private(set) var packetCount = 0
+    package var lostPacketCount = 0
+    package private(set) var droppedAccessUnitCount = 0
+    package var parameterSets: Storage.ParameterSets { storage.parameterSets }
+    /// True when every NAL unit's payload carries a decoding order number (RFC 7798's DONL
+    /// and DOND, present when `sprop-max-don-diff` > 0): they are skipped, the NAL units kept in
+    /// transmission order.
+    package var decodingOrderNumbers = false
 
     var storage: Storage
     var events: [Event] = []
@@ -21,7 +28,8 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     /// Packets that arrived before one missing: each in a buffer the depacketizer holds (the
     /// caller's own buffer when it gave one, else a copy) and where in it the packet lies.
     var waiting: [(sequenceNumber: UInt16, buffer: [UInt8], range: Range<Int>)] = []
-    private var fragment: [UInt8] = []
+    /// The fragmented NAL unit in progress when gathered (and scratch for a NAL unit put together).
+    var fragment: [UInt8] = []
     var fragmentInProgress = false
     /// True while the fragmented NAL unit in progress is written straight into the storage's
     /// access unit (``AccessUnitAssembler/beginNALUnit(header:leading:streamOffset:)``) rather
@@ -29,8 +37,10 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     private var fragmentIsDirect = false
     /// The bytes of the fragmented NAL unit in progress so far, header byte included.
     private var fragmentByteCount = 0
-    /// The `nal_unit_type` of the fragmented NAL unit in progress.
-    private var fragmentType: UInt8 = 0
+    /// True when the fragmented NAL unit in progress is a coded slice.
+    private var fragmentIsVCL = false
+    /// The timestamp of the fragmented NAL unit in progress.
+    private var fragmentTimestamp: UInt32 = 0
     var pendingNALCount = 0
     private var pendingHasVCL = false
     private var pendingByteCount = 0
@@ -42,7 +52,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     /// True once a payload beginning with a start code has been warned about.
     var warnedAnnexBPayload = false
 
-    init(configuration: Configuration, parameterSets: ParameterSetCache) {
+    package init(configuration: Configuration, parameterSets: Storage.ParameterSets) {
         self.configuration = configuration
         self.storage = Storage(parameterSets: parameterSets)
     }
@@ -53,7 +63,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     ///
     /// The common case (the next packet in order, from the same source) runs in one function
     /// with what it calls inlined; every other case, and every report, is a call out of it.
-    mutating func append(packet: UnsafeRawBufferPointer, owner: borrowing [UInt8]) {
+    package mutating func append(packet: UnsafeRawBufferPointer, owner: borrowing [UInt8]) {
         packetCount += 1
         let header: RTPHeader, payload: Range<Int>
         do {
@@ -94,18 +104,18 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     }
 
     /// Counts a packet that could not be read at all, and reports why.
-    mutating func reject(_ error: H264Error) {
+    package mutating func reject(_ error: H264Error) {
         packetCount += 1
         report(error)
     }
 
     /// True when ``next()`` has an event to return.
-    var hasEvents: Bool { eventIndex < events.count }
+    package var hasEvents: Bool { eventIndex < events.count }
 
     /// The next event, or nil when none is waiting. Inlined into each wrapper's `next()`: called
     /// once a packet, and an event copied out between two calls stalls on store forwarding.
     @inline(__always)
-    mutating func next() -> Event? {
+    package mutating func next() -> Event? {
         guard eventIndex < events.count else { return nil }
         // Moved out rather than copied: an access unit's buffers are not retained and released
         // once more per event.
@@ -122,7 +132,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     }
 
     /// See ``RTPDepacketizing/finish()``.
-    mutating func finish() {
+    package mutating func finish() {
         while !waiting.isEmpty { skipToEarliestWaiting() }
         if fragmentInProgress {
             report(H264Error(.incompleteFragment, field: "FU header", "the stream ended inside a fragmented NAL unit"))
@@ -139,25 +149,28 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     @inline(__always)
     mutating func process(_ header: RTPHeader, _ payload: UnsafeRawBufferPointer) {
         if discarding && discard(header) { return }
-        guard let first = payload.first else {
+        guard !payload.isEmpty else {
             reportEmptyPayload(header)
             return
         }
-        let type = first & 0x1F
-        switch type {
-        case 28:
+        switch Format.structure(of: payload) {
+        case .fragment:
             fragmentUnit(payload, header)
-        case 1...23:
-            abandonFragment(header)
-            deliver(payload, header)
-        case 24:
-            abandonFragment(header)
-            aggregation(payload, header)
-        case 0 where AnnexB.beginsWithStartCode(payload):
-            abandonFragment(header)
-            annexBPayload(payload, header)
-        default:
+        case .singleNALUnit:
+            if !abandonFragment(header) {
+            } else if decodingOrderNumbers {
+                singleWithDecodingOrderNumber(payload, header)
+            } else {
+                deliver(payload, header)
+            }
+        case .aggregation:
+            if abandonFragment(header) { aggregation(payload, header) }
+        case .startCode:
+            if abandonFragment(header) { annexBPayload(payload, header) }
+        case .unsupported(let type):
             reportUnsupported(type: type, header)
+        case .truncated:
+            reportShortPayload(payload.count, header)
         }
         if header.marker && pendingHasVCL && !fragmentInProgress {
             closeAccessUnit(endedByMarker: true)
@@ -179,23 +192,31 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         return false
     }
 
-    /// An FU-A: the continuation of the NAL unit in progress (most packets) inlined, the rest
-    /// out of line.
+    /// A fragmentation unit (FU-A, FU): the continuation of the NAL unit in progress (most
+    /// packets) inlined, the rest out of line.
     @inline(__always)
     private mutating func fragmentUnit(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
-        // Indicator and FU header; a fragment without payload bytes is allowed (retina#115: cameras
-        // end NAL units with an empty end fragment).
-        guard payload.count >= 2 else {
+        // Payload header and FU header; a fragment without payload bytes is allowed (retina#115:
+        // cameras end NAL units with an empty end fragment).
+        let fuHeaderIndex = Format.nalHeaderSize
+        guard payload.count > fuHeaderIndex else {
             reportShortFragment(payload.count, header)
             return
         }
-        let fuHeader = payload[1]
-        // Typed, so that appending is one memcpy rather than a byte loop.
-        let body = UnsafeRawBufferPointer(rebasing: payload[2...]).assumingMemoryBound(to: UInt8.self)
+        let fuHeader = payload[fuHeaderIndex]
         if fuHeader & 0x80 != 0 {
-            startFragment(indicator: payload[0], fuHeader: fuHeader, body: body, header)
+            // The start fragment alone carries the DONL (RFC 7798 section 4.4.3).
+            let bodyStart = fuHeaderIndex + 1 + (decodingOrderNumbers ? 2 : 0)
+            guard payload.count >= bodyStart else {
+                reportShortFragment(payload.count, header)
+                return
+            }
+            let body = UnsafeRawBufferPointer(rebasing: payload[bodyStart...]).assumingMemoryBound(to: UInt8.self)
+            startFragment(payloadHeader: UnsafeRawBufferPointer(rebasing: payload[0..<fuHeaderIndex]), fuHeader: fuHeader, body: body, header)
             return
         }
+        // Typed, so that appending is one memcpy rather than a byte loop.
+        let body = UnsafeRawBufferPointer(rebasing: payload[(fuHeaderIndex + 1)...]).assumingMemoryBound(to: UInt8.self)
         guard fragmentInProgress else {
             dropFragmentWithoutStart(header)
             return
@@ -218,39 +239,40 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
 
     /// The first fragment of a NAL unit (with the last too when both S and E are set).
     @inline(never)
-    private mutating func startFragment(indicator: UInt8, fuHeader: UInt8, body: UnsafeBufferPointer<UInt8>, _ header: RTPHeader) {
-        let nalHeader = (indicator & 0xE0) | (fuHeader & 0x1F)
-        abandonFragment(header)
+    private mutating func startFragment(payloadHeader: UnsafeRawBufferPointer, fuHeader: UInt8, body: UnsafeBufferPointer<UInt8>,
+                                        _ header: RTPHeader) {
+        let nalHeader = Format.nalHeader(payloadHeader: payloadHeader, fragmentType: fuHeader & Format.fragmentTypeMask)
+        guard abandonFragment(header) else { return }
         fragment.removeAll(keepingCapacity: true)
         if fuHeader & 0x40 != 0 {
-            fragment.append(nalHeader)
-            fragment.append(contentsOf: body)
+            appendToFragment(nalHeader, body)
             deliverFragment(header)
             return
         }
         fragmentInProgress = true
-        fragmentByteCount = 1 + body.count
-        fragmentType = nalHeader & 0x1F
+        fragmentByteCount = Format.nalHeaderSize + body.count
+        fragmentIsVCL = Format.isVCL(firstByte: nalHeader.0)
+        fragmentTimestamp = header.timestamp
         // Written into the access unit at once when the assembler can place it from its
         // first fragment; otherwise gathered and appended whole at its end.
-        if !discarding, storage.beginNALUnit(header: nalHeader, leading: body, streamOffset: streamOffset) {
+        if !discarding, Format.nalHeaderSize == 1, storage.beginNALUnit(header: nalHeader.0, leading: body, streamOffset: streamOffset) {
             fragmentIsDirect = true
         } else {
-            fragment.append(nalHeader)
-            fragment.append(contentsOf: body)
+            appendToFragment(nalHeader, body)
         }
     }
 
-    @inline(never)
-    private mutating func reportShortFragment(_ count: Int, _ header: RTPHeader) {
-        report(H264Error(.truncated, field: "FU header", byteOffset: 0,
-                         "FU-A of \(count) bytes in packet \(header.sequenceNumber); packet dropped"))
+    /// Gathers a NAL unit header (``RTPPayloadFormat/nalHeaderSize`` bytes of it) and bytes after it.
+    private mutating func appendToFragment(_ nalHeader: (UInt8, UInt8), _ body: UnsafeBufferPointer<UInt8>) {
+        fragment.append(nalHeader.0)
+        if Format.nalHeaderSize == 2 { fragment.append(nalHeader.1) }
+        fragment.append(contentsOf: body)
     }
 
     @inline(never)
     private mutating func dropFragmentWithoutStart(_ header: RTPHeader) {
         report(H264Error(.missingFragmentStart, field: "FU header", byteOffset: 1,
-                         "FU-A fragment without its start in packet \(header.sequenceNumber): its access unit is dropped"))
+                         "\(Format.fragmentName) fragment without its start in packet \(header.sequenceNumber): its access unit is dropped"))
         if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
         dropPending()
         if !header.marker {
@@ -258,16 +280,6 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
             discardTimestamp = header.timestamp
             discardCounted = true
         }
-    }
-
-    @inline(never)
-    private mutating func dropOversizedFragment(_ header: RTPHeader) {
-        report(H264Error(.overflow, field: "FU header",
-                         "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
-        dropPending()
-        discarding = true
-        discardTimestamp = header.timestamp
-        discardCounted = true
     }
 
     private mutating func deliverFragment(_ header: RTPHeader) {
@@ -280,20 +292,29 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         guard admit(byteCount: fragmentByteCount, header) else { return }
         fragmentIsDirect = false
         storage.endNALUnit()
-        account(byteCount: fragmentByteCount, type: fragmentType, timestamp: header.timestamp)
+        account(byteCount: fragmentByteCount, isVCL: fragmentIsVCL, timestamp: header.timestamp)
     }
 
-    /// A packet other than the continuation of an FU-A arrived while one was in progress.
+    /// Before a packet other than the continuation of a fragmentation unit: drops the one in
+    /// progress, if any. False when the packet belongs to the access unit that fragment
+    /// damaged (its timestamp), and is dropped with the rest of it.
     @inline(__always)
-    private mutating func abandonFragment(_ header: RTPHeader) {
-        if fragmentInProgress { dropIncompleteFragment(header) }
+    private mutating func abandonFragment(_ header: RTPHeader) -> Bool {
+        fragmentInProgress ? dropIncompleteFragment(header) : true
     }
 
     @inline(never)
-    private mutating func dropIncompleteFragment(_ header: RTPHeader) {
+    private mutating func dropIncompleteFragment(_ header: RTPHeader) -> Bool {
         report(H264Error(.incompleteFragment, field: "FU header",
                          "a fragmented NAL unit ended without its end fragment before packet \(header.sequenceNumber): its access unit is dropped"))
         dropPending()
+        // The rest of that access unit goes with it, as after a fragment without its start: not
+        // handed out as an access unit of its own.
+        guard header.timestamp == fragmentTimestamp else { return true }
+        discarding = true
+        discardTimestamp = header.timestamp
+        discardCounted = true
+        return !discard(header)
     }
 
     // MARK: - Access units
@@ -308,7 +329,7 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
             pendingByteCount = 0
             pendingTimestamp = header.timestamp
         }
-        account(byteCount: nalUnit.count, type: nalUnit[0] & 0x1F, timestamp: header.timestamp)
+        account(byteCount: nalUnit.count, isVCL: Format.isVCL(firstByte: nalUnit[0]), timestamp: header.timestamp)
     }
 
     /// Whether a NAL unit of `byteCount` bytes ending in the packet with `header` may join the
@@ -329,15 +350,15 @@ struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         return true
     }
 
-    /// Counts a NAL unit of `byteCount` bytes and type `type` (0…31), from a packet stamped
+    /// Counts a NAL unit of `byteCount` bytes (a coded slice when `isVCL`), from a packet stamped
     /// `timestamp`, given to the storage. The access unit takes the timestamp of its first VCL
     /// NAL unit: a camera that sends SPS and PPS with the previous picture's timestamp
     /// (retina#13, Reolink) still gets its pictures' times.
-    private mutating func account(byteCount: Int, type: UInt8, timestamp: UInt32) {
+    private mutating func account(byteCount: Int, isVCL: Bool, timestamp: UInt32) {
         streamOffset += 4 + byteCount
         pendingByteCount += 4 + byteCount
         pendingNALCount += 1
-        if (1...5).contains(type) {
+        if isVCL {
             if !pendingHasVCL { pendingTimestamp = timestamp }
             pendingHasVCL = true
         }

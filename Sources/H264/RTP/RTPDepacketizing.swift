@@ -32,7 +32,7 @@ public protocol RTPDepacketizing: Sendable {
 /// `rtp_depacketize_vs_memcpy` 0.52 → 0.35).
 protocol RTPDepacketizerCoreWrapper: RTPDepacketizing {
     /// How the bytes of the access unit being received are kept.
-    associatedtype Storage: RTPAccessUnitStorage where Storage.Unit == Unit
+    associatedtype Storage: RTPAccessUnitStorage where Storage.Unit == Unit, Storage.ParameterSets == ParameterSetCache
 
     /// The depacketizer itself.
     var core: RTPDepacketizerCore<Storage> { get set }

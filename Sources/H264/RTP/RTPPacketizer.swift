@@ -198,19 +198,9 @@ public struct RTPPacketizer: Sendable {
                                 "encode with smaller slices (a maximum slice size) or use packetization-mode 1")
             }
         }
-        let timestamp = timestamp(for: presentationTime)
-        let emitsAccessUnit = !units.isEmpty
-        // Typed bytes, so that packets' slices may be read as `UInt8` (`Packet.bytes()`, iovecs).
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RTPHeader.fixedSize + 2 + limit) { typed in
-            let scratch = UnsafeMutableRawBufferPointer(typed)
-            if sendParameterSets {
-                parameterSetBytes.withUnsafeBytes { bytes in
-                    emitUnits(bytes, parameterSetRanges, timestamp: timestamp, setsMarker: !emitsAccessUnit,
-                              limit: limit, scratch: scratch, emit: emit)
-                }
-            }
-            emitUnits(avcc, units, timestamp: timestamp, setsMarker: true, limit: limit, scratch: scratch, emit: emit)
-        }
+        emitAccessUnit(RFC6184PayloadFormat.self, avcc, units,
+                       parameterSets: sendParameterSets ? (parameterSetBytes, parameterSetRanges) : nil,
+                       timestamp: timestamp(for: presentationTime), emit: emit)
     }
 
     /// Packetizes one access unit held in an array; see
@@ -239,88 +229,9 @@ public struct RTPPacketizer: Sendable {
 
     // MARK: - Internals
 
-    private mutating func emitUnits(_ base: UnsafeRawBufferPointer, _ units: [Range<Int>], timestamp: UInt32, setsMarker: Bool,
-                                    limit: Int, scratch: UnsafeMutableRawBufferPointer, emit: (Packet) -> Void) {
-        let aggregates = configuration.packetizationMode == .nonInterleaved
-        var index = 0
-        while index < units.count {
-            let unit = units[index]
-            let isLastUnit = index == units.count - 1
-            if unit.count > limit {
-                fragment(base, unit, timestamp: timestamp, marker: setsMarker && isLastUnit, limit: limit, scratch: scratch, emit: emit)
-                index += 1
-                continue
-            }
-            var end = index + 1
-            if aggregates {
-                var size = 1 + 2 + unit.count
-                while end < units.count, size + 2 + units[end].count <= limit {
-                    size += 2 + units[end].count
-                    end += 1
-                }
-            }
-            if end - index >= 2 {
-                aggregate(base, units[index..<end], timestamp: timestamp, marker: setsMarker && end == units.count,
-                          scratch: scratch, emit: emit)
-            } else {
-                end = index + 1
-                let header = makeHeader(marker: setsMarker && isLastUnit, timestamp: timestamp)
-                header.write(to: scratch)
-                emit(Packet(header: header, kind: .singleNALUnit,
-                            prefix: UnsafeRawBufferPointer(rebasing: scratch[0..<RTPHeader.fixedSize]),
-                            payload: UnsafeRawBufferPointer(rebasing: base[unit])))
-            }
-            index = end
-        }
-    }
-
-    private mutating func aggregate(_ base: UnsafeRawBufferPointer, _ units: ArraySlice<Range<Int>>, timestamp: UInt32, marker: Bool,
-                                    scratch: UnsafeMutableRawBufferPointer, emit: (Packet) -> Void) {
-        let header = makeHeader(marker: marker, timestamp: timestamp)
-        header.write(to: scratch)
-        var forbidden: UInt8 = 0, nri: UInt8 = 0
-        var position = RTPHeader.fixedSize + 1
-        for unit in units {
-            let nalHeader = base[unit.lowerBound]
-            forbidden |= nalHeader & 0x80
-            nri = Swift.max(nri, nalHeader & 0x60)
-            scratch[position] = UInt8(truncatingIfNeeded: unit.count >> 8)
-            scratch[position + 1] = UInt8(truncatingIfNeeded: unit.count)
-            UnsafeMutableRawBufferPointer(rebasing: scratch[(position + 2)..<(position + 2 + unit.count)])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: base[unit]))
-            position += 2 + unit.count
-        }
-        scratch[RTPHeader.fixedSize] = forbidden | nri | 24
-        emit(Packet(header: header, kind: .aggregation(count: units.count),
-                    prefix: UnsafeRawBufferPointer(rebasing: scratch[0..<(RTPHeader.fixedSize + 1)]),
-                    payload: UnsafeRawBufferPointer(rebasing: scratch[(RTPHeader.fixedSize + 1)..<position])))
-    }
-
-    private mutating func fragment(_ base: UnsafeRawBufferPointer, _ unit: Range<Int>, timestamp: UInt32, marker: Bool, limit: Int,
-                                   scratch: UnsafeMutableRawBufferPointer, emit: (Packet) -> Void) {
-        let nalHeader = base[unit.lowerBound]
-        let payloadCount = unit.count - 1
-        let capacity = limit - 2
-        let fragmentCount = (payloadCount + capacity - 1) / capacity
-        let baseSize = payloadCount / fragmentCount
-        let longer = payloadCount % fragmentCount
-        var position = unit.lowerBound + 1
-        for fragmentIndex in 0..<fragmentCount {
-            let size = baseSize + (fragmentIndex < longer ? 1 : 0)
-            let start = fragmentIndex == 0, end = fragmentIndex == fragmentCount - 1
-            let header = makeHeader(marker: marker && end, timestamp: timestamp)
-            header.write(to: scratch)
-            scratch[RTPHeader.fixedSize] = (nalHeader & 0xE0) | 28
-            scratch[RTPHeader.fixedSize + 1] = (start ? 0x80 : 0) | (end ? 0x40 : 0) | (nalHeader & 0x1F)
-            emit(Packet(header: header, kind: .fragment(start: start, end: end),
-                        prefix: UnsafeRawBufferPointer(rebasing: scratch[0..<(RTPHeader.fixedSize + 2)]),
-                        payload: UnsafeRawBufferPointer(rebasing: base[position..<(position + size)])))
-            position += size
-        }
-    }
-
+    /// The next packet's header: one more sequence number and packet.
     @inline(__always)
-    private mutating func makeHeader(marker: Bool, timestamp: UInt32) -> RTPHeader {
+    mutating func makeHeader(marker: Bool, timestamp: UInt32) -> RTPHeader {
         let header = RTPHeader(marker: marker, payloadType: configuration.payloadType, sequenceNumber: nextSequenceNumber,
                                timestamp: timestamp, ssrc: configuration.ssrc)
         nextSequenceNumber &+= 1

@@ -11,6 +11,10 @@
 /// Parsing reads the first `m=video` section whose `rtpmap` names H264, the connection address
 /// (media level before session level) and the `fmtp` parameters of that payload type; other
 /// lines and attributes are ignored.
+///
+/// The same description carries an H.265 stream (RFC 7798 section 7): ``encodingName``
+/// `H265`, `sprop-vps`, `sprop-sps` and `sprop-pps` in ``parameterSets`` and
+/// `sprop-max-don-diff` in ``maximumDONDifference``; ``init(parsing:encodingNames:)`` reads it.
 public struct SessionDescription: Hashable, Sendable {
     /// `s=`: the session name.
     public var sessionName: String
@@ -26,8 +30,14 @@ public struct SessionDescription: Hashable, Sendable {
     public var packetizationMode: Int
     /// `profile-level-id`: profile_idc, the constraint-flags byte and level_idc; nil when absent.
     public var profileLevelId: [UInt8]?
-    /// `sprop-parameter-sets`: the parameter set NAL units, each header byte first.
+    /// `sprop-parameter-sets`: the parameter set NAL units, each header byte first (for H.265,
+    /// those of `sprop-vps`, `sprop-sps` and `sprop-pps`, in that order).
     public var parameterSets: [[UInt8]]
+    /// The encoding name of `a=rtpmap`: `H264`, or `H265` (RFC 7798).
+    public var encodingName = "H264"
+    /// `sprop-max-don-diff` (H.265 only): above 0, every RTP payload carries decoding order
+    /// numbers (RFC 7798 section 7.1); 0 when absent.
+    public var maximumDONDifference = 0
     /// `a=control:` of the video media (RFC 2326 appendix C.1.1): the URL, absolute or
     /// relative to the RTSP `Content-Base`, that a client names in its SETUP; nil when absent.
     public var control: String?
@@ -78,10 +88,12 @@ public struct SessionDescription: Hashable, Sendable {
     public var text: String {
         let family = address.contains(":") ? "IP6" : "IP4"
         var fmtp = "packetization-mode=\(packetizationMode)"
-        if let profileLevelId {
+        if encodingName == "H265" {
+            fmtp = h265FormatParameters
+        } else if let profileLevelId {
             fmtp += ";profile-level-id=" + profileLevelId.map { hex($0) }.joined()
         }
-        if !parameterSets.isEmpty {
+        if !parameterSets.isEmpty && encodingName != "H265" {
             fmtp += ";sprop-parameter-sets=" + parameterSets.map { Base64.encode($0) }.joined(separator: ",")
         }
         // Without an address there is no connection line (a parsed description keeps none either).
@@ -91,9 +103,10 @@ public struct SessionDescription: Hashable, Sendable {
         if let sessionControl { lines.append("a=control:\(sessionControl)") }
         lines += [
             "m=video \(port) RTP/AVP \(payloadType)",
-            "a=rtpmap:\(payloadType) H264/\(clockRate)",
-            "a=fmtp:\(payloadType) \(fmtp)",
+            "a=rtpmap:\(payloadType) \(encodingName)/\(clockRate)",
         ]
+        // An H.265 stream without parameter sets has no fmtp parameters.
+        if !fmtp.isEmpty { lines.append("a=fmtp:\(payloadType) \(fmtp)") }
         if let control { lines.append("a=control:\(control)") }
         return lines.map { $0 + "\r\n" }.joined()
     }
@@ -104,13 +117,24 @@ public struct SessionDescription: Hashable, Sendable {
     ///   without an H.264 `m=video` section, or with a malformed `m=`, `rtpmap` or
     ///   `packetization-mode`: what decides how the packets are read.
     public init(parsing text: String) throws(H264Error) {
+        try self.init(parsing: text, encodingNames: ["H264"])
+    }
+
+    /// Parses an SDP text describing a stream of one of `encodingNames` (`H264`, `H265`): the
+    /// first `m=video` format whose `rtpmap` names one of them, tolerating what
+    /// ``init(parsing:)`` tolerates.
+    ///
+    /// - Throws: as ``init(parsing:)``; for H.265, `sprop-max-don-diff` that is not a number
+    ///   from 0 to 32767.
+    public init(parsing text: String, encodingNames: [String]) throws(H264Error) {
+        let accepted = Set(encodingNames.map { $0.uppercased() })
         var sessionName = ""
         var sessionAddress: String?
         var mediaAddress: String?
         var inVideo = false, doneVideo = false
         var port: Int?
         var formats: [UInt8] = []
-        var rtpmaps: [UInt8: Int] = [:]
+        var rtpmaps: [UInt8: (rate: Int, name: String)] = [:]
         var fmtps: [UInt8: (parameters: Substring, offset: Int)] = [:]
         var control: String?, sessionControl: String?, beforeMedia = true
         var warnings: [H264Error] = []
@@ -156,11 +180,11 @@ public struct SessionDescription: Hashable, Sendable {
                     throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed \"\(line)\"")
                 }
                 let encoding = fields[1].split(separator: "/")
-                if encoding.count >= 2, encoding[0].trimmingSpaces.uppercased() == "H264" {
+                if encoding.count >= 2, accepted.contains(encoding[0].trimmingSpaces.uppercased()) {
                     guard let rate = Int(encoding[1].trimmingSpaces), rate > 0 else {
                         throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed clock rate in \"\(line)\"")
                     }
-                    rtpmaps[type] = rate
+                    rtpmaps[type] = (rate, encoding[0].trimmingSpaces.uppercased())
                 }
             } else if value.hasPrefix("control:"), control == nil {
                 control = String(value.dropFirst("control:".count).trimmingSpaces)
@@ -169,8 +193,9 @@ public struct SessionDescription: Hashable, Sendable {
                 if let type = UInt8(fields.first ?? ""), fields.count == 2 { fmtps[type] = (fields[1], offset) }
             }
         }
-        guard let port, let payloadType = formats.first(where: { rtpmaps[$0] != nil }), let clockRate = rtpmaps[payloadType] else {
-            throw H264Error(.invalidSessionDescription, field: "m=video", "no video media with an H264 rtpmap")
+        guard let port, let payloadType = formats.first(where: { rtpmaps[$0] != nil }), let (clockRate, name) = rtpmaps[payloadType] else {
+            throw H264Error(.invalidSessionDescription, field: "m=video",
+                            "no video media with an \(encodingNames.joined(separator: " or ")) rtpmap")
         }
         var fmtp = fmtps[payloadType]
         if fmtp == nil, fmtps.count == 1, let (type, other) = fmtps.first {
@@ -179,10 +204,14 @@ public struct SessionDescription: Hashable, Sendable {
                                       "the fmtp of payload type \(type) used for payload type \(payloadType)"))
             fmtp = other
         }
-        let parameters = try Self.formatParameters(fmtp?.parameters ?? "", offset: fmtp?.offset, warnings: &warnings)
+        let parameters = name == "H265"
+            ? try Self.h265FormatParameters(fmtp?.parameters ?? "", offset: fmtp?.offset, warnings: &warnings)
+            : try Self.formatParameters(fmtp?.parameters ?? "", offset: fmtp?.offset, warnings: &warnings)
         self.init(sessionName: sessionName, address: mediaAddress ?? sessionAddress ?? "", port: port, payloadType: payloadType,
                   clockRate: clockRate, packetizationMode: parameters.mode, profileLevelId: parameters.profileLevelId,
                   parameterSets: parameters.parameterSets)
+        self.encodingName = name
+        self.maximumDONDifference = parameters.maximumDONDifference
         self.control = control
         self.sessionControl = sessionControl
         self.warnings = warnings
@@ -194,7 +223,7 @@ public struct SessionDescription: Hashable, Sendable {
     /// VStarcam: a NAL header with the forbidden bit; FFmpeg#181, Hikvision: an empty entry)
     /// are tolerated, each with a warning at the fmtp line's `offset`.
     private static func formatParameters(_ text: Substring, offset: Int?, warnings: inout [H264Error]) throws(H264Error)
-        -> (mode: Int, profileLevelId: [UInt8]?, parameterSets: [[UInt8]]) {
+        -> FormatParameters {
         var mode = 0
         var profileLevelId: [UInt8]?
         var parameterSets: [[UInt8]] = []
@@ -234,7 +263,7 @@ public struct SessionDescription: Hashable, Sendable {
                 break
             }
         }
-        return (mode, profileLevelId, parameterSets)
+        return FormatParameters(mode: mode, profileLevelId: profileLevelId, parameterSets: parameterSets)
     }
 
     private func hex(_ byte: UInt8) -> String {
@@ -263,7 +292,7 @@ public struct SessionDescription: Hashable, Sendable {
 }
 
 extension Substring {
-    fileprivate var trimmingSpaces: Substring {
+    var trimmingSpaces: Substring {
         var result = self
         while result.first == " " || result.first == "\t" { result = result.dropFirst() }
         while result.last == " " || result.last == "\t" || result.last == "\r" { result = result.dropLast() }
