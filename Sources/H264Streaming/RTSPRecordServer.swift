@@ -77,10 +77,10 @@ public final class RTSPRecordServer: Sendable {
     public static func start(listeningAt url: String, group: any EventLoopGroup, configuration: Configuration = .init(),
                              logger: Logger = .streamingSilent) async throws -> (server: RTSPRecordServer, url: String) {
         guard RTSPURI.isAbsolute(url) else {
-            throw RTSPClientError(.badURL, "listen on an rtsp:// or rtsps:// URL, not \(url)")
+            throw RTSPClientError(.badURL, "not an rtsp:// or rtsps:// URL to listen on: \(url)")
         }
         guard RTSPURI.isSecure(url) == (configuration.tls != nil) else {
-            throw RTSPClientError(.badURL, "rtsps:// goes with a TLS certificate and key, rtsp:// without")
+            throw RTSPClientError(.badURL, "rtsps:// goes with a TLS certificate and key (rtsp:// without)")
         }
         let (host, port) = try RTSPURI.hostAndPort(of: url, allowingPortZero: true)
         let path = String(RTSPURI.path(of: url).prefix { $0 != "?" })

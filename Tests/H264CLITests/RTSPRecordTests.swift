@@ -249,10 +249,10 @@ import Glibc
     @Test func listenWantsAnRTSPURL() throws {
         let result = try CLI.run(["receive", "--listen", "stream.sdp", "-o", "/dev/null"])
         #expect(result.status == 1)
-        #expect(result.stderr == "h264 receive: error: --listen wants an rtsp:// or rtsps:// URL to listen on, not stream.sdp\n",
+        #expect(result.stderr == "h264 receive: error: --listen: not an rtsp:// or rtsps:// URL to listen on: stream.sdp\n",
                 "\(result.stderr)")
         let plain = try CLI.run(["receive", "--listen", "rtsps://127.0.0.1:0/live", "-o", "/dev/null"])
-        #expect(plain.status == 1 && plain.stderr == "h264 receive: error: rtsps:// goes with --tls-certificate and --tls-key\n",
+        #expect(plain.status == 1 && plain.stderr == "h264 receive: error: --listen: rtsps:// goes with a TLS certificate and key (rtsp:// without)\n",
                 "\(plain.stderr)")
         let half = try CLI.run(["receive", "--listen", "rtsps://127.0.0.1:0/live", "-o", "/dev/null", "--tls-key", "k.pem"])
         #expect(half.status != 0 && half.stderr.contains("--tls-certificate and --tls-key go together"), "\(half.stderr)")

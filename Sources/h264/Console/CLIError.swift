@@ -1,5 +1,6 @@
 import H264
 import H264Decoder
+import H264Streaming
 
 /// The one error of the command-line tool: a code to branch on and a one-line message for
 /// people. Commands print it as `h264 COMMAND: error: MESSAGE` and exit with status 1.
@@ -64,7 +65,8 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// Starts a listener, naming `what` in its error (`cannot listen for RTSP on …: …`).
+/// Starts a listener, naming `what` in its error (`cannot listen for RTSP on …: …`; a bad `--listen` URL as that).
 func listening<T>(_ what: String, _ start: () async throws -> T) async throws -> T {
-    do { return try await start() } catch { throw CLIError("cannot listen for \(what): \(error)") }
+    do { return try await start() } catch let error as RTSPClientError where error.code == .badURL { throw CLIError("--listen: \(error)") }
+    catch { throw CLIError("cannot listen for \(what): \(error)") }
 }
