@@ -202,9 +202,35 @@ import Testing
             }
             _ = try messages(bytes)
         },
+        MalformedCase("unfinished messages beyond the limit together", .rtmpMessageTooLarge, field: "partial messages") {
+            // Ten messages of 600 bytes each left unfinished after 500 bytes, against a bound of
+            // 4,096 bytes for all of them: the ninth chunk passes it (each alone is within it).
+            var reader = RTMPChunkReader(maximumMessageLength: 4096)
+            var bytes = setChunkSize(500)
+            for id in 3..<13 {
+                var writer = RTMPChunkWriter()
+                var one: [UInt8] = []
+                try writer.setChunkSize(500, appendingTo: &one)
+                one = []
+                try writer.append(RTMPMessage(type: .video, payload: Array(repeating: 0, count: 600)), chunkStreamId: id, to: &one)
+                bytes += one.prefix(12 + 500) // the type 0 header and the first chunk only
+            }
+            _ = try messages(bytes, reader: &reader)
+        },
     ]
 
     @Test(arguments: malformed) func rejects(_ item: MalformedCase) { item.expectRejected() }
+
+    /// Unfinished messages count against the bound only while they are unfinished: twenty
+    /// messages on two chunk streams, each finished in turn, go through a bound one message wide.
+    @Test func finishedMessagesLeaveTheBound() throws {
+        var writer = RTMPChunkWriter()
+        var bytes: [UInt8] = []
+        let messages = (0..<20).map { RTMPMessage(type: .video, messageStreamId: 1, payload: Array(repeating: UInt8($0), count: 1000)) }
+        for (index, message) in messages.enumerated() { try writer.append(message, chunkStreamId: 3 + index % 2, to: &bytes) }
+        var reader = RTMPChunkReader(maximumMessageLength: 1000)
+        #expect(try Self.messages(bytes, reader: &reader).map(\.payload) == messages.map(\.payload))
+    }
 
     /// The writer's chunk size is 1…65,536; it refuses a payload over 24 bits and a chunk stream
     /// id outside 2…65,599, writing nothing.

@@ -18,8 +18,10 @@
 ///
 /// Bounds: a message longer than ``maximumMessageLength`` is refused when its header is read,
 /// before anything is allocated for it; at most ``maximumPartialMessages`` chunk streams may
-/// hold a partial message at a time; payloads grow only as their bytes arrive. Every error is
-/// fatal: the connection's framing is lost.
+/// hold a partial message at a time, and their bytes together may not pass
+/// ``maximumMessageLength`` (a peer that starts 64 long messages and finishes none holds one
+/// message's worth, not 64); payloads grow only as their bytes arrive. Every error is fatal:
+/// the connection's framing is lost.
 public struct RTMPChunkReader: Sendable {
     /// The chunk size before any `Set Chunk Size` (clause 5.4.1).
     public static let defaultChunkSize = 128
@@ -56,6 +58,8 @@ public struct RTMPChunkReader: Sendable {
     private var position = 0
     private var streams: [UInt32: ChunkStream] = [:]
     private var partialCount = 0
+    /// The bytes held in partial messages, all chunk streams together.
+    private var partialBytes = 0
 
     /// A reader refusing messages longer than `maximumMessageLength` bytes.
     public init(maximumMessageLength: Int = RTMPChunkReader.defaultMaximumMessageLength) {
@@ -106,9 +110,10 @@ public struct RTMPChunkReader: Sendable {
             switch try RTMPControlMessage(message) {
             case .setChunkSize(let size)?: chunkSize = Int(size)
             case .abort(let id)?:
-                if streams[id]?.partial != nil {
+                if let partial = streams[id]?.partial {
                     streams[id]?.partial = nil
                     partialCount -= 1
+                    partialBytes -= partial.count
                 }
             case .windowAcknowledgementSize(let size)?: windowAcknowledgementSize = size
             default: break
@@ -199,21 +204,28 @@ public struct RTMPChunkReader: Sendable {
             if format == 0 { stream.timestamp = timestamp ?? 0 } else if let timestamp { stream.delta = timestamp }
         }
         stream.hasHeader = true
+        let completes = received + count == stream.length
+        guard completes || partialBytes + count <= maximumMessageLength else {
+            throw H264Error(.rtmpMessageTooLarge, field: "partial messages", byteOffset: start,
+                            "\(partialBytes + count) bytes of unfinished messages; the bound is \(maximumMessageLength)")
+        }
         var payload = stream.partial ?? []
-        if startsMessage && stream.length > count {
+        if startsMessage && !completes {
             partialCount += 1
-            payload.reserveCapacity(min(stream.length, 1 << 20))
+            payload.reserveCapacity(min(stream.length, 1 << 16))
         }
         payload.append(contentsOf: buffer[index..<index + count])
         index += count
         position = index
-        if payload.count == stream.length {
+        if completes {
             if !startsMessage { partialCount -= 1 }
+            partialBytes -= received
             stream.partial = nil
             streams[id] = stream
             return .some(RTMPMessage(type: stream.type, timestamp: stream.timestamp, messageStreamId: stream.messageStreamId,
                                      payload: payload))
         }
+        partialBytes += count
         stream.partial = payload
         streams[id] = stream
         return .some(nil)
