@@ -125,7 +125,12 @@ final class InterleavedRTSPViewer {
         guard sent == text.utf8.count else { throw LoopbackError("\(line): send: \(errno)") }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            if let end = pending.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
+            // RTP may come before the PLAY answer (gst-rtsp-server starts sending as the session
+            // plays): whole interleaved frames ahead of the answer are dropped (the warm-up).
+            while pending.first == UInt8(ascii: "$"), pending.count >= 4, pending.count >= 4 + (Int(pending[2]) << 8 | Int(pending[3])) {
+                pending.removeSubrange(..<(4 + (Int(pending[2]) << 8 | Int(pending[3]))))
+            }
+            if pending.first != UInt8(ascii: "$"), let end = pending.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
                 let lines = String(decoding: pending[..<end], as: UTF8.self).components(separatedBy: "\r\n")
                 var answer = Answer(status: Int(lines[0].split(separator: " ").dropFirst().first ?? "") ?? 0, headers: [:], body: [])
                 for header in lines.dropFirst() {
