@@ -16,7 +16,7 @@ public enum HEVCConversion {
     public static func hvcc(fromAnnexB bytes: [UInt8], parameterSetsInBand: Bool) throws(H264Error)
         -> (hvcc: [UInt8], configuration: HEVCDecoderConfigurationRecord, diagnostics: [H264Error]) {
         let inspection = try HEVCStreamInspection(annexB: bytes)
-        let (record, samples) = try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: bytes, parameterSetsInBand: parameterSetsInBand)
+        let (record, samples) = try HEVCDecoderConfigurationRecord.hvcc(accessUnits: inspection.accessUnits, parameterSetsInBand: parameterSetsInBand)
         return (Array(samples.map(\.data).joined()), record, inspection.diagnostics.map(\.error))
     }
 }

@@ -7,12 +7,16 @@ extension AnnexB {
     /// and a VPS, an SPS and a PPS are among them. An H.264 stream fails at once: its SPS
     /// header byte (`0x67`), its AUD (`0x09`) and its slices read as a layer above 0.
     ///
+    /// Only the beginning is read: the first `nalUnitLimit` NAL units within the first MiB, so
+    /// that telling the codec of a long file costs nothing beside reading it.
+    ///
     /// - Parameters:
     ///   - bytes: the stream, or its beginning.
     ///   - nalUnitLimit: how many NAL units to look at, at most.
     public static func carriesHEVC(_ bytes: [UInt8], nalUnitLimit: Int = 64) -> Bool {
+        let locations = bytes.withUnsafeBytes { nalUnits(in: UnsafeRawBufferPointer(rebasing: $0.prefix(1 << 20))) }
         var seen = Set<HEVCNALUnitType>()
-        for location in nalUnits(in: bytes).prefix(nalUnitLimit) {
+        for location in locations.prefix(nalUnitLimit) {
             let unit = bytes[location.range]
             guard unit.count >= HEVCNALUnitHeader.byteCount else { return false }
             let header = HEVCNALUnitHeader(unit[unit.startIndex], unit[unit.startIndex + 1])

@@ -58,7 +58,13 @@ extension HEVCDecoderConfigurationRecord {
     ///   the parse errors of its first parameter sets.
     public static func hvcc(fromAnnexB bytes: [UInt8], parameterSetsInBand: Bool) throws(H264Error)
         -> (configuration: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) {
-        let accessUnits = HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes)
+        try hvcc(accessUnits: HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes), parameterSetsInBand: parameterSetsInBand)
+    }
+
+    /// ``hvcc(fromAnnexB:parameterSetsInBand:)`` of a stream already cut into access units
+    /// (`h264 convert` has them from its inspection).
+    package static func hvcc(accessUnits: [HEVCAccessUnit], parameterSetsInBand: Bool) throws(H264Error)
+        -> (configuration: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) {
         var first: [HEVCNALUnitType: [Int: [UInt8]]] = [:]
         var order: [[UInt8]] = []
         var changed = false
