@@ -1,17 +1,4 @@
 import H264
-import HEVC
-
-/// What both codecs' access-unit assemblers say about the units they read: counts and the most
-/// recent errors and warnings.
-protocol ReportsProblems {
-    var errorCount: Int { get }
-    var recentErrors: [H264Error] { get }
-    var warningCount: Int { get }
-    var recentWarnings: [H264Error] { get }
-}
-
-extension AccessUnitAssembler: ReportsProblems {}
-extension HEVCAccessUnitAssembler: ReportsProblems {}
 
 /// The diagnostics of an inspection, in stream order, collected after each NAL unit an
 /// assembler took: its skipped units each time, each distinct warning once.
@@ -22,14 +9,14 @@ struct InspectionDiagnostics {
     private var warningsBefore = 0
 
     /// Notes the assembler's counts before it takes the next NAL unit.
-    mutating func before(_ assembler: some ReportsProblems) {
+    mutating func before(_ assembler: some AccessUnitAssembling) {
         errorsBefore = assembler.errorCount
         warningsBefore = assembler.warningCount
     }
 
     /// Adds what the assembler reported since ``before(_:)``: it concerns the NAL unit whose
     /// header byte is at `headerOffset` (bit offsets count from it).
-    mutating func after(_ assembler: some ReportsProblems, headerOffset: Int) {
+    mutating func after(_ assembler: some AccessUnitAssembling, headerOffset: Int) {
         for var error in assembler.recentErrors.suffix(assembler.errorCount - errorsBefore) {
             error.byteOffset = headerOffset
             all.append(StreamInspection.Diagnostic(kind: .skipped, error: error))

@@ -11,6 +11,15 @@ package protocol AccessUnitAssembling {
 
     /// Ends the stream of `streamLength` bytes: returns the last access unit, if any.
     mutating func finish(streamLength: Int?) -> Unit?
+
+    /// Damaged units reported so far.
+    var errorCount: Int { get }
+    /// The most recent damaged units' errors.
+    var recentErrors: [H264Error] { get }
+    /// Tolerable values reported so far.
+    var warningCount: Int { get }
+    /// The most recent warnings.
+    var recentWarnings: [H264Error] { get }
 }
 
 extension AccessUnitAssembling {
