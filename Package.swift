@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "H264Decoder",
             dependencies: [
-                "H264", "H264Media", "H264SessionCore", "CAVCodec",
+                "H264", "HEVC", "H264Media", "H264SessionCore", "CAVCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264DecoderTests", dependencies: [
-            "H264", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
+            "H264", "HEVC", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.

@@ -80,17 +80,17 @@ static inline int cav_attach_hardware(AVCodecContext *ctx, const AVCodec *codec,
     return 1;
 }
 
-/// Opens an H.264 decoder. `extradata` (an avcC or Annex-B parameter sets, may be NULL) is copied
+/// Opens an H.264 decoder, or an H.265 one when `hevc` is nonzero. `extradata` (an avcC or Annex-B parameter sets, may be NULL) is copied
 /// with padding. `threads`: 0 = auto; `low_delay`: no frame threading and AV_CODEC_FLAG_LOW_DELAY.
 /// `reorder_depth` is the output delay to start with (`has_b_frames`), as FFmpeg's command-line
 /// tool sets it from probing. `hardware` (NULL for none) names a device type to try;
 /// `*hardware_in_use` says whether one opened. Returns NULL on failure with the error in `*error`.
-static inline AVCodecContext *cav_h264_open(const uint8_t *extradata, int extradata_size,
+static inline AVCodecContext *cav_decoder_open(int hevc, const uint8_t *extradata, int extradata_size,
                                             int threads, int low_delay, int reorder_depth,
                                             const char *hardware, int *hardware_in_use, int *error) {
     *error = 0;
     *hardware_in_use = 0;
-    const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_H264);
+    const AVCodec *codec = avcodec_find_decoder(hevc ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264);
     if (codec == NULL) { *error = AVERROR_DECODER_NOT_FOUND; return NULL; }
     AVCodecContext *ctx = avcodec_alloc_context3(codec);
     if (ctx == NULL) { *error = AVERROR(ENOMEM); return NULL; }

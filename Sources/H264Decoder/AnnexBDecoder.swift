@@ -1,4 +1,5 @@
 public import H264
+import HEVC
 
 /// Decodes an Annex-B byte stream that arrives in chunks of any size (socket reads, pipe reads,
 /// MPEG-TS payloads): bytes in, decoded frames out of its ``DecoderSession``, with the timing
@@ -11,9 +12,13 @@ public import H264
 /// try decoder.finish()
 /// ```
 ///
-/// Built on `AccessUnitReceiver`: decoding starts at the first IDR whose parameter sets have
-/// arrived, each access unit goes to the session with its `FormatDescription`, and what the
-/// receiver skipped is counted here. A time stamp given with a chunk belongs to the first access
+/// The codec is the session's when its configuration or format description names it, else
+/// told from the stream's first NAL unit headers (`AnnexB.codec(ofStreamBeginning:isComplete:nalUnitLimit:)`,
+/// as FFmpeg's probe tells it): the first bytes wait until they tell. H.264 is read by
+/// `AccessUnitReceiver`: decoding starts at the first IDR whose parameter sets have arrived,
+/// each access unit goes to the session with its `FormatDescription`, and what the receiver
+/// skipped is counted here. H.265 is cut by `HEVCAccessUnitAssembler` and starts at the first
+/// IRAP picture whose SPS has arrived. A time stamp given with a chunk belongs to the first access
 /// unit that begins in that chunk (as a PES or RTP time stamp belongs to the picture that starts
 /// in its packet); an access unit without one goes to the session untimed with a duration of
 /// ``frameDuration``, and its frame is stamped at output, the previous frame's time plus that
@@ -25,13 +30,24 @@ public struct AnnexBDecoder: Sendable {
     /// first SPS's frame rate (VUI timing) unless given, 1/25 s without either.
     public private(set) var frameDuration: Duration?
     private var receiver = AccessUnitReceiver()
+    /// The H.265 reader, once the stream is known to be H.265.
+    private var hevc: HEVCStreamReceiver?
+    /// The first bytes, held until they tell the codec; nil once it is known.
+    private var undecided: [UInt8]? = []
     /// Time stamps given with chunks, by the stream offset of the chunk's first byte.
     private var marks: [(offset: Int, time: Duration)] = []
     /// How many access units were handed to the session.
     public private(set) var accessUnitCount = 0
     /// How many access units the receiver dropped before a usable IDR (joining mid-stream,
     /// missing parameter sets).
-    public private(set) var skippedAccessUnitCount = 0
+    public var skippedAccessUnitCount: Int { h264SkippedAccessUnitCount + (hevc?.skippedAccessUnitCount ?? 0) }
+    private var h264SkippedAccessUnitCount = 0
+
+    /// The codec of the stream: the session's when it names one, else told from the stream's
+    /// first bytes; nil until they tell.
+    public var codec: VideoCodec? {
+        undecided == nil ? (hevc == nil ? .h264 : .hevc) : nil
+    }
 
     /// Creates an adaptor feeding `session`.
     ///
@@ -50,18 +66,49 @@ public struct AnnexBDecoder: Sendable {
     ///   - presentationTimeStamp: the time of the first access unit that begins in `chunk`.
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
     public mutating func append(_ chunk: some Collection<UInt8>, presentationTimeStamp: Duration? = nil) throws(H264Error) {
-        if let presentationTimeStamp { marks.append((receiver.streamLength, presentationTimeStamp)) }
-        receiver.append(chunk)
-        while let event = receiver.next() { try handle(event) }
+        if let presentationTimeStamp { marks.append((streamLength, presentationTimeStamp)) }
+        try take(chunk)
     }
 
     /// Adds bytes in place (a read buffer) and decodes every access unit they complete.
     ///
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
     public mutating func append(contentsOf chunk: UnsafeRawBufferPointer, presentationTimeStamp: Duration? = nil) throws(H264Error) {
-        if let presentationTimeStamp { marks.append((receiver.streamLength, presentationTimeStamp)) }
-        receiver.append(contentsOf: chunk)
-        while let event = receiver.next() { try handle(event) }
+        if let presentationTimeStamp { marks.append((streamLength, presentationTimeStamp)) }
+        try take(chunk)
+    }
+
+    /// Holds `chunk` while the codec is not known, else reads it.
+    private mutating func take(_ chunk: some Collection<UInt8>) throws(H264Error) {
+        guard undecided == nil else {
+            undecided!.append(contentsOf: chunk)
+            try decide(isComplete: false)
+            return
+        }
+        try read(chunk)
+    }
+
+    /// The bytes received so far.
+    private var streamLength: Int { undecided?.count ?? hevc?.streamLength ?? receiver.streamLength }
+
+    /// Hands `chunk` to the reader of the stream's codec and decodes what it completes.
+    private mutating func read(_ chunk: some Collection<UInt8>) throws(H264Error) {
+        if hevc != nil {
+            hevc!.append(chunk)
+            while let unit = hevc!.next() { try decode(unit) }
+        } else {
+            receiver.append(chunk)
+            while let event = receiver.next() { try handle(event) }
+        }
+    }
+
+    /// Chooses the reader once the session or the held bytes tell the codec, and reads them.
+    private mutating func decide(isComplete: Bool) throws(H264Error) {
+        guard let held = undecided else { return }
+        guard let codec = session.codec ?? AnnexB.codec(ofStreamBeginning: held, isComplete: isComplete) else { return }
+        undecided = nil
+        if codec == .hevc { hevc = HEVCStreamReceiver() }
+        try read(held)
     }
 
     /// Ends the stream: decodes the last access unit and outputs every delayed frame
@@ -70,6 +117,10 @@ public struct AnnexBDecoder: Sendable {
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)` and
     ///   `DecoderSession.waitForAsynchronousFrames()`.
     public mutating func finish() throws(H264Error) {
+        try decide(isComplete: true)
+        if hevc != nil {
+            for unit in hevc!.finish() { try decode(unit) }
+        }
         for event in receiver.finish() { try handle(event) }
         try session.waitForAsynchronousFrames()
     }
@@ -77,25 +128,36 @@ public struct AnnexBDecoder: Sendable {
     private mutating func handle(_ event: AccessUnitReceiver.Event) throws(H264Error) {
         switch event {
         case .accessUnit(let unit):
-            if frameDuration == nil {
-                let rate = FrameRate.framesPerSecond(signalledBy: unit.formatDescription?.sequenceParameterSet)
-                frameDuration = rate > 0 && rate < 1000 ? .seconds(1 / rate) : .milliseconds(40)
-            }
-            let duration = frameDuration ?? .milliseconds(40)
-            // The latest mark at or before the access unit's start, if not used yet.
-            var time: Duration?
-            var used = 0
-            for (i, mark) in marks.enumerated() where mark.offset <= unit.streamOffset {
-                time = mark.time
-                used = i + 1
-            }
-            marks.removeFirst(used)
-            accessUnitCount += 1
+            let (time, duration) = timing(streamOffset: unit.streamOffset,
+                                          framesPerSecond: FrameRate.framesPerSecond(signalledBy: unit.formatDescription?.sequenceParameterSet))
             try session.decode(unit, presentationTimeStamp: time, duration: duration)
         case .skipped(let skip):
-            skippedAccessUnitCount += skip.accessUnitCount
+            h264SkippedAccessUnitCount += skip.accessUnitCount
         case .missingParameterSets:
             break
         }
+    }
+
+    private mutating func decode(_ unit: HEVCAccessUnit) throws(H264Error) {
+        let (time, duration) = timing(streamOffset: unit.streamOffset, framesPerSecond: hevc?.signalledFrameRate?.framesPerSecond ?? 0)
+        try session.decode(unit, presentationTimeStamp: time, duration: duration)
+    }
+
+    /// The time of the access unit beginning at `streamOffset` (the latest mark at or before it,
+    /// if not used yet) and its duration (``frameDuration``, set from the first signalled rate);
+    /// counts the access unit.
+    private mutating func timing(streamOffset: Int, framesPerSecond rate: Double) -> (Duration?, Duration) {
+        if frameDuration == nil {
+            frameDuration = rate > 0 && rate < 1000 ? .seconds(1 / rate) : .milliseconds(40)
+        }
+        var time: Duration?
+        var used = 0
+        for (i, mark) in marks.enumerated() where mark.offset <= streamOffset {
+            time = mark.time
+            used = i + 1
+        }
+        marks.removeFirst(used)
+        accessUnitCount += 1
+        return (time, frameDuration ?? .milliseconds(40))
     }
 }

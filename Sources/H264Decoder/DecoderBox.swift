@@ -7,7 +7,11 @@ struct Job: Sendable {
     /// The access unit as pieces of received packets, copied once into libavcodec's input.
     var view: AccessUnitView? = nil
     let lengthSize: Int
-    let format: FormatDescription?
+    /// The format the access unit is decoded with, when its caller gave one.
+    let format: StreamFormat?
+    /// The codec the access unit's type says (H.264 for an `AccessUnit`, H.265 for an
+    /// `HEVCAccessUnit`); nil for bytes whose codec is the session's.
+    let codec: VideoCodec?
     let carriesParameterSets: Bool
     let isKeyframe: Bool
     let presentationTimeStamp: Duration?
@@ -27,20 +31,20 @@ package struct QueuedJob: Sendable {
 final class DecoderBox: @unchecked Sendable {
     private var decoder: LibAVCodecDecoder?
     /// The format whose parameter sets libavcodec last received out of band.
-    private var sentFormat: FormatDescription?
+    private var sentFormat: StreamFormat?
     private var mark = FormatChangeMark()
     private var damaged = false
 
     init(decoder: LibAVCodecDecoder) { self.decoder = decoder }
 
-    func decode(_ job: Job, initialFormat: FormatDescription?, deliver: (DecodedFrame) -> Void) throws(H264Error) {
+    func decode(_ job: Job, initialFormat: StreamFormat?, deliver: (DecodedFrame) -> Void) throws(H264Error) {
         guard let decoder else { return }
         var prefix: [[UInt8]] = []
         if let format = job.format ?? initialFormat, format != sentFormat {
             if sentFormat != nil { mark.set(presentationTimeStamp: job.presentationTimeStamp.map(Self.microseconds)) }
             sentFormat = format
             if !job.carriesParameterSets {
-                prefix = format.sequenceParameterSets + format.pictureParameterSets
+                prefix = format.parameterSets
             }
         }
         var body = job.data

@@ -66,6 +66,13 @@ public struct DecoderConfiguration: Hashable, Sendable {
     /// accessed. A held frame keeps libavcodec's picture buffers.
     public var frameBuffering: OutputBufferingPolicy = .default
 
+    /// The codec to decode; nil (the default) takes it from what the session is given: the
+    /// format description (`FormatDescription` or `hvcC`), else the type of the first access
+    /// unit (`AccessUnit` or `HEVCAccessUnit`), else H.264. `AnnexBDecoder` tells it from the
+    /// stream's NAL unit headers. VideoToolbox takes it from the format description's
+    /// `CMVideoCodecType`.
+    public var codec: VideoCodec? = nil
+
     /// Creates a configuration: automatic threads, not real time, software decoding, native
     /// pixel format.
     public init(threads: Threads = .automatic, realTime: Bool = false, hardwareAcceleration: HardwareAcceleration? = nil,

@@ -84,7 +84,7 @@ public final class DecoderSession: Sendable {
     private let damaged: DamagedCount
     private let logger: Logger
     /// The format given at creation: its parameter sets go ahead of the first access unit.
-    private let initialFormat: FormatDescription?
+    let initialFormat: StreamFormat?
 
     /// Creates a session (VideoToolbox's `VTDecompressionSessionCreate`). Cheap: libavcodec
     /// opens with the first access unit.
@@ -96,9 +96,19 @@ public final class DecoderSession: Sendable {
     ///   - logger: where the session reports damaged input and libavcodec failures.
     ///   - outputHandler: called with every decoded frame on the decoding queue.
     /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property.
-    public init(formatDescription: FormatDescription? = nil, configuration: DecoderConfiguration = DecoderConfiguration(),
-                logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
+    public convenience init(formatDescription: FormatDescription? = nil, configuration: DecoderConfiguration = DecoderConfiguration(),
+                            logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
+        try self.init(format: formatDescription.map(StreamFormat.h264), configuration: configuration, logger: logger,
+                      outputHandler: outputHandler)
+    }
+
+    /// The one initializer behind the H.264 and H.265 ones.
+    init(format formatDescription: StreamFormat?, configuration: DecoderConfiguration,
+         logger: Logger, outputHandler: OutputHandler?) throws(H264Error) {
         try configuration.validate()
+        if let codec = configuration.codec, let format = formatDescription, format.codec != codec {
+            throw H264Error(.invalidConfiguration, field: "codec", "a \(format.codec.rawValue) format description for a \(codec.rawValue) session")
+        }
         initialFormat = formatDescription
         shared = Locked(DecoderSessionState(configuration: configuration, format: formatDescription))
         let sink = OutputSink<DecodedFrame>(handler: outputHandler, failureCode: .decoderFailed)
@@ -153,7 +163,13 @@ public final class DecoderSession: Sendable {
     /// the format given at creation, replaced by the `formatDescription` of each access unit
     /// (or `decode(avcc:formatDescription:…)` call) that has one; `nil` while none was given
     /// (parameter sets in band only).
-    public var formatDescription: FormatDescription? { shared.withLock { $0.format } }
+    public var formatDescription: FormatDescription? { shared.withLock { $0.format?.h264 } }
+
+    /// The codec being decoded: nil until the first access unit unless the configuration or the
+    /// format description named it; then fixed for the session's life.
+    public var codec: VideoCodec? {
+        shared.withLock { $0.codec ?? $0.configuration.codec ?? $0.format?.codec }
+    }
 
     /// The decoded frames as an asynchronous sequence, in presentation order. It yields the
     /// frames produced after its first access, holds at most
@@ -179,9 +195,10 @@ public final class DecoderSession: Sendable {
     /// Whether the session can decode frames of `formatDescription` — VideoToolbox's
     /// `VTDecompressionSessionCanAcceptFormatDescription`. libavcodec decodes every H.264
     /// profile and switches formats within a session, so this is true for any format whose
-    /// first SPS parses; a caller given false creates a new session.
+    /// first SPS parses, in a session that is not decoding H.265; a caller given false creates
+    /// a new session.
     public func canAccept(_ formatDescription: FormatDescription) -> Bool {
-        guard shared.withLock({ !$0.lifecycle.isInvalidated }) else { return false }
+        guard accepts(.h264) else { return false }
         return formatDescription.sequenceParameterSet != nil && !formatDescription.pictureParameterSets.isEmpty
     }
 
@@ -201,7 +218,7 @@ public final class DecoderSession: Sendable {
     ///   libavcodec cannot open, or for a failure while decoding an earlier access unit.
     public func decode(_ accessUnit: AccessUnit, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
         try Self.checkAVCC(accessUnit.data, lengthSize: 4)
-        try enqueue(Job(data: accessUnit.data, lengthSize: 4, format: accessUnit.formatDescription,
+        try enqueue(Job(data: accessUnit.data, lengthSize: 4, format: accessUnit.formatDescription.map(StreamFormat.h264), codec: .h264,
                         carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet),
                         isKeyframe: accessUnit.isIDR, presentationTimeStamp: presentationTimeStamp, duration: duration))
     }
@@ -220,7 +237,7 @@ public final class DecoderSession: Sendable {
     /// - Throws: as ``decode(_:presentationTimeStamp:duration:)-(AccessUnit,_,_)``, but for the
     ///   AVCC check: a view's NAL units are whole by construction.
     public func decode(_ accessUnit: AccessUnitView, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
-        try enqueue(Job(data: [], view: accessUnit, lengthSize: 4, format: accessUnit.formatDescription,
+        try enqueue(Job(data: [], view: accessUnit, lengthSize: 4, format: accessUnit.formatDescription.map(StreamFormat.h264), codec: .h264,
                         carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet),
                         isKeyframe: accessUnit.isIDR, presentationTimeStamp: presentationTimeStamp, duration: duration))
     }
@@ -242,9 +259,9 @@ public final class DecoderSession: Sendable {
     ///   libavcodec.
     public func decode(avcc: [UInt8], formatDescription: FormatDescription? = nil,
                        presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
-        let format = formatDescription ?? initialFormat
+        let format = formatDescription.map(StreamFormat.h264) ?? initialFormat
         try Self.checkAVCC(avcc, lengthSize: format?.nalUnitLengthSize ?? 4)
-        try enqueue(Job(data: avcc, lengthSize: format?.nalUnitLengthSize ?? 4, format: formatDescription,
+        try enqueue(Job(data: avcc, lengthSize: format?.nalUnitLengthSize ?? 4, format: formatDescription.map(StreamFormat.h264), codec: nil,
                         carriesParameterSets: false, isKeyframe: false,
                         presentationTimeStamp: presentationTimeStamp, duration: duration))
     }
@@ -252,7 +269,7 @@ public final class DecoderSession: Sendable {
     /// Checks that `bytes` split into NAL units (without collecting them: no allocation),
     /// tolerating Annex-B where lengths belong as ``AVCC`` reads it (libavcodec reads that part
     /// as Annex-B, after the in-place conversion leaves it as it is).
-    private static func checkAVCC(_ bytes: [UInt8], lengthSize: Int) throws(H264Error) {
+    static func checkAVCC(_ bytes: [UInt8], lengthSize: Int) throws(H264Error) {
         let result = bytes.withUnsafeBytes { buffer in
             Result { () throws(H264Error) in
                 _ = try AVCC.walk(buffer, lengthSize: lengthSize, allowingEmptyNALUnits: false, toleratingAnnexB: true) { _, _ in }
@@ -261,7 +278,7 @@ public final class DecoderSession: Sendable {
         try result.get()
     }
 
-    private func enqueue(_ job: Job) throws(H264Error) {
+    func enqueue(_ job: Job) throws(H264Error) {
         let decoder = try openDecoder(caller: "decode", firstJob: job)
         if let error = sink.takeError() { throw error }
         jobs.enqueue(QueuedJob(job: job, decoder: decoder))
@@ -273,12 +290,17 @@ public final class DecoderSession: Sendable {
         try shared.withLock { (s) throws(H264Error) -> DecoderBox in
             var lifecycle = s.lifecycle
             try lifecycle.apply(.run(caller))
+            let codec = s.codec ?? s.configuration.codec ?? job.format?.codec ?? initialFormat?.codec ?? job.codec ?? .h264
+            if let other = job.format?.codec ?? job.codec, other != codec {
+                throw H264Error(.invalidConfiguration, field: "codec", "\(caller): a \(other.rawValue) access unit for a session decoding \(codec.rawValue)")
+            }
             if let format = job.format { s.format = format }
             if let decoder = s.decoder { return decoder }
             let reorder = s.configuration.realTime ? 0
-                : SequenceParameterSet.reorderDepth(format: job.format ?? initialFormat, avcc: job.view?.bytes(format: .avcc) ?? job.data,
-                                                    lengthSize: job.lengthSize) ?? 0
-            let libavcodec = try LibAVCodecDecoder(configuration: s.configuration, reorderDepth: reorder)
+                : StreamFormat.reorderDepth(codec: codec, format: job.format ?? initialFormat, avcc: job.view?.bytes(format: .avcc) ?? job.data,
+                                            lengthSize: job.lengthSize) ?? 0
+            let libavcodec = try LibAVCodecDecoder(codec: codec, configuration: s.configuration, reorderDepth: reorder)
+            s.codec = codec
             if let wanted = s.configuration.hardwareAcceleration {
                 if let used = libavcodec.hardwareAcceleration {
                     logger.info("decoding in hardware", metadata: ["device": "\(used.rawValue)"])

@@ -11,8 +11,10 @@ package struct DecoderSessionState: SessionSharedState {
     package var configuration: DecoderConfiguration
     var decoder: DecoderBox?
     var hardwareAccelerationInUse: DecoderConfiguration.HardwareAcceleration?
-    /// `DecoderSession.formatDescription`.
-    var format: FormatDescription?
+    /// `DecoderSession.formatDescription` or `DecoderSession.hevcFormatDescription`.
+    var format: StreamFormat?
+    /// The codec libavcodec was opened for; nil until the first access unit.
+    var codec: VideoCodec?
 }
 
 /// How many access units libavcodec rejected (``DecoderSession/damagedAccessUnitCount``),

@@ -1,7 +1,7 @@
 internal import CAVCodec
 import H264
 
-/// One libavcodec H.264 decoder. Not thread-safe: the session uses it from its decoding queue
+/// One libavcodec H.264 or H.265 decoder. Not thread-safe: the session uses it from its decoding queue
 /// only (and opens it under the session's lock before the first job reaches the queue).
 final class LibAVCodecDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
@@ -16,15 +16,15 @@ final class LibAVCodecDecoder {
     /// Time and duration (µs) of the last output, to stamp frames whose access unit had no time.
     private var lastOutputTime: (pts: Int64, duration: Int64)?
 
-    /// Opens libavcodec's H.264 decoder; `reorderDepth` frames of output delay from the start
-    /// (libavcodec's `has_b_frames`).
+    /// Opens libavcodec's decoder of `codec`; `reorderDepth` frames of output delay from the
+    /// start (libavcodec's `has_b_frames`).
     /// The corresponding libavcodec calls are `avcodec_alloc_context3` and `avcodec_open2`.
-    init(configuration: DecoderConfiguration, reorderDepth: Int) throws(H264Error) {
+    init(codec: VideoCodec, configuration: DecoderConfiguration, reorderDepth: Int) throws(H264Error) {
         Self.silenceLibraryLog
         var status: Int32 = 0
         var hardwareInUse: Int32 = 0
         let opened = { (hardware: UnsafePointer<CChar>?) in
-            cav_h264_open(nil, 0, Int32(configuration.threadCount), configuration.realTime ? 1 : 0,
+            cav_decoder_open(codec == .hevc ? 1 : 0, nil, 0, Int32(configuration.threadCount), configuration.realTime ? 1 : 0,
                           Int32(clamping: reorderDepth), hardware, &hardwareInUse, &status)
         }
         let context: UnsafeMutablePointer<AVCodecContext>?
@@ -34,7 +34,7 @@ final class LibAVCodecDecoder {
             context = opened(nil)
         }
         guard let context else {
-            throw Self.error(status, "opening libavcodec's H.264 decoder")
+            throw Self.error(status, "opening libavcodec's \(codec == .hevc ? "H.265" : "H.264") decoder")
         }
         hardwareAcceleration = hardwareInUse != 0 ? configuration.hardwareAcceleration : nil
         conversionTarget = switch configuration.outputPixelFormat {
