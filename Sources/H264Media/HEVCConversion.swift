@@ -19,4 +19,21 @@ public enum HEVCConversion {
         let (record, samples) = try HEVCDecoderConfigurationRecord.hvcc(accessUnits: inspection.accessUnits, parameterSetsInBand: parameterSetsInBand)
         return (Array(samples.map(\.data).joined()), record, inspection.diagnostics.map(\.error))
     }
+
+    /// Length-prefixed samples back to back (AVCC or HVCC) → Annex-B, with the parameter sets of
+    /// their configuration record, which tells the codec: an `hvcC` (its arrays before each IRAP
+    /// picture, as `hevc_mp4toannexb`) or else an `avcC` (SPS and PPS before each IDR).
+    ///
+    /// - Parameters:
+    ///   - samples: the samples.
+    ///   - configuration: the bytes of the `hvcC` or `avcC`.
+    ///   - lengthSize: the samples' length size; nil for the record's.
+    /// - Throws: a malformed record, a length size other than 1, 2 or 4, and lost framing.
+    public static func annexB(fromSamples samples: [UInt8], configuration: [UInt8], lengthSize: Int? = nil) throws(H264Error) -> [UInt8] {
+        if let record = HEVCDecoderConfigurationRecord.recognizing(configuration) {
+            return try AnnexB.fromHVCC(samples, lengthSize: lengthSize ?? record.nalUnitLengthSize, configuration: record)
+        }
+        let record = try AVCDecoderConfigurationRecord(extradata: configuration)
+        return try AnnexB.fromAVCCStream(samples, lengthSize: lengthSize ?? record.nalUnitLengthSize, parameterSets: record)
+    }
 }

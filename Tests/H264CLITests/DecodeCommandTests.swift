@@ -5,9 +5,13 @@ import Testing
 /// `h264 decode` against FFmpeg on the same files: framemd5 lines, y4m bytes, errors.
 @Suite(.blocking) struct DecodeCommandTests {
     /// A 4:2:0 stream with cropping, a 10-bit 720p stream, field pictures with MBAFF, MBAFF.
-    @Test(arguments: ["CVFC1_Sony_C.jsv", "PPH10I1_Panasonic_A.264", "FRExt2_Panasonic.avc", "freh5.264"])
+    /// H.265, told from the NAL headers without a flag: B-frames with CRA, Main 10 cropped, 4:2:2
+    /// 10-bit, and fields.
+    @Test(arguments: ["conformance/CVFC1_Sony_C.jsv", "conformance/PPH10I1_Panasonic_A.264", "conformance/FRExt2_Panasonic.avc",
+                      "conformance/freh5.264", "hevc/main_gop_bframes_cra.265", "hevc/main10_cropped.265", "hevc/rext_422_10.265",
+                      "hevc/interlaced_fields_tff.265"])
     func framemd5MatchesFFmpeg(_ stream: String) throws {
-        let path = try TestFixtures.path("conformance/\(stream)")
+        let path = try TestFixtures.path(stream)
         let ours = try CLI.run(["decode", "--framemd5", "--quiet", path])
         #expect(ours.status == 0, "\(ours.stderr)")
         let ffmpeg = try Subprocess.run("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-fps_mode", "passthrough", "-f", "framemd5", "-"])

@@ -24,8 +24,12 @@ import H264TestSupport
         let toHVCC = try CLI.run(["convert", "--to", "avcc", input, "-o", hvcc, "--config-out", record, "--parameter-sets", placement])
         #expect(toHVCC.status == 0, "\(toHVCC.stderr)")
         let toAnnexB = try CLI.run(["convert", "--to", "annexb", hvcc, "--config", record, "-o", back])
-        #expect(toAnnexB.status == 0, "\(toAnnexB.stderr)")
+        // `h264 decode` reads the HVCC with its hvcC to FFmpeg's frames too.
+        let decoded = try CLI.run(["decode", "--framemd5", "--quiet", hvcc, "--config", record])
+        #expect(decoded.status == 0, "\(decoded.stderr)")
         let want = try Self.frameMD5s(input), got = try Self.frameMD5s(back)
+        #expect(decoded.stdoutText.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last } == want.md5s)
+        #expect(toAnnexB.status == 0, "\(toAnnexB.stderr)")
         #expect(got.errors.isEmpty, "\(got.errors)")
         #expect(!want.md5s.isEmpty && got.md5s == want.md5s)
         let inspected = try CLI.run(["inspect", "--json", back])

@@ -4,16 +4,16 @@ import H264
 import H264Decoder
 import H264Media
 
-/// `h264 decode INPUT -o OUTPUT`: H.264 (Annex-B, or AVCC with `--config`) to y4m, raw planes or
-/// FFmpeg's framemd5 listing.
+/// `h264 decode INPUT -o OUTPUT`: H.264 or H.265 (Annex-B, or AVCC/HVCC with `--config`) to y4m,
+/// raw planes or FFmpeg's framemd5 listing.
 struct DecodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",
-        abstract: "Decode H.264 (Annex-B .h264, or AVCC with --config) to y4m, raw YUV or a framemd5 listing.",
+        abstract: "Decode H.264 or H.265 (Annex-B, or AVCC/HVCC with --config) to y4m, raw YUV or a framemd5 listing.",
         discussion: """
         INPUT is an Annex-B byte stream (- for standard input), read in chunks as a network stream would \
-        arrive, or AVCC (length-prefixed NAL units) with --config FILE.avcC. Decoding starts at the first IDR \
-        picture. --format y4m (default) writes a yuv4mpegpipe stream (ffplay, x264 and 'h264 encode' read it); \
+        arrive, H.264 or H.265 told from its NAL headers, or length-prefixed NAL units with --config FILE.avcC or \
+        FILE.hvcC. Decoding starts at the first IDR (H.265: IRAP) picture. --format y4m (default) writes a yuv4mpegpipe stream (ffplay, x264 and 'h264 encode' read it); \
         raw writes the planes back to back in the stream's own pixel format, as 'ffmpeg -i INPUT -f rawvideo -' \
         does (yuv420p, yuv422p10le, gbrp for RGB 4:4:4 …); y4m cannot hold planar RGB (gbrp …). --framemd5 writes what 'ffmpeg -i INPUT -f framemd5 -' writes \
         instead of the pictures. Frames are timed from the SPS's frame rate (25 fps without one).
@@ -31,7 +31,7 @@ struct DecodeCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output file (- for standard output).") var output: String = "-"
     @Option(help: "Output format: y4m (default) or raw.") var format: Format = .y4m
     @Flag(help: "Write FFmpeg's framemd5 listing (one MD5 per frame) instead of the pictures.") var framemd5 = false
-    @Option(help: "An avcC file: INPUT is AVCC with its length size and parameter sets.") var config: String?
+    @Option(help: "An avcC or hvcC file: INPUT is AVCC/HVCC with its length size and parameter sets.") var config: String?
     @Option(help: "Decoding threads (0 = automatic, the default).") var threads: Int = 0
     @Flag(help: "Real-time decoding: no frame threading, each frame out as soon as it is decoded.") var realTime = false
     @Option(help: "Output pixel format: native (default: what the stream codes), i420, nv12 or bgra (8-bit, libyuv; nv12 and bgra with --format raw).")
@@ -91,11 +91,8 @@ struct DecodeCommand: ParsableCommand {
 
         var stream: any ByteSource
         if let config {
-            let record = try CLIIO.readConfiguration(config)
-            let avcc = try CLIIO.read(input)
-            stream = BufferSource(bytes: try CLIError.named(name) { () throws(H264Error) in
-                try AnnexB.fromAVCCStream(avcc, lengthSize: record.nalUnitLengthSize, parameterSets: record)
-            })
+            let (samples, record) = (try CLIIO.read(input), try CLIIO.read(config))
+            stream = BufferSource(bytes: try CLIError.named(name) { () throws(H264Error) in try HEVCConversion.annexB(fromSamples: samples, configuration: record) })
         } else {
             stream = try FileSource(path: input, name: name, missing: "\(input): no such file")
         }
