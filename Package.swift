@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "H264Streaming",
             dependencies: [
-                "H264",
+                "H264", "HEVC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -128,7 +128,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: [
-            "H264", "H264Media", "h264", "H264Streaming", "H264TestSupport",
+            "H264", "HEVC", "H264Media", "H264Decoder", "h264", "H264Streaming", "H264TestSupport",
             // The serve broadcaster's unit tests run it on EmbeddedChannel.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

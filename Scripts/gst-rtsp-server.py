@@ -14,6 +14,8 @@
 #                             pipeline shared by every viewer (the media starts at the first PLAY). Not a raw
 #                             Annex-B file: h264parse gives those no PTS, and rtph264pay then stamps every
 #                             packet alike
+#   --codec h265              H.265: the test pattern encoded by x265enc, or the H.265 track of --matroska,
+#                             through h265parse and rtph265pay (RFC 7798)
 # Needs Debian's python3-gi and gir1.2-gst-rtsp-server-1.0 (Scripts/install-deps.sh).
 import argparse
 import signal
@@ -36,6 +38,7 @@ parser.add_argument("--protocols", choices=["udp", "tcp"])
 parser.add_argument("--tls-certificate")
 parser.add_argument("--tls-key")
 parser.add_argument("--matroska")
+parser.add_argument("--codec", choices=["h264", "h265"], default="h264")
 args = parser.parse_args()
 
 Gst.init(None)
@@ -47,8 +50,9 @@ if args.matroska:
     source = "filesrc location=\"%s\" ! matroskademux" % args.matroska
 else:
     source = ("videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
-              " ! openh264enc gop-size=30")
-factory.set_launch("( %s ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )" % source)
+              + (" ! x265enc tune=zerolatency speed-preset=ultrafast key-int-max=30" if args.codec == "h265"
+                 else " ! openh264enc gop-size=30"))
+factory.set_launch("( %s ! %sparse ! rtp%spay name=pay0 pt=96 config-interval=-1 )" % (source, args.codec, args.codec))
 factory.set_shared(True)
 if args.protocols:
     factory.set_protocols(GstRtsp.RTSPLowerTrans.UDP if args.protocols == "udp" else GstRtsp.RTSPLowerTrans.TCP)

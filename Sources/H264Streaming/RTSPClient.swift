@@ -1,4 +1,5 @@
 public import H264
+public import HEVC
 import Logging
 import NIOCore
 import NIOPosix
@@ -39,7 +40,11 @@ public final class RTSPClient: AsyncSequence, Sendable {
         /// An access unit (AVCC) with its 90 kHz RTP timestamp, and its presentation time since
         /// the first access unit.
         case accessUnit(RTPDepacketizer.ReceivedAccessUnit, presentationTime: Duration)
-        /// The next access unit has new parameter sets.
+        /// An H.265 access unit (HVCC, 4-byte lengths) with its 90 kHz RTP timestamp, and its
+        /// presentation time since the first access unit: what an `H265` stream (RFC 7798)
+        /// delivers instead of ``accessUnit(_:presentationTime:)``. See ``codec``.
+        case hevcAccessUnit(HEVCRTPDepacketizer.ReceivedAccessUnit, presentationTime: Duration)
+        /// The next access unit has new parameter sets (H.264).
         case formatChange(FormatDescription)
         /// Packets were lost.
         case loss(RTPDepacketizer.Loss)
@@ -148,6 +153,11 @@ public final class RTSPClient: AsyncSequence, Sendable {
 
     /// The format of the SDP's `sprop-parameter-sets`; nil without them (they then come in band).
     public var formatDescription: FormatDescription? { try? sessionDescription.formatDescription() }
+
+    /// The stream's codec, from the SDP's `rtpmap`: `.hevc` for `H265` (its access units come
+    /// as ``Event/hevcAccessUnit(_:presentationTime:)``, its parameter sets in
+    /// `sessionDescription.parameterSets`), else `.h264`.
+    public var codec: VideoCodec { sessionDescription.encodingName.uppercased() == "H265" ? .hevc : .h264 }
 
     /// Why the events ended; nil while they go on.
     public var ending: Ending? { state.withLock { $0.ending } }

@@ -1,4 +1,5 @@
 import H264
+import HEVC
 import Logging
 import NIOCore
 
@@ -20,7 +21,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var reader = RTSPMessageReader(limits: .init(maximumBodySize: 65_536), resynchronizing: true)
     private var cSeq = 0
     private var pending: [String: EventLoopPromise<RTSPResponse>] = [:]
-    private var depacketizer: RTPDepacketizer?
+    private var depacketizer: ClientDepacketizer?
     private let continuation: AsyncStream<RTSPClient.Event>.Continuation
     private let state: Locked<RTSPClient.State>
     private let onEnd: (RTSPClient.Ending) -> Void
@@ -129,7 +130,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     }
 
     /// Starts depacketizing with `depacketizer` and the idle timeout.
-    func play(with depacketizer: RTPDepacketizer) {
+    func play(with depacketizer: ClientDepacketizer) {
         self.depacketizer = depacketizer
         guard let loop = context?.eventLoop else { return }
         idleTimer = IdleTimer(timeout: idleTimeout, loop: loop) { [self] in end(.idle) }
@@ -264,44 +265,56 @@ final class RTSPClientHandler: ChannelInboundHandler {
     }
 
     private func deliver() {
-        guard var depacketizer else { return }
+        guard depacketizer != nil else { return }
         var delivered = false
-        while let event = depacketizer.next() {
-            delivered = true
-            switch event {
-            case .accessUnit(var unit):
-                if awaitingIDR && !unit.accessUnit.isIDR { continue }
-                let now = context?.eventLoop.now
-                if awaitingIDR, let now, let last = state.withLock({ $0.lastArrival }) {
-                    yield(.resumed(gap: .nanoseconds((now - last).nanoseconds)))
-                }
-                awaitingIDR = false
-                if unit.accessUnit.formatChanged, let format = unit.accessUnit.formatDescription {
-                    yield(.formatChange(format))
-                }
-                unit.wallClock = rtcp.wallClock(of: unit.timestamp)
-                let time = timeline.time(of: unit.timestamp)
-                state.withLock { state in
-                    state.lastPresentationTime = time
-                    state.lastArrival = now ?? state.lastArrival
-                }
-                yield(.accessUnit(unit, presentationTime: time))
-            case .loss(let loss):
-                yield(.loss(loss))
-            case .diagnostic(let error):
-                yield(.diagnostic(error))
-            case .keyframeRequest:
-                break // No RTCP feedback is sent.
+        if depacketizer!.h264 != nil {
+            while let event = depacketizer!.h264!.next() {
+                delivered = true
+                handle(event, isKeyframe: \.isIDR, formatChange: { $0.formatChanged ? $0.formatDescription.map(RTSPClient.Event.formatChange) : nil },
+                       event: RTSPClient.Event.accessUnit)
+            }
+        } else {
+            while let event = depacketizer!.hevc?.next() {
+                delivered = true
+                handle(event, isKeyframe: \.isIRAP, formatChange: { _ in nil }, event: RTSPClient.Event.hevcAccessUnit)
             }
         }
-        self.depacketizer = depacketizer
         // The statistics with each event and at the end: not a lock per packet.
-        guard delivered || ended else { return }
-        let counted = RTPReceptionStatistics(counting: depacketizer), previous = previousStatistics
+        guard delivered || ended, let depacketizer else { return }
+        let counted = depacketizer.statistics, previous = previousStatistics
         let statistics = RTPReceptionStatistics(packets: previous.packets + counted.packets,
                                                 lostPackets: previous.lostPackets + counted.lostPackets,
                                                 droppedAccessUnits: previous.droppedAccessUnits + counted.droppedAccessUnits)
         state.withLock { $0.statistics = statistics }
+    }
+
+    /// Yields the events of one depacketizer event, of either codec: after a reconnection,
+    /// nothing before the first keyframe (IDR, IRAP), which is announced with the gap.
+    private func handle<Unit>(_ event: RTPDepacketizerEvent<Unit>, isKeyframe: (Unit) -> Bool, formatChange: (Unit) -> RTSPClient.Event?,
+                              event makeEvent: (RTPReceivedAccessUnit<Unit>, Duration) -> RTSPClient.Event) {
+        switch event {
+        case .accessUnit(var unit):
+            if awaitingIDR && !isKeyframe(unit.accessUnit) { return }
+            let now = context?.eventLoop.now
+            if awaitingIDR, let now, let last = state.withLock({ $0.lastArrival }) {
+                yield(.resumed(gap: .nanoseconds((now - last).nanoseconds)))
+            }
+            awaitingIDR = false
+            if let change = formatChange(unit.accessUnit) { yield(change) }
+            unit.wallClock = rtcp.wallClock(of: unit.timestamp)
+            let time = timeline.time(of: unit.timestamp)
+            state.withLock { state in
+                state.lastPresentationTime = time
+                state.lastArrival = now ?? state.lastArrival
+            }
+            yield(makeEvent(unit, time))
+        case .loss(let loss):
+            yield(.loss(loss))
+        case .diagnostic(let error):
+            yield(.diagnostic(error))
+        case .keyframeRequest:
+            break // No RTCP feedback is sent.
+        }
     }
 
     /// Yields `first` (the reconnection), then the events held since PLAY; afterwards events go

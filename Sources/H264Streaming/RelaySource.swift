@@ -95,6 +95,8 @@ public struct RelaySource: AsyncSequence, Sendable {
                     case .accessUnit(let received, let presentationTime):
                         if let frame = frame(received.accessUnit, at: presentationTime) { return frame }
                     case .formatChange(let changed): format = changed
+                    case .hevcAccessUnit:
+                        throw H264Error(.unsupported, field: "rtpmap", "an H.265 camera: the relay carries H.264 only so far")
                     case .loss, .diagnostic, .disconnected, .reconnected, .resumed: continue
                     }
                 case .rtmp(var flv):

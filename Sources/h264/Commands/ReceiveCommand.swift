@@ -88,6 +88,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.userAgent = "h264 receive"
         let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
                                                logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
+        if client.codec == .hevc { await client.close(); throw CLIError("\(client.url): an H.265 stream: receive writes H.264 only so far") }
         let eventLog = try EventLog(path: options.events)
         eventLog.write(ReceiveEvent.playing(url: client.url, session: client.session))
         let events = RTSPClientOptions.events(of: client, log: options.log, eventLog: eventLog)

@@ -51,7 +51,7 @@ struct RTSPClientOptions: ParsableArguments {
             case .accessUnit(let unit, _): return .accessUnit(unit)
             case .loss(let loss): return .loss(loss)
             case .diagnostic(let error): return .diagnostic(error)
-            case .formatChange: return nil // The access unit carries its parameter sets.
+            case .formatChange, .hevcAccessUnit: return nil // The access unit carries its parameter sets; H.265 is refused at opening.
             case .disconnected(let ending):
                 let reason = describe(ending) ?? "closed"
                 log("disconnected (\(reason)); reconnecting")
