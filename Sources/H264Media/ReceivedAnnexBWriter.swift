@@ -1,9 +1,12 @@
 public import H264
+public import HEVC
 
 /// Received access units as an Annex-B byte stream a player can start: nothing before the first
 /// IDR, and each IDR preceded by its SPS and PPS (from the stream, else from the session's
 /// description, e.g. an SDP's `sprop-parameter-sets`). What `h264 receive -o FILE.h264`
-/// writes; pure byte work, the caller writes the bytes.
+/// writes; pure byte work, the caller writes the bytes. H.265 the same way: nothing before the
+/// first IRAP picture, and each IRAP picture that carries no SPS preceded by the description's
+/// VPS, SPS and PPS (`sprop-vps/sps/pps`).
 public struct ReceivedAnnexBWriter: Sendable {
     /// The parameter sets for access units that carry none (nil: the stream's only).
     public let parameterSets: FormatDescription?
@@ -18,6 +21,44 @@ public struct ReceivedAnnexBWriter: Sendable {
     ///   without their own.
     public init(parameterSets: FormatDescription?) {
         self.parameterSets = parameterSets
+        hevcParameterSets = []
+    }
+
+    /// The H.265 parameter sets (VPS, SPS, PPS NAL units) for IRAP pictures that carry none.
+    public let hevcParameterSets: [[UInt8]]
+
+    /// A writer of H.265 access units that has taken nothing yet.
+    ///
+    /// - Parameter hevcParameterSets: the VPS, SPS and PPS of the session's description, for
+    ///   IRAP pictures without their own.
+    public init(hevcParameterSets: [[UInt8]]) {
+        parameterSets = nil
+        self.hevcParameterSets = hevcParameterSets
+    }
+
+    /// Takes the next H.265 access unit: false (and counted in ``skipped``) before the first
+    /// IRAP picture.
+    ///
+    /// - Parameter unit: the access unit, in decoding order.
+    /// - Returns: whether it is written (and counted in ``written``).
+    public mutating func take(_ unit: HEVCAccessUnit) -> Bool {
+        if written == 0 && !unit.isIRAP {
+            skipped += 1
+            return false
+        }
+        written += 1
+        return true
+    }
+
+    /// The Annex-B bytes of an H.265 `unit` (4-byte HVCC lengths in), the description's VPS,
+    /// SPS and PPS before an IRAP picture that carries no SPS.
+    ///
+    /// - Parameter unit: an access unit ``take(_:)-(HEVCAccessUnit)`` accepted.
+    /// - Returns: its Annex-B bytes.
+    /// - Throws: an `H264Error` for a unit whose lengths do not frame it.
+    public func annexB(_ unit: HEVCAccessUnit) throws(H264Error) -> [UInt8] {
+        let prefix = unit.isIRAP && !unit.nalUnitTypes.contains(.sequenceParameterSet) ? hevcParameterSets : []
+        return try AnnexB.fromAVCC(AVCC.data(nalUnits: prefix), lengthSize: 4) + AnnexB.fromAVCC(unit.data, lengthSize: 4)
     }
 
     /// Takes the next access unit: false (and counted in ``skipped``) before the first IDR.
@@ -35,7 +76,7 @@ public struct ReceivedAnnexBWriter: Sendable {
 
     /// The Annex-B bytes of `unit` (4-byte AVCC lengths in), SPS and PPS before an IDR.
     ///
-    /// - Parameter unit: an access unit ``take(_:)`` accepted.
+    /// - Parameter unit: an access unit ``take(_:)-(AccessUnit)`` accepted.
     /// - Returns: its Annex-B bytes.
     /// - Throws: an `H264Error` for a unit whose lengths do not frame it.
     public func annexB(_ unit: AccessUnit) throws(H264Error) -> [UInt8] {

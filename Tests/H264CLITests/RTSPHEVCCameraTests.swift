@@ -73,4 +73,25 @@ import Testing
         #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
         #expect(String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == units.count)
     }
+
+    /// `h264 receive rtsp://… -o OUT.265` of the H.265 camera: 60 access units from an IRAP
+    /// picture, which FFmpeg decodes without an error; y4m output is refused in one line.
+    @Test func receiveWritesAnH265Recording() throws {
+        let server = try GStreamerRTSPServer(["--codec", "h265"])
+        defer { server.kill() }
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("camera.265").path
+        let received = try CLI.run(["receive", server.url, "-o", output, "--frames", "60", "--idle-timeout", "10"])
+        #expect(received.status == 0, "\(received.stderr)")
+        #expect(received.stderr.contains("wrote 60 access units"), "\(received.stderr)")
+        let probe = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "hevc", "-i", output, "-f", "framecrc", "-"])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
+        #expect(String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 60)
+        let inspected = try CLI.run(["inspect", "--json", output])
+        #expect(try ExpectedStream.parse(inspected.stdout).vps.count >= 1, "the SDP's or the stream's VPS comes first")
+
+        let y4m = try CLI.run(["receive", server.url, "-o", directory.appendingPathComponent("camera.y4m").path, "--frames", "5"])
+        #expect(y4m.status != 0 && y4m.stderr.contains("H.265"), "\(y4m.stderr)")
+    }
 }

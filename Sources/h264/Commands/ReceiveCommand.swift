@@ -9,7 +9,7 @@ import NIOPosix
 struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
-        abstract: "Receive H.264 over RTSP (rtsp:// URL), RTMP (rtmp:// URL) or plain RTP (SDP file) and write Annex-B.",
+        abstract: "Receive H.264 over RTSP (rtsp:// URL; H.265 too), RTMP (rtmp:// URL) or plain RTP (SDP file) and write Annex-B.",
         discussion: """
         With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
         DESCRIBE, SETUP (RTP/AVP over UDP, then RTP/AVP/TCP interleaved=0-1 if the server answers 461 or no packet comes within 3 s of PLAY; one of them only \
@@ -88,7 +88,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.userAgent = "h264 receive"
         let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
                                                logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
-        if client.codec == .hevc { await client.close(); throw CLIError("\(client.url): an H.265 stream: receive writes H.264 only so far") }
+        if client.codec == .hevc { return try await closing(client.close) { try await options.receiveHEVC(from: client) } }
         let eventLog = try EventLog(path: options.events)
         eventLog.write(ReceiveEvent.playing(url: client.url, session: client.session))
         let events = RTSPClientOptions.events(of: client, log: options.log, eventLog: eventLog)
