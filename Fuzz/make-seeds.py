@@ -18,6 +18,8 @@ writes, per target (OUT_DIR/<target>/):
 For every H.265 stream (*.265):
   hevc-ps                       its distinct VPS, SPS and PPS in Annex-B, each alone and all together
   hevc-assembler, hevc-rtp      the stream cut as above
+  decoder                       8 chunk-seed bytes, then the stream cut as above (AnnexBDecoder tells
+                                the codec from the NAL headers: libavcodec's HEVC decoder)
 The seeds are small, so that each target runs thousands of inputs a second.
 """
 import hashlib
@@ -149,6 +151,8 @@ def hevc_seeds(out, data):
         write(out, "hevc-ps", annexb(sets))
     write(out, "hevc-assembler", annexb(first_units(units)))
     write(out, "hevc-rtp", annexb(first_units(units)))
+    body = annexb(first_units(units))
+    write(out, "decoder", hashlib.sha1(body).digest()[:8] + body)
 
 
 def y4m_seeds(out, data):

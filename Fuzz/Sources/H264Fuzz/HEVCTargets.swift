@@ -67,6 +67,8 @@ extension FuzzTarget {
         check(units.flatMap(\.nalUnits).elementsEqual(kept), "NAL units lost or reordered")
         // What `h264 inspect` and `convert` make of it: the same access units, output that never traps.
         _ = AnnexB.carriesHEVC(bytes)
+        check(AnnexB.codec(ofStreamBeginning: bytes, isComplete: true) != nil, "a whole stream's codec is always told")
+        _ = AnnexB.codec(ofStreamBeginning: bytes, isComplete: false)
         if let inspection = try? HEVCStreamInspection(annexB: bytes) {
             check(inspection.accessUnits == units, "the inspection cut other access units")
             _ = inspection.json()
