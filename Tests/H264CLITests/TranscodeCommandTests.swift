@@ -30,6 +30,26 @@ import Testing
         }
     }
 
+    /// An H.265 input (told from its NAL headers) is decoded by libavcodec's HEVC decoder and
+    /// encoded to H.264: every frame, each close to FFmpeg's decode of the input.
+    @Test func transcodesH265ToH264() throws {
+        let path = try TestFixtures.path("hevc/main_gop_bframes_cra.265")   // 320x180, 60 frames, B-frames, CRA
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out.h264").path
+        let result = try CLI.run(["transcode", path, "-o", out, "--quiet", "--crf", "16"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let codec = try Subprocess.run("/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", out])
+        #expect(String(decoding: codec.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "h264")
+        let original = try Self.ffmpegRaw(path), transcoded = try Self.ffmpegRaw(out)
+        let frameBytes = 320 * 180 * 3 / 2
+        #expect(original.count == 60 * frameBytes && transcoded.count == original.count)
+        for frame in 0..<min(original.count, transcoded.count) / frameBytes {
+            let luma = psnr(original[(frame * frameBytes)...], transcoded[(frame * frameBytes)...], count: 320 * 180)
+            #expect(luma >= 30, "frame \(frame): \(luma) dB")
+        }
+    }
+
     /// `--size` scales every picture (libyuv's box filter) before encoding: FFmpeg reads every
     /// frame at the new size, and each is close to FFmpeg's own box-filtered scaling of the input.
     @Test func sizeScalesEveryFrame() throws {
