@@ -49,43 +49,27 @@ struct DecodeCommand: ParsableCommand {
 
     /// What the output handler shares with the reading thread.
     private struct Written {
-        var frames = 0, damaged = 0
+        var output: DecodedFrameOutput
         var error: String?
-        var y4m = Y4MFrameWriter()
-    }
-
-    /// The bytes of one decoded frame in the chosen output.
-    private static func bytes(of frame: DecodedFrame, _ s: inout Written, framemd5: Bool, y4m: Bool) throws -> [UInt8] {
-        if framemd5 {
-            let header = s.frames > 0 ? "" : FrameMD5.header(width: frame.width, height: frame.height, sampleAspectRatio: frame.sampleAspectRatio,
-                                                             rate: FrameRate(frameDuration: frame.duration))
-            return Array((header + FrameMD5.line(index: s.frames, byteCount: frame.packedByteCount, md5: frame.md5())).utf8)
-        }
-        guard y4m else { return frame.packedBytes() }
-        return try CLIError.y4m(hint: "use --format raw") { () throws(H264Error) in
-            try s.y4m.bytes(of: frame, index: s.frames, rate: FrameRate(frameDuration: frame.duration))
-        }
     }
 
     private func decode() throws {
         let name = input == "-" ? "<stdin>" : input
         let out = try CLIIO.openOutput(output)
         let descriptor = out.fileDescriptor
-        let (outputName, asFramemd5, asY4M) = (output, framemd5, format == .y4m)
-        let state = Locked(Written())
+        let outputName = output
+        let state = Locked(Written(output: DecodedFrameOutput(format: framemd5 ? .framemd5 : format == .y4m ? .y4m : .raw)))
         let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads), realTime: realTime,
                                                  outputPixelFormat: pixelFormat.output)
         let session = try DecoderSession(configuration: configuration) { frame in
             state.withLock { s in
                 guard s.error == nil else { return }
                 do {
-                    try writeAll(descriptor, try Self.bytes(of: frame, &s, framemd5: asFramemd5, y4m: asY4M), name: outputName)
+                    let bytes = try CLIError.y4m(hint: "use --format raw") { try s.output.bytes(of: frame) }
+                    try writeAll(descriptor, bytes, name: outputName)
                 } catch {
                     s.error = "\(error)"
-                    return
                 }
-                s.frames += 1
-                if frame.flags.contains(.damaged) { s.damaged += 1 }
             }
         }
 
@@ -100,10 +84,10 @@ struct DecodeCommand: ParsableCommand {
         var progress = ProgressLine(quiet: quiet.quiet)
         var decoder = AnnexBDecoder(session: session)
         try decodeAnnexB(from: &stream, into: &decoder, name: name, progress: &progress,
-                         framesDone: { state.withLock { $0.frames } }, failure: { state.withLock { $0.error } })
+                         framesDone: { state.withLock { $0.output.frameCount } }, failure: { state.withLock { $0.error } })
         session.invalidate()
         if out !== FileHandle.standardOutput { try out.close() }
-        let s = state.withLock { (frames: $0.frames, damaged: $0.damaged, error: $0.error) }
+        let s = state.withLock { (frames: $0.output.frameCount, damaged: $0.output.damagedFrameCount, error: $0.error) }
         if let error = s.error { throw CLIError(error) }
         guard decoder.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
         let skipped = decoder.skippedAccessUnitCount
