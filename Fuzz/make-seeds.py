@@ -6,6 +6,9 @@ Usage: make-seeds.py OUT_DIR FIXTURE_DIR...
 For every Annex-B stream (*.264, *.jsv, *.avc, *.26l, *.h264 …) under the fixture folders it
 writes, per target (OUT_DIR/<target>/):
   annexb, assembler, roundtrip, rtp  the stream, cut to its first 8 KiB, ending at a NAL boundary
+  rtp                           also the cut stream as RTP packets (RFC 6184: single NAL units and
+                                FU-A, marker on each access unit's last), framed as the target reads
+                                them: one byte, then a 2-byte length before each packet
   stream, decoder               8 chunk-seed bytes, then the stream as above
   avcc                          the cut stream converted to lengths of 4, 2 and 1 bytes (when they fit)
   avcc-record                   an avcC of the stream's parameter sets, and Annex-B extradata
@@ -18,6 +21,8 @@ writes, per target (OUT_DIR/<target>/):
 For every H.265 stream (*.265):
   hevc-ps                       its distinct VPS, SPS and PPS in Annex-B, each alone and all together
   hevc-assembler, hevc-rtp      the stream cut as above
+  hevc-rtp                      also the cut stream as RTP packets (RFC 7798: single NAL units and
+                                FU, type 49), framed as for rtp
   decoder                       8 chunk-seed bytes, then the stream cut as above (AnnexBDecoder tells
                                 the codec from the NAL headers: libavcodec's HEVC decoder)
 The seeds are small, so that each target runs thousands of inputs a second.
@@ -80,6 +85,37 @@ def avcc_record(sps, pps):
     return rec
 
 
+def rtp_packets(units, header_size, is_first_slice_of_picture, mtu=600):
+    """The NAL units as RTP packets the way a camera sends them: a unit that fits goes alone, a
+    larger one in fragments (FU-A for H.264, header_size 1; FU type 49 for H.265, header_size 2),
+    the timestamp advancing and the marker set at each access unit's end (a unit that starts a
+    picture ends the one before). Framed for the rtp targets: a reorder byte of 0, then each
+    packet after its 2-byte length."""
+    payloads = []
+    for u in units:
+        if len(u) <= mtu:
+            payloads.append((u, is_first_slice_of_picture(u)))
+            continue
+        head, body = u[:header_size], u[header_size:]
+        if header_size == 1:
+            indicator, kind = bytes([head[0] & 0xE0 | 28]), head[0] & 0x1F
+        else:
+            indicator, kind = bytes([head[0] & 0x81 | 49 << 1, head[1]]), head[0] >> 1 & 0x3F
+        step = mtu - header_size - 1
+        for offset in range(0, len(body), step):
+            fu = kind | (0x80 if offset == 0 else 0) | (0x40 if offset + step >= len(body) else 0)
+            payloads.append((indicator + bytes([fu]) + body[offset:offset + step], offset == 0 and is_first_slice_of_picture(u)))
+    out, timestamp = bytearray([0]), 0
+    for i, (payload, starts_picture) in enumerate(payloads):
+        if starts_picture and i > 0:
+            timestamp += 3000
+        ends = i + 1 == len(payloads) or payloads[i + 1][1]
+        header = bytes([0x80, (0x80 if ends else 0) | 96]) + (1000 + i & 0xFFFF).to_bytes(2, "big")
+        packet = header + (timestamp & 0xFFFFFFFF).to_bytes(4, "big") + b"\x12\x34\x56\x78" + payload
+        out += len(packet).to_bytes(2, "big") + packet
+    return bytes(out)
+
+
 def flv_tag(ts, data):
     return (bytes([9]) + len(data).to_bytes(3, "big") + (ts & 0xFFFFFF).to_bytes(3, "big")
             + bytes([ts >> 24 & 0xFF, 0, 0, 0]) + data + (11 + len(data)).to_bytes(4, "big"))
@@ -119,6 +155,8 @@ def stream_seeds(out, data):
     body = annexb(cut)
     for target in ("annexb", "assembler", "roundtrip", "rtp"):
         write(out, target, body)
+    # A VCL unit whose first_mb_in_slice is 0 (ue(v) "1": the top bit of its second byte) starts a picture.
+    write(out, "rtp", rtp_packets(cut, 1, lambda u: u[0] & 0x1F in (1, 5) and len(u) > 1 and u[1] & 0x80 != 0))
     write(out, "stream", hashlib.sha1(body).digest()[:8] + body)
     write(out, "decoder", hashlib.sha1(body).digest()[:8] + body)
     for n in (4, 2, 1):
@@ -151,6 +189,8 @@ def hevc_seeds(out, data):
         write(out, "hevc-ps", annexb(sets))
     write(out, "hevc-assembler", annexb(first_units(units)))
     write(out, "hevc-rtp", annexb(first_units(units)))
+    # A VCL unit (types 0-31) with first_slice_segment_in_pic_flag (the top bit of its third byte).
+    write(out, "hevc-rtp", rtp_packets(first_units(units), 2, lambda u: (u[0] >> 1 & 0x3F) < 32 and len(u) > 2 and u[2] & 0x80 != 0))
     body = annexb(first_units(units))
     write(out, "decoder", hashlib.sha1(body).digest()[:8] + body)
 
