@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Media
-import HEVC
 
 /// `h264 inspect FILE`: the NAL units, access units and parameter sets of a stream, as tables or JSON.
 struct InspectCommand: ParsableCommand {
@@ -36,16 +35,11 @@ struct InspectCommand: ParsableCommand {
             let bytes = try CLIIO.read(file)
             let name = file == "-" ? "<stdin>" : file
             let record = try config.map(CLIIO.readConfiguration)
-            let (diagnostics, text) = try CLIError.named(name) { () throws(H264Error) in
-                if config == nil, lengthSize == nil, AnnexB.carriesHEVC(bytes) {
-                    let inspection = try HEVCStreamInspection(annexB: bytes)
-                    return (inspection.diagnostics, json ? inspection.json() : inspection.table())
-                }
-                let inspection = try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize ?? record?.nalUnitLengthSize)
-                return (inspection.diagnostics, json ? inspection.json() : inspection.table())
+            let inspection = try CLIError.named(name) { () throws(H264Error) in
+                try AnyStreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize)
             }
-            try CLIIO.report(diagnostics.map(\.error), file: name, command: "inspect", strict: strict.strict)
-            print(text)
+            try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "inspect", strict: strict.strict)
+            print(json ? inspection.json() : inspection.table())
         }
     }
 }
