@@ -48,6 +48,15 @@ struct EncodeClip {
             FileHandle.standardError.write(Data("no SPS in the encoded stream\n".utf8))
             exit(1)
         }
+        // Built without the HEVCEncoding trait (Package.swift): H.265 is refused with a clear error.
+        var hevc = EncoderConfiguration()
+        hevc.codec = .hevc
+        do {
+            _ = try EncoderSession(width: clip.width, height: clip.height, configuration: hevc)
+            FileHandle.standardError.write(Data("an H.265 session opened in a build without HEVCEncoding\n".utf8))
+            exit(1)
+        } catch where error.code == .unsupported {}
+
         print("encoded \(encoded) frames \(clip.width)x\(clip.height) into \(annexB.count) bytes of Annex-B: "
               + "\(accessUnits.count) access units, SPS \(sps.profileName) level \(sps.levelIdc), "
               + "\(sps.displayWidth)x\(sps.displayHeight)")
