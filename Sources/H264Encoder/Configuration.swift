@@ -75,8 +75,8 @@ public struct EncoderConfiguration: Hashable, Sendable {
     }
 
     /// The coding standard, VideoToolbox's `codecType` (`kCMVideoCodecType_H264`,
-    /// `kCMVideoCodecType_HEVC`): ``VideoCodec/h264`` (default) with libx264, or
-    /// ``VideoCodec/hevc`` with libx265 (the package trait `HEVCEncoding`, on by default). The
+    /// `kCMVideoCodecType_HEVC`): `.h264` (default) with libx264, or
+    /// `.hevc` with libx265 (the package trait `HEVCEncoding`, on by default). The
     /// other properties mean the same for both, except where a property says otherwise.
     public var codec: VideoCodec = .h264
     /// The H.265 profile (VideoToolbox's `kVTProfileLevel_HEVC_Main_AutoLevel` and

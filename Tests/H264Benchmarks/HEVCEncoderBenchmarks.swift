@@ -83,13 +83,7 @@ struct HEVCEncoderBenchmarks {
                                           configuration: Self.configuration, outputHandler: collector.handler)
             _ = try? session?.prepare()
         }
-        func encodeAll() {
-            guard let session else { return }
-            for (index, frame) in frames.enumerated() {
-                try? session.encode(frame, presentationTimeStamp: .milliseconds(index * 100) / 3)
-            }
-            try? session.completeFrames()
-        }
+        func encodeAll() { EncoderBenchmarks.encodeAll(frames, session) }
         setUp()
         encodeAll()
         let reference = Self.runBaseline(queue: queue)

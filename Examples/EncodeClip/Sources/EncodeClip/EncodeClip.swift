@@ -51,11 +51,11 @@ struct EncodeClip {
         // Built without the HEVCEncoding trait (Package.swift): H.265 is refused with a clear error.
         var hevc = EncoderConfiguration()
         hevc.codec = .hevc
-        do {
-            _ = try EncoderSession(width: clip.width, height: clip.height, configuration: hevc)
-            FileHandle.standardError.write(Data("an H.265 session opened in a build without HEVCEncoding\n".utf8))
+        let hevcSession = Result { () throws(H264Error) in try EncoderSession(width: clip.width, height: clip.height, configuration: hevc) }
+        guard case .failure(let refusal) = hevcSession, refusal.code == .unsupported else {
+            FileHandle.standardError.write(Data("an H.265 session was not refused in a build without HEVCEncoding\n".utf8))
             exit(1)
-        } catch where error.code == .unsupported {}
+        }
 
         print("encoded \(encoded) frames \(clip.width)x\(clip.height) into \(annexB.count) bytes of Annex-B: "
               + "\(accessUnits.count) access units, SPS \(sps.profileName) level \(sps.levelIdc), "
