@@ -19,6 +19,13 @@ let package = Package(
         .library(name: "H264Streaming", targets: ["H264Streaming"]),
         .executable(name: "h264", targets: ["h264"]),
     ],
+    traits: [
+        // libx265 behind EncoderSession (EncoderConfiguration.codec = .hevc). On by default; a
+        // package that only encodes H.264 drops it (`traits: []` in its `.package` line) and then
+        // needs no libx265 to build or run.
+        .trait(name: "HEVCEncoding", description: "H.265 encoding with libx265 in H264Encoder (needs libx265-dev)."),
+        .default(enabledTraits: ["HEVCEncoding"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -37,6 +44,12 @@ let package = Package(
             name: "CX264",
             pkgConfig: "x264",
             providers: [.apt(["libx264-dev", "libyuv-dev"]), .brew(["x264", "libyuv"])]
+        ),
+        // libx265, only with the HEVCEncoding trait (H264Encoder depends on it under that condition).
+        .systemLibrary(
+            name: "CX265",
+            pkgConfig: "x265",
+            providers: [.apt(["libx265-dev"]), .brew(["x265"])]
         ),
         .systemLibrary(
             name: "CAVCodec",
@@ -63,7 +76,8 @@ let package = Package(
         .target(
             name: "H264Encoder",
             dependencies: [
-                "H264", "H264SessionCore", "CX264",
+                "H264", "HEVC", "H264SessionCore", "CX264",
+                .target(name: "CX265", condition: .when(traits: ["HEVCEncoding"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -98,17 +112,24 @@ let package = Package(
         .testTarget(name: "HEVCTests", dependencies: ["H264", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264MediaTests", dependencies: ["H264", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264EncoderTests", dependencies: [
+            "H264", "HEVC", "H264Encoder", "H264SessionCore", "H264TestSupport",
+            // The H.265 encoder tests decode with our DecoderSession too.
+            "H264Decoder",
+        ], swiftSettings: strictSwift),
         .testTarget(name: "H264DecoderTests", dependencies: [
             "H264", "HEVC", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
         .target(name: "CX264Baseline", path: "Sources/CX264Baseline", linkerSettings: [.linkedLibrary("x264")]),
+        // A plain C loop over libx265 (hevc_encoder_vs_c), used only by H264Benchmarks.
+        .target(name: "CX265Baseline", dependencies: ["CX265"], path: "Sources/CX265Baseline"),
         // A plain C loop over libavcodec, used only by H264Benchmarks.
         .target(name: "CAVCodecBaseline", dependencies: ["CAVCodec"], path: "Sources/CAVCodecBaseline"),
         .testTarget(name: "H264Benchmarks", dependencies: [
             "H264", "H264Encoder", "H264Decoder", "H264TestSupport", "CX264Baseline", "CAVCodecBaseline",
+            .target(name: "CX265Baseline", condition: .when(traits: ["HEVCEncoding"])),
             "h264", // ServeBenchmarks runs `h264 serve`
             "H264Streaming", // RTSPIngestBenchmarks receives with RTSPClient
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages swift-h264 needs: libx264 (the encoder), libyuv (BGRA input),
-# libavcodec/libavutil (the decoder),
+# Installs the Debian packages swift-h264 needs: libx264 (the encoder), libx265 (the H.265
+# encoder, package trait HEVCEncoding, on by default), libyuv (BGRA input), libavcodec/libavutil
+# (the decoder),
 # pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests), valgrind
 # (leak check), time (CPU times in Scripts/bench-cli.sh), GStreamer, gst-rtsp-server and
 # nginx-rtmp (peers).
 # Usage: Scripts/install-deps.sh [--runtime]   (--runtime: only what building and encoding need)
 set -euo pipefail
-packages=(libx264-dev libyuv-dev libavcodec-dev libavutil-dev pkg-config)
+packages=(libx264-dev libx265-dev libyuv-dev libavcodec-dev libavutil-dev pkg-config)
 if [ "${1:-}" != "--runtime" ]; then
   packages+=(ffmpeg x264 valgrind time)
   # GStreamer, the second peer in H264CLITests: flvdemux, udpsrc/udpsink, rtph264pay/depay

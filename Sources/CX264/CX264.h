@@ -68,6 +68,16 @@ static inline int cx264_bgra_to_i420(const uint8_t *bgra, int bgra_stride,
     return ARGBToI420(bgra, bgra_stride, y, y_stride, u, u_stride, v, v_stride, width, height);
 }
 
+/// libyuv's NV12ToI420 (`libyuv/convert.h`), declared here for the same reason as ARGBToI420.
+int NV12ToI420(const uint8_t *src_y, int src_stride_y, const uint8_t *src_uv, int src_stride_uv,
+               uint8_t *dst_y, int dst_stride_y, uint8_t *dst_u, int dst_stride_u,
+               uint8_t *dst_v, int dst_stride_v, int width, int height);
+
+static inline int cx264_nv12_to_i420(const uint8_t *y, int y_stride, const uint8_t *uv, int uv_stride,
+                                     uint8_t *dst_y, uint8_t *dst_u, uint8_t *dst_v, int width, int height) {
+    return NV12ToI420(y, y_stride, uv, uv_stride, dst_y, width, dst_u, width / 2, dst_v, width / 2, width, height);
+}
+
 /// libyuv's I420Scale (`libyuv/scale.h`) with its box filter (`kFilterBox` = 3), declared here
 /// for the same reason as ARGBToI420.
 int I420Scale(const uint8_t *src_y, int src_stride_y, const uint8_t *src_u, int src_stride_u,

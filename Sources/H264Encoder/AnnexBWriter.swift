@@ -1,9 +1,12 @@
 public import H264
+public import HEVC
 
-/// Turns ``EncodedFrame``s into an Annex-B byte stream (clause B.1) as `.h264` files, TCP
-/// viewers and ffplay/VLC expect: every NAL unit after a 4-byte start code `00 00 00 01`, with
-/// the format's SPS and PPS written before every IDR picture so a decoder can start at any
-/// keyframe, and optionally an access unit delimiter (clause 7.3.2.4) opening every picture.
+/// Turns ``EncodedFrame``s into an Annex-B byte stream (clause B.1 of H.264 and of H.265) as
+/// `.h264` and `.265` files, TCP viewers and ffplay/VLC expect: every NAL unit after a 4-byte
+/// start code `00 00 00 01`, with the format's parameter sets (``VideoFormatDescription/parameterSets``:
+/// SPS and PPS, or VPS, SPS and PPS) written before every keyframe so a decoder can start at any
+/// keyframe, and optionally an access unit delimiter (H.264 clause 7.3.2.4, H.265 clause 7.3.2.5)
+/// opening every picture.
 ///
 /// The writer has two ways to write:
 /// - ``append(_:to:)`` is stateless: parameter sets before every IDR, nothing else. Any number
@@ -23,7 +26,7 @@ public struct AnnexBWriter: Sendable {
 
     /// The format whose parameter sets ``write(_:to:)`` sent last; `nil` before the first
     /// frame and after ``reset()``.
-    public private(set) var lastSentFormat: FormatDescription?
+    public private(set) var lastSentFormat: VideoFormatDescription?
 
     /// How many frames ``write(_:to:)`` preceded with parameter sets.
     public private(set) var parameterSetWriteCount = 0
@@ -46,7 +49,7 @@ public struct AnnexBWriter: Sendable {
     /// True when ``write(_:to:)`` would send parameter sets before `frame`: an IDR, the first
     /// frame after creation or ``reset()``, or a frame of another format than the last sent.
     public func needsParameterSets(before frame: EncodedFrame) -> Bool {
-        frame.isKeyframe || lastSentFormat != frame.formatDescription
+        frame.isKeyframe || lastSentFormat != frame.format
     }
 
     /// Appends the Annex-B bytes of `frame` to `output`, sending parameter sets whenever the
@@ -58,7 +61,7 @@ public struct AnnexBWriter: Sendable {
         let withParameterSets = needsParameterSets(before: frame)
         try Self.append(frame, parameterSets: withParameterSets, delimiter: accessUnitDelimiters, to: &output)
         if withParameterSets {
-            lastSentFormat = frame.formatDescription
+            lastSentFormat = frame.format
             parameterSetWriteCount += 1
         }
     }
@@ -88,16 +91,36 @@ public struct AnnexBWriter: Sendable {
     }
 
     private static func byteCount(of frame: EncodedFrame, parameterSets: Bool, delimiter: Bool) -> Int {
-        var count = frame.data.count + (delimiter ? 6 : 0)
-        if parameterSets {
-            for ps in frame.formatDescription.sequenceParameterSets { count += 4 + ps.count }
-            for ps in frame.formatDescription.pictureParameterSets { count += 4 + ps.count }
-        }
+        var count = frame.data.count + (delimiter ? (frame.format.codec == .h264 ? 6 : 7) : 0)
+        if parameterSets { forEachParameterSet(of: frame.format) { count += 4 + $0.count } }
         return count
     }
 
-    /// The access unit delimiter RBSP byte: `primary_pic_type` (3 bits, Table 7-5) then the
-    /// stop bit. I and IDR pictures: 0 (I slices only); P: 1 (I, P); B: 2 (I, P, B).
+    /// Calls `body` with each parameter set of `format` in ``VideoFormatDescription/parameterSets``
+    /// order, without building that array (no allocation per frame).
+    private static func forEachParameterSet(of format: VideoFormatDescription, _ body: ([UInt8]) -> Void) {
+        switch format {
+        case .h264(let description):
+            description.sequenceParameterSets.forEach(body)
+            description.pictureParameterSets.forEach(body)
+        case .hevc(let record):
+            for array in record.arrays { array.nalUnits.forEach(body) }
+        }
+    }
+
+    /// Appends the NAL unit header of an access unit delimiter: H.264's one byte
+    /// (`nal_unit_type` 9), H.265's two (`nal_unit_type` 35, `nuh_layer_id` 0,
+    /// `nuh_temporal_id_plus1` 1).
+    private static func appendDelimiterHeader(_ codec: VideoCodec, to output: inout [UInt8]) {
+        switch codec {
+        case .h264: output.append(0x09)
+        case .hevc: output.append(35 << 1); output.append(0x01)
+        }
+    }
+
+    /// The access unit delimiter RBSP byte: `primary_pic_type` (3 bits, H.264 Table 7-5; H.265's
+    /// `pic_type`, Table 7-2, has the same values) then the stop bit. I and IDR pictures: 0
+    /// (I slices only); P: 1 (I, P); B: 2 (I, P, B).
     static func delimiterPayload(for type: EncodedFrame.FrameType) -> UInt8 {
         let primaryPicType: UInt8
         switch type {
@@ -118,15 +141,11 @@ public struct AnnexBWriter: Sendable {
         }
         if delimiter {
             appendStartCode(to: &output)
-            output.append(0x09) // forbidden_zero_bit 0, nal_ref_idc 0, nal_unit_type 9
+            appendDelimiterHeader(frame.format.codec, to: &output)
             output.append(delimiterPayload(for: frame.frameType))
         }
         if parameterSets {
-            for ps in frame.formatDescription.sequenceParameterSets {
-                appendStartCode(to: &output)
-                output.append(contentsOf: ps)
-            }
-            for ps in frame.formatDescription.pictureParameterSets {
+            forEachParameterSet(of: frame.format) { ps in
                 appendStartCode(to: &output)
                 output.append(contentsOf: ps)
             }

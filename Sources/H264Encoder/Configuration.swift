@@ -62,16 +62,27 @@ public struct EncoderConfiguration: Hashable, Sendable {
         public var bitsPerSecond: Double { Double(bytes) * 8 / seconds }
     }
 
-    /// x264's speed/quality presets (`--preset`); raw values are x264's names.
+    /// x264's speed/quality presets (`--preset`); raw values are x264's names, which x265's
+    /// presets share.
     public enum X264Preset: String, Hashable, Sendable, CaseIterable {
         case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo
     }
 
-    /// x264's content tunes (`--tune`); raw values are x264's names.
+    /// x264's content tunes (`--tune`); raw values are x264's names. x265 has `animation`,
+    /// `grain`, `psnr`, `ssim`, `fastdecode` and `zerolatency` of them.
     public enum X264Tune: String, Hashable, Sendable, CaseIterable {
         case film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency
     }
 
+    /// The coding standard, VideoToolbox's `codecType` (`kCMVideoCodecType_H264`,
+    /// `kCMVideoCodecType_HEVC`): `.h264` (default) with libx264, or
+    /// `.hevc` with libx265 (the package trait `HEVCEncoding`, on by default). The
+    /// other properties mean the same for both, except where a property says otherwise.
+    public var codec: VideoCodec = .h264
+    /// The H.265 profile (VideoToolbox's `kVTProfileLevel_HEVC_Main_AutoLevel` and
+    /// `…_Main10_AutoLevel`); default ``HEVCProfile/main``. Used with ``codec`` `.hevc` only
+    /// (``profile`` is H.264's).
+    public var hevcProfile: HEVCProfile = .main
     /// Encode in real time (VideoToolbox's `RealTime`): when true, x264 runs with tune
     /// `zerolatency` — no lookahead, no B-frames, no frame-thread delay, sliced threads — so
     /// each frame's output is ready when its `encode` has been handled. Default false.
@@ -120,9 +131,11 @@ public struct EncoderConfiguration: Hashable, Sendable {
     public var allowFrameReordering: Bool = true
     /// x264 worker threads; `nil` or 0 (default) lets x264 choose from the CPU count.
     public var threads: Int? = nil
-    /// For experts: x264's preset. `nil` (default): `medium`, or `veryfast` when ``realTime``.
+    /// For experts: x264's preset (x265's of the same name for H.265). `nil` (default):
+    /// `medium`, or `veryfast` when ``realTime``.
     public var x264Preset: X264Preset? = nil
-    /// For experts: x264's tune. `nil` (default): none, or `zerolatency` when ``realTime``.
+    /// For experts: x264's tune (x265's of the same name for H.265). `nil` (default): none, or
+    /// `zerolatency` when ``realTime``.
     public var x264Tune: X264Tune? = nil
     /// Bound every frame to one frame interval's share of the bit rate (VBV of one frame):
     /// VideoToolbox's low-latency rate control, for calls where a frame must be sendable before
@@ -217,10 +230,11 @@ public struct EncoderConfiguration: Hashable, Sendable {
         func fail(_ field: String, _ message: String) -> H264Error {
             H264Error(.invalidConfiguration, field: field, message)
         }
-        if case .fixed(let idc) = level, !Level.validLevelIdcs.contains(idc) {
+        try validateCodec()
+        if codec == .h264, case .fixed(let idc) = level, !Level.validLevelIdcs.contains(idc) {
             throw fail("level", "level_idc \(idc) is not a level of Table A-1")
         }
-        if entropyMode == .cabac, profile == .baseline {
+        if codec == .h264, entropyMode == .cabac, profile == .baseline {
             throw fail("entropyMode", "CABAC is not allowed in the Baseline profile")
         }
         if let averageBitRate, !(1_000...1_000_000_000).contains(averageBitRate) {

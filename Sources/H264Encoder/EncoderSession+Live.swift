@@ -5,8 +5,11 @@ import H264SessionCore
 /// queue.
 extension EncoderSession {
     /// Changes the average bit rate live — no new session, no extra IDR (VideoToolbox sets
-    /// `AverageBitRate` on a running session). Before prepare it simply configures.
-    /// The corresponding x264 call is `x264_encoder_reconfig`.
+    /// `AverageBitRate` on a running session). Before prepare it simply configures. With H.265,
+    /// libx265 3.5 takes the change without an error but its output rate was not seen to follow
+    /// it (a plain C loop over libx265 behaves the same); the VBV rate stays within the level the
+    /// stream opened with, since x265 refuses a change of level.
+    /// The corresponding x264 call is `x264_encoder_reconfig`; the x265 call is `x265_encoder_reconfig`.
     ///
     /// - Throws: `H264Error.Code.invalidConfiguration` for a rate outside
     ///   1000…1000000000 or in constant-quality mode; `H264Error.Code.invalidState`
@@ -21,7 +24,7 @@ extension EncoderSession {
     }
 
     /// Changes the data-rate limits (VBV) live, without a new IDR.
-    /// The corresponding x264 call is `x264_encoder_reconfig`.
+    /// The corresponding x264 call is `x264_encoder_reconfig`; the x265 call is `x265_encoder_reconfig`.
     ///
     /// - Throws: `H264Error.Code.invalidConfiguration` naming a bad limit;
     ///   `H264Error.Code.invalidState` after invalidate.

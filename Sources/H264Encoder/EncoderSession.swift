@@ -1,9 +1,12 @@
 public import H264
+public import HEVC
 public import Logging
 package import H264SessionCore
 
-/// A VideoToolbox-style H.264 compression session over libx264 — the counterpart of
-/// `VTCompressionSession`.
+/// A VideoToolbox-style compression session — the counterpart of `VTCompressionSession` —
+/// encoding H.264 with libx264 or, when ``EncoderConfiguration/codec`` is `.hevc`, H.265 with
+/// libx265 (the package trait `HEVCEncoding`). Everything below holds for both codecs; "x264"
+/// stands for the codec's library.
 ///
 /// ## Lifecycle
 /// A session is a state machine, `created → configured → prepared → invalidated` — the one
@@ -151,15 +154,18 @@ public final class EncoderSession: Sendable {
         try applyConfiguration(change)
     }
 
-    /// Opens x264 and computes the parameter sets ahead of the first frame (VideoToolbox's
+    /// Opens the encoder and computes the parameter sets ahead of the first frame (VideoToolbox's
     /// `VTCompressionSessionPrepareToEncodeFrames`). Calling it again returns the same format.
+    /// The corresponding x264 calls are `x264_encoder_open` and `x264_encoder_headers`; the
+    /// x265 calls `x265_encoder_open` and `x265_encoder_headers`.
     ///
-    /// - Returns: the format description (SPS, PPS, avcC) the first frames will carry.
+    /// - Returns: the format the first frames will carry: H.264's SPS, PPS and `avcC`, or
+    ///   H.265's VPS, SPS, PPS and `hvcC`.
     /// - Throws: `H264Error.Code.invalidState` after invalidate;
     ///   `H264Error.Code.encoderFailed` or `H264Error.Code.invalidConfiguration` when x264
     ///   cannot open (the session is then as it was before the call, and can be configured).
     @discardableResult
-    public func prepare() throws(H264Error) -> FormatDescription {
+    public func prepare() throws(H264Error) -> VideoFormatDescription {
         let lane = try shared.withLock { (s) throws(H264Error) -> Lane in
             try s.lifecycle.apply(.prepare)
             if let lane = s.current { return lane }
@@ -167,7 +173,7 @@ public final class EncoderSession: Sendable {
             s.current = lane
             return lane
         }
-        let format: FormatDescription
+        let format: VideoFormatDescription
         do {
             format = try lane.open()
         } catch {
@@ -193,9 +199,13 @@ public final class EncoderSession: Sendable {
     /// frames most recently accepted are coded with. Here, those of the current x264 encoder:
     /// `nil` until it is open (``prepare()``, or the first frame on the encoding queue), and
     /// again after a size change until the new encoder is open; every ``EncodedFrame`` carries
-    /// its own.
-    public var formatDescription: FormatDescription? {
-        shared.withLock { $0.current }?.openFormatDescription
+    /// its own. `nil` for an H.265 session: ``format`` has either codec's.
+    public var formatDescription: FormatDescription? { format?.h264 }
+
+    /// The format of the compressed stream the session works on now, of either codec (as
+    /// ``formatDescription``, which is H.264's only): `nil` until the encoder is open.
+    public var format: VideoFormatDescription? {
+        shared.withLock { $0.current }?.openFormat
     }
 
     /// Queues a frame for encoding and returns without waiting for x264.
@@ -209,7 +219,8 @@ public final class EncoderSession: Sendable {
     ///   - presentationTimeStamp: when the frame is shown; increasing frame to frame.
     ///   - duration: how long it is shown (copied to the output).
     ///   - forceKeyframe: encode this very frame as an IDR (a viewer joined, a packet was lost).
-    ///     The corresponding x264 field is `x264_picture_t.i_type = X264_TYPE_IDR`.
+    ///     The corresponding x264 field is `x264_picture_t.i_type = X264_TYPE_IDR`; the x265
+    ///     field `x265_picture.sliceType = X265_TYPE_IDR`.
     /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``;
     ///   `H264Error.Code.invalidTimestamp` when `presentationTimeStamp` is not later than
     ///   the previous frame's; an error x264 reported for an earlier queued frame.

@@ -16,15 +16,22 @@ public struct VideoFrame: Sendable {
         /// 8-bit packed B, G, R, A (32 bits per pixel); converted to I420 with libyuv
         /// (BT.601 limited range, as WebRTC does).
         case bgra
+        /// 10-bit 4:2:0 planar (FFmpeg's `yuv420p10le`, y4m's `C420p10`): Y, Cb, Cr planes, each
+        /// sample in 16 bits little-endian with values 0…1023; rows and strides count bytes.
+        /// Encoded by H.265 (Main 10 keeps the 10 bits; Main rounds them to 8).
+        case yuv420p10
 
         /// The number of planes of this format.
         public var planeCount: Int {
             switch self {
-            case .i420: 3
+            case .i420, .yuv420p10: 3
             case .nv12: 2
             case .bgra: 1
             }
         }
+
+        /// Bits per sample: 10 for ``yuv420p10``, 8 for the others.
+        public var bitDepth: Int { self == .yuv420p10 ? 10 : 8 }
     }
 
     /// One plane: where its first row starts in `storage` and the distance between rows.
@@ -96,7 +103,8 @@ public struct VideoFrame: Sendable {
     }
 
     /// Creates a frame from one tightly packed buffer: I420 (Y, U, V, `width × height × 3 / 2`
-    /// bytes), NV12 (Y, UV, same size) or BGRA (`width × height × 4` bytes). No copy is made.
+    /// bytes), NV12 (Y, UV, same size), BGRA (`width × height × 4` bytes) or 10-bit 4:2:0
+    /// (Y, U, V, `width × height × 3` bytes). No copy is made.
     ///
     /// - Throws: `H264Error.Code.invalidFrame` as ``init(pixelFormat:width:height:planes:)``.
     public init(pixelFormat: PixelFormat, width: Int, height: Int, contiguous bytes: [UInt8]) throws(H264Error) {
@@ -115,6 +123,10 @@ public struct VideoFrame: Sendable {
                       Plane(storage: bytes, offset: luma, bytesPerRow: width)]
         case .bgra:
             planes = [Plane(storage: bytes, offset: 0, bytesPerRow: width * 4)]
+        case .yuv420p10:
+            planes = [Plane(storage: bytes, offset: 0, bytesPerRow: width * 2),
+                      Plane(storage: bytes, offset: luma * 2, bytesPerRow: width),
+                      Plane(storage: bytes, offset: luma * 2 + luma / 2, bytesPerRow: width)]
         }
         try self.init(pixelFormat: pixelFormat, width: width, height: height, planes: planes)
     }
@@ -126,6 +138,8 @@ public struct VideoFrame: Sendable {
         case (.i420, _): (width / 2, height / 2)
         case (.nv12, _): (width, height / 2)
         case (.bgra, _): (width * 4, height)
+        case (.yuv420p10, 0): (width * 2, height)
+        case (.yuv420p10, _): (width, height / 2)
         }
     }
 }

@@ -7,10 +7,10 @@ public import H264
 /// X<extension>…` ending in `\n`, then for each frame a line starting with `FRAME` (with optional
 /// parameters) and the frame's planes (``Y4MReader``).
 ///
-/// ``parse(_:)`` accepts what an H.264 encoder of 8-bit 4:2:0 can take: C420, C420jpeg,
-/// C420paldv, C420mpeg2 (the chroma siting differs, the layout does not; no C tag means
-/// 420jpeg), progressive or unknown interlacing; mono and 4:2:2/4:4:4 are refused as
-/// unsupported. ``line`` writes any header, including those of ``colourspace(chromaFormatIdc:bitDepth:)``.
+/// ``parse(_:)`` accepts what the encoders take: 8-bit 4:2:0 — C420, C420jpeg, C420paldv,
+/// C420mpeg2 (the chroma siting differs, the layout does not; no C tag means 420jpeg) — and
+/// 10-bit 4:2:0, C420p10 (16-bit little-endian samples, for H.265 Main 10); progressive or
+/// unknown interlacing; mono and 4:2:2/4:4:4 are refused as unsupported. ``line`` writes any header, including those of ``colourspace(chromaFormatIdc:bitDepth:)``.
 public struct Y4MHeader: Hashable, Sendable {
     /// The width in luma samples (`W`).
     public var width: Int
@@ -54,11 +54,14 @@ public struct Y4MHeader: Hashable, Sendable {
     public var rate: FrameRate { FrameRate(numerator: frameRateNumerator, denominator: frameRateDenominator) }
     /// The frame rate in frames per second.
     public var frameRate: Double { rate.framesPerSecond }
-    /// The bytes of one 8-bit 4:2:0 frame's planes (I420): what ``Y4MReader`` reads per frame.
-    public var frameBytes: Int { width * height * 3 / 2 }
+    /// Bits per sample: 10 for `420p10`, else 8.
+    public var bitDepth: Int { colorspace == "420p10" ? 10 : 8 }
+    /// The bytes of one 4:2:0 frame's planes (I420; two bytes a sample at 10 bits): what
+    /// ``Y4MReader`` reads per frame.
+    public var frameBytes: Int { width * height * 3 / 2 * (bitDepth > 8 ? 2 : 1) }
 
-    /// The colourspaces ``parse(_:)`` accepts: the 8-bit 4:2:0 ones.
-    public static let accepted: Set<String> = ["420", "420jpeg", "420paldv", "420mpeg2"]
+    /// The colourspaces ``parse(_:)`` accepts: the 8-bit 4:2:0 ones and 10-bit 4:2:0.
+    public static let accepted: Set<String> = ["420", "420jpeg", "420paldv", "420mpeg2", "420p10"]
 
     /// The header line, with its `\n`: `YUV4MPEG2 W… H… F…:… Ip A…:… C…` and the `X` fields,
     /// in the order FFmpeg's yuv4mpegpipe muxer writes them.
@@ -106,7 +109,7 @@ public struct Y4MHeader: Hashable, Sendable {
                 let c = String(value)
                 guard accepted.contains(c) else {
                     throw H264Error(.unsupportedChroma, field: "C",
-                                    "unsupported chroma format C\(c): only 8-bit 4:2:0 (420, 420jpeg, 420paldv, 420mpeg2)")
+                                    "unsupported chroma format C\(c): only 4:2:0, 8-bit (420, 420jpeg, 420paldv, 420mpeg2) or 10-bit (420p10)")
                 }
                 header.colorspace = c
             case "A":

@@ -31,7 +31,7 @@ enum Stream720p {
         try session.completeFrames()
         session.invalidate()
         let frames = collected.withLock { $0 }
-        let format = frames[0].formatDescription
+        let format = try #require(frames[0].formatDescription)
         let annexB = try frames.map { try AnnexB.fromAVCC($0.data, lengthSize: 4, parameterSets: format.configurationRecord, startCodes: .fourByte) }
         let reorder = format.sequenceParameterSet?.vuiParameters?.maxNumReorderFrames ?? 0
         return Stream(frames: frames, format: format, annexB: annexB, reorderDepth: reorder)

@@ -5,21 +5,25 @@ import H264SessionCore
 import H264TestSupport
 import Testing
 
+/// The lifecycle rules, the same for both codecs: each test runs with x264 and with x265.
 @Suite
 struct EncoderLifecycleTests {
     func frame(_ i: Int = 0) throws -> VideoFrame {
         try makeFrame(Cars.frames[i % Cars.frameCount], width: Cars.width, height: Cars.height, format: .i420)
     }
 
-    @Test func stateMachine() throws {
-        let session = try EncoderSession(width: 320, height: 240)
+    @Test(arguments: VideoCodec.allCases)
+    func stateMachine(codec: VideoCodec) throws {
+        let session = try EncoderSession(width: 320, height: 240, configuration: EncoderConfiguration().with(codec))
         #expect(session.state == .created)
         #expect(session.formatDescription == nil)
         try session.configure { $0.averageBitRate = 1_000_000 }
         #expect(session.state == .configured)
         let format = try session.prepare()
         #expect(session.state == .prepared)
-        #expect(session.formatDescription == format)
+        #expect(session.format == format)
+        #expect(format.codec == codec)
+        #expect(session.formatDescription == format.h264)
         #expect(try session.prepare() == format)
         #expect(throws: H264Error.self) { try session.configure { $0.profile = .main } }
         session.invalidate()
@@ -32,22 +36,24 @@ struct EncoderLifecycleTests {
         #expect((#expect(throws: H264Error.self) { try session.setAverageBitRate(1_000_000) })?.code == .invalidState)
     }
 
-    /// x264 refuses to open (lossless CRF 0 in the High profile, which `x264_param_apply_profile`
-    /// rejects): the session is not prepared, keeps its state, and takes a new configuration
+    /// The encoder refuses to open — x264: lossless CRF 0 in the High profile, which
+    /// `x264_param_apply_profile` rejects; x265: level 1 for 320×240, which `x265_encoder_open`
+    /// rejects —: the session is not prepared, keeps its state, and takes a new configuration
     /// that then prepares and encodes.
-    @Test func failedPrepareLeavesTheSessionConfigurable() throws {
-        var configuration = EncoderConfiguration.liveCapture
-        configuration.constantRateFactor = 0
+    @Test(arguments: VideoCodec.allCases)
+    func failedPrepareLeavesTheSessionConfigurable(codec: VideoCodec) throws {
+        var configuration = EncoderConfiguration.liveCapture.with(codec)
+        if codec == .h264 { configuration.constantRateFactor = 0 } else { configuration.level = .fixed(10) }
         let session = try EncoderSession(width: 320, height: 240, configuration: configuration)
         let failure = #expect(throws: H264Error.self) { try session.prepare() }
-        #expect(failure?.code == .invalidConfiguration)
+        #expect(failure?.code == (codec == .h264 ? .invalidConfiguration : .encoderFailed))
         #expect(session.state == .created)
-        #expect(session.formatDescription == nil)
-        try session.configure { $0.constantRateFactor = 23 }
+        #expect(session.format == nil)
+        try session.configure { $0.constantRateFactor = 23; $0.level = .automatic }
         #expect(session.state == .configured)
         let format = try session.prepare()
         #expect(session.state == .prepared)
-        #expect(session.formatDescription == format)
+        #expect(session.format == format)
         try session.encode(try frame(), presentationTimeStamp: .zero)
         try session.completeFrames()
         session.invalidate()
@@ -55,9 +61,9 @@ struct EncoderLifecycleTests {
 
     /// `frames` read for the first time after `invalidate()` is a stream that has already
     /// finished (before the fix it never finished: the time limit failed the test).
-    @Test(.timeLimit(.minutes(1)))
-    func framesFirstReadAfterInvalidateFinishesAtOnce() async throws {
-        let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture)
+    @Test(.timeLimit(.minutes(1)), arguments: VideoCodec.allCases)
+    func framesFirstReadAfterInvalidateFinishesAtOnce(codec: VideoCodec) async throws {
+        let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture.with(codec))
         try session.encode(try frame(), presentationTimeStamp: .zero)
         session.invalidate()
         var count = 0
@@ -65,16 +71,18 @@ struct EncoderLifecycleTests {
         #expect(count == 0)
     }
 
-    @Test func switchWithoutPrewarmIsAnError() throws {
-        let session = try EncoderSession(width: 320, height: 240)
+    @Test(arguments: VideoCodec.allCases)
+    func switchWithoutPrewarmIsAnError(codec: VideoCodec) throws {
+        let session = try EncoderSession(width: 320, height: 240, configuration: EncoderConfiguration().with(codec))
         #expect((#expect(throws: H264Error.self) { try session.switchToPrewarmedSession() })?.code == .invalidState)
     }
 
     /// completeFrames and both waits would wait for the handler itself: each throws.
-    @Test func completeFramesFromTheHandlerIsAnError() throws {
+    @Test(arguments: VideoCodec.allCases)
+    func completeFramesFromTheHandlerIsAnError(codec: VideoCodec) throws {
         let seen = Locked<[H264Error.Code?]>([])
         let box = Locked<EncoderSession?>(nil)
-        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
+        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency.with(codec)) { _ in
             let s = box.withLock { $0 }
             do { try s?.completeFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
             do { try s?.waitForQueuedFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
@@ -91,10 +99,11 @@ struct EncoderLifecycleTests {
     /// `waitForQueuedFrames(downTo:)` returns once that many frames at most are waiting, and a
     /// frame handed to x264 is released: the producer's array is then written in place, not
     /// copied, even while later frames are still queued.
-    @Test func waitForQueuedFramesDownToReleasesHandedOverFrames() throws {
+    @Test(arguments: VideoCodec.allCases)
+    func waitForQueuedFramesDownToReleasesHandedOverFrames(codec: VideoCodec) throws {
         let gate = DispatchSemaphore(value: 0)
         let delivered = Locked(0)
-        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
+        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency.with(codec)) { _ in
             // The third frame's output holds the queue until the test lets it go.
             if delivered.withLock({ $0 += 1; return $0 }) == 3 { gate.wait() }
         }
@@ -122,13 +131,14 @@ struct EncoderLifecycleTests {
     /// keep the session alive, and nothing is delivered after the release. The first output
     /// holds the encoding queue (in the handler) until the session is gone; the 19 frames
     /// queued behind it are then dropped, which the queue, drained, shows.
-    @Test func releaseWithFramesInFlight() throws {
+    @Test(arguments: VideoCodec.allCases)
+    func releaseWithFramesInFlight(codec: VideoCodec) throws {
         let collector = Collector<EncodedFrame>()
         let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
         weak var weakSession: EncoderSession?
         let queue: JobQueue<FrameJob>
         do {
-            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture) { frame in
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture.with(codec)) { frame in
                 collector.append(frame)
                 if collector.count == 1 { entered.signal(); gate.wait() }
             }
@@ -146,10 +156,11 @@ struct EncoderLifecycleTests {
     /// invalidate twice from two threads while a third encodes: no crash; every encode before
     /// the invalidation is accepted, every one after it throws `invalidState`, and only
     /// accepted frames come out.
-    @Test func invalidateFromTwoThreadsDuringEncode() throws {
+    @Test(arguments: VideoCodec.allCases)
+    func invalidateFromTwoThreadsDuringEncode(codec: VideoCodec) throws {
         for _ in 0..<5 {
             let delivered = Collector<EncodedFrame>()
-            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture, outputHandler: delivered.handler)
+            let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture.with(codec), outputHandler: delivered.handler)
             let frames = try (0..<10).map { try frame($0) }
             let outcomes = Locked<[H264Error.Code?]>([])   // nil: accepted
             DispatchQueue.concurrentPerform(iterations: 3) { worker in
@@ -179,10 +190,11 @@ struct EncoderLifecycleTests {
         }
     }
 
-    @Test func invalidateFromTheOutputHandler() throws {
+    @Test(arguments: VideoCodec.allCases)
+    func invalidateFromTheOutputHandler(codec: VideoCodec) throws {
         let box = Locked<EncoderSession?>(nil)
         let count = Locked(0)
-        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency) { _ in
+        let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency.with(codec)) { _ in
             count.withLock { $0 += 1 }
             box.withLock { $0 }?.invalidate()
         }
@@ -195,6 +207,15 @@ struct EncoderLifecycleTests {
     }
 }
 
+extension EncoderConfiguration {
+    /// This configuration with `codec`.
+    func with(_ codec: VideoCodec) -> EncoderConfiguration {
+        var c = self
+        c.codec = codec
+        return c
+    }
+}
+
 /// The README's library example, on a synthetic moving gradient (no fixtures needed).
 @Test func readmeExample() throws {
     let writer = AnnexBWriter()
@@ -203,7 +224,7 @@ struct EncoderLifecycleTests {
         stream.withLock { try? writer.append(frame, to: &$0) }
     }
     let format = try session.prepare()
-    #expect(format.sequenceParameterSets.count == 1 && format.pictureParameterSets.count == 1)
+    #expect(format.h264?.sequenceParameterSets.count == 1 && format.h264?.pictureParameterSets.count == 1)
     for i in 0..<10 {
         var pixels = [UInt8](repeating: 128, count: 64 * 48 * 3 / 2)
         for y in 0..<48 { for x in 0..<64 { pixels[y * 64 + x] = UInt8(truncatingIfNeeded: x * 3 + y + i * 4) } }

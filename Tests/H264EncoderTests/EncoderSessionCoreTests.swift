@@ -97,16 +97,17 @@ import Testing
         let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture, outputHandler: output.handler)
         #expect(session.formatDescription == nil)
         let prepared = try session.prepare()
-        #expect(session.formatDescription == prepared)
+        #expect(session.format == prepared)
+        #expect(session.formatDescription == prepared.h264)
         try session.encode(try frame(0), presentationTimeStamp: .zero)
         let small = try VideoFrame(pixelFormat: .i420, width: 160, height: 120,
                                    contiguous: [UInt8](repeating: 128, count: 160 * 120 * 3 / 2))
         try session.encode(small, presentationTimeStamp: .seconds(1))
         try session.waitForQueuedFrames()
-        let current = try #require(session.formatDescription)
+        let current = try #require(session.format)
         #expect(current != prepared)
         try session.completeFrames()
-        #expect(output.all.last?.formatDescription == current)
+        #expect(output.all.last?.format == current)
         session.invalidate()
     }
 }

@@ -31,7 +31,7 @@ struct EncoderSessionTests {
             let output = try encode(frames, width: Cars.width, height: Cars.height, configuration: config, format: input)
             #expect(output.count == frames.count, "\(input)")
             #expect(output.first?.isKeyframe == true)
-            #expect(output.first?.formatDescription.sequenceParameterSets.first?[1] == profile.profileIdc, "\(input)")
+            #expect(output.first?.formatDescription?.sequenceParameterSets.first?[1] == profile.profileIdc, "\(input)")
             let stream = try annexB(output)
             let decoded = try Tool.decode(stream, width: Cars.width, height: Cars.height)
             #expect(decoded.errors.isEmpty, "\(input): \(decoded.errors)")

@@ -83,12 +83,13 @@ final class LiveClipServer: Sendable {
         var configuration = EncoderConfiguration.liveCapture
         configuration.expectedFrameRate = header.rate.framesPerSecond
         let encoder = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            live.broadcast(LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe,
+            guard let format = frame.formatDescription else { return }
+            live.broadcast(LiveFrame(avcc: frame.data, formatDescription: format, isKeyframe: frame.isKeyframe,
                                      presentationTime: frame.presentationTimeStamp))
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group)
-        server.mount("/live", broadcaster: live, format: try encoder.prepare())
+        server.mount("/live", broadcaster: live, format: try #require(try encoder.prepare().h264))
         let pacing = Task {
             var schedule = FrameSchedule(interval: header.rate.frameDuration, start: .now)
             var index = 0

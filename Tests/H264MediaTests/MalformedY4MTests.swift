@@ -33,7 +33,7 @@ import Testing
         ("4:2:2 chroma", y4m("YUV4MPEG2 W16 H8 C422"), .unsupportedChroma, "C"),
         ("4:4:4 chroma", y4m("YUV4MPEG2 W16 H8 C444"), .unsupportedChroma, "C"),
         ("monochrome", y4m("YUV4MPEG2 W16 H8 Cmono"), .unsupportedChroma, "C"),
-        ("10-bit 4:2:0", y4m("YUV4MPEG2 W16 H8 C420p10"), .unsupportedChroma, "C"),
+        ("12-bit 4:2:0", y4m("YUV4MPEG2 W16 H8 C420p12"), .unsupportedChroma, "C"),
         ("top field first", y4m("YUV4MPEG2 W16 H8 It"), .unsupportedInterlacing, "I"),
         ("a short last frame", y4m("YUV4MPEG2 W16 H8 F25:1 C420jpeg", frames: [frameBytes, frameBytes - 1]), .truncatedFrame, nil),
         ("frame line without FRAME", y4m("YUV4MPEG2 W16 H8") + Array("FRAMX\n".utf8) + [UInt8](repeating: 0, count: frameBytes), .badFrameHeader, "FRAME"),

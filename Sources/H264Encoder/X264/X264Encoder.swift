@@ -1,6 +1,7 @@
 // The one file that calls libx264 (and libyuv) through CX264. Nothing here is public.
 import CX264
 import H264
+import HEVC
 import Logging
 
 /// Carries the session's logger to x264's log callback (called on x264's own threads too).
@@ -82,19 +83,17 @@ final class X264Handle {
 /// One open libx264 encoder (`x264_t`) for one frame size.
 ///
 /// Not thread-safe, like x264 itself: the session serialises every use (its lane's mutex).
-final class X264Encoder {
+final class X264Encoder: CodecEncoder {
     let width: Int
     let height: Int
     let formatDescription: FormatDescription
+    var format: VideoFormatDescription { .h264(formatDescription) }
 
     private let x264: X264Handle
     private var handle: OpaquePointer? { x264.encoder }
-    /// Presentation time stamp and duration of each frame, by the frame index given to x264
-    /// as `i_pts` (x264's time base is 1/fps and b_vfr_input is off, as in the x264 CLI).
-    private var timing: [Int64: (pts: Duration, duration: Duration)] = [:]
-    private var nextIndex: Int64 = 0
-    private var firstPTS: Duration?
-    private var nominalFrameDuration: Duration
+    /// The caller's time stamps by the frame index given to x264 as `i_pts` (x264's time base
+    /// is 1/fps and b_vfr_input is off, as in the x264 CLI).
+    private var timing: FrameTiming
     /// I420 scratch planes for BGRA input, reused frame to frame.
     private var scratch: [UInt8] = []
 
@@ -110,7 +109,7 @@ final class X264Encoder {
         self.x264 = x264
         let rate = FrameRate(approximating: c.expectedFrameRate)
         let fps = (num: UInt32(rate.numerator), den: UInt32(rate.denominator))
-        nominalFrameDuration = .seconds(Double(fps.den) / Double(fps.num))
+        timing = FrameTiming(rate: rate)
 
         var param = x264_param_t()
         let preset = (c.x264Preset ?? (c.realTime ? .veryfast : .medium)).rawValue
@@ -173,30 +172,11 @@ final class X264Encoder {
         }
     }
 
-    /// The VBV from data-rate limits, low-latency rate control or (with a bit rate) a default
-    /// loose enough not to matter but present so the rate can change live.
+    /// The VBV of ``EncoderConfiguration/vbv(width:height:)``, when there is one.
     private static func applyVBV(_ param: inout x264_param_t, _ c: EncoderConfiguration, width: Int, height: Int) {
-        guard let bitRate = c.effectiveAverageBitRate(width: width, height: height) else {
-            if let vbv = c.dataRateLimitsVBV {
-                param.rc.i_vbv_max_bitrate = Int32(max(1, vbv.bitsPerSecond / 1000))
-                param.rc.i_vbv_buffer_size = Int32(max(1, vbv.bufferBits / 1000))
-            }
-            return
-        }
-        let kbps = Double(bitRate) / 1000
-        if c.lowLatencyRateControl {
-            param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
-            param.rc.i_vbv_buffer_size = Int32(max(1, kbps / c.expectedFrameRate))
-        } else if let vbv = c.dataRateLimitsVBV {
-            param.rc.i_vbv_max_bitrate = Int32(max(1, vbv.bitsPerSecond / 1000))
-            param.rc.i_vbv_buffer_size = Int32(max(1, vbv.bufferBits / 1000))
-        } else {
-            // A maximum rate at the average makes x264's ABR forget old rates within seconds
-            // (its complexity sums decay when the VBV rate is under 1.5 × the bit rate), so a
-            // live change is followed promptly; one second of buffer absorbs keyframes.
-            param.rc.i_vbv_max_bitrate = Int32(max(1, kbps))
-            param.rc.i_vbv_buffer_size = Int32(max(1, kbps))
-        }
+        guard let vbv = c.vbv(width: width, height: height) else { return }
+        param.rc.i_vbv_max_bitrate = vbv.maxBitRate
+        param.rc.i_vbv_buffer_size = vbv.bufferSize
     }
 
     /// Changes the average bit rate and VBV live, without a new IDR.
@@ -220,55 +200,37 @@ final class X264Encoder {
     /// The corresponding x264 call is `x264_encoder_encode`.
     func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(H264Error) -> EncodedFrame? {
         guard let h = handle else { throw H264Error(.invalidState, "the x264 encoder is closed") }
-        let index = nextIndex
-        nextIndex += 1
-        timing[index] = (presentationTimeStamp, duration)
-        if firstPTS == nil { firstPTS = presentationTimeStamp }
+        let index = timing.add(presentationTimeStamp: presentationTimeStamp, duration: duration)
         var pic = x264_picture_t()
         x264_picture_init(&pic)
         pic.i_pts = index
         if forceKeyframe { pic.i_type = cx264_type_idr() }
         let result: Result<EncodedFrame?, H264Error>
         switch frame.pixelFormat {
-        case .i420, .nv12:
-            result = Self.withPlaneBases(frame.planes) { base0, base1, base2 in
-                pic.img.i_csp = frame.pixelFormat == .i420 ? X264_CSP_I420 : X264_CSP_NV12
-                pic.img.i_plane = base2 == nil ? 2 : 3
+        case .nv12:
+            result = Self.withPlaneBases(frame.planes) { base0, base1, _ in
+                pic.img.i_csp = X264_CSP_NV12
+                pic.img.i_plane = 2
                 pic.img.plane.0 = UnsafeMutablePointer(mutating: base0)
                 pic.img.plane.1 = UnsafeMutablePointer(mutating: base1)
-                pic.img.plane.2 = base2.map { UnsafeMutablePointer(mutating: $0) }
                 pic.img.i_stride.0 = Int32(frame.planes[0].bytesPerRow)
                 pic.img.i_stride.1 = Int32(frame.planes[1].bytesPerRow)
-                pic.img.i_stride.2 = base2 == nil ? 0 : Int32(frame.planes[2].bytesPerRow)
                 return Result { () throws(H264Error) in try self.encodePicture(h, &pic) }
             }
-        case .bgra:
-            let luma = width * height
-            let needed = luma + luma / 2
-            if scratch.count != needed { scratch = [UInt8](repeating: 0, count: needed) }
-            let plane = frame.planes[0]
-            let (w, hgt) = (Int32(frame.width), Int32(frame.height))
-            let converted = plane.storage.withUnsafeBufferPointer { src in
-                scratch.withUnsafeMutableBufferPointer { dst -> Int32 in
-                    let y = dst.baseAddress!
-                    return cx264_bgra_to_i420(src.baseAddress! + plane.offset, Int32(plane.bytesPerRow),
-                                              y, w, y + luma, w / 2, y + luma + luma / 4, w / 2, w, hgt)
-                }
-            }
-            guard converted == 0 else { throw H264Error(.invalidFrame, field: "planes[0]", "libyuv could not convert BGRA") }
-            let bytes = scratch
-            result = bytes.withUnsafeBufferPointer { buf in
-                let y = UnsafeMutablePointer(mutating: buf.baseAddress!)
+        case .i420, .bgra:
+            result = try frame.withPlanarPlanes(scratch: &scratch) { planes in
                 pic.img.i_csp = X264_CSP_I420
                 pic.img.i_plane = 3
-                pic.img.plane.0 = y
-                pic.img.plane.1 = y + luma
-                pic.img.plane.2 = y + luma + luma / 4
-                pic.img.i_stride.0 = w
-                pic.img.i_stride.1 = w / 2
-                pic.img.i_stride.2 = w / 2
+                pic.img.plane.0 = UnsafeMutablePointer(mutating: planes.y)
+                pic.img.plane.1 = UnsafeMutablePointer(mutating: planes.u)
+                pic.img.plane.2 = UnsafeMutablePointer(mutating: planes.v)
+                pic.img.i_stride.0 = Int32(planes.yStride)
+                pic.img.i_stride.1 = Int32(planes.uStride)
+                pic.img.i_stride.2 = Int32(planes.vStride)
                 return Result { () throws(H264Error) in try self.encodePicture(h, &pic) }
             }
+        case .yuv420p10:
+            throw H264Error(.invalidFrame, field: "pixelFormat", "the H.264 encoder takes 8-bit frames: encode 10-bit 4:2:0 with codec .hevc")
         }
         return try result.get()
     }
@@ -320,20 +282,9 @@ final class X264Encoder {
         case X264_TYPE_B: .b
         default: .p
         }
-        let (pts, duration) = timing[out.i_pts] ?? (time(at: out.i_pts), nominalFrameDuration)
-        let dts = time(at: out.i_dts)
-        // Indices below the decode time stamp are never asked for again.
-        if timing.count > 64 { for key in timing.keys where key < out.i_dts - 1 { timing[key] = nil } }
+        let (pts, dts, duration) = timing.output(pts: out.i_pts, dts: out.i_dts)
         return EncodedFrame(data: data, presentationTimeStamp: pts, decodeTimeStamp: dts, duration: duration,
                             frameType: frameType, formatDescription: formatDescription, width: width, height: height)
-    }
-
-    /// The caller's time stamp of frame `index`; before the first frame (x264's negative decode
-    /// time stamps with B-frames), extrapolated back by the nominal frame duration.
-    private func time(at index: Int64) -> Duration {
-        if let t = timing[index] { return t.pts }
-        let first = timing[0]?.pts ?? firstPTS ?? .zero
-        return first + nominalFrameDuration * Int(index)
     }
 
     /// Closes the encoder once. The corresponding x264 call is `x264_encoder_close`.

@@ -4,14 +4,15 @@ import H264
 import H264Encoder
 import H264Media
 
-/// `h264 encode INPUT -o OUTPUT`: y4m (file or `-` for standard input) or raw I420 to H.264.
+/// `h264 encode INPUT -o OUTPUT`: y4m (file or `-` for standard input) or raw I420 to H.264 or H.265.
 struct EncodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
-        abstract: "Encode y4m or raw I420 video to H.264 (Annex-B .h264 or AVCC).",
+        abstract: "Encode y4m or raw I420 video to H.264 or, with --codec hevc, H.265 (Annex-B .h264/.265, or AVCC/HVCC).",
         discussion: """
         INPUT is a .y4m file, - for y4m on standard input (ffmpeg -i in.mp4 -f yuv4mpegpipe - | h264 encode - -o out.h264), \
-        or raw I420 with --size WxH --fps N. Annex-B output carries SPS and PPS before every IDR and plays in ffplay and VLC.
+        or raw I420 with --size WxH --fps N; 10-bit y4m (C420p10) encodes as H.265 Main 10. Annex-B output carries the parameter sets \
+        (SPS, PPS; H.265: VPS, SPS, PPS) before every keyframe and plays in ffplay and VLC.
         """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case annexb, avcc }
@@ -21,7 +22,7 @@ struct EncodeCommand: ParsableCommand {
     @OptionGroup var encoding: EncodeOptions
     @Option(help: "Encode at most N frames.") var frames: Int?
     @Option(help: "Output format: annexb (default) or avcc (4-byte lengths; see --config-out).") var format: Format = .annexb
-    @Option(help: "With --format avcc: write the avcC configuration record to this file.") var configOut: String?
+    @Option(help: "With --format avcc: write the avcC (H.265: hvcC) configuration record to this file.") var configOut: String?
     @OptionGroup var quiet: QuietFlag
 
     func run() throws { try runReportingErrors(command: "encode") { try encode() } }
@@ -31,7 +32,7 @@ struct EncodeCommand: ParsableCommand {
     private struct Written {
         var frames = 0, bytes = 0
         var error: String?
-        var format: FormatDescription?
+        var configurationRecord: [UInt8]?
         var scratch: [UInt8] = []
     }
 
@@ -41,7 +42,7 @@ struct EncodeCommand: ParsableCommand {
         var (reader, total) = try source.open()
         let header = reader.header
         if let frames { total = min(total ?? frames, frames) }
-        let configuration = try encoding.configuration(frameRate: header.frameRate)
+        let configuration = try encoding.configuration(frameRate: header.frameRate, bitDepth: header.bitDepth)
 
         let output = out.output
         let file = try CLIIO.openOutput(output)
@@ -66,7 +67,7 @@ struct EncodeCommand: ParsableCommand {
                 }
                 s.frames += 1
                 s.bytes += frame.data.count
-                if s.format == nil { s.format = frame.formatDescription }
+                if s.configurationRecord == nil { s.configurationRecord = frame.format.configurationRecordBytes }
             }
         }
         let formatDescription = try session.prepare()
@@ -85,7 +86,7 @@ struct EncodeCommand: ParsableCommand {
             let slot = index % pool.count
             try session.waitForQueuedFrames(downTo: pool.count - 1)
             guard try CLIError.reading({ try reader.readFrame(into: &pool[slot]) }) else { break }
-            let frame = try VideoFrame(pixelFormat: .i420, width: header.width, height: header.height, contiguous: pool[slot])
+            let frame = try VideoFrame(pixelFormat: header.bitDepth > 8 ? .yuv420p10 : .i420, width: header.width, height: header.height, contiguous: pool[slot])
             try session.encode(frame, presentationTimeStamp: frameDuration * index, duration: frameDuration)
             index += 1
             if let error = stats.withLock({ $0.error }) { throw CLIError(error) }
@@ -105,8 +106,8 @@ struct EncodeCommand: ParsableCommand {
         if let error = s.error { throw CLIError(error) }
         guard index > 0 else { throw CLIError("the input has no frames") }
         if let configOut {
-            let avcC = (s.format ?? formatDescription).avcC
-            guard FileManager.default.createFile(atPath: configOut, contents: Data(avcC)) else { throw CLIError("cannot create \(configOut)") }
+            let record = s.configurationRecord ?? formatDescription.configurationRecordBytes
+            guard FileManager.default.createFile(atPath: configOut, contents: Data(record)) else { throw CLIError("cannot create \(configOut)") }
         }
         let seconds = Double(s.frames) / header.frameRate, kbps = seconds > 0 ? Double(s.bytes) * 8 / seconds / 1000 : 0
         progress.summarize("encoded", frames: s.frames, size: " \(header.width)x\(header.height)",

@@ -18,8 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
         Every client that connects first gets SPS, PPS and an IDR made for it (clients joining together share one), \
         then the live pictures. A client that cannot keep up is skipped to the next IDR; the others never wait. \
         Watch with: ffplay -f h264 tcp://127.0.0.1:PORT (or ffmpeg -f h264 -i tcp://127.0.0.1:PORT …). \
-        SIGINT or SIGTERM stops the server (exit status 0). \
-        Started under nice (nice -n -10 h264 serve …), every thread of the server keeps that priority.
+        SIGINT or SIGTERM stops the server (exit status 0). Started under nice (nice -n -10 h264 serve …), every thread of the server keeps that priority.
         """)
 
     @OptionGroup var source: InputOptions
@@ -56,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster, rtpSender: rtpSender, publisher: publisher)
         defer { session.invalidate() }
-        let format = try session.prepare()
+        guard let format = try session.prepare().h264 else { throw CLIError("serve sends H.264 only: leave out --codec hevc") }
         if let rtpSender, let sdp = network.sdp { try CLIIO.write(Array(rtpSender.sessionDescription(format: format).text.utf8), to: sdp) }
 
         // SIGINT/SIGTERM end the pacing loop; everything then closes in order (exit status 0).
@@ -133,7 +132,8 @@ struct ServeCommand: AsyncParsableCommand {
         let writer = Locked(AnnexBWriter(accessUnitDelimiters: network.accessUnitDelimiters))
         let log = { @Sendable [quiet] (line: String) in Self.log(line, quiet: quiet) }
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            var live = LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp, decodeTime: frame.decodeTimeStamp)
+            guard let formatDescription = frame.formatDescription else { return }   // never: serve refuses H.265 at prepare
+            var live = LiveFrame(avcc: frame.data, formatDescription: formatDescription, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp, decodeTime: frame.decodeTimeStamp)
             do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
             publisher?.offer(live)
             var bytes: [UInt8] = []

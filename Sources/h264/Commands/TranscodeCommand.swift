@@ -10,7 +10,7 @@ import H264Encoder
 struct TranscodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transcode",
-        abstract: "Decode an Annex-B H.264 stream and encode it again (Annex-B out) with the encode options.",
+        abstract: "Decode an Annex-B H.264 or H.265 stream and encode it again (Annex-B out, --codec hevc for H.265) with the encode options.",
         discussion: """
         INPUT is an Annex-B byte stream ('-' for standard input) of 8-bit 4:2:0 pictures. Each decoded frame \
         goes to the encoder with its time stamp (one copy of its planes, into the encoder's frame); a size \

@@ -20,7 +20,8 @@ struct EncodeOptions: ParsableArguments {
     @Option(help: "Session preset: \(Preset.allCases.map(\.rawValue).joined(separator: ", ")).") var preset: Preset?
     @Option(help: "Average bit rate in bits per second (default: the recommendation for the size and rate).") var bitrate: Int?
     @Option(help: "Constant quality (x264 CRF, 0–51) instead of a bit rate.") var crf: Double?
-    @Option(help: "Profile: baseline, main or high.") var profile: String?
+    @Option(help: "Codec: h264 (x264, the default) or hevc (H.265 with x265; write .265).") var codec: String?
+    @Option(help: "Profile: baseline, main or high (H.264); main or main10 (H.265, main10 for 10-bit input).") var profile: String?
     @Option(help: "Most frames between keyframes.") var maxKeyframeInterval: Int?
     @Option(help: "Most seconds between keyframes.") var maxKeyframeIntervalDuration: Double?
     @Flag(help: "Allow B-frames (frame reordering).") var allowFrameReordering = false
@@ -30,23 +31,20 @@ struct EncodeOptions: ParsableArguments {
     @Option(help: "x264 threads (0: automatic).") var threads: Int?
 
     /// The session configuration these options describe, starting from `--preset` or, without
-    /// one, from `defaultPreset` (none: ``EncoderConfiguration/init()``).
-    func configuration(frameRate: Double, defaultPreset: Preset? = nil) throws -> EncoderConfiguration {
+    /// one, from `defaultPreset` (none: ``EncoderConfiguration/init()``); H.265 of 10-bit
+    /// input is Main 10 unless `--profile` says otherwise.
+    func configuration(frameRate: Double, bitDepth: Int = 8, defaultPreset: Preset? = nil) throws -> EncoderConfiguration {
         var c = (preset ?? defaultPreset)?.configuration ?? EncoderConfiguration()
         c.expectedFrameRate = frameRate
+        if let codec { c.codec = try Self.parse(codec, "unknown codec \(codec) (h264, hevc)") }
+        if bitDepth > 8 { c.hevcProfile = .main10 }
         if let bitrate { c.averageBitRate = bitrate }
         if let crf { c.constantRateFactor = crf }
-        if let profile { c.profile = try Self.parse(profile, "unknown profile \(profile) (baseline, main, high)") }
+        if let profile { try c.setProfile(named: profile) }
         if let maxKeyframeInterval { c.maxKeyFrameInterval = maxKeyframeInterval }
         if let maxKeyframeIntervalDuration { c.maxKeyFrameIntervalDuration = maxKeyframeIntervalDuration }
         if allowFrameReordering { c.allowFrameReordering = true }
-        c.dataRateLimits = try dataRateLimit.map { text in
-            let parts = text.split(separator: ":")
-            guard parts.count == 2, let bytes = Int(parts[0]), let seconds = Double(parts[1]) else {
-                throw CLIError("bad --data-rate-limit \(text) (BYTES:SECONDS)")
-            }
-            return EncoderConfiguration.DataRateLimit(bytes: bytes, seconds: seconds)
-        }
+        c.dataRateLimits = try dataRateLimit.map { try EncoderConfiguration.DataRateLimit(parsing: $0) }
         if let speed { c.x264Preset = try Self.parse(speed, "unknown x264 preset \(speed)") }
         if let tune { c.x264Tune = try Self.parse(tune, "unknown x264 tune \(tune)") }
         if let threads { c.threads = threads }

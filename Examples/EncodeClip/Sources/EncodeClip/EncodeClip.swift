@@ -48,6 +48,15 @@ struct EncodeClip {
             FileHandle.standardError.write(Data("no SPS in the encoded stream\n".utf8))
             exit(1)
         }
+        // Built without the HEVCEncoding trait (Package.swift): H.265 is refused with a clear error.
+        var hevc = EncoderConfiguration()
+        hevc.codec = .hevc
+        let hevcSession = Result { () throws(H264Error) in try EncoderSession(width: clip.width, height: clip.height, configuration: hevc) }
+        guard case .failure(let refusal) = hevcSession, refusal.code == .unsupported else {
+            FileHandle.standardError.write(Data("an H.265 session was not refused in a build without HEVCEncoding\n".utf8))
+            exit(1)
+        }
+
         print("encoded \(encoded) frames \(clip.width)x\(clip.height) into \(annexB.count) bytes of Annex-B: "
               + "\(accessUnits.count) access units, SPS \(sps.profileName) level \(sps.levelIdc), "
               + "\(sps.displayWidth)x\(sps.displayHeight)")

@@ -34,13 +34,16 @@ struct LiveCamera {
             configuration.expectedFrameRate = header.rate.framesPerSecond
             let encoder = try EncoderSession(width: header.width, height: header.height,
                                              configuration: configuration) { frame in
-                live.broadcast(LiveFrame(avcc: frame.data, formatDescription: frame.formatDescription,
+                // An H.264 session: every frame has an H.264 format (`frame.format` has either codec's).
+                guard let format = frame.formatDescription else { return }
+                live.broadcast(LiveFrame(avcc: frame.data, formatDescription: format,
                                          isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp))
             }
             defer { encoder.invalidate() }
 
             let server = try await RTSPServer.start(host: "127.0.0.1", port: port, group: group)
-            server.mount("/live", broadcaster: live, format: try encoder.prepare())
+            guard let format = try encoder.prepare().h264 else { fail("LiveCamera: the session does not encode H.264") }
+            server.mount("/live", broadcaster: live, format: format)
             // Unbuffered, so a script reading the URL from a pipe gets it at once.
             FileHandle.standardOutput.write(Data(("LiveCamera: serving \(server.url(host: "127.0.0.1", path: "/live")) "
                 + "(\(header.width)x\(header.height) at \(header.rate) fps)\n").utf8))

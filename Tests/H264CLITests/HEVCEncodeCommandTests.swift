@@ -1,0 +1,88 @@
+import Foundation
+import HEVC
+import H264TestSupport
+import Testing
+
+/// `h264 encode --codec hevc` and `h264 transcode --codec hevc`: H.265 out of the CLI, read by
+/// FFmpeg (decoding without a word, ffprobe's profile) on the cars clip; 10-bit y4m input
+/// (`C420p10`, made by FFmpeg) gives Main 10.
+@Suite(.blocking)
+struct HEVCEncodeCommandTests {
+    static let cars = TestFixtures.url("cars_320x240_30f.y4m").path
+
+    /// FFmpeg's decode of an H.265 file to 8-bit I420, and what it printed.
+    static func decode(_ path: String) throws -> (frames: [[UInt8]], errors: String) {
+        let result = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "hevc", "-i", path,
+                                                   "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let size = 320 * 240 * 3 / 2
+        let frames = stride(from: 0, to: result.stdout.count - size + 1, by: size).map { Array(result.stdout[$0..<($0 + size)]) }
+        return (frames, result.stderr)
+    }
+
+    static func profile(_ path: String) throws -> String {
+        let result = try Subprocess.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=profile",
+                                                    "-of", "default=nw=1:nk=1", path])
+        return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(arguments: [8, 10])
+    func encodeDecodesInFFmpeg(bitDepth: Int) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var input = Self.cars
+        if bitDepth == 10 {
+            input = directory.appendingPathComponent("cars10.y4m").path
+            let made = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", Self.cars, "-pix_fmt", "yuv420p10le",
+                                                     "-f", "yuv4mpegpipe", "-strict", "-1", input])
+            try #require(made.status == 0, "\(made.stderr)")
+        }
+        let out = directory.appendingPathComponent("out.265").path
+        let result = try CLI.run(["encode", input, "-o", out, "--codec", "hevc", "--preset", "active-transcoding", "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+        let decoded = try Self.decode(out)
+        #expect(decoded.errors.isEmpty, "\(decoded.errors)")
+        #expect(decoded.frames.count == 30)
+        let quality = psnr(decoded.frames, try TestFixtures.y4mFrames("cars_320x240_30f.y4m").frames)
+        #expect(quality >= 32, "\(quality) dB")
+        #expect(try Self.profile(out) == (bitDepth == 10 ? "Main 10" : "Main"))
+    }
+
+    /// `--format avcc --config-out`: HVCC samples and an `hvcC` our parser reads back, with the
+    /// clip's size.
+    @Test func hvccWithConfigurationRecord() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out.hvcc").path, config = directory.appendingPathComponent("out.hvcC").path
+        let result = try CLI.run(["encode", Self.cars, "-o", out, "--codec", "hevc", "--format", "avcc", "--config-out", config,
+                                  "--frames", "5", "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let record = try HEVCDecoderConfigurationRecord(parsing: [UInt8](try Data(contentsOf: URL(fileURLWithPath: config))))
+        #expect(record.sequenceParameterSet.map { "\($0.displayWidth)x\($0.displayHeight)" } == "320x240")
+        #expect(record.nalUnitLengthSize == 4)
+    }
+
+    /// H.264 in, H.265 out: every frame, decoded by FFmpeg without a word.
+    @Test func transcodeToHEVC() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let h264 = directory.appendingPathComponent("in.h264").path, out = directory.appendingPathComponent("out.265").path
+        #expect(try CLI.run(["encode", Self.cars, "-o", h264, "--quiet"]).status == 0)
+        let result = try CLI.run(["transcode", h264, "-o", out, "--codec", "hevc", "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let decoded = try Self.decode(out)
+        #expect(decoded.errors.isEmpty && decoded.frames.count == 30, "\(decoded.errors)")
+    }
+
+    /// `serve` sends H.264 only: `--codec hevc` is one line and exit status 1; an unknown codec
+    /// and an H.264 profile name for H.265 are refused.
+    @Test func refusals() throws {
+        let serve = try CLI.run(["serve", Self.cars, "--port", "0", "--codec", "hevc", "--quiet"])
+        #expect(serve.status == 1)
+        #expect(serve.stderr.contains("H.264 only"), "\(serve.stderr)")
+        let codec = try CLI.run(["encode", Self.cars, "-o", "/dev/null", "--codec", "vp9"])
+        #expect(codec.status != 0 && codec.stderr.contains("unknown codec vp9"), "\(codec.stderr)")
+        let profile = try CLI.run(["encode", Self.cars, "-o", "/dev/null", "--codec", "hevc", "--profile", "high"])
+        #expect(profile.status != 0 && profile.stderr.contains("main, main10"), "\(profile.stderr)")
+    }
+}
