@@ -17,8 +17,8 @@ import HEVC
 /// ``LiveFrame/decodeTime`` is *i* intervals, and its ``LiveFrame/presentationTime`` is its
 /// place in presentation order (`PresentationOrder`: a B-frame stream's pictures in the order
 /// of their picture order counts, shifted by the SPS's reorder depth, which the player reads
-/// ahead) times the interval, across loops too (an H.265 file's: its place in decoding order).
-/// With
+/// ahead; for H.265 `PicOrderCntVal` and `sps_max_num_reorder_pics`) times the interval,
+/// across loops too. With
 /// ``loops``, the file starts again from the top when it ends (as long as it had a frame).
 ///
 /// ```swift
@@ -107,12 +107,11 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
             }
         }
 
-        /// The H.265 frames of `units`, each placed at its decoding position.
-        private mutating func frames(_ units: [(unit: HEVCAccessUnit, format: HEVCDecoderConfigurationRecord)]) -> [Placed] {
-            units.map { unit, format in
-                defer { hevc.decodeIndex += 1 }
-                return Placed(frame: LiveFrame(avcc: unit.data, format: .hevc(format), isKeyframe: unit.isIRAP),
-                              decodeIndex: hevc.decodeIndex, presentationIndex: hevc.decodeIndex, frameRate: hevc.frameRate)
+        /// The H.265 access units placed, as frames.
+        private func frames(_ placed: [HEVCFileReading.Placed]) -> [Placed] {
+            placed.map { placed in
+                Placed(frame: LiveFrame(avcc: placed.unit.data, format: .hevc(placed.format), isKeyframe: placed.unit.isIRAP),
+                       decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex, frameRate: hevc.frameRate)
             }
         }
 
