@@ -1,18 +1,24 @@
 import Foundation
 import H264
+import HEVC
 
-/// An Annex-B H.264 file played as a live source: its access units as ``LiveFrame``s, each
-/// handed out when it is due at the file's frame rate — the way a ``Relay`` simulates a camera
-/// (`h264 relay FILE`), and a way to test a player against a stream that has real GOPs.
+/// An Annex-B H.264 or H.265 file played as a live source: its access units as ``LiveFrame``s,
+/// each handed out when it is due at the file's frame rate — the way a ``Relay`` simulates a
+/// camera (`h264 relay FILE`), and a way to test a player against a stream that has real GOPs.
 ///
+/// The codec is told from the first chunk's NAL unit headers (`AnnexB.codec(ofStreamBeginning:isComplete:nalUnitLimit:)`).
 /// The bytes are read in 1 MiB chunks into an `AccessUnitReceiver` (so the file starts at its
 /// first IDR with its SPS and PPS, and access units whose parameter sets are missing are
-/// skipped). The frame rate is the SPS's VUI timing, else ``framesPerSecond``, else 30; frame
+/// skipped); an H.265 file's into the one H.265 stream receiver (`HEVCAccessUnitAssembler`'s
+/// access units from the first IRAP picture whose SPS has come), its frames in the `hvcC` of
+/// its parameter sets (`HEVCFormatTracker`), its keyframes the IRAP pictures, its frame rate the
+/// SPS's VUI timing else the VPS's. The frame rate is the SPS's VUI timing, else ``framesPerSecond``, else 30; frame
 /// *i* (in decoding order) is due *i* frame intervals after the first (``FrameSchedule``), its
 /// ``LiveFrame/decodeTime`` is *i* intervals, and its ``LiveFrame/presentationTime`` is its
 /// place in presentation order (`PresentationOrder`: a B-frame stream's pictures in the order
 /// of their picture order counts, shifted by the SPS's reorder depth, which the player reads
-/// ahead) times the interval, across loops too. With
+/// ahead; for H.265 `PicOrderCntVal` and `sps_max_num_reorder_pics`) times the interval,
+/// across loops too. With
 /// ``loops``, the file starts again from the top when it ends (as long as it had a frame).
 ///
 /// ```swift
@@ -47,11 +53,23 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
 
     /// Reads the file and paces its access units.
     public struct Iterator: AsyncIteratorProtocol {
+        /// An access unit with a picture, its format and its places in decoding and presentation order.
+        private struct Placed {
+            let frame: LiveFrame
+            let decodeIndex: Int
+            let presentationIndex: Int
+            /// The frame rate its format signals.
+            let frameRate: Double?
+        }
+
         private let player: AnnexBFilePlayer
         private var handle: FileHandle?
+        /// The file's codec, told from its first chunk.
+        private var codec: VideoCodec?
         private var receiver = AccessUnitReceiver()
         private var order = PresentationOrder()
-        private var ready: [PresentationOrder.Placed] = []
+        private var hevc = HEVCFileReading()
+        private var ready: [Placed] = []
         private var atEnd = false
         private var framesThisPass = 0
         private var schedule: FrameSchedule?
@@ -63,24 +81,43 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         ///
         /// - Throws: the error of opening or reading the file.
         public mutating func next() async throws -> LiveFrame? {
-            guard let placed = try nextAccessUnit(), let format = placed.accessUnit.formatDescription else { return nil }
-            let unit = placed.accessUnit
+            guard let placed = try nextAccessUnit() else { return nil }
             if schedule == nil {
-                let rate = format.sequenceParameterSet?.frameRate ?? player.framesPerSecond ?? 30
+                let rate = placed.frameRate ?? player.framesPerSecond ?? 30
                 schedule = FrameSchedule(interval: .seconds(1) / Swift.max(rate, 0.001), start: .now)
             }
             let deadline = schedule!.deadline
             if ContinuousClock.now < deadline { try? await Task.sleep(until: deadline, tolerance: .microseconds(500), clock: .continuous) }
             if Task.isCancelled { return nil }
             schedule!.advance(now: .now)
-            return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR,
-                             presentationTime: schedule!.interval * placed.presentationIndex,
-                             decodeTime: schedule!.interval * placed.decodeIndex)
+            var frame = placed.frame
+            frame.presentationTime = schedule!.interval * placed.presentationIndex
+            frame.decodeTime = schedule!.interval * placed.decodeIndex
+            return frame
+        }
+
+        /// The H.264 access units `order` placed, as frames.
+        private static func frames(_ placed: [PresentationOrder.Placed]) -> [Placed] {
+            placed.compactMap { placed in
+                let unit = placed.accessUnit
+                guard let format = unit.formatDescription else { return nil }
+                return Placed(frame: LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR),
+                              decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex,
+                              frameRate: format.sequenceParameterSet?.frameRate)
+            }
+        }
+
+        /// The H.265 access units placed, as frames.
+        private func frames(_ placed: [HEVCFileReading.Placed]) -> [Placed] {
+            placed.map { placed in
+                Placed(frame: LiveFrame(avcc: placed.unit.data, format: .hevc(placed.format), isKeyframe: placed.unit.isIRAP),
+                       decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex, frameRate: hevc.frameRate)
+            }
         }
 
         /// The next access unit holding a picture, placed in presentation order, reading (and
         /// with `loops` reopening) the file as needed.
-        private mutating func nextAccessUnit() throws -> PresentationOrder.Placed? {
+        private mutating func nextAccessUnit() throws -> Placed? {
             while ready.isEmpty {
                 if atEnd {
                     guard player.loops, framesThisPass > 0 else { return nil }
@@ -89,20 +126,24 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
                 }
                 if handle == nil { handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: player.path)) }
                 let chunk = try handle!.read(upToCount: 1 << 20) ?? Data()
-                let events: [AccessUnitReceiver.Event]
+                if codec == nil { codec = AnnexB.codec(ofStreamBeginning: Array(chunk), isComplete: chunk.count < 1 << 20) }
                 if chunk.isEmpty {
                     try handle?.close()
                     handle = nil
                     atEnd = true
-                    events = receiver.finish()
-                } else {
-                    events = receiver.receive(chunk)
                 }
+                if codec == .hevc {
+                    let units = atEnd ? hevc.finish() : hevc.receive(chunk)
+                    framesThisPass += units.count
+                    ready += frames(units)
+                    continue
+                }
+                let events = atEnd ? receiver.finish() : receiver.receive(chunk)
                 for case .accessUnit(let unit) in events where unit.hasPicture && unit.formatDescription != nil {
-                    ready += order.append(unit)
+                    ready += Self.frames(order.append(unit))
                     framesThisPass += 1
                 }
-                if atEnd { ready += order.finish() }
+                if atEnd { ready += Self.frames(order.finish()) }
             }
             return ready.removeFirst()
         }

@@ -1,20 +1,26 @@
 public import H264
+public import HEVC
 public import NIOCore
 
-/// One access unit of a live stream, as a ``Broadcaster`` hands it to its viewers.
+/// One access unit of a live stream, H.264 or H.265, as a ``Broadcaster`` hands it to its viewers.
 ///
-/// The frame stays AVCC (4-byte lengths) all the way to the wire: an RTSP viewer's connection
-/// packetizes ``avcc`` directly (RFC 6184), with the parameter sets of ``formatDescription``
-/// in front of each IDR. The raw Annex-B fan-out (``AnnexBFanOutServer``) writes ``annexB``
-/// when the producer made it once for every viewer (with its own choices, such as access unit
-/// delimiters); without it, each such viewer's connection converts ``avcc``.
+/// The frame stays length-prefixed (4-byte lengths) all the way to the wire: an RTSP viewer's
+/// connection packetizes ``avcc`` directly (RFC 6184 for H.264, RFC 7798 for H.265, by
+/// ``format``), with the format's parameter sets in front of each keyframe. The raw Annex-B
+/// fan-out (``AnnexBFanOutServer``) writes ``annexB`` when the producer made it once for every
+/// viewer (with its own choices, such as access unit delimiters); without it, each such
+/// viewer's connection converts ``avcc``.
 public struct LiveFrame: Sendable {
     /// The access unit's NAL units, each after a 4-byte big-endian length (an `EncodedFrame`'s
-    /// `data`).
+    /// `data`): AVCC for H.264, and the same framing (HVCC) for H.265 — the name is kept for both.
     public var avcc: [UInt8]
-    /// The stream's format: its SPS and PPS go before each IDR on the wire.
-    public var formatDescription: FormatDescription
-    /// True for an IDR access unit: a viewer waiting to start takes its first frame here.
+    /// The stream's format, of either codec: its parameter sets (SPS and PPS; VPS, SPS and
+    /// PPS) go before each keyframe on the wire.
+    public var format: VideoFormatDescription
+    /// The H.264 format (SPS and PPS); nil for an H.265 frame (see ``format``).
+    public var formatDescription: FormatDescription? { format.h264 }
+    /// True for a keyframe — an IDR access unit (H.264) or an IRAP picture (H.265: IDR, CRA or
+    /// BLA): a viewer waiting to start takes its first frame here.
     public var isKeyframe: Bool
     /// The Annex-B bytes of the access unit for raw viewers, made once by the producer; nil:
     /// converted from ``avcc`` per viewer (parameter sets before each IDR).
@@ -31,7 +37,26 @@ public struct LiveFrame: Sendable {
     /// nil: the presentation time stands for it (a stream without B-frames).
     public var decodeTime: Duration?
 
-    /// A frame of `avcc` bytes in `formatDescription`.
+    /// A frame of `avcc` bytes in `format`, of either codec.
+    ///
+    /// - Parameters:
+    ///   - avcc: the access unit's NAL units, each after a 4-byte length.
+    ///   - format: the stream's format (an H.264 ``FormatDescription`` or an H.265 `hvcC`).
+    ///   - isKeyframe: true for an IDR access unit (H.264) or an IRAP picture (H.265).
+    ///   - annexB: the Annex-B bytes for raw viewers, if the producer made them.
+    ///   - presentationTime: the presentation time on the media clock (see ``presentationTime``).
+    ///   - decodeTime: the decoding time on that clock (see ``decodeTime``).
+    public init(avcc: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, annexB: ByteBuffer? = nil,
+                presentationTime: Duration? = nil, decodeTime: Duration? = nil) {
+        self.avcc = avcc
+        self.format = format
+        self.isKeyframe = isKeyframe
+        self.annexB = annexB
+        self.presentationTime = presentationTime
+        self.decodeTime = decodeTime
+    }
+
+    /// A frame of H.264 `avcc` bytes in `formatDescription`.
     ///
     /// - Parameters:
     ///   - avcc: the access unit's NAL units, each after a 4-byte length.
@@ -42,22 +67,35 @@ public struct LiveFrame: Sendable {
     ///   - decodeTime: the decoding time on that clock (see ``decodeTime``).
     public init(avcc: [UInt8], formatDescription: FormatDescription, isKeyframe: Bool, annexB: ByteBuffer? = nil,
                 presentationTime: Duration? = nil, decodeTime: Duration? = nil) {
-        self.avcc = avcc
-        self.formatDescription = formatDescription
-        self.isKeyframe = isKeyframe
-        self.annexB = annexB
-        self.presentationTime = presentationTime
-        self.decodeTime = decodeTime
+        self.init(avcc: avcc, format: .h264(formatDescription), isKeyframe: isKeyframe, annexB: annexB,
+                  presentationTime: presentationTime, decodeTime: decodeTime)
     }
 
-    /// The Annex-B bytes for a raw viewer: ``annexB``, else ``avcc`` converted.
+    /// The Annex-B bytes for a raw viewer: ``annexB``, else ``avcc`` converted, the format's
+    /// parameter sets before a keyframe (H.264: unless it carries its own; H.265: before its
+    /// IRAP picture, as `hevc_mp4toannexb` puts them).
     func annexBBytes(allocator: ByteBufferAllocator) throws -> ByteBuffer {
         if let annexB { return annexB }
-        let bytes = try AnnexB.fromAVCC(avcc, lengthSize: 4,
-                                        parameterSets: isKeyframe ? formatDescription.configurationRecord : nil)
+        let bytes = switch format {
+        case .h264(let description):
+            try AnnexB.fromAVCC(avcc, lengthSize: 4, parameterSets: isKeyframe ? description.configurationRecord : nil)
+        case .hevc(let record):
+            try AnnexB.fromHVCC(avcc, lengthSize: 4, configuration: isKeyframe ? record : nil)
+        }
         var buffer = allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         return buffer
+    }
+}
+
+extension LiveFrame {
+    /// The H.264 format an RTMP publisher writes as its AVC sequence header; an H.265 frame is
+    /// refused in one line (enhanced RTMP `hvc1` publishing is not there yet).
+    func h264Format(publishingTo url: RTMPURL) throws(RTMPError) -> FormatDescription {
+        guard let formatDescription else {
+            throw RTMPError(.invalidUse, "\(url): an H.265 stream cannot be published over RTMP yet (H.264 only)")
+        }
+        return formatDescription
     }
 }
 

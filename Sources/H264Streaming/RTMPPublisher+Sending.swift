@@ -31,11 +31,13 @@ extension RTMPPublisher {
     ///
     /// - Parameter frame: the frame.
     public func offer(_ frame: LiveFrame) {
+        let format: FormatDescription
+        do { format = try frame.h264Format(publishingTo: url) } catch { return logger.warning("\(error)") }
         let presentation = frame.presentationTime ?? arrivalTime(), decode = frame.decodeTime ?? presentation
         let admitted = state.withLock { state in
             guard !state.finished else { return false }
             guard state.offered < Self.maximumOfferedFrames else {
-                _ = try? state.timeline.messages(avcc: [], format: frame.formatDescription, isKeyframe: frame.isKeyframe,
+                _ = try? state.timeline.messages(avcc: [], format: format, isKeyframe: frame.isKeyframe,
                                                  decodeTime: decode, presentationTime: presentation, writable: false)
                 return false
             }
@@ -46,7 +48,7 @@ extension RTMPPublisher {
         channel.eventLoop.execute { [self] in
             defer { state.withLock { $0.offered -= 1 } }
             do {
-                _ = try deliver(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe, decodeTime: decode,
+                _ = try deliver(avcc: frame.avcc, format: format, isKeyframe: frame.isKeyframe, decodeTime: decode,
                                 presentationTime: presentation)
             } catch let error as RTMPError where error.code == .invalidUse {
                 logger.warning("\(error)")
@@ -94,11 +96,12 @@ extension RTMPPublisher {
     ///
     /// - Parameter frame: the frame.
     /// - Returns: true when it was sent, false when it was dropped.
-    /// - Throws: as ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)``.
+    /// - Throws: as ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)``;
+    ///   ``RTMPError/Code/invalidUse`` for an H.265 frame (not published over RTMP yet).
     @discardableResult
     public func send(_ frame: LiveFrame) async throws -> Bool {
         let presentation = frame.presentationTime ?? arrivalTime()
-        return try await send(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe,
+        return try await send(avcc: frame.avcc, format: try frame.h264Format(publishingTo: url), isKeyframe: frame.isKeyframe,
                               decodeTime: frame.decodeTime ?? presentation, presentationTime: presentation)
     }
 

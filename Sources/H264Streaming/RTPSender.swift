@@ -1,9 +1,11 @@
 public import H264
+public import HEVC
 public import NIOCore
 import NIOPosix
 import Synchronization
 
-/// Sends a live stream as plain RTP (RFC 6184, packetization-mode 1) over UDP to one
+/// Sends a live stream as plain RTP (H.264 by RFC 6184, packetization-mode 1; H.265 by RFC
+/// 7798, by each frame's ``LiveFrame/format``) over UDP to one
 /// destination (`h264 serve --rtp udp://HOST:PORT`), and describes it with an SDP that a
 /// receiver (`h264 receive FILE.sdp`, `ffplay -protocol_whitelist file,udp,rtp FILE.sdp`) reads.
 ///
@@ -21,14 +23,14 @@ public final class RTPSender: Sendable {
     /// Where the packets go.
     public let destination: SocketAddress
     private let channel: any Channel
-    private let packetizer: Locked<RTPPacketizer>
+    private let packetizer: Locked<VideoRTPPacketizer>
     private let sent = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
 
     private init(destination: SocketAddress, channel: any Channel, maximumTransmissionUnit: Int) {
         self.destination = destination
         self.channel = channel
-        packetizer = Locked(RTPPacketizer(configuration: .init(maximumTransmissionUnit: maximumTransmissionUnit)))
+        packetizer = Locked(VideoRTPPacketizer(configuration: .init(maximumTransmissionUnit: maximumTransmissionUnit)))
     }
 
     /// Opens a UDP socket that sends to `host`:`port` (an IP address literal).
@@ -55,21 +57,29 @@ public final class RTPSender: Sendable {
     ///
     /// - Parameter format: the stream's format (its parameter sets go in `sprop-parameter-sets`).
     public func sessionDescription(format: FormatDescription) -> SessionDescription {
-        SessionDescription(formatDescription: format, address: destination.ipAddress ?? "0.0.0.0", port: destination.port ?? 0)
+        sessionDescription(format: .h264(format))
     }
 
-    /// Packetizes and sends one access unit (SPS and PPS go before each IDR).
+    /// The SDP describing the stream of `format`, H.264 or H.265, as a receiver at
+    /// ``destination`` gets it.
+    ///
+    /// - Parameter format: the stream's format (its parameter sets go in `sprop-parameter-sets`,
+    ///   or `sprop-vps`, `sprop-sps` and `sprop-pps`).
+    public func sessionDescription(format: VideoFormatDescription) -> SessionDescription {
+        SessionDescription(format: format, address: destination.ipAddress ?? "0.0.0.0", port: destination.port ?? 0)
+    }
+
+    /// Packetizes and sends one access unit (the parameter sets go before each keyframe).
     ///
     /// - Parameters:
-    ///   - frame: the access unit, AVCC.
+    ///   - frame: the access unit, length-prefixed.
     ///   - presentationTime: its presentation time (the RTP timestamp's source, 90 kHz).
     /// - Throws: `H264Error` for an access unit the packetizer cannot send.
     public func send(_ frame: LiveFrame, presentationTime: Duration) throws(H264Error) {
         var datagrams: [AddressedEnvelope<ByteBuffer>] = []
         let allocator = channel.allocator, destination = self.destination
         try packetizer.withLock { packetizer throws(H264Error) in
-            try packetizer.packetize(avcc: frame.avcc, presentationTime: presentationTime,
-                                     formatDescription: frame.formatDescription) { packet in
+            try packetizer.packetize(avcc: frame.avcc, presentationTime: presentationTime, format: frame.format) { packet in
                 var buffer = allocator.buffer(capacity: packet.byteCount)
                 buffer.writeBytes(packet.prefix)
                 buffer.writeBytes(packet.payload)

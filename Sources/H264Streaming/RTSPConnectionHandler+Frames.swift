@@ -1,5 +1,6 @@
 import Foundation
 import H264
+import HEVC
 import NIOCore
 
 /// What a playing session sends: the RTP packets of each access unit, and RTCP sender reports.
@@ -36,7 +37,7 @@ extension RTSPConnectionHandler {
 
     // MARK: - Frames
 
-    /// A frame from the broadcaster (one AVCC access unit): sent as RTP while the session
+    /// A frame from the broadcaster (one length-prefixed access unit of either codec): sent as RTP while the session
     /// plays, dropped otherwise. Writes of this handler's own answers do not
     /// come here (they start at this handler).
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -49,7 +50,7 @@ extension RTSPConnectionHandler {
             promise?.succeed(())
             return
         }
-        let avcc = frame.avcc, format = frame.formatDescription
+        let avcc = frame.avcc, format = frame.format
         let time = current.clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
         if let udp = current.udp, let destination = udp.destination {
             var datagrams: [AddressedEnvelope<ByteBuffer>] = []
@@ -92,11 +93,10 @@ extension RTSPConnectionHandler {
     /// Packetizes one access unit for `current`, stamped `time` since its PLAY (its
     /// `RTSPPlayClock`), into `send`, counts the packets and payload octets for its sender
     /// reports, and stores the session.
-    private func packetize(_ avcc: [UInt8], format: FormatDescription, time: Duration, in current: inout Session,
+    private func packetize(_ avcc: [UInt8], format: VideoFormatDescription, time: Duration, in current: inout Session,
                            _ send: (RTPPacketizer.Packet) -> Void) throws {
         var packets: UInt32 = 0, octets: UInt32 = 0
-        try current.packetizer.packetize(avcc: avcc, presentationTime: time,
-                                         formatDescription: format) { packet in
+        try current.packetizer.packetize(avcc: avcc, presentationTime: time, format: format) { packet in
             packets &+= 1
             octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
             send(packet)

@@ -1,4 +1,5 @@
 import H264
+import HEVC
 import NIOCore
 
 /// The requests of a viewer (DESCRIBE, PLAY, PAUSE) and its joining and leaving the mount's
@@ -12,10 +13,10 @@ extension RTSPConnectionHandler {
         return prefix + mountPath + "/"
     }
 
-    /// DESCRIBE: the SDP of `mount`'s stream, its track `track1`.
+    /// DESCRIBE: the SDP of `mount`'s stream (`H264` or `H265`), its track `track1`.
     func describe(_ request: RTSPRequest, path: String, mount: RTSPMounts.Mount, cSeq: String?) -> RTSPResponse {
         let base = Self.base(of: request.uri, mountPath: path)
-        let sdp = SessionDescription(formatDescription: mount.format, sessionName: "h264 serve", address: "0.0.0.0", port: 0).text
+        let sdp = SessionDescription(format: mount.format, sessionName: "h264 serve", address: "0.0.0.0", port: 0).text
             + "a=control:track1\r\n"
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Content-Base", base), ("Content-Type", "application/sdp")],
                             body: Array(sdp.utf8))

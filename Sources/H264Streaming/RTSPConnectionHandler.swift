@@ -1,5 +1,6 @@
 import Foundation
 import H264
+import HEVC
 import Logging
 import NIOCore
 import NIOPosix
@@ -9,8 +10,9 @@ import NIOPosix
 /// request preamble (`RTSPServerConnection`), session ids, timeouts, UDP port pairs and
 /// interleaved framing are the same for both.
 ///
-/// **Play** (`+Frames`, `+Play`): while the session plays, each AVCC access unit its mount's
-/// ``Broadcaster`` writes to the channel becomes RTP packets (interleaved in the connection:
+/// **Play** (`+Frames`, `+Play`): while the session plays, each access unit its mount's
+/// ``Broadcaster`` writes to the channel becomes RTP packets (RFC 6184 or RFC 7798, by the
+/// frame's format; interleaved in the connection:
 /// `$`, channel, length, packet; or datagrams from its UDP port pair). RTP over TCP
 /// (`RTP/AVP/TCP`) or UDP unicast (`RTP/AVP;unicast;client_port=A-B`: sent from a port pair of
 /// the server's, `server_port`, to the client's address of the RTSP connection), whichever the
@@ -77,7 +79,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         var channels: ClosedRange<Int>
         var udp: UDPTransport?
         // Play:
-        var packetizer: RTPPacketizer
+        var packetizer: VideoRTPPacketizer
         var broadcasterId: Int?
         /// The RTP clock since PLAY (the frames' media clock when they carry presentation times).
         var clock = RTSPPlayClock(playStart: .now)
@@ -324,7 +326,7 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         var transport = transport
         session?.udp?.close()
         let packetizer = session?.packetizer
-            ?? RTPPacketizer(configuration: .init(maximumTransmissionUnit: configuration.maximumTransmissionUnit))
+            ?? VideoRTPPacketizer(configuration: .init(maximumTransmissionUnit: configuration.maximumTransmissionUnit))
         let id = session?.id ?? makeRTSPSessionID()
         if case .play = mode { transport.ssrc = packetizer.configuration.ssrc }
         session = Session(id: id, mountPath: path, mode: mode, transport: transport, channels: transport.interleavedChannels ?? 0...1,

@@ -1,4 +1,5 @@
 import H264
+import HEVC
 import NIOCore
 
 /// The mount table of an ``RTSPServer``, shared by its connections: what plays at each path
@@ -8,7 +9,7 @@ final class RTSPMounts: Sendable {
     /// What plays at one path.
     struct Mount: Sendable {
         let broadcaster: Broadcaster
-        let format: FormatDescription
+        let format: VideoFormatDescription
     }
 
     /// A path's use: played from, or recorded to.

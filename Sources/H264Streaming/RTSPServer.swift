@@ -1,11 +1,13 @@
 public import H264
+public import HEVC
 public import Logging
 public import NIOCore
 import NIOPosix
 
 /// An RTSP server (RFC 2326) that plays live streams and takes published ones: each play
 /// mount path (`/live`, `/cam1`, …) is a ``Broadcaster`` with its format, at
-/// `rtsp://HOST:PORT/PATH`, one RTP stream (RFC 6184, packetization-mode 1) per viewer,
+/// `rtsp://HOST:PORT/PATH`, one RTP stream per viewer (H.264 by RFC 6184, packetization-mode 1;
+/// H.265 by RFC 7798, as the mount's ``VideoFormatDescription`` says),
 /// interleaved in the viewer's RTSP connection (`RTP/AVP/TCP`) or over UDP unicast
 /// (`RTP/AVP;unicast;client_port=A-B`); each record mount path
 /// (``mountRecording(_:authentication:)``) takes publishers (ANNOUNCE, SETUP with `mode=record`, RECORD) and
@@ -15,11 +17,12 @@ import NIOPosix
 /// session ids, timeouts, UDP port pairs and interleaved framing are the same; the session
 /// set up plays or records by the path it names.
 ///
-/// Viewers are clients of the path's broadcaster: PLAY joins it (so the viewer gets SPS, PPS
-/// and an IDR forced for it at once), PAUSE, TEARDOWN or a closed connection leaves it, and a
+/// Viewers are clients of the path's broadcaster: PLAY joins it (so the viewer gets the
+/// parameter sets and a keyframe — an IDR, or an H.265 IRAP picture — forced for it at once, or
+/// the kept GOP of a relay), PAUSE, TEARDOWN or a closed connection leaves it, and a
 /// viewer that stops reading is skipped to the next IDR without slowing the others. Each
-/// viewer's connection packetizes the AVCC access units it is given, with its own SSRC and
-/// sequence numbers.
+/// viewer's connection packetizes the length-prefixed access units it is given
+/// (`VideoRTPPacketizer`), with its own SSRC and sequence numbers.
 ///
 /// With an ``Authentication`` (for the server, ``Configuration/authentication``, or for one
 /// path), requests need a user's credentials (Digest or Basic) and get `401 Unauthorized`
@@ -156,6 +159,21 @@ public final class RTSPServer: Sendable {
     ///   - format: the stream's format, described to players (DESCRIBE) with its parameter sets.
     ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
     public func mount(_ path: String, broadcaster: Broadcaster, format: FormatDescription, authentication: Authentication? = nil) {
+        mount(path, broadcaster: broadcaster, format: .h264(format), authentication: authentication)
+    }
+
+    /// Plays `broadcaster`'s stream, H.264 or H.265, at `path` (`/live`; a leading `/` is
+    /// added): its SDP says `H264/90000` with `sprop-parameter-sets`, or `H265/90000` with
+    /// `sprop-vps`, `sprop-sps` and `sprop-pps`, and each viewer's packets follow RFC 6184 or RFC
+    /// 7798. Mounting a path again replaces its stream (and its authentication) for the
+    /// sessions set up from then on.
+    ///
+    /// - Parameters:
+    ///   - path: the mount path.
+    ///   - broadcaster: the stream's publishing handle (shared with other servers if you like).
+    ///   - format: the stream's format, described to players (DESCRIBE) with its parameter sets.
+    ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
+    public func mount(_ path: String, broadcaster: Broadcaster, format: VideoFormatDescription, authentication: Authentication? = nil) {
         mounts.set(RTSPMounts.normalized(path), RTSPMounts.Mount(broadcaster: broadcaster, format: format), authentication: authentication)
     }
 
@@ -168,6 +186,19 @@ public final class RTSPServer: Sendable {
     ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
     ///   - onKeyframeRequest: called whenever a viewer asks for an IDR (see ``Broadcaster``).
     public func mount(_ path: String, format: FormatDescription, queueLimit: Int = 30, authentication: Authentication? = nil,
+                      onKeyframeRequest: @escaping @Sendable () -> Void = {}) -> Broadcaster {
+        mount(path, format: .h264(format), queueLimit: queueLimit, authentication: authentication, onKeyframeRequest: onKeyframeRequest)
+    }
+
+    /// Makes a new stream of `format` (H.264 or H.265) at `path` and returns its publishing handle.
+    ///
+    /// - Parameters:
+    ///   - path: the mount path.
+    ///   - format: the stream's format, described to players with its parameter sets.
+    ///   - queueLimit: frames a viewer may have in flight before it is skipped to the next keyframe.
+    ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
+    ///   - onKeyframeRequest: called whenever a viewer asks for a keyframe (see ``Broadcaster``).
+    public func mount(_ path: String, format: VideoFormatDescription, queueLimit: Int = 30, authentication: Authentication? = nil,
                       onKeyframeRequest: @escaping @Sendable () -> Void = {}) -> Broadcaster {
         let broadcaster = Broadcaster(queueLimit: queueLimit, onKeyframeRequest: onKeyframeRequest)
         mount(path, broadcaster: broadcaster, format: format, authentication: authentication)

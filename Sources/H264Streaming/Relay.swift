@@ -1,10 +1,10 @@
-public import H264
+public import HEVC
 public import Logging
 
-/// Serves one H.264 source to any number of viewers without re-encoding: a camera, a publisher
-/// or a file (``RelaySource``) fed into a ``Broadcaster`` that keeps the current GOP
-/// (``GOPKeeping``), so a viewer who joins starts at once from the last IDR — a relay cannot
-/// ask its source for one — instead of waiting up to a GOP.
+/// Serves one H.264 or H.265 source to any number of viewers without re-encoding: a camera, a
+/// publisher or a file (``RelaySource``) fed into a ``Broadcaster`` that keeps the current GOP
+/// (``GOPKeeping``), so a viewer who joins starts at once from the last keyframe (an IDR, or an
+/// H.265 IRAP picture) — a relay cannot ask its source for one — instead of waiting up to a GOP.
 ///
 /// ```swift
 /// let client = try await RTSPClient.open(url: "rtsp://camera.local/stream", group: group)
@@ -48,8 +48,8 @@ public final class Relay: Sendable {
 
     /// Hands every frame of `source` (a ``RelaySource``, or any sequence of ``LiveFrame``s) to ``broadcaster`` until the source ends or the task is
     /// cancelled; `onFormat` is awaited before the first frame and before each frame whose
-    /// format (SPS, PPS) differs from the previous one — where a server mounts the stream (its
-    /// SDP) and mounts it again.
+    /// format (its codec and parameter sets) differs from the previous one — where a server
+    /// mounts the stream (its SDP) and mounts it again.
     ///
     /// - Parameters:
     ///   - source: the frames.
@@ -57,15 +57,15 @@ public final class Relay: Sendable {
     /// - Returns: how many frames were relayed, and whether the source ended.
     /// - Throws: what the source or `onFormat` threw.
     public func run<Source: AsyncSequence>(frames source: Source,
-                                           onFormat: (FormatDescription) async throws -> Void) async throws -> Outcome
+                                           onFormat: (VideoFormatDescription) async throws -> Void) async throws -> Outcome
     where Source.Element == LiveFrame {
-        var format: FormatDescription?
+        var format: VideoFormatDescription?
         var frames = 0
         for try await frame in source {
-            if frame.formatDescription != format {
+            if frame.format != format {
                 if format != nil { logger.info("the source's format changed") }
-                format = frame.formatDescription
-                try await onFormat(frame.formatDescription)
+                format = frame.format
+                try await onFormat(frame.format)
             }
             broadcaster.broadcast(frame)
             frames += 1
@@ -80,7 +80,7 @@ public final class Relay: Sendable {
     ///   - onFormat: the stream's format, first and at each change.
     /// - Returns: how many frames were relayed, and whether the source ended.
     /// - Throws: what the source or `onFormat` threw.
-    public func run(_ source: RelaySource, onFormat: (FormatDescription) async throws -> Void) async throws -> Outcome {
+    public func run(_ source: RelaySource, onFormat: (VideoFormatDescription) async throws -> Void) async throws -> Outcome {
         try await run(frames: source, onFormat: onFormat)
     }
 }

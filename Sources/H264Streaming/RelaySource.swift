@@ -1,6 +1,7 @@
 import H264
+import HEVC
 
-/// Where a ``Relay`` takes its stream from, as ``LiveFrame``s: a camera played with
+/// Where a ``Relay`` takes its stream from, as ``LiveFrame``s of either codec: a camera played with
 /// ``RTSPClient``, a publisher recording to an ``RTSPServer`` record path (``RTSPPublisher``),
 /// an Annex-B file played at its frame rate (``AnnexBFilePlayer``), an RTMP stream played with
 /// ``RTMPPlayer``, or an RTMP publisher to an ``RTMPIngestServer`` (``RTMPIncomingStream``).
@@ -11,7 +12,9 @@ import H264
 /// decoding time and DTS + composition time (milliseconds, the format from the AVC sequence
 /// header). Access units before the
 /// first format (SPS and PPS, from the SDP or in band) is known are dropped: nobody could decode
-/// them. Losses and diagnostics are not frames; the source's own statistics count them.
+/// them. An H.265 camera (the SDP's `H265` rtpmap) and an H.265 file give H.265 frames, their
+/// format the `hvcC` of the SDP's `sprop-vps/sps/pps` and of the parameter sets in band
+/// (`HEVCFormatTracker`), their keyframes the IRAP pictures. Losses and diagnostics are not frames; the source's own statistics count them.
 ///
 /// The sequence ends when the source does (the camera closed, the publisher left, the file
 /// ended without looping), and when the task iterating it is cancelled.
@@ -53,8 +56,8 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// The frames, as they come.
     public func makeAsyncIterator() -> Iterator {
         switch kind {
-        case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: client.formatDescription)
-        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator(), RTPTimeline()), format: publisher.formatDescription)
+        case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: try? client.sessionDescription.videoFormat())
+        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator(), RTPTimeline()), format: publisher.formatDescription.map { .h264($0) })
         case .file(let player): Iterator(.file(player.makeAsyncIterator()), format: nil)
         case .rtmp(let events): Iterator(.rtmp(events.makeAsyncIterator()), format: nil)
         }
@@ -71,11 +74,14 @@ public struct RelaySource: AsyncSequence, Sendable {
 
         private var events: Events
         /// The format of the frames (the SDP's, then the latest in band).
-        private var format: FormatDescription?
+        private var format: VideoFormatDescription?
+        /// The `hvcC` of an H.265 camera's stream, as its parameter sets come.
+        private var hevc: HEVCFormatTracker
 
-        fileprivate init(_ events: Events, format: FormatDescription?) {
+        fileprivate init(_ events: Events, format: VideoFormatDescription?) {
             self.events = events
             self.format = format
+            hevc = HEVCFormatTracker(configuration: format?.hevc)
         }
 
         /// The next frame; nil when the source ended or the task was cancelled.
@@ -94,9 +100,11 @@ public struct RelaySource: AsyncSequence, Sendable {
                     case nil: return nil
                     case .accessUnit(let received, let presentationTime):
                         if let frame = frame(received.accessUnit, at: presentationTime) { return frame }
-                    case .formatChange(let changed): format = changed
-                    case .hevcAccessUnit:
-                        throw H264Error(.unsupported, field: "rtpmap", "an H.265 camera: the relay carries H.264 only so far")
+                    case .formatChange(let changed): format = .h264(changed)
+                    case .hevcAccessUnit(let received, let presentationTime):
+                        let unit = received.accessUnit
+                        guard unit.hasPicture, let record = hevc.take(unit) else { continue }
+                        return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP, presentationTime: presentationTime)
                     case .loss, .diagnostic, .disconnected, .reconnected, .resumed: continue
                     }
                 case .rtmp(var flv):
@@ -104,7 +112,7 @@ public struct RelaySource: AsyncSequence, Sendable {
                     events = .rtmp(flv)
                     switch event {
                     case nil: return nil
-                    case .sequenceHeader(let header)?: format = header
+                    case .sequenceHeader(let header)?: format = .h264(header)
                     case .frame(let received)?:
                         if let frame = frame(received.accessUnit, at: .milliseconds(received.presentationTime),
                                              decodedAt: .milliseconds(received.decodeTime)) { return frame }
@@ -127,9 +135,9 @@ public struct RelaySource: AsyncSequence, Sendable {
         /// `unit` as a frame, in its own format or the last one known; nil without either, or
         /// without a picture.
         private mutating func frame(_ unit: AccessUnit, at time: Duration, decodedAt decodeTime: Duration? = nil) -> LiveFrame? {
-            if let own = unit.formatDescription { format = own }
+            if let own = unit.formatDescription { format = .h264(own) }
             guard unit.hasPicture, let format else { return nil }
-            return LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR, presentationTime: time, decodeTime: decodeTime)
+            return LiveFrame(avcc: unit.data, format: format, isKeyframe: unit.isIDR, presentationTime: time, decodeTime: decodeTime)
         }
     }
 }

@@ -26,7 +26,7 @@ import Testing
         }
         let frames = Array(StreamingFixtures.stream.frames.prefix(20))
         for (index, frame) in frames.enumerated() {
-            try await publisher.send(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe,
+            try await publisher.send(avcc: frame.avcc, format: try #require(frame.formatDescription), isKeyframe: frame.isKeyframe,
                                      decodeTime: .milliseconds(40 * index), presentationTime: .milliseconds(40 * index + (index % 2) * 80))
         }
         await publisher.finish()

@@ -32,7 +32,7 @@ import Testing
         for (index, frame) in frames.enumerated() {
             // Presentation 80 ms after decoding for the even frames, 40 ms before it for the odd ones (kept negative).
             let decode = Self.frameInterval * index, presentation = decode + (index.isMultiple(of: 2) ? .milliseconds(80) : .milliseconds(-40))
-            try await publisher.send(avcc: frame.avcc, format: frame.formatDescription, isKeyframe: frame.isKeyframe,
+            try await publisher.send(avcc: frame.avcc, format: try #require(frame.formatDescription), isKeyframe: frame.isKeyframe,
                                      decodeTime: decode + .seconds(5), presentationTime: presentation + .seconds(5))
         }
         // A resolution switch: a new sequence header before the next frame.

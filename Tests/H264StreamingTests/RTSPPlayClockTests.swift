@@ -37,7 +37,7 @@ import Testing
     @Test func aBurstOfFramesStepsBy3000() throws {
         let mounts = RTSPMounts()
         let broadcaster = Broadcaster(queueLimit: 30)
-        mounts.set("/live", RTSPMounts.Mount(broadcaster: broadcaster, format: StreamingFixtures.format))
+        mounts.set("/live", RTSPMounts.Mount(broadcaster: broadcaster, format: .h264(StreamingFixtures.format)))
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
             RTSPConnectionHandler(mounts: mounts, configuration: .init(), logger: .streamingSilent))

@@ -34,19 +34,11 @@ public struct PresentationOrder: Sendable {
     }
 
     private var pictureOrder = AccessUnitPictureOrder()
-    /// Access units in decoding order, waiting for their presentation index.
-    private var waiting: [(unit: AccessUnit, decodeIndex: Int, presentationIndex: Int?)] = []
-    /// The decode indices and counts of the pictures in the output buffer (not yet presented).
-    private var buffer: [(decodeIndex: Int, count: Int)] = []
-    private var nextDecodeIndex = 0
-    private var nextOutputIndex = 0
-    /// The reorder depth of the current SPS, in access units; the largest seen shifts the indices.
-    private var depth = 0
-    private var largestDepth = 0
+    private var core = PresentationOrdering<AccessUnit>()
 
     /// The most access units one waits for its presentation index: a decoded picture buffer's
     /// 16 frames as 32 fields, and one more picture being decoded.
-    public static let maximumWait = 34
+    public static let maximumWait = PresentationOrdering<AccessUnit>.maximumWait
 
     /// An order at the start of a stream.
     public init() {}
@@ -57,14 +49,69 @@ public struct PresentationOrder: Sendable {
     /// - Parameter unit: the access unit.
     /// - Returns: the access units placed, possibly none.
     public mutating func append(_ unit: AccessUnit) -> [Placed] {
-        if unit.isIDR { flush() }
-        if let sps = unit.formatDescription?.sequenceParameterSet {
-            depth = sps.frameMbsOnlyFlag ? sps.maximumReorderDepth : 2 * sps.maximumReorderDepth + 1
-            largestDepth = max(largestDepth, depth)
+        let depth = unit.formatDescription?.sequenceParameterSet.map { sps in
+            sps.frameMbsOnlyFlag ? sps.maximumReorderDepth : 2 * sps.maximumReorderDepth + 1
         }
         let count = pictureOrder.picOrderCnt(of: unit)
+        return Self.placed(core.append(unit, startsSequence: unit.isIDR, reorderDepth: depth, picOrderCount: count))
+    }
+
+    /// Places every access unit still waiting (the end of the stream); the order starts afresh
+    /// for what follows, its indices going on.
+    ///
+    /// - Returns: the access units not yet returned, in decoding order.
+    public mutating func finish() -> [Placed] { Self.placed(core.finish()) }
+
+    private static func placed(_ units: [PresentationOrdering<AccessUnit>.Placed]) -> [Placed] {
+        units.map { Placed(accessUnit: $0.unit, decodeIndex: $0.decodeIndex, presentationIndex: $0.presentationIndex) }
+    }
+}
+
+/// The output process behind ``PresentationOrder``, for access units of either codec: each
+/// comes with whether it starts a coded video sequence (an H.264 IDR; an H.265 IDR or BLA
+/// picture), the reorder depth its SPS signals, and its picture order count.
+package struct PresentationOrdering<Unit: Sendable>: Sendable {
+    /// An access unit with its places in decoding and presentation order.
+    package struct Placed: Sendable {
+        /// The access unit.
+        package let unit: Unit
+        /// Its position in decoding order.
+        package let decodeIndex: Int
+        /// Its position in presentation order, shifted by the reorder depth.
+        package let presentationIndex: Int
+    }
+
+    /// Access units in decoding order, waiting for their presentation index.
+    private var waiting: [(unit: Unit, decodeIndex: Int, presentationIndex: Int?)] = []
+    /// The decode indices and counts of the pictures in the output buffer (not yet presented).
+    private var buffer: [(decodeIndex: Int, count: Int)] = []
+    private var nextDecodeIndex = 0
+    private var nextOutputIndex = 0
+    /// The reorder depth of the current SPS, in access units; the largest seen shifts the indices.
+    private var depth = 0
+    private var largestDepth = 0
+
+    /// The most access units one waits for its presentation index.
+    package static var maximumWait: Int { 34 }
+
+    /// An order at the start of a stream.
+    package init() {}
+
+    /// Adds the next access unit in decoding order; returns those whose presentation index is now known.
+    ///
+    /// - Parameters:
+    ///   - unit: the access unit.
+    ///   - startsSequence: true when it starts a coded video sequence (the buffer is flushed first).
+    ///   - reorderDepth: the reorder depth in access units its SPS signals; nil: the last one.
+    ///   - picOrderCount: its picture order count.
+    package mutating func append(_ unit: Unit, startsSequence: Bool, reorderDepth: Int?, picOrderCount: Int) -> [Placed] {
+        if startsSequence { flush() }
+        if let reorderDepth {
+            depth = reorderDepth
+            largestDepth = max(largestDepth, depth)
+        }
         waiting.append((unit, nextDecodeIndex, nil))
-        buffer.append((nextDecodeIndex, count))
+        buffer.append((nextDecodeIndex, picOrderCount))
         nextDecodeIndex += 1
         while buffer.count > depth { bump() }
         // A stream that breaks its reorder depth: the oldest waits no longer than this.
@@ -74,11 +121,8 @@ public struct PresentationOrder: Sendable {
         return takePlaced()
     }
 
-    /// Places every access unit still waiting (the end of the stream); the order starts afresh
-    /// for what follows, its indices going on.
-    ///
-    /// - Returns: the access units not yet returned, in decoding order.
-    public mutating func finish() -> [Placed] {
+    /// Places every access unit still waiting; the order starts afresh, its indices going on.
+    package mutating func finish() -> [Placed] {
         flush()
         return takePlaced()
     }
@@ -107,6 +151,6 @@ public struct PresentationOrder: Sendable {
     private mutating func takePlaced() -> [Placed] {
         let ready = waiting.prefix { $0.presentationIndex != nil }
         waiting.removeFirst(ready.count)
-        return ready.map { Placed(accessUnit: $0.unit, decodeIndex: $0.decodeIndex, presentationIndex: $0.presentationIndex!) }
+        return ready.map { Placed(unit: $0.unit, decodeIndex: $0.decodeIndex, presentationIndex: $0.presentationIndex!) }
     }
 }

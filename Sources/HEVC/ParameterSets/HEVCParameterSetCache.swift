@@ -79,3 +79,13 @@ extension HEVCParameterSetCache {
         }
     }
 }
+
+extension HEVCParameterSetCache {
+    /// Every stored NAL unit: the VPSs, then the SPSs, then the PPSs, each kind by id — the
+    /// order of an `hvcC`'s arrays.
+    public var nalUnits: [[UInt8]] {
+        [HEVCNALUnitType.videoParameterSet, .sequenceParameterSet, .pictureParameterSet].flatMap { type in
+            (bytes[type] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+}

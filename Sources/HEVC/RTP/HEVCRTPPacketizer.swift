@@ -98,6 +98,13 @@ public struct HEVCRTPPacketizer: Sendable {
                                   timestamp: timestamp(for: presentationTime), emit: emit)
     }
 
+    /// Packetizes one H.264 access unit by RFC 6184 with the same sequence numbers and timestamps
+    /// (the one `RTPPacketizer` inside): what lets ``VideoRTPPacketizer`` send either codec.
+    package mutating func packetize(avcc: UnsafeRawBufferPointer, presentationTime: Duration, formatDescription: FormatDescription,
+                                    emit: (Packet) -> Void) throws(H264Error) {
+        try packetizer.packetize(avcc: avcc, presentationTime: presentationTime, formatDescription: formatDescription, emit: emit)
+    }
+
     /// Packetizes one access unit into packets copied out as arrays (for tests and simple
     /// senders; the closure form avoids the copies). See
     /// ``packetize(hvcc:lengthSize:presentationTime:parameterSets:emit:)``.

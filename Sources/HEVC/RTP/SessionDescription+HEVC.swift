@@ -43,3 +43,16 @@ extension SessionDescription {
         return (cache, errors)
     }
 }
+
+extension SessionDescription {
+    /// The stream's format, of the codec its `rtpmap` names: an H.265 `hvcC` built from
+    /// `sprop-vps`, `sprop-sps` and `sprop-pps`, else the H.264 format of
+    /// `sprop-parameter-sets`.
+    ///
+    /// - Throws: `H264Error`: `missingParameterSet` without an SPS (the parameter sets then come
+    ///   in band), and the parameter sets' parse errors.
+    public func videoFormat() throws(H264Error) -> VideoFormatDescription {
+        if encodingName.uppercased() == "H265" { return .hevc(try HEVCDecoderConfigurationRecord(parameterSets: parameterSets)) }
+        return .h264(try formatDescription())
+    }
+}

@@ -1,32 +1,38 @@
-import H264
-import HEVC
+package import H264
 
-/// `AnnexBDecoder`'s reader of an H.265 byte stream: NAL units from the one `AnnexBStreamReader`,
-/// cut into access units by `HEVCAccessUnitAssembler`, handed out from the first IRAP picture
+/// The reader of an H.265 byte stream for `AnnexBDecoder` and `AnnexBFilePlayer`: NAL units
+/// from the one `AnnexBStreamReader`, cut into access units by `HEVCAccessUnitAssembler`, handed out from the first IRAP picture
 /// whose SPS has arrived (libavcodec skips the RASL pictures that follow it). What comes before
 /// is counted as skipped.
-struct HEVCStreamReceiver: Sendable {
+package struct HEVCStreamReceiver: Sendable {
     private var reader = AnnexBStreamReader()
     private var assembler = HEVCAccessUnitAssembler()
     private var ready: [HEVCAccessUnit] = []
     private var started = false
     /// Access units dropped before the first usable IRAP picture.
-    private(set) var skippedAccessUnitCount = 0
+    package private(set) var skippedAccessUnitCount = 0
 
     /// The number of bytes received.
-    var streamLength: Int { reader.streamLength }
+    package var streamLength: Int { reader.streamLength }
 
     /// The frame rate the first SPS signals (VUI timing), if any.
-    var signalledFrameRate: FrameRate? {
+    package var signalledFrameRate: FrameRate? {
         assembler.parameterSets.sequenceParameterSets.values.first?.frameRate
     }
 
-    mutating func append(_ chunk: some Collection<UInt8>) {
+    /// The parameter sets seen so far.
+    package var parameterSets: HEVCParameterSetCache { assembler.parameterSets }
+
+    /// A receiver at the start of a stream.
+    package init() {}
+
+    /// Takes the next bytes of the stream.
+    package mutating func append(_ chunk: some Collection<UInt8>) {
         reader.append(chunk)
     }
 
     /// The next access unit to decode, or nil when more bytes are needed.
-    mutating func next() -> HEVCAccessUnit? {
+    package mutating func next() -> HEVCAccessUnit? {
         while ready.isEmpty {
             guard let unit = reader.next() else { return nil }
             if let accessUnit = assembler.append(unit) { take(accessUnit) }
@@ -35,7 +41,7 @@ struct HEVCStreamReceiver: Sendable {
     }
 
     /// Ends the stream: the access units still held, the last one ending with the data.
-    mutating func finish() -> [HEVCAccessUnit] {
+    package mutating func finish() -> [HEVCAccessUnit] {
         let length = reader.streamLength
         for unit in reader.finish() {
             if let accessUnit = assembler.append(unit) { take(accessUnit) }
