@@ -41,7 +41,7 @@ public struct LiveFrame: Sendable {
     ///
     /// - Parameters:
     ///   - avcc: the access unit's NAL units, each after a 4-byte length.
-    ///   - format: the stream's format (an H.264 ``FormatDescription`` or an H.265 `hvcC`).
+    ///   - format: the stream's format (an H.264 `FormatDescription` or an H.265 `hvcC`).
     ///   - isKeyframe: true for an IDR access unit (H.264) or an IRAP picture (H.265).
     ///   - annexB: the Annex-B bytes for raw viewers, if the producer made them.
     ///   - presentationTime: the presentation time on the media clock (see ``presentationTime``).

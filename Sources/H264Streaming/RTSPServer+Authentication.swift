@@ -2,7 +2,7 @@ extension RTSPServer {
     /// Who may use an ``RTSPServer``'s paths, and how they prove it: the users and their
     /// passwords, checked with Digest (RFC 7616, the default) or Basic (RFC 7617)
     /// authentication. Set for the whole server (``Configuration/authentication``) or for one
-    /// path (``mount(_:broadcaster:format:authentication:)``,
+    /// path (``mount(_:broadcaster:format:authentication:)-(_,_,FormatDescription,_)``,
     /// ``mountRecording(_:authentication:)``), where it replaces the server's.
     ///
     /// Every request but OPTIONS (and GET_PARAMETER naming the connection's own session, a

@@ -7,7 +7,7 @@ import NIOPosix
 /// An RTSP server (RFC 2326) that plays live streams and takes published ones: each play
 /// mount path (`/live`, `/cam1`, …) is a ``Broadcaster`` with its format, at
 /// `rtsp://HOST:PORT/PATH`, one RTP stream per viewer (H.264 by RFC 6184, packetization-mode 1;
-/// H.265 by RFC 7798, as the mount's ``VideoFormatDescription`` says),
+/// H.265 by RFC 7798, as the mount's `VideoFormatDescription` says),
 /// interleaved in the viewer's RTSP connection (`RTP/AVP/TCP`) or over UDP unicast
 /// (`RTP/AVP;unicast;client_port=A-B`); each record mount path
 /// (``mountRecording(_:authentication:)``) takes publishers (ANNOUNCE, SETUP with `mode=record`, RECORD) and

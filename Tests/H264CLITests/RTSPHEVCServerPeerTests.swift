@@ -51,7 +51,8 @@ import Testing
         #expect(joined, "the player joined the stream")
         // The clip again and again (its times going on), a frame every 5 ms, until the player has
         // had its pictures: players probe seconds of a stream before they output its first packet.
-        let feeder = Task {
+        // Detached: not on the blocking tests' executor, whose threads other tests may hold.
+        let feeder = Task.detached {
             for pass in 0... {
                 for (index, frame) in frames.enumerated() {
                     var next = frame

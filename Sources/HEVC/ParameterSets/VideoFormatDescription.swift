@@ -1,7 +1,7 @@
 public import H264
 
 /// The format of a compressed video stream of either codec — what VideoToolbox keeps in one
-/// `CMVideoFormatDescription` whatever its `CMVideoCodecType`: an H.264 ``FormatDescription``
+/// `CMVideoFormatDescription` whatever its `CMVideoCodecType`: an H.264 `FormatDescription`
 /// (SPS, PPS, `avcC`) or an H.265 ``HEVCDecoderConfigurationRecord`` (VPS, SPS, PPS, `hvcC`).
 ///
 /// What code that carries frames needs of a format is the same for both codecs: the codec, the

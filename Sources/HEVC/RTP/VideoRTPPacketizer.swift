@@ -1,6 +1,6 @@
 public import H264
 
-/// Cuts access units of either codec into RTP packets: H.264 by RFC 6184 (``RTPPacketizer``),
+/// Cuts access units of either codec into RTP packets: H.264 by RFC 6184 (`RTPPacketizer`),
 /// H.265 by RFC 7798 (``HEVCRTPPacketizer``), chosen by each frame's ``VideoFormatDescription``
 /// — what a server that relays whatever its source sends holds per viewer.
 ///
@@ -47,7 +47,7 @@ public struct VideoRTPPacketizer: Sendable {
     ///   - format: the stream's format: the payload format, and the parameter sets sent before
     ///     a random access point that lacks them.
     ///   - emit: called once per packet, in sending order.
-    /// - Throws: as ``RTPPacketizer/packetize(avcc:lengthSize:presentationTime:formatDescription:emit:)-(UnsafeRawBufferPointer,_,_,_,_)``
+    /// - Throws: as `RTPPacketizer.packetize(avcc:lengthSize:presentationTime:formatDescription:emit:)`
     ///   and ``HEVCRTPPacketizer/packetize(hvcc:lengthSize:presentationTime:parameterSets:emit:)``;
     ///   nothing is emitted when it throws.
     public mutating func packetize(avcc: UnsafeRawBufferPointer, presentationTime: Duration, format: VideoFormatDescription,

@@ -11,7 +11,7 @@ import NIOPosix
 struct RelayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relay",
-        abstract: "Serve one H.264 source (camera, publisher or file) to any number of viewers, without re-encoding.",
+        abstract: "Serve one H.264 or H.265 source (camera, publisher or file) to any number of viewers, without re-encoding.",
         discussion: """
         SOURCE is a camera's rtsp:// or rtsps:// URL (played as the RTSP client options say), an rtmp[s]:// stream played from an RTMP server, or an Annex-B file played at its frame rate (the SPS's VUI timing, \
         else --fps, else 30; --loop repeats it, else the relay ends after the last frame and exits 0); with --listen \
