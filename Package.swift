@@ -96,7 +96,7 @@ let package = Package(
         .target(name: "H264TestSupport", dependencies: ["H264", "H264Media"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "HEVCTests", dependencies: ["H264", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264MediaTests", dependencies: ["H264", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264MediaTests", dependencies: ["H264", "HEVC", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: ["H264", "H264Encoder", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264DecoderTests", dependencies: [
@@ -115,7 +115,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264StreamingTests", dependencies: [
-            "H264", "H264Streaming", "H264TestSupport",
+            "H264", "HEVC", "H264Streaming", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
