@@ -7,7 +7,10 @@ import Testing
 
 /// H.265 over Enhanced RTMP (`hvc1`), our publisher against our ingest server, player and a
 /// scripted server: `connect` lists the FourCCs, `onMetaData` names `hvc1`, the hvcC goes as the
-/// sequence header and every sample comes out as it went in, with its times.
+/// sequence header and every sample comes out as it went in, with its times. No peer here takes
+/// Enhanced RTMP: Debian's nginx-rtmp (1.2.2) records and relays none of its video tags (its
+/// record and live modules read the legacy FrameType/CodecID byte: 13-byte recordings, players
+/// get nothing; the same for `avc1`), FFmpeg 5.1 and GStreamer 1.22 predate it.
 @Suite struct RTMPHEVCTests {
     /// The first 20 access units of the B-frame stream as hvc1 samples, with their hvcC.
     static let stream: (record: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) = {
