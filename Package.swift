@@ -110,7 +110,7 @@ let package = Package(
         .target(name: "H264TestSupport", dependencies: ["H264", "H264Media"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "HEVCTests", dependencies: ["H264", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264MediaTests", dependencies: ["H264", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264MediaTests", dependencies: ["H264", "HEVC", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: [
             "H264", "HEVC", "H264Encoder", "H264SessionCore", "H264TestSupport",

@@ -23,6 +23,8 @@ For every H.265 stream (*.265):
   hevc-assembler, hevc-rtp      the stream cut as above
   hevc-rtp                      also the cut stream as RTP packets (RFC 7798: single NAL units and
                                 FU, type 49), framed as for rtp
+  flv                           an Enhanced RTMP `hvc1` FLV file: an hvcC of its VPS/SPS/PPS, the first
+                                slice segments (cut to 1 KiB) as frames (the first CodedFramesX), end
   decoder                       8 chunk-seed bytes, then the stream cut as above (AnnexBDecoder tells
                                 the codec from the NAL headers: libavcodec's HEVC decoder)
 The seeds are small, so that each target runs thousands of inputs a second.
@@ -121,19 +123,34 @@ def flv_tag(ts, data):
             + bytes([ts >> 24 & 0xFF, 0, 0, 0]) + data + (11 + len(data)).to_bytes(4, "big"))
 
 
-def flv(rec, slices, enhanced):
+def flv(rec, slices, enhanced, fourcc=b"avc1", is_key=lambda s: s[0] & 0x1F == 5):
+    """An FLV file of `rec` and `slices` (4-byte lengths); H.265 (`hvc1`) is enhanced only, its
+    first frame a CodedFramesX (no composition time)."""
     out = b"FLV\x01\x01\x00\x00\x00\x09\x00\x00\x00\x00"
-    out += flv_tag(0, (b"\x90avc1" if enhanced else b"\x17\x00\x00\x00\x00") + rec)
+    out += flv_tag(0, (b"\x90" + fourcc if enhanced else b"\x17\x00\x00\x00\x00") + rec)
     for i, s in enumerate(slices):
-        frame = 1 if s[0] & 0x1F == 5 else 2
+        frame = 1 if is_key(s) else 2
         nal = len(s).to_bytes(4, "big") + s
         cts = (40 if i % 2 else -40) & 0xFFFFFF
-        if enhanced:
-            out += flv_tag(i * 40, bytes([0x80 | frame << 4 | 1]) + b"avc1" + cts.to_bytes(3, "big") + nal)
+        if enhanced and fourcc == b"hvc1" and i == 0:
+            out += flv_tag(0, bytes([0x80 | frame << 4 | 3]) + fourcc + nal)
+        elif enhanced:
+            out += flv_tag(i * 40, bytes([0x80 | frame << 4 | 1]) + fourcc + cts.to_bytes(3, "big") + nal)
         else:
             out += flv_tag(i * 40, bytes([frame << 4 | 7, 1]) + cts.to_bytes(3, "big") + nal)
-    out += flv_tag(len(slices) * 40, b"\x92avc1" if enhanced else b"\x17\x02\x00\x00\x00")
+    out += flv_tag(len(slices) * 40, b"\x92" + fourcc if enhanced else b"\x17\x02\x00\x00\x00")
     return out
+
+
+def hvcc_record(vps, sps, pps):
+    """An hvcC of the parameter sets: a plausible fixed part (Main, level 3.1, 4:2:0 8-bit,
+    4-byte lengths), then one array per type."""
+    rec = bytes([1, 0x01, 0x60, 0, 0, 0, 0x90, 0, 0, 0, 0, 0, 93, 0xF0, 0x00, 0xFC, 0xFD, 0xF8, 0xF8, 0, 0, 0x0F, 3])
+    for nal_type, units in ((32, vps), (33, sps), (34, pps)):
+        rec += bytes([0x80 | nal_type]) + len(units).to_bytes(2, "big")
+        for u in units:
+            rec += len(u).to_bytes(2, "big") + u
+    return rec
 
 
 def first_units(units):
@@ -193,6 +210,11 @@ def hevc_seeds(out, data):
     write(out, "hevc-rtp", rtp_packets(first_units(units), 2, lambda u: (u[0] >> 1 & 0x3F) < 32 and len(u) > 2 and u[2] & 0x80 != 0))
     body = annexb(first_units(units))
     write(out, "decoder", hashlib.sha1(body).digest()[:8] + body)
+    of_type = lambda t: list(dict.fromkeys(u for u in units if len(u) > 2 and (u[0] >> 1) & 0x3F == t))
+    slices = [u for u in units if len(u) > 2 and (u[0] >> 1) & 0x3F < 32][:3]
+    if of_type(33) and slices:
+        rec = hvcc_record(of_type(32)[:4], of_type(33)[:4], of_type(34)[:4])
+        write(out, "flv", flv(rec, [s[:1024] for s in slices], True, b"hvc1", lambda s: 16 <= (s[0] >> 1) & 0x3F <= 23))
 
 
 def y4m_seeds(out, data):

@@ -87,22 +87,3 @@ public struct LiveFrame: Sendable {
         return buffer
     }
 }
-
-extension LiveFrame {
-    /// The H.264 format an RTMP publisher writes as its AVC sequence header; an H.265 frame is
-    /// refused in one line (enhanced RTMP `hvc1` publishing is not there yet).
-    func h264Format(publishingTo url: RTMPURL) throws(RTMPError) -> FormatDescription {
-        guard let formatDescription else {
-            throw RTMPError(.invalidUse, "\(url): an H.265 stream cannot be published over RTMP yet (H.264 only)")
-        }
-        return formatDescription
-    }
-}
-
-/// What a ``Broadcaster`` writes to a viewer's channel: a frame, or the empty write
-/// ``Broadcaster/closeAll(flushing:)`` uses to learn when the viewer's queue has drained
-/// (handlers pass it on as an empty buffer).
-enum BroadcastWrite: Sendable {
-    case frame(LiveFrame)
-    case flush
-}

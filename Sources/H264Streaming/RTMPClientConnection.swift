@@ -17,6 +17,8 @@ struct RTMPClientConnection: Sendable {
         var tlsTrust: RTSPTLSTrust
         var flashVer: String
         var maximumMessageLength: Int
+        /// The Enhanced RTMP FourCCs `connect` announces; nil: none (legacy).
+        var fourCcList: [String]? = nil
     }
 
     let target: RTMPURL
@@ -68,7 +70,8 @@ struct RTMPClientConnection: Sendable {
                     throw RTMPError(.invalidUse, "\(target): \(error)", underlying: error)
                 }
             }.get()
-            _ = try await connection.call(.connect(app: target.app, tcUrl: target.tcUrl, flashVer: settings.flashVer))
+            _ = try await connection.call(.connect(app: target.app, tcUrl: target.tcUrl, flashVer: settings.flashVer,
+                                                   fourCcList: settings.fourCcList))
             return connection
         } catch {
             try? await channel.close()
@@ -109,17 +112,20 @@ struct RTMPClientConnection: Sendable {
     }
 
     /// Sends `command` on message stream `streamId` and waits for the `onStatus` that answers
-    /// it (codes in `skipping` passed over); `prepare` runs on the event loop first.
+    /// it (codes in `skipping` passed over); `prepare` runs on the event loop first, the
+    /// `control` messages go right after the command.
     ///
     /// - Throws: ``RTMPError/Code/rejected`` when its code is not `expected`, the connection's
     ///   failure, ``RTMPError/Code/timeout``.
     func status(of command: RTMPCommand, streamId: UInt32, expected: String, skipping: Set<String> = [],
+                followedBy control: [RTMPControlMessage] = [],
                 prepare: @escaping @Sendable (RTMPClientHandler) -> Void = { _ in }) async throws {
         let handler = handler, timeout = timeout, loop = loop
         let status = try await loop.flatSubmit {
             prepare(handler.value)
             let status = handler.value.awaitStatus(timeout: timeout, what: command.name, skipping: skipping, on: loop)
             _ = handler.value.send(command, streamId: streamId, answered: false, timeout: timeout, on: loop)
+            handler.value.write(control.map(\.message), chunkStreamId: RTMPControlMessage.chunkStreamId)
             return status
         }.get()
         guard status.statusCode == expected else {

@@ -120,6 +120,28 @@ final class RTMPClientHandler: ChannelInboundHandler {
         write(bytes)
     }
 
+    /// Closes the connection without a reset: once everything written has gone out, half-closes
+    /// it (FIN) and reads on until the server closes its side — whatever it still sends
+    /// (`onStatus` answering `FCUnpublish` or `deleteStream`) is read, so the kernel never
+    /// answers it with a reset — or until `timeout`, then closes. A TLS connection, which
+    /// cannot half-close, closes at once after the flush.
+    func closeGracefully(timeout: Duration, on loop: any EventLoop) -> EventLoopFuture<Void> {
+        guard let context else { return loop.makeSucceededVoidFuture() }
+        let channel = context.channel
+        let flushed = loop.makePromise(of: Void.self)
+        // An empty write's promise completes once everything before it is written.
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0)), promise: flushed)
+        return flushed.futureResult
+            .flatMap { channel.close(mode: .output) }
+            .flatMapError { _ in channel.close() }
+            .flatMapError { _ in loop.makeSucceededVoidFuture() }
+            .flatMap {
+                let deadline = loop.scheduleTask(in: TimeAmount(timeout)) { channel.close(promise: nil) }
+                channel.closeFuture.whenComplete { _ in deadline.cancel() }
+                return channel.closeFuture.flatMapError { _ in loop.makeSucceededVoidFuture() }
+            }
+    }
+
     /// True while the channel's outbound buffer is below its high water mark.
     var isWritable: Bool { context?.channel.isWritable ?? false }
 

@@ -1,4 +1,6 @@
 public import H264
+public import HEVC
+import NIOCore
 
 extension RTMPPublisher {
     /// Sends one access unit, in decoding order; the first frames before an IDR are dropped, as
@@ -18,8 +20,28 @@ extension RTMPPublisher {
     @discardableResult
     public func send(avcc: [UInt8], format: FormatDescription, isKeyframe: Bool, decodeTime: Duration,
                      presentationTime: Duration) async throws -> Bool {
-        try await channel.eventLoop.submit { [self] in
-            try deliver(avcc: avcc, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime, presentationTime: presentationTime)
+        try await send(sample: avcc, format: .h264(format), isKeyframe: isKeyframe, decodeTime: decodeTime,
+                       presentationTime: presentationTime)
+    }
+
+    /// Sends one access unit of either codec, in decoding order, as
+    /// ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)`` does: H.265 in Enhanced RTMP
+    /// `hvc1` tags (the hvcC as the sequence header, `onMetaData` `videocodecid` the FourCC).
+    ///
+    /// - Parameters:
+    ///   - sample: the access unit's NAL units, each after a 4-byte length (AVCC or HVCC).
+    ///   - format: its format, an avcC or an hvcC: a new sequence header goes out when it differs
+    ///     from the last one.
+    ///   - isKeyframe: true for a random access point (H.264 IDR, H.265 IRAP).
+    ///   - decodeTime: its decoding time.
+    ///   - presentationTime: its presentation time on the same clock.
+    /// - Returns: true when it was sent, false when it was dropped.
+    /// - Throws: as ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)``.
+    @discardableResult
+    public func send(sample: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, decodeTime: Duration,
+                     presentationTime: Duration) async throws -> Bool {
+        try await loop.submit { [self] in
+            try deliver(avcc: sample, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime, presentationTime: presentationTime)
         }.get()
     }
 
@@ -31,13 +53,11 @@ extension RTMPPublisher {
     ///
     /// - Parameter frame: the frame.
     public func offer(_ frame: LiveFrame) {
-        let format: FormatDescription
-        do { format = try frame.h264Format(publishingTo: url) } catch { return logger.warning("\(error)") }
         let presentation = frame.presentationTime ?? arrivalTime(), decode = frame.decodeTime ?? presentation
         let admitted = state.withLock { state in
             guard !state.finished else { return false }
             guard state.offered < Self.maximumOfferedFrames else {
-                _ = try? state.timeline.messages(avcc: [], format: format, isKeyframe: frame.isKeyframe,
+                _ = try? state.timeline.messages(avcc: [], format: frame.format, isKeyframe: frame.isKeyframe,
                                                  decodeTime: decode, presentationTime: presentation, writable: false)
                 return false
             }
@@ -45,10 +65,10 @@ extension RTMPPublisher {
             return true
         }
         guard admitted else { return }
-        channel.eventLoop.execute { [self] in
+        loop.execute { [self] in
             defer { state.withLock { $0.offered -= 1 } }
             do {
-                _ = try deliver(avcc: frame.avcc, format: format, isKeyframe: frame.isKeyframe, decodeTime: decode,
+                _ = try deliver(avcc: frame.avcc, format: frame.format, isKeyframe: frame.isKeyframe, decodeTime: decode,
                                 presentationTime: presentation)
             } catch let error as RTMPError where error.code == .invalidUse {
                 logger.warning("\(error)")
@@ -64,29 +84,35 @@ extension RTMPPublisher {
     /// Why the connection failed (the server closed it, refused the publish, broke RTMP); nil
     /// while it is up.
     public var failure: RTMPError? {
-        get async { try? await channel.eventLoop.submit { [handler] in handler.value.failure }.get() }
+        get async {
+            try? await loop.submit { [state] in state.withLock { $0.link }.handler.value.failure }.get()
+        }
     }
 
     /// Writes one access unit's messages (and `onMetaData` before the first), on the event loop.
-    private func deliver(avcc: [UInt8], format: FormatDescription, isKeyframe: Bool, decodeTime: Duration,
+    /// While the connection is down and a reconnection policy allows, the frame is dropped and a
+    /// reconnection started (``reconnectIfAllowed(after:)``).
+    private func deliver(avcc: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, decodeTime: Duration,
                          presentationTime: Duration) throws -> Bool {
         let url = self.url
-        if state.withLock({ $0.finished }) { throw RTMPError(.invalidUse, "\(url): send after finish") }
-        if let failure = handler.value.failure { throw failure }
-        let writable = handler.value.isWritable
+        let (link, finished) = state.withLock { ($0.link, $0.finished) }
+        if finished { throw RTMPError(.invalidUse, "\(url): send after finish") }
+        let handler = link.handler.value
+        if let failure = handler.failure, !reconnectIfAllowed(after: failure) { throw failure }
+        let writable = handler.failure == nil && handler.isWritable
         let (messages, metadata) = try state.withLock { state throws(RTMPError) -> ([RTMPMessage], RTMPMessage?) in
             do throws(H264Error) {
                 let messages = try state.timeline.messages(avcc: avcc, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime,
                                                            presentationTime: presentationTime, writable: writable)
                 guard !messages.isEmpty, !state.metadataSent else { return (messages, nil) }
                 state.metadataSent = true
-                return (messages, RTMPCommand.setDataFrame(self.metadata ?? Self.metadata(of: format), messageStreamId: messageStreamId))
+                return (messages, RTMPCommand.setDataFrame(self.metadata ?? Self.metadata(of: format), messageStreamId: link.messageStreamId))
             } catch {
                 throw RTMPError(.invalidUse, "\(url): \(error)", underlying: error)
             }
         }
-        if let metadata { handler.value.write([metadata], chunkStreamId: RTMPClientHandler.ChunkStream.streamCommand) }
-        handler.value.write(messages, chunkStreamId: RTMPClientHandler.ChunkStream.video)
+        if let metadata { handler.write([metadata], chunkStreamId: RTMPClientHandler.ChunkStream.streamCommand) }
+        handler.write(messages, chunkStreamId: RTMPClientHandler.ChunkStream.video)
         return !messages.isEmpty
     }
 
@@ -96,39 +122,51 @@ extension RTMPPublisher {
     ///
     /// - Parameter frame: the frame.
     /// - Returns: true when it was sent, false when it was dropped.
-    /// - Throws: as ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)``;
-    ///   ``RTMPError/Code/invalidUse`` for an H.265 frame (not published over RTMP yet).
+    /// - Throws: as ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)``.
     @discardableResult
     public func send(_ frame: LiveFrame) async throws -> Bool {
         let presentation = frame.presentationTime ?? arrivalTime()
-        return try await send(avcc: frame.avcc, format: try frame.h264Format(publishingTo: url), isKeyframe: frame.isKeyframe,
+        return try await send(sample: frame.avcc, format: frame.format, isKeyframe: frame.isKeyframe,
                               decodeTime: frame.decodeTime ?? presentation, presentationTime: presentation)
     }
 
-    /// Ends the publish: the end-of-sequence tag, `FCUnpublish` and `deleteStream`, then the
-    /// connection closes (once those bytes are written). Idempotent; never throws.
+    /// Ends the publish: the end-of-sequence tag, `FCUnpublish` and `deleteStream`; once those
+    /// bytes are written the connection half-closes, and closes when the server has closed its
+    /// side (at most 2 s later), so the server reads every byte and sees no reset. Idempotent;
+    /// never throws.
     public func finish() async {
-        let handler = self.handler, streamId = messageStreamId, key = url.streamKey, loop = channel.eventLoop
+        let loop = self.loop, key = url.streamKey
         // On the event loop, after the frames ``offer(_:)`` queued before this call.
-        let first = try? await loop.submit { [state] () -> Bool in
-            let end: RTMPMessage?? = state.withLock { state in
+        let handler = try? await loop.submit { [state] () -> NIOLoopBound<RTMPClientHandler>? in
+            let ending = state.withLock { state -> (Link, RTMPMessage?, Task<Void, Never>?)? in
                 guard !state.finished else { return nil }
                 state.finished = true
-                return .some(state.timeline.endOfSequence())
+                return (state.link, state.timeline.endOfSequence(), state.reconnecting)
             }
-            guard let end else { return false }
-            guard handler.value.failure == nil else { return true }
+            guard let ending else { return nil }
+            let (link, end, reconnecting) = ending
+            reconnecting?.cancel()
+            let handler = link.handler
+            guard handler.value.failure == nil else { return handler }
             if let end { handler.value.write([end], chunkStreamId: RTMPClientHandler.ChunkStream.video) }
             let timeout = Duration.seconds(1)
             _ = handler.value.send(.fcUnpublish(key, transactionId: 5), answered: false, timeout: timeout, on: loop)
-            _ = handler.value.send(.deleteStream(streamId, transactionId: 6), answered: false, timeout: timeout, on: loop)
-            return true
+            _ = handler.value.send(.deleteStream(link.messageStreamId, transactionId: 6), answered: false, timeout: timeout, on: loop)
+            return handler
         }.get()
-        guard first == true else { return }
-        // An empty write's promise completes once everything before it is written.
-        try? await channel.writeAndFlush(channel.allocator.buffer(capacity: 0)).get()
-        try? await channel.close()
+        guard let handler else { return }
+        // Written out, then half-closed: nginx reads the end and closes its side (no reset).
+        try? await loop.flatSubmit { handler.value.closeGracefully(timeout: .seconds(2), on: loop) }.get()
+        await state.withLock { $0.reconnecting }?.value
         logger.info("\(url): finished (\(statistics.framesSent) frames sent, \(statistics.framesDropped) dropped)")
+    }
+
+    /// `published N frames to URL (M dropped, K skips to an IDR, R reconnections)`: what was
+    /// sent, in one line (a program's summary).
+    public var summary: String {
+        let stats = statistics
+        return "published \(stats.framesSent) frames to \(url) (\(stats.framesDropped) dropped, \(stats.skipsToKeyframe) skips to an IDR, "
+            + "\(stats.reconnects) reconnections)"
     }
 
     /// The time since the first frame without a presentation time came.
@@ -141,9 +179,13 @@ extension RTMPPublisher {
         }
     }
 
-    /// `onMetaData` from a format: its size and its SPS's frame rate.
-    static func metadata(of format: FormatDescription) -> FLVMetadata {
+    /// `onMetaData` from a format: its size, its SPS's frame rate and its codec.
+    static func metadata(of format: VideoFormatDescription) -> FLVMetadata {
         let (width, height) = format.dimensions
-        return FLVMetadata(width: width, height: height, frameRate: format.sequenceParameterSet?.frameRate)
+        let frameRate = switch format {
+        case .h264(let format): format.sequenceParameterSet?.frameRate
+        case .hevc(let record): record.sequenceParameterSet?.frameRate?.framesPerSecond
+        }
+        return FLVMetadata(width: width, height: height, frameRate: frameRate, codec: format.codec)
     }
 }

@@ -1,12 +1,14 @@
 public import H264
+public import HEVC
 public import Logging
 public import NIOCore
 
-/// Publishes H.264 to an RTMP server — nginx-rtmp, SRS, MediaMTX, FFmpeg, YouTube, Twitch —
+/// Publishes H.264 or H.265 to an RTMP server — nginx-rtmp, SRS, MediaMTX, FFmpeg, YouTube, Twitch —
 /// as encoders do (RTMP specification clause 7.2; FFmpeg's `rtmpproto.c`): the handshake,
 /// `connect`, `releaseStream`, `FCPublish`, `createStream`, `publish` (live), then
-/// `@setDataFrame onMetaData`, the AVC sequence header (the avcC) and the coded frames as FLV
-/// video tag bodies; ``finish()`` sends the end of sequence, `FCUnpublish` and `deleteStream`.
+/// `@setDataFrame onMetaData`, the sequence header (the avcC, or for H.265 the hvcC in an
+/// Enhanced RTMP `hvc1` tag) and the coded frames as FLV video tag bodies; ``finish()`` sends the
+/// end of sequence, `FCUnpublish` and `deleteStream`.
 ///
 /// ```swift
 /// let publisher = try await RTMPPublisher.connect(to: "rtmp://127.0.0.1/live/key", group: group)
@@ -33,13 +35,25 @@ public final class RTMPPublisher: Sendable {
         /// The outbound bytes the connection may hold before frames are dropped up to the next
         /// IDR. Default 2 MiB.
         public var writeBufferLimit = 2 << 20
-        /// The video tag syntax: legacy FLV (`CodecID` 7, what every server reads; the default)
-        /// or Enhanced RTMP (`avc1`).
+        /// The video tag syntax of H.264: legacy FLV (`CodecID` 7, what every server reads; the
+        /// default) or Enhanced RTMP (`avc1`; `connect` then lists `fourCcList` `avc1`, `hvc1`).
+        /// H.265 always goes in Enhanced RTMP `hvc1` tags.
         public var syntax: FLVVideoTag.Syntax = .legacy
         /// What an `rtmps://` server's certificate must be (the one trust type of RTSPS).
         public var tlsTrust: RTSPTLSTrust = .systemRoots
         /// The `flashVer` of `connect`.
         public var flashVer = "FMLE/3.0 (compatible; swift-h264)"
+        /// Whether and how to publish again when the connection drops (the server restarts, the
+        /// network fails): nil (the default), never — the next send throws the failure. With a
+        /// policy, frames are dropped (counted) while new connections are tried after its
+        /// backoff; the one that publishes gets `onMetaData` and the sequence header again and
+        /// starts at the next IDR, timestamps going on from where they were
+        /// (``Statistics/reconnects`` counts them). When the tries run out, the next send throws.
+        public var reconnect: Reconnect?
+
+        /// The reconnection policy: the first wait, doubling up to the longest, for at most so
+        /// many tries in a row — the one type of ``RTSPClient``'s reconnection.
+        public typealias Reconnect = RTSPClient.Configuration.Reconnect
 
         /// The defaults.
         public init() {}
@@ -53,53 +67,69 @@ public final class RTMPPublisher: Sendable {
         public var framesDropped = 0
         /// Times the connection could not keep up and the publisher skipped to the next IDR.
         public var skipsToKeyframe = 0
-        /// AVC sequence headers sent (1, and one more at each format change).
+        /// AVC sequence headers sent (1, and one more at each format change and reconnection).
         public var sequenceHeaders = 0
+        /// Times a dropped connection was replaced by a new one that publishes
+        /// (``Configuration/reconnect``).
+        public var reconnects = 0
 
         /// No frames yet.
         public init() {}
 
         /// Counts as given.
-        public init(framesSent: Int, framesDropped: Int, skipsToKeyframe: Int, sequenceHeaders: Int) {
+        public init(framesSent: Int, framesDropped: Int, skipsToKeyframe: Int, sequenceHeaders: Int, reconnects: Int = 0) {
             self.framesSent = framesSent
             self.framesDropped = framesDropped
             self.skipsToKeyframe = skipsToKeyframe
             self.sequenceHeaders = sequenceHeaders
+            self.reconnects = reconnects
         }
     }
 
     /// The URL published to.
     public let url: RTMPURL
-    /// The message stream id `createStream` returned.
-    public let messageStreamId: UInt32
-    let channel: any Channel
-    let handler: NIOLoopBound<RTMPClientHandler>
-    /// What the sending side keeps (the video timeline, the first arrival) under the lock.
+    /// The event loop of every connection the publisher makes (reconnections stay on it).
+    let loop: any EventLoop
+    /// One connection that publishes: its channel, its handler and the message stream id
+    /// `createStream` returned.
+    struct Link: Sendable {
+        var channel: any Channel
+        var handler: NIOLoopBound<RTMPClientHandler>
+        var messageStreamId: UInt32
+    }
+
+    /// What the sending side keeps (the connection, the video timeline, the first arrival)
+    /// under the lock.
     struct State: Sendable {
+        var link: Link
         var timeline: RTMPVideoTimeline
         var finished = false
         var metadataSent = false
         var firstArrival: ContinuousClock.Instant?
         /// Frames ``RTMPPublisher/offer(_:)`` handed to the event loop and not yet written.
         var offered = 0
+        /// The reconnection under way, if any.
+        var reconnecting: Task<Void, Never>?
+        /// True once the reconnection policy's tries ran out: the failure is thrown then.
+        var gaveUp = false
     }
 
     let state: Locked<State>
     let metadata: FLVMetadata?
-    private let configuration: Configuration
+    let configuration: Configuration
     let logger: Logger
 
-    private init(url: RTMPURL, messageStreamId: UInt32, channel: any Channel, handler: NIOLoopBound<RTMPClientHandler>,
-                 metadata: FLVMetadata?, configuration: Configuration, logger: Logger) {
+    private init(url: RTMPURL, link: Link, metadata: FLVMetadata?, configuration: Configuration, logger: Logger) {
         self.url = url
-        self.messageStreamId = messageStreamId
-        self.channel = channel
-        self.handler = handler
+        loop = link.channel.eventLoop
         self.metadata = metadata
         self.configuration = configuration
         self.logger = logger
-        state = Locked(State(timeline: RTMPVideoTimeline(messageStreamId: messageStreamId, syntax: configuration.syntax)))
+        state = Locked(State(link: link, timeline: RTMPVideoTimeline(messageStreamId: link.messageStreamId, syntax: configuration.syntax)))
     }
+
+    /// The message stream id `createStream` returned (on the current connection).
+    public var messageStreamId: UInt32 { state.withLock { $0.link.messageStreamId } }
 
     /// What was sent and dropped so far.
     public var statistics: Statistics { state.withLock { $0.timeline.statistics } }
@@ -119,19 +149,26 @@ public final class RTMPPublisher: Sendable {
     ///   refused), ``RTMPError/Code/protocolViolation``.
     public static func connect(to url: String, group: any EventLoopGroup, metadata: FLVMetadata? = nil,
                                configuration: Configuration = Configuration(), logger: Logger = .streamingSilent) async throws -> RTMPPublisher {
+        let target = try RTMPURL(url)
+        let link = try await open(target, group: group, configuration: configuration, logger: logger)
+        return RTMPPublisher(url: target, link: link, metadata: metadata, configuration: configuration, logger: logger)
+    }
+
+    /// A connection to `url` that publishes its stream key: `connect`, `releaseStream`,
+    /// `FCPublish`, `createStream`, `publish` and its `NetStream.Publish.Start`.
+    static func open(_ url: RTMPURL, group: any EventLoopGroup, configuration: Configuration, logger: Logger) async throws -> Link {
         let settings = RTMPClientConnection.Settings(
             connectTimeout: configuration.connectTimeout, commandTimeout: configuration.commandTimeout, chunkSize: configuration.chunkSize,
             writeBufferLimit: configuration.writeBufferLimit, tlsTrust: configuration.tlsTrust, flashVer: configuration.flashVer,
-            maximumMessageLength: 1 << 20)
-        let connection = try await RTMPClientConnection.open(url, group: group, settings: settings, logger: logger)
+            maximumMessageLength: 1 << 20, fourCcList: configuration.syntax == .enhanced ? ["avc1", "hvc1"] : nil)
+        let connection = try await RTMPClientConnection.open(url.description, group: group, settings: settings, logger: logger)
         let target = connection.target
         do {
             try await connection.send([.releaseStream(target.streamKey, transactionId: 2), .fcPublish(target.streamKey, transactionId: 3)])
             let streamId = try await connection.createStream(transactionId: 4)
             try await connection.status(of: .publish(target.streamKey), streamId: streamId, expected: "NetStream.Publish.Start")
             logger.info("\(target): publishing (message stream \(streamId))")
-            return RTMPPublisher(url: target, messageStreamId: streamId, channel: connection.channel, handler: connection.handler,
-                                 metadata: metadata, configuration: configuration, logger: logger)
+            return Link(channel: connection.channel, handler: connection.handler, messageStreamId: streamId)
         } catch {
             try? await connection.channel.close()
             throw error

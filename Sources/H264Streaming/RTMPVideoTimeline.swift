@@ -1,14 +1,15 @@
 import H264
+import HEVC
 
 /// The video half of a publish, sans I/O: turns access units into RTMP video messages (FLV
-/// video tag bodies, `FLVVideoTag`) — the AVC sequence header before the first frame and again
+/// video tag bodies, `FLVVideoTag`; H.265 in `hvc1` tags) — the sequence header before the first frame and again
 /// at each format change, timestamps the decoding time in milliseconds since the first frame,
 /// the composition time PTS − DTS in the body (negative values kept) — and decides what to drop
 /// when the connection cannot keep up: everything up to the next IDR.
 struct RTMPVideoTimeline: Sendable {
-    let messageStreamId: UInt32
+    private(set) var messageStreamId: UInt32
     let syntax: FLVVideoTag.Syntax
-    private(set) var format: FormatDescription?
+    private(set) var format: VideoFormatDescription?
     private var origin: Duration?
     /// The last message's timestamp (RTMP timestamps never go back).
     private(set) var lastTimestamp: UInt32 = 0
@@ -29,7 +30,7 @@ struct RTMPVideoTimeline: Sendable {
     ///
     /// - Throws: `H264Error.Code.valueOutOfRange` when the composition time does not fit SI24,
     ///   `H264Error.Code.rtmpMessageTooLarge` for an access unit over ``maximumFrameBytes``.
-    mutating func messages(avcc: [UInt8], format: FormatDescription, isKeyframe: Bool, decodeTime: Duration,
+    mutating func messages(avcc: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, decodeTime: Duration,
                            presentationTime: Duration, writable: Bool) throws(H264Error) -> [RTMPMessage] {
         guard writable, !awaitingKeyframe || isKeyframe else {
             if !writable && !awaitingKeyframe { statistics.skipsToKeyframe += 1 }
@@ -48,7 +49,7 @@ struct RTMPVideoTimeline: Sendable {
         var messages: [RTMPMessage] = []
         if format != self.format {
             self.format = format
-            let header = FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(format.configurationRecord), syntax: syntax)
+            let header = FLVVideoTag.sequenceHeader(format, syntax: syntax)
             messages.append(RTMPMessage(type: .video, timestamp: timestamp, messageStreamId: messageStreamId, payload: try header.serialized()))
             statistics.sequenceHeaders += 1
         }
@@ -56,7 +57,7 @@ struct RTMPVideoTimeline: Sendable {
             throw H264Error(.rtmpMessageTooLarge, field: "message length", "an access unit of \(avcc.count) bytes does not fit an RTMP message")
         }
         let tag = FLVVideoTag(frameType: isKeyframe ? .keyframe : .interFrame,
-                              packet: .codedFrames(data: avcc, compositionTime: composition), syntax: syntax)
+                              packet: .codedFrames(data: avcc, compositionTime: composition), syntax: syntax, codec: format.codec)
         messages.append(RTMPMessage(type: .video, timestamp: timestamp, messageStreamId: messageStreamId, payload: try tag.serialized()))
         awaitingKeyframe = false
         lastTimestamp = timestamp
@@ -64,10 +65,20 @@ struct RTMPVideoTimeline: Sendable {
         return messages
     }
 
+    /// Goes on over a new connection (a reconnection): the sequence header is sent again and
+    /// the next frame sent is an IDR; timestamps go on from the last one.
+    mutating func restart(messageStreamId: UInt32) {
+        self.messageStreamId = messageStreamId
+        format = nil
+        awaitingKeyframe = true
+        statistics.reconnects += 1
+    }
+
     /// The end-of-sequence message at the last timestamp; nil when nothing was sent.
     func endOfSequence() -> RTMPMessage? {
         guard statistics.framesSent > 0,
-              let payload = try? FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax).serialized() else { return nil }
+              let payload = try? FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax,
+                                             codec: format?.codec ?? .h264).serialized() else { return nil }
         return RTMPMessage(type: .video, timestamp: lastTimestamp, messageStreamId: messageStreamId, payload: payload)
     }
 

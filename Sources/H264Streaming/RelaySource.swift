@@ -117,6 +117,8 @@ public struct RelaySource: AsyncSequence, Sendable {
                         if let frame = frame(received.accessUnit, at: .milliseconds(received.presentationTime),
                                              decodedAt: .milliseconds(received.decodeTime)) { return frame }
                     case .endOfSequence?, .skippedTag?, .warning?: continue
+                    case .hevcSequenceHeader?, .hevcFrame?:
+                        throw H264Error(.unsupported, field: "VideoFourCc", "an H.265 RTMP stream: the relay carries H.264 only so far")
                     }
                 case .publisher(var publisher, var timeline):
                     let event = await publisher.next()

@@ -44,6 +44,10 @@ import Testing
                                                       "stream=codec_name,width,height,nb_read_frames", "-of", "csv=p=0", recording]) }
         let recorded = BoundedPolling.waitFor(seconds: 10) { probe()?.stdout == Array("h264,320,192,9\n".utf8) }
         #expect(recorded, "ffprobe: \(probe().map { String(decoding: $0.stdout, as: UTF8.self) + $0.stderr } ?? "-"); nginx: \(nginx.process.stderr)")
+        // An orderly end: nginx read deleteStream and then our close, never a reset (the relay
+        // half-closes and waits for nginx to close its side before it exits).
+        let log = nginx.process.stderr
+        #expect(log.contains("deleteStream") && log.contains("disconnect") && !log.contains("reset"), "nginx: \(log)")
         let expected = try Self.expected()
         #expect(try Self.nalUnits(ofFLV: recording) == expected.units)
         // Timestamps: DTS in ms, and PTS − DTS as the composition time (B-frames: PTS out of order).

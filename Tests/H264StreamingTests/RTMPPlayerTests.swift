@@ -1,6 +1,7 @@
 import H264
 @testable import H264Streaming
 import H264TestSupport
+import HEVC
 import NIOPosix
 import Testing
 
@@ -15,7 +16,7 @@ import Testing
         var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
         var video: [RTMPMessage] = []
         for (index, frame) in frames.enumerated() {
-            video += try timeline.messages(avcc: frame.avcc, format: try #require(frame.formatDescription), isKeyframe: frame.isKeyframe,
+            video += try timeline.messages(avcc: frame.avcc, format: frame.format, isKeyframe: frame.isKeyframe,
                                            decodeTime: .milliseconds(40 * index),
                                            presentationTime: .milliseconds(40 * index + compositionTime(index)), writable: true)
         }
@@ -38,16 +39,22 @@ import Testing
         #expect(got.map(\.decodeTime) == frames.indices.map { Int64(40 * $0) })
         #expect(got.map(\.compositionTime) == frames.indices.map { Int32(($0 % 2) * 80) })
         #expect(events.last == .endOfSequence(timestamp: Int64(40 * (frames.count - 1))))
-        // The messages a player sends: connect, createStream, play (of the key, on the stream).
-        var commands: [String] = [], pingAnswered = false
+        // The messages a player sends: connect, createStream, play (of the key, on the stream),
+        // Set Buffer Length, and deleteStream once the stream has ended.
+        var commands: [String] = [], pingAnswered = false, bufferLength = false
         for await message in server.messages {
             pingAnswered = pingAnswered || (try? RTMPControlMessage(message)) == .userControl(.pingResponse(timestamp: 77))
+            if (try? RTMPControlMessage(message)) == .userControl(.setBufferLength(messageStreamId: 1, milliseconds: 3000)) {
+                #expect(commands == ["connect", "createStream", "play"], "Set Buffer Length after play")
+                bufferLength = true
+            }
             guard message.type == .commandAMF0 else { continue }
             let command = try RTMPCommand(parsing: message.payload)
             commands.append(command.name)
             if command.name == "play" { #expect(command.arguments.first?.string == "key" && message.messageStreamId == 1) }
         }
-        #expect(commands == ["connect", "createStream", "play"])
+        #expect(commands == ["connect", "createStream", "play", "deleteStream"])
+        #expect(bufferLength, "Set Buffer Length (3000 ms on stream 1)")
         #expect(pingAnswered, "the server's ping (timestamp 77) is answered")
         await server.close()
         try await group.shutdownGracefully()

@@ -1,6 +1,7 @@
 import H264
 @testable import H264Streaming
 import H264TestSupport
+import HEVC
 import NIOPosix
 import Testing
 
@@ -140,11 +141,60 @@ import Testing
         #expect(try RTMPURL("rtmps://example.com/live/k").port == 443)
     }
 
+    /// Back-pressure against a server that reads slowly (at most 16 KiB every 10 ms, a 64 KiB
+    /// receive buffer): 200 frames of 50 kB sent as fast as the event loop takes them. The
+    /// producer never waits for the socket (it is done while the server has read less than half),
+    /// the connection holds at most its write-buffer bound and one frame, frames are dropped up
+    /// to the next IDR and counted, and what arrives is every frame sent, in order, each run after
+    /// a gap beginning at an IDR.
+    @Test func throttledServerDropsToTheNextKeyframe() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await ScriptedRTMPServer(group: group, behaviour: .throttled(bytesPerRead: 16_384))
+        var configuration = RTMPPublisher.Configuration()
+        configuration.writeBufferLimit = 256 << 10
+        let publisher = try await RTMPPublisher.connect(to: server.url(), group: group, configuration: configuration)
+        let frameBytes = 50_000, count = 200, keyframeInterval = 10
+        // Each frame: its length, a slice NAL header (IDR or not), its index, zeros.
+        func frame(_ index: Int) -> [UInt8] {
+            var bytes: [UInt8] = []
+            BigEndian.append(frameBytes - 4, count: 4, to: &bytes)
+            bytes.append(index % keyframeInterval == 0 ? 0x65 : 0x41)
+            BigEndian.append(index, count: 4, to: &bytes)
+            return bytes + [UInt8](repeating: 0, count: frameBytes - bytes.count)
+        }
+        let channel = publisher.state.withLock { $0.link.channel }
+        var sent: [Int] = [], maximumBuffered = 0
+        for index in 0..<count {
+            let time = Duration.milliseconds(40 * index)
+            if try await publisher.send(avcc: frame(index), format: StreamingFixtures.format, isKeyframe: index % keyframeInterval == 0,
+                                        decodeTime: time, presentationTime: time) {
+                sent.append(index)
+            }
+            maximumBuffered = max(maximumBuffered, try await channel.getOption(.bufferedWritableBytes))
+        }
+        let readWhenDone = server.bytesReceived.withLock { $0 }
+        #expect(readWhenDone < count * frameBytes / 2, "the producer waited for the socket: \(readWhenDone) bytes read")
+        #expect(maximumBuffered <= configuration.writeBufferLimit + frameBytes + 64, "\(maximumBuffered) bytes buffered")
+        let stats = publisher.statistics
+        #expect(stats.skipsToKeyframe >= 1 && stats.framesSent == sent.count && stats.framesSent + stats.framesDropped == count, "\(stats)")
+        await publisher.finish()
+        let received = await Self.messagesUntilDeleteStream(server).filter { $0.type == .video }.compactMap { message -> Int? in
+            guard case .codedFrames(let data, _)? = try? FLVVideoTag(parsing: message.payload).packet else { return nil }
+            return Int(BigEndian.read(data, at: 5, count: 4))
+        }
+        #expect(received == sent)
+        for (before, after) in zip(received, received.dropFirst()) where after != before + 1 {
+            #expect(after % keyframeInterval == 0, "frame \(after) follows \(before): not an IDR")
+        }
+        await server.close()
+        try await group.shutdownGracefully()
+    }
+
     /// Back-pressure sans I/O: frames before the first IDR are dropped; when the connection is
     /// not writable everything up to the next IDR is, counted once as a skip.
     @Test func dropsToTheNextKeyframe() throws {
         var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
-        let format = StreamingFixtures.format
+        let format = VideoFormatDescription.h264(StreamingFixtures.format)
         func send(_ keyframe: Bool, writable: Bool = true, at index: Int) throws -> Int {
             try timeline.messages(avcc: [0, 0, 0, 1, 0x41], format: format, isKeyframe: keyframe, decodeTime: .milliseconds(40 * index),
                                   presentationTime: .milliseconds(40 * index), writable: writable).count

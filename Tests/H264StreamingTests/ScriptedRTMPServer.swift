@@ -28,10 +28,15 @@ final class ScriptedRTMPServer: Sendable {
         case playing([RTMPMessage], window: UInt32 = 5_000_000)
         /// Answers `play` with `onStatus` `NetStream.Play.StreamNotFound` (level error).
         case streamNotFound
+        /// Answers as ``normal``, then reads slowly: at most `bytesPerRead` bytes every 10 ms
+        /// once the publish has started (a small receive buffer, reads on a timer).
+        case throttled(bytesPerRead: Int)
     }
 
     let channel: any Channel
     let messages: AsyncStream<RTMPMessage>
+    /// The bytes read from every connection so far.
+    let bytesReceived = Locked(0)
     let isSecure: Bool
 
     /// A server; with `tls`, it speaks RTMPS (TLS first).
@@ -39,11 +44,17 @@ final class ScriptedRTMPServer: Sendable {
         let (messages, continuation) = AsyncStream.makeStream(of: RTMPMessage.self)
         self.messages = messages
         self.isSecure = tls != nil
-        channel = try await ServerBootstrap(group: group)
+        let counter = bytesReceived
+        var bootstrap = ServerBootstrap(group: group)
+        if case .throttled(let bytes) = behaviour {
+            bootstrap = bootstrap.childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: bytes))
+                .childChannelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(bytes * 4))
+        }
+        channel = try await bootstrap
             .childChannelInitializer { child in
                 child.eventLoop.makeCompletedFuture {
                     if let tls { try child.pipeline.syncOperations.addHandler(tls.makeHandler()) }
-                    try child.pipeline.syncOperations.addHandler(Answering(behaviour: behaviour, continuation: continuation))
+                    try child.pipeline.syncOperations.addHandler(Answering(behaviour: behaviour, continuation: continuation, counter: counter))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -109,14 +120,17 @@ final class ScriptedRTMPServer: Sendable {
         private var writer = RTMPChunkWriter()
         private let behaviour: Behaviour
         private let continuation: AsyncStream<RTMPMessage>.Continuation
+        private let counter: Locked<Int>
 
-        init(behaviour: Behaviour, continuation: AsyncStream<RTMPMessage>.Continuation) {
+        init(behaviour: Behaviour, continuation: AsyncStream<RTMPMessage>.Continuation, counter: Locked<Int>) {
             self.behaviour = behaviour
             self.continuation = continuation
+            self.counter = counter
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let bytes = Array(buffer: unwrapInboundIn(data))
+            counter.withLock { $0 += bytes.count }
             do {
                 if !handshake.isComplete {
                     let answer = try handshake.receive(bytes)
@@ -140,7 +154,21 @@ final class ScriptedRTMPServer: Sendable {
             }
         }
 
-        func channelInactive(context: ChannelHandlerContext) { continuation.finish() }
+        func channelInactive(context: ChannelHandlerContext) {
+            reads?.cancel()
+            continuation.finish()
+        }
+
+        private var reads: RepeatedTask?
+
+        /// From now on, one read every 10 ms (autoRead off).
+        private func throttle(_ context: ChannelHandlerContext) {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            try? context.channel.syncOptions?.setOption(.autoRead, value: false)
+            reads = context.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(10), delay: .milliseconds(10)) { _ in
+                bound.value.read()
+            }
+        }
 
         private func answer(_ command: RTMPCommand, _ context: ChannelHandlerContext) throws {
             let status = { (level: String, code: String) in AMF0Value.object([AMF0Property("level", .string(level)), AMF0Property("code", .string(code))]) }
@@ -170,6 +198,7 @@ final class ScriptedRTMPServer: Sendable {
                 try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Publish.Start")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
+                if case .throttled = behaviour { throttle(context) }
             case ("play", .streamNotFound):
                 try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Play.StreamNotFound")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)

@@ -18,10 +18,11 @@ public final class NginxRTMPServer: Sendable {
     /// Where the recordings go.
     public let recordDirectory: URL
 
-    /// Starts nginx with its config, pid file and recordings in `directory`; returns once it
-    /// accepts a connection (polled for at most 10 s).
-    public init(in directory: URL) throws {
-        port = try LoopbackTCP.freePort()
+    /// Starts nginx with its config, pid file and recordings in `directory`, on `port` (nil: a
+    /// free one; a port given restarts a server that was killed); returns once it accepts a
+    /// connection (polled for at most 10 s). Without `record`, nothing is recorded.
+    public init(in directory: URL, port: Int? = nil, record: Bool = true) throws {
+        self.port = try port ?? LoopbackTCP.freePort()
         recordDirectory = directory.appendingPathComponent("record")
         try FileManager.default.createDirectory(at: recordDirectory, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("logs"), withIntermediateDirectories: true)
@@ -33,7 +34,7 @@ public final class NginxRTMPServer: Sendable {
         error_log stderr info;
         pid \(directory.path)/nginx.pid;
         events { worker_connections 64; }
-        rtmp { server { listen 127.0.0.1:\(port); application live { live on; record all; record_path \(recordDirectory.path); } } }
+        rtmp { server { listen 127.0.0.1:\(self.port); application live { live on; \(record ? "record all; record_path \(recordDirectory.path);" : "") } } }
         """.write(to: config, atomically: true, encoding: .utf8)
         process = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/sbin/nginx"), ["-p", directory.path, "-c", config.path],
                                      isReady: { _ in true })

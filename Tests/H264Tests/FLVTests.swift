@@ -352,7 +352,24 @@ import Testing
             _ = try FLVVideoTag(parsing: sequenceHeader.dropLast())
         },
         MalformedCase("enhanced FourCC cut", .truncated, field: "VideoFourCc") { _ = try FLVVideoTag(parsing: [0x91, 0x61, 0x76]) },
-        MalformedCase("enhanced hvc1", .unsupported, field: "VideoFourCc") { _ = try FLVVideoTag(parsing: [0x91] + Array("hvc1".utf8) + [0, 0, 0]) },
+        MalformedCase("enhanced av01", .unsupported, field: "VideoFourCc") { _ = try FLVVideoTag(parsing: [0x91] + Array("av01".utf8) + [0, 0, 0]) },
+        MalformedCase("hvc1 FourCC cut", .truncated, field: "VideoFourCc") { _ = try FLVVideoTag(parsing: [0x90, 0x68, 0x76, 0x63]) },
+        MalformedCase("hvc1 CompositionTime cut", .truncated, field: "CompositionTime") {
+            _ = try FLVVideoTag(parsing: [0x91] + Array("hvc1".utf8) + [0, 0])
+        },
+        MalformedCase("hvcC shorter than its fixed part", .truncated, field: "HEVCDecoderConfigurationRecord") {
+            _ = try FLVVideoTag(parsing: [0x90] + Array("hvc1".utf8) + [1] + [UInt8](repeating: 0, count: 21))
+        },
+        MalformedCase("hvcC version 0", .invalidConfigurationRecord, field: "configurationVersion") {
+            _ = try FLVVideoTag(parsing: [0x90] + Array("hvc1".utf8) + [UInt8](repeating: 0, count: 23))
+        },
+        MalformedCase("hvcC with 3-byte lengths", .invalidConfigurationRecord, field: "lengthSizeMinusOne") {
+            _ = try FLVVideoTag(parsing: [0x90] + Array("hvc1".utf8) + [1] + [UInt8](repeating: 0, count: 20) + [0xFE, 0])
+        },
+        MalformedCase("avcC in an hvc1 tag", .invalidConfigurationRecord, field: "VideoFourCc") {
+            let avc = try FLVVideoTag(parsing: sequenceHeader)
+            _ = try FLVVideoTag(frameType: .keyframe, packet: avc.packet, syntax: .enhanced, codec: .hevc).serialized()
+        },
         MalformedCase("enhanced multitrack", .unsupported, field: "VideoPacketType") { _ = try FLVVideoTag(parsing: [0x96] + Array("avc1".utf8)) },
         MalformedCase("enhanced CompositionTime cut", .truncated, field: "CompositionTime") {
             _ = try FLVVideoTag(parsing: [0x91] + Array("avc1".utf8) + [0])

@@ -79,6 +79,13 @@ extension FuzzTarget {
                         frames.append(frame)
                     case .skippedTag(let error), .warning(let error):
                         check((error.byteOffset ?? -1) >= 0 && (error.byteOffset ?? -1) <= input.count, "offset of \(error)")
+                    case .hevcFrame(let frame):
+                        let unit = frame.accessUnit
+                        check(unit.streamOffset >= 9 && unit.streamOffset + unit.byteCount <= input.count, "frame outside the input")
+                        check(unit.nalUnitTypes.isEmpty && unit.formatDescription == nil, "H.265 frame with H.264 types or format")
+                        check((try? AVCC.nalUnits(in: unit.data, lengthSize: 4))?.isEmpty == false, "frame data is not 4-byte HVCC")
+                    case .hevcSequenceHeader(let record):
+                        check(record.count >= FLVVideoTag.hevcConfigurationFixedSize && record[0] == 1, "an hvcC whose fixed part does not hold")
                     case .sequenceHeader, .endOfSequence:
                         break
                     }

@@ -16,11 +16,19 @@ public struct FLVMetadata: Hashable, Sendable {
     /// `videodatarate`, in kilobits per second.
     public var videoDataRate: Double?
 
-    /// `videocodecid`: 7, AVC.
+    /// The codec, which `videocodecid` names.
+    public var codec: VideoCodec
+
+    /// `videocodecid` of H.264: 7, AVC.
     public static let videoCodecId = 7.0
+    /// `videocodecid` of H.265: the FourCC `hvc1` as a number (0x68766331), as the Enhanced
+    /// RTMP specification has it.
+    public static let hevcVideoCodecId = Double(0x6876_6331)
 
     /// Creates metadata.
-    public init(duration: Double? = nil, width: Int, height: Int, frameRate: Double? = nil, videoDataRate: Double? = nil) {
+    public init(duration: Double? = nil, width: Int, height: Int, frameRate: Double? = nil, videoDataRate: Double? = nil,
+                codec: VideoCodec = .h264) {
+        self.codec = codec
         self.duration = duration
         self.width = width
         self.height = height
@@ -37,7 +45,7 @@ public struct FLVMetadata: Hashable, Sendable {
         entries.append(("height", Double(height)))
         if let videoDataRate { entries.append(("videodatarate", videoDataRate)) }
         if let frameRate { entries.append(("framerate", frameRate)) }
-        entries.append(("videocodecid", Self.videoCodecId))
+        entries.append(("videocodecid", codec == .hevc ? Self.hevcVideoCodecId : Self.videoCodecId))
         return AMF0Value.serialized([.string("onMetaData"), .ecmaArray(entries.map { AMF0Property($0.0, .number($0.1)) })])
     }
 }

@@ -1,6 +1,8 @@
-/// Reads an FLV file's H.264 video: access units with their decoding and presentation times,
-/// and the ``FormatDescription`` of each sequence header, from legacy (`CodecID` 7) and Enhanced
-/// RTMP (`avc1`) tags alike.
+/// Reads an FLV file's H.264 or H.265 video: access units with their decoding and presentation
+/// times, and the ``FormatDescription`` of each H.264 sequence header, from legacy (`CodecID` 7)
+/// and Enhanced RTMP (`avc1`) tags alike; H.265 (`hvc1`) sequence headers come as the hvcC's
+/// bytes and its frames as ``Event/hevcFrame(_:)`` (module `HEVC` reads both as its types:
+/// `VideoFormatDescription`, `HEVCAccessUnit`).
 ///
 /// ```swift
 /// var reader = try FLVReader(bytes)                  // throws when there is no FLV header
@@ -9,6 +11,7 @@
 ///     case .sequenceHeader(let format):  decoder = makeDecoder(format)
 ///     case .frame(let frame):            decode(frame.accessUnit.data, pts: frame.presentationTime)
 ///     case .endOfSequence:               break
+///     case .hevcSequenceHeader, .hevcFrame: break        // H.265: see module HEVC
 ///     case .skippedTag(let error):       log("damaged tag skipped: \(error)")
 ///     case .warning(let warning):        log(warning)
 ///     }
@@ -36,8 +39,14 @@ public struct FLVReader: Sendable {
     public enum Event: Hashable, Sendable {
         /// A sequence header whose format differs from the one in force (the first one included).
         case sequenceHeader(FormatDescription)
-        /// One access unit.
+        /// One H.264 access unit.
         case frame(FLVVideoFrame)
+        /// An H.265 (`hvc1`) sequence header whose hvcC differs from the one in force (the first
+        /// one included): the record's bytes, their fixed part checked.
+        case hevcSequenceHeader([UInt8])
+        /// One H.265 access unit: 4-byte lengths, as for H.264, but no NAL unit types nor format
+        /// in its ``FLVVideoFrame/accessUnit`` (module `HEVC`'s `hevcAccessUnit` reads them).
+        case hevcFrame(FLVVideoFrame)
         /// An end-of-sequence tag, with its timestamp in milliseconds.
         case endOfSequence(timestamp: Int64)
         /// A damaged or unsupported video tag (or a cut-off last tag), reported and skipped; the
@@ -49,8 +58,10 @@ public struct FLVReader: Sendable {
 
     /// The file header, once its bytes have been read.
     public private(set) var header: FLVFileHeader?
-    /// The format of the sequence header in force.
+    /// The format of the H.264 sequence header in force.
     public private(set) var formatDescription: FormatDescription?
+    /// The hvcC of the H.265 sequence header in force.
+    public private(set) var hevcConfiguration: [UInt8]?
     /// How many audio and script data tags were skipped.
     public private(set) var ignoredTagCount = 0
 
@@ -66,6 +77,7 @@ public struct FLVReader: Sendable {
     private var previousTagSize = 0
     private var expectingPreviousTagSize = true
     private var formatChanged = false
+    private var hevcFormatChanged = false
     /// Warnings found in the last tag read, handed out by ``next()`` before the next tag is read.
     private var pendingWarnings: [H264Error] = []
 
@@ -201,11 +213,18 @@ public struct FLVReader: Sendable {
             formatChanged = formatDescription != nil
             formatDescription = format
             return .sequenceHeader(format)
+        case .hevcSequenceHeader(let record):
+            guard record != hevcConfiguration else { return nil }
+            hevcFormatChanged = hevcConfiguration != nil
+            hevcConfiguration = record
+            return .hevcSequenceHeader(record)
         case .endOfSequence:
             return .endOfSequence(timestamp: Int64(tag.timestamp))
         case .codedFrames(let payload, let compositionTime):
             let payloadStart = data.upperBound - payload.count
-            let lengthSize = formatDescription?.nalUnitLengthSize ?? 4
+            let hevc = video.codec == .hevc
+            // hvcC: lengthSizeMinusOne in the low bits of byte 21 (checked by FLVVideoTag).
+            let lengthSize = hevc ? hevcConfiguration.map { Int($0[21] & 0x03) + 1 } ?? 4 : formatDescription?.nalUnitLengthSize ?? 4
             let units: [Range<Int>]
             let annexBInside: Bool
             do throws(H264Error) {
@@ -231,12 +250,17 @@ public struct FLVReader: Sendable {
                 data = (try? AVCC.data(nalUnits: units.map { Array(payload[$0]) }, lengthSize: 4)) ?? []
             }
             let accessUnit = AccessUnit(data: data,
-                                        nalUnitTypes: units.map { NALUnitHeader(byte: payload[$0.lowerBound]).nalUnitType },
+                                        nalUnitTypes: hevc ? [] : units.map { NALUnitHeader(byte: payload[$0.lowerBound]).nalUnitType },
                                         streamOffset: base + tagStart, byteCount: FLVTagHeader.size + tag.dataSize,
-                                        formatDescription: formatDescription, formatChanged: formatChanged)
+                                        formatDescription: hevc ? nil : formatDescription, formatChanged: hevc ? hevcFormatChanged : formatChanged)
+            let frame = FLVVideoFrame(accessUnit: accessUnit, decodeTime: Int64(tag.timestamp),
+                                      compositionTime: compositionTime, frameType: video.frameType, syntax: video.syntax)
+            if hevc {
+                hevcFormatChanged = false
+                return .hevcFrame(frame)
+            }
             formatChanged = false
-            return .frame(FLVVideoFrame(accessUnit: accessUnit, decodeTime: Int64(tag.timestamp),
-                                        compositionTime: compositionTime, frameType: video.frameType, syntax: video.syntax))
+            return .frame(frame)
         }
     }
 }
@@ -246,10 +270,14 @@ extension FLVReader {
     public struct Contents: Hashable, Sendable {
         /// The file header.
         public var header: FLVFileHeader
-        /// The access units, in file (decoding) order.
+        /// The H.264 access units, in file (decoding) order.
         public var frames: [FLVVideoFrame]
-        /// The formats of the sequence headers, in order (each differs from the one before).
+        /// The formats of the H.264 sequence headers, in order (each differs from the one before).
         public var formatDescriptions: [FormatDescription]
+        /// The H.265 access units, in file (decoding) order.
+        public var hevcFrames: [FLVVideoFrame] = []
+        /// The hvcC of each H.265 sequence header, in order (each differs from the one before).
+        public var hevcConfigurations: [[UInt8]] = []
         /// How many end-of-sequence tags were read.
         public var endOfSequenceCount: Int
         /// The damaged or unsupported video tags that were skipped.
@@ -271,6 +299,8 @@ extension FLVReader {
             switch event {
             case .sequenceHeader(let format): contents.formatDescriptions.append(format)
             case .frame(let frame): contents.frames.append(frame)
+            case .hevcSequenceHeader(let record): contents.hevcConfigurations.append(record)
+            case .hevcFrame(let frame): contents.hevcFrames.append(frame)
             case .endOfSequence: contents.endOfSequenceCount += 1
             case .skippedTag(let error): contents.skippedTags.append(error)
             case .warning(let warning): contents.warnings.append(warning)

@@ -1,7 +1,8 @@
 /// One access unit read from an FLV video tag, with its timing.
 public struct FLVVideoFrame: Hashable, Sendable {
-    /// The access unit in AVCC with 4-byte lengths (whatever length size the file used), its
-    /// NAL unit types and the format of the sequence header in force. Its
+    /// The access unit in AVCC (or H.265's HVCC) with 4-byte lengths (whatever length size the
+    /// file used), its H.264 NAL unit types and the format of the sequence header in force (both
+    /// left empty for H.265: module `HEVC`'s `hevcAccessUnit` reads its types). Its
     /// ``AccessUnit/streamOffset`` is where the tag begins in the file and its
     /// ``AccessUnit/byteCount`` the tag's size (11 + `DataSize`).
     public var accessUnit: AccessUnit

@@ -1,12 +1,17 @@
-/// The data of an FLV video tag carrying H.264 (`VIDEODATA`): a sequence header (the avcC), coded
-/// frames (AVCC NAL units with a composition time) or an end of sequence.
+/// The data of an FLV video tag carrying H.264 or H.265 (`VIDEODATA`): a sequence header (the
+/// avcC or the hvcC), coded frames (length-prefixed NAL units with a composition time) or an end
+/// of sequence.
 ///
 /// Two syntaxes carry the same packets:
 /// - legacy FLV (annex E.4.3.1): `FrameType(4) | CodecID(4)` with CodecID 7 (AVC), then
 ///   `AVCPacketType` (0 sequence header, 1 NALU, 2 end of sequence) and `CompositionTime` (SI24);
 /// - Enhanced RTMP v2: `IsExHeader(1) = 1 | FrameType(3) | VideoPacketType(4)`, the FourCC
-///   `avc1`, then for `CodedFrames` (1) an SI24 composition time, for `CodedFramesX` (3) none (it
-///   is 0), for `SequenceStart` (0) the avcC and for `SequenceEnd` (2) nothing.
+///   (`avc1` H.264, `hvc1` H.265), then for `CodedFrames` (1) an SI24 composition time, for
+///   `CodedFramesX` (3) none (it is 0), for `SequenceStart` (0) the configuration record and for
+///   `SequenceEnd` (2) nothing.
+///
+/// Legacy FLV has no `CodecID` for H.265: its tags (``codec`` ``VideoCodec/hevc``) are always
+/// written in the enhanced syntax, whatever ``syntax`` says.
 ///
 /// The same bytes are an RTMP video message's payload, so this type serves live RTMP as well as
 /// FLV files (``FLVWriter``, ``FLVReader``).
@@ -40,6 +45,10 @@ public struct FLVVideoTag: Hashable, Sendable {
     public enum Packet: Hashable, Sendable {
         /// `AVCPacketType` 0 / `SequenceStart`: the decoder configuration (the avcC).
         case sequenceHeader(AVCDecoderConfigurationRecord)
+        /// `SequenceStart` of an `hvc1` tag: the H.265 decoder configuration record's bytes (the
+        /// hvcC), whose fixed part is checked here (its length and `lengthSizeMinusOne`); module
+        /// `HEVC` parses the whole (`HEVCDecoderConfigurationRecord(parsing:)`).
+        case hevcSequenceHeader([UInt8])
         /// `AVCPacketType` 1 / `CodedFrames` / `CodedFramesX`: one access unit's NAL units, each
         /// preceded by its length in the size the sequence header names, and the composition
         /// time offset PTS − DTS in milliseconds (−8,388,608…8,388,607; negative values are kept).
@@ -52,6 +61,10 @@ public struct FLVVideoTag: Hashable, Sendable {
     public static let avcCodecId: UInt8 = 7
     /// The Enhanced RTMP FourCC of H.264, `avc1`.
     public static let avcFourCC: [UInt8] = Array("avc1".utf8)
+    /// The Enhanced RTMP FourCC of H.265, `hvc1`.
+    public static let hevcFourCC: [UInt8] = Array("hvc1".utf8)
+    /// The bytes of an hvcC before its arrays (ISO/IEC 14496-15 §8.3.3.1: up to `numOfArrays`).
+    public static let hevcConfigurationFixedSize = 23
     /// The range of an SI24 composition time.
     public static let compositionTimeRange: ClosedRange<Int32> = -0x80_0000...0x7F_FFFF
 
@@ -59,15 +72,21 @@ public struct FLVVideoTag: Hashable, Sendable {
     public var frameType: FrameType
     /// What the tag carries.
     public var packet: Packet
-    /// The syntax the tag is (to be) written in.
+    /// The syntax the tag is (to be) written in (H.265: always enhanced).
     public var syntax: Syntax
+    /// The codec: H.264 (legacy `CodecID` 7 or `avc1`) or H.265 (`hvc1`).
+    public var codec: VideoCodec
 
-    /// Creates a tag.
-    public init(frameType: FrameType, packet: Packet, syntax: Syntax = .legacy) {
+    /// Creates a tag; a ``Packet/hevcSequenceHeader(_:)`` makes it an H.265 tag whatever `codec` says.
+    public init(frameType: FrameType, packet: Packet, syntax: Syntax = .legacy, codec: VideoCodec = .h264) {
         self.frameType = frameType
         self.packet = packet
         self.syntax = syntax
+        if case .hevcSequenceHeader = packet { self.codec = .hevc } else { self.codec = codec }
     }
+
+    /// The Enhanced RTMP FourCC of ``codec``.
+    public var fourCC: [UInt8] { codec == .hevc ? Self.hevcFourCC : Self.avcFourCC }
 
     /// Parses a video tag's data (or an RTMP video message).
     ///
@@ -79,8 +98,11 @@ public struct FLVVideoTag: Hashable, Sendable {
     ///   RTMP packet type other than 0…3 (`VideoPacketType`: metadata, multitrack, ModEx …) or a
     ///   command frame (`FrameType` 5); ``H264Error/Code/valueOutOfRange`` for a `FrameType` of
     ///   0, 6 or 7 or an `AVCPacketType` above 2; the errors of
-    ///   ``AVCDecoderConfigurationRecord/init(parsing:)`` for a sequence header, offset to the
-    ///   tag data.
+    ///   ``AVCDecoderConfigurationRecord/init(parsing:)`` for an H.264 sequence header, offset to
+    ///   the tag data; for an H.265 one, ``H264Error/Code/truncated`` (field
+    ///   `HEVCDecoderConfigurationRecord`) when it is shorter than its fixed part and
+    ///   ``H264Error/Code/invalidConfigurationRecord`` for a `configurationVersion` other than 1
+    ///   or a `lengthSizeMinusOne` of 2.
     public init(parsing data: some RandomAccessCollection<UInt8>) throws(H264Error) {
         // Offsets are counted from the start of the data; only the payload is copied.
         let count = data.count
@@ -106,11 +128,16 @@ public struct FLVVideoTag: Hashable, Sendable {
                 throw H264Error(.truncated, field: "VideoFourCc", byteOffset: 1, "the tag ends before its FourCC")
             }
             let fourCC = (1..<5).map(byte)
-            guard fourCC == Self.avcFourCC else {
+            switch fourCC {
+            case Self.avcFourCC: codec = .h264
+            case Self.hevcFourCC: codec = .hevc
+            default:
                 let name = String(decoding: fourCC.map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
-                throw H264Error(.unsupported, field: "VideoFourCc", byteOffset: 1, "FourCC '\(name)' is not avc1")
+                throw H264Error(.unsupported, field: "VideoFourCc", byteOffset: 1, "FourCC '\(name)' is neither avc1 nor hvc1")
             }
             switch packetType {
+            case 0 where codec == .hevc:
+                packet = .hevcSequenceHeader(try Self.hevcRecord(payload(from: 5), at: 5))
             case 0:
                 packet = .sequenceHeader(try Self.record(data.dropFirst(5), at: 5))
             case 1:
@@ -129,6 +156,7 @@ public struct FLVVideoTag: Hashable, Sendable {
             }
         } else {
             syntax = .legacy
+            codec = .h264
             let codecId = first & 0x0F
             guard codecId == Self.avcCodecId else {
                 throw H264Error(.unsupported, field: "CodecID", byteOffset: 0, "CodecID \(codecId) is not 7 (AVC)")
@@ -156,16 +184,34 @@ public struct FLVVideoTag: Hashable, Sendable {
         }
     }
 
+    /// The hvcC's bytes when their fixed part holds: at least 23 bytes, `configurationVersion`
+    /// 1 and a NAL unit length of 1, 2 or 4 bytes (errors offset by `offset`).
+    private static func hevcRecord(_ bytes: [UInt8], at offset: Int) throws(H264Error) -> [UInt8] {
+        guard bytes.count >= hevcConfigurationFixedSize else {
+            throw H264Error(.truncated, field: "HEVCDecoderConfigurationRecord", byteOffset: offset,
+                            "an hvcC of \(bytes.count) bytes, its fixed part has \(hevcConfigurationFixedSize)")
+        }
+        guard bytes[0] == 1 else {
+            throw H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: offset,
+                            "version \(bytes[0]), expected 1")
+        }
+        guard bytes[21] & 0x03 != 2 else {
+            throw H264Error(.invalidConfigurationRecord, field: "lengthSizeMinusOne", byteOffset: offset + 21, "a 3-byte NAL unit length")
+        }
+        return bytes
+    }
+
     /// Appends the tag data.
     ///
     /// In the enhanced syntax, coded frames with a composition time of 0 are written as
-    /// `CodedFramesX`.
+    /// `CodedFramesX`. H.265 tags are written in the enhanced syntax.
     ///
     /// - Throws: ``H264Error/Code/valueOutOfRange`` for a composition time outside SI24 (field
-    ///   `CompositionTime`); the errors of ``AVCDecoderConfigurationRecord/serialized()``.
+    ///   `CompositionTime`); ``H264Error/Code/invalidConfigurationRecord`` for an avcC in an
+    ///   H.265 tag or an hvcC in an H.264 one; the errors of ``AVCDecoderConfigurationRecord/serialized()``.
     public func append(to output: inout [UInt8]) throws(H264Error) {
         let frame = frameType.rawValue
-        switch syntax {
+        switch codec == .hevc ? .enhanced : syntax {
         case .legacy:
             output.append(frame << 4 | Self.avcCodecId)
             switch packet {
@@ -179,23 +225,32 @@ public struct FLVVideoTag: Hashable, Sendable {
                 output.append(contentsOf: data)
             case .endOfSequence:
                 output.append(contentsOf: [2, 0, 0, 0])
+            case .hevcSequenceHeader:
+                throw H264Error(.invalidConfigurationRecord, field: "CodecID", "an hvcC in an H.264 tag")
             }
         case .enhanced:
             let header = 0x80 | frame << 4
             switch packet {
             case .sequenceHeader(let record):
+                guard codec == .h264 else {
+                    throw H264Error(.invalidConfigurationRecord, field: "VideoFourCc", "an avcC in an hvc1 tag")
+                }
                 output.append(header | 0)
-                output.append(contentsOf: Self.avcFourCC)
+                output.append(contentsOf: fourCC)
                 output.append(contentsOf: try record.serialized())
+            case .hevcSequenceHeader(let record):
+                output.append(header | 0)
+                output.append(contentsOf: Self.hevcFourCC)
+                output.append(contentsOf: record)
             case .codedFrames(let data, let compositionTime):
                 try Self.checkCompositionTime(compositionTime)
                 output.append(header | (compositionTime == 0 ? 3 : 1))
-                output.append(contentsOf: Self.avcFourCC)
+                output.append(contentsOf: fourCC)
                 if compositionTime != 0 { BigEndian.append(Int(compositionTime), count: 3, to: &output) }
                 output.append(contentsOf: data)
             case .endOfSequence:
                 output.append(header | 2)
-                output.append(contentsOf: Self.avcFourCC)
+                output.append(contentsOf: fourCC)
             }
         }
     }

@@ -91,10 +91,11 @@ public struct FLVWriter: Sendable {
     ///   - decodeTime: the decoding time in milliseconds, the tag's timestamp (not negative).
     ///   - presentationTime: the presentation time in milliseconds; `presentationTime −
     ///     decodeTime` is written as the SI24 composition time, negative values included.
+    ///   - codec: H.264, or H.265 (an `hvc1` tag, after an H.265 sequence header).
     /// - Throws: ``H264Error/Code/valueOutOfRange`` when the composition time does not fit SI24
     ///   (field `CompositionTime`) and as ``append(_:timestamp:)``.
     public mutating func appendFrame(_ data: [UInt8], isKeyframe: Bool, decodeTime: Int64,
-                                     presentationTime: Int64) throws(H264Error) {
+                                     presentationTime: Int64, codec: VideoCodec = .h264) throws(H264Error) {
         let (difference, overflow) = presentationTime.subtractingReportingOverflow(decodeTime)
         guard !overflow, let compositionTime = Int32(exactly: difference),
               FLVVideoTag.compositionTimeRange.contains(compositionTime) else {
@@ -102,15 +103,15 @@ public struct FLVWriter: Sendable {
                             "presentation − decoding time (\(presentationTime) − \(decodeTime) ms) does not fit SI24")
         }
         try append(FLVVideoTag(frameType: isKeyframe ? .keyframe : .interFrame,
-                               packet: .codedFrames(data: data, compositionTime: compositionTime), syntax: syntax),
+                               packet: .codedFrames(data: data, compositionTime: compositionTime), syntax: syntax, codec: codec),
                    timestamp: decodeTime)
     }
 
-    /// Appends an end-of-sequence tag.
+    /// Appends an end-of-sequence tag (of an H.264 or an H.265 stream).
     ///
     /// - Throws: as ``append(_:timestamp:)``.
-    public mutating func appendEndOfSequence(timestamp: Int64) throws(H264Error) {
-        try append(FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax), timestamp: timestamp)
+    public mutating func appendEndOfSequence(timestamp: Int64, codec: VideoCodec = .h264) throws(H264Error) {
+        try append(FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax, codec: codec), timestamp: timestamp)
     }
 
     /// Returns the bytes written so far and empties ``bytes`` (for writing a file as it grows,

@@ -73,11 +73,16 @@ public struct RTMPCommand: Hashable, Sendable {
     ///   - app: the application (`live` in `rtmp://host/live/key`).
     ///   - tcUrl: the URL up to the application (`rtmp://host/live`).
     ///   - flashVer: the client's version string (FFmpeg sends `FMLE/3.0 (compatible; Lavf…)`).
-    public static func connect(app: String, tcUrl: String, flashVer: String = "FMLE/3.0 (compatible; swift-h264)") -> RTMPCommand {
-        RTMPCommand(name: "connect", transactionId: 1, commandObject: .object([
+    ///   - fourCcList: the Enhanced RTMP codecs the client supports (`avc1`, `hvc1`), as the
+    ///     strict array `fourCcList`; nil leaves it out (what legacy clients send).
+    public static func connect(app: String, tcUrl: String, flashVer: String = "FMLE/3.0 (compatible; swift-h264)",
+                               fourCcList: [String]? = nil) -> RTMPCommand {
+        var properties = [
             AMF0Property("app", .string(app)), AMF0Property("type", .string("nonprivate")),
             AMF0Property("flashVer", .string(flashVer)), AMF0Property("tcUrl", .string(tcUrl)),
-        ]))
+        ]
+        if let fourCcList { properties.append(AMF0Property("fourCcList", .strictArray(fourCcList.map(AMF0Value.string)))) }
+        return RTMPCommand(name: "connect", transactionId: 1, commandObject: .object(properties))
     }
 
     /// `releaseStream` (stream key), as FFmpeg and OBS send it before publishing.

@@ -71,7 +71,7 @@ struct RelayCommand: AsyncParsableCommand {
                 }
             }
             let frames = try await open(group: group, eventLog: eventLog, logger: logger, closeSource: &closeSource)
-            outputs.rtmp = try await rtmp.publisher(group: group, logger: logger)
+            outputs.rtmp = try await rtmp.publisher(group: group, reconnect: client.reconnection, logger: logger)
             let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
             let (rtsp, publisher) = (outputs.rtsp, outputs.rtmp)
             let work = Task {
@@ -92,7 +92,7 @@ struct RelayCommand: AsyncParsableCommand {
             if !options.quiet {
                 log("relayed \(outcome.frames) frames to \(stats.clients) viewers (\(stats.startsFromKeptGOP) started from the kept GOP; "
                     + "\(stats.overflows) skipped to an IDR); \(outcome.sourceEnded ? "the source ended" : "stopped by signal")")
-                if let publisher { log(RTMPOutputOptions.summary(publisher)) }
+                if let publisher { log(publisher.summary) }
             }
         } catch {
             await finish(sourceEnded: false)

@@ -49,7 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
                                       onKeyframeRequest: doorbell.ring)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let rtpSender: RTPSender?, publisher: RTMPPublisher?
-        do { (rtpSender, publisher) = (try await network.startRTP(group: group), try await rtmp.publisher(group: group, logger: logger)) } catch {
+        do { (rtpSender, publisher) = (try await network.startRTP(group: group), try await rtmp.publisher(group: group, reconnect: network.reconnect ? .init() : nil, logger: logger)) } catch {
             try? await group.shutdownGracefully()
             throw error
         }
@@ -118,7 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
         let stats = broadcaster.statistics
         log("served \(outcome.frames) frames to \(stats.clients) clients (at most \(stats.maxConcurrent) at once; "
             + "\(stats.overflows) skipped to an IDR); \(outcome.ending == .stopped ? "stopped by signal" : "input ended")")
-        if let publisher { log(RTMPOutputOptions.summary(publisher)) }
+        if let publisher { log(publisher.summary) }
     }
 
     /// Writes `h264 serve: LINE` on standard error, unless `--quiet`.

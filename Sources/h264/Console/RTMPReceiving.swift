@@ -36,7 +36,7 @@ extension ReceiveOptions {
             case .frame(let frame):
                 .accessUnit(.init(accessUnit: frame.accessUnit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true))
             case .skippedTag(let error), .warning(let error): .diagnostic(error)
-            case .sequenceHeader, .endOfSequence: nil
+            case .sequenceHeader, .endOfSequence, .hevcSequenceHeader, .hevcFrame: nil // H.265 over RTMP is not written yet
             }
         }
         try await receive(events, format: nil, opening: opening, stop: stop, whenDone: whenDone) {

@@ -16,7 +16,7 @@ extension RelayCommand {
             return .rtmp(publisher)
         }
         if let source, source.lowercased().hasPrefix("rtmp") {
-            let configuration = RTMPPlayer.Configuration(tlsTrust: try client.configuration().tlsTrust)
+            let configuration = RTMPPlayer.Configuration(tlsTrust: try client.configuration().tlsTrust, reconnect: client.reconnection)
             let player = try await RTMPPlayer.connect(to: source, group: group, configuration: configuration, logger: logger)
             closeSource = { player.stop() }
             return .rtmp(player)

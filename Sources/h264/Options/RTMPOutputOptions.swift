@@ -11,26 +11,19 @@ struct RTMPOutputOptions: ParsableArguments {
     var rtmpEnhanced = false
 
     func validate() throws {
-        guard let rtmp else { return }
-        do { _ = try RTMPURL(rtmp) } catch { throw ValidationError("--rtmp: \(error)") }
+        do { _ = try rtmp.map { try RTMPURL($0) } } catch { throw ValidationError("--rtmp: \(error)") }
     }
 
-    /// The publisher of `--rtmp`, connected and publishing; nil without it.
-    func publisher(group: any EventLoopGroup, logger: Logger) async throws -> RTMPPublisher? {
+    /// The publisher of `--rtmp` (publishing again after a drop by the `reconnect` policy), connected and publishing; nil without it.
+    func publisher(group: any EventLoopGroup, reconnect: RTMPPublisher.Configuration.Reconnect?, logger: Logger) async throws -> RTMPPublisher? {
         guard let rtmp else { return nil }
         var configuration = RTMPPublisher.Configuration()
-        configuration.syntax = rtmpEnhanced ? .enhanced : .legacy
+        (configuration.syntax, configuration.reconnect) = (rtmpEnhanced ? .enhanced : .legacy, reconnect)
         do {
             return try await RTMPPublisher.connect(to: rtmp, group: group, configuration: configuration, logger: logger)
         } catch {
             throw CLIError("--rtmp: \(error)")
         }
-    }
-
-    /// `published N frames to URL (M dropped …)`, for the summary line.
-    static func summary(_ publisher: RTMPPublisher) -> String {
-        let stats = publisher.statistics
-        return "published \(stats.framesSent) frames to \(publisher.url) (\(stats.framesDropped) dropped, \(stats.skipsToKeyframe) skips to an IDR)"
     }
 }
 

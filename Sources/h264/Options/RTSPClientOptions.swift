@@ -13,7 +13,7 @@ struct RTSPClientOptions: ParsableArguments {
     @Option(help: "With an rtsp:// URL: the user name for a server that asks for one (401); or give rtsp://USER:PASSWORD@HOST/….")
     var user: String?
     @Option(help: "With an rtsp:// URL: the password of --user.") var password: String?
-    @Flag(help: "With an rtsp:// URL: when the connection is lost, reconnect (after --reconnect-delay, doubling up to --reconnect-max-delay, without a limit) and go on from the next IDR; --idle-timeout counts only while connected, --frames across reconnections.")
+    @Flag(help: "With an rtsp:// URL (and on relay an rtmp:// SOURCE or --rtmp): when the connection is lost, reconnect (after --reconnect-delay, doubling up to --reconnect-max-delay, without a limit) and go on from the next IDR; --idle-timeout counts only while connected, --frames across reconnections.")
     var reconnect = false
     @Option(help: "With --reconnect: the seconds to wait before the first try.") var reconnectDelay: Double = 1
     @Option(help: "With --reconnect: the most seconds to wait between tries.") var reconnectMaxDelay: Double = 30
@@ -38,9 +38,12 @@ struct RTSPClientOptions: ParsableArguments {
         case .udp: .udp
         }
         configuration.credentials = user.map { RTSPCredentials(user: $0, password: password ?? "") }
-        configuration.reconnect = reconnect ? .init(initialDelay: .seconds(reconnectDelay), maximumDelay: .seconds(reconnectMaxDelay)) : nil
+        configuration.reconnect = reconnection
         return configuration
     }
+
+    /// The policy of `--reconnect` (for the camera, and for `--rtmp` publishing); nil without it.
+    var reconnection: RTSPClient.Configuration.Reconnect? { reconnect ? .init(initialDelay: .seconds(reconnectDelay), maximumDelay: .seconds(reconnectMaxDelay)) : nil }
 
     /// The depacketizer events of `client`; disconnections, reconnections and resumptions go
     /// to `log` and to `eventLog` (`ReceiveEvent`).

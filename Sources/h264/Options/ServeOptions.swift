@@ -21,6 +21,7 @@ struct ServeOutputOptions: ParsableArguments {
     var rtsp: String?
     @Option(help: "Write the listening addresses, viewers and RTSP sessions as JSON lines to this file ('-': standard output).")
     var events: String?
+    @Flag(help: "With --rtmp: when the connection drops, publish again (after 1 s, doubling up to 30 s), from the next IDR.") var reconnect = false
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }

@@ -1,0 +1,117 @@
+import Foundation
+import H264
+import H264Streaming
+import H264TestSupport
+import NIOPosix
+import Testing
+
+extension AllBenchmarks {
+/// One process publishing many pre-encoded streams to an RTMP server: `RTMPPublisher` ×8 in this
+/// test process (one event-loop thread; one task paces all eight at 30 fps, handing each frame
+/// to ``RTMPPublisher/offer(_:)``) against 8 `ffmpeg -re -framerate 30 -i camera.264 -c copy -f flv
+/// rtmp://…` processes, both to the same nginx-rtmp (`live on`, no recording). The streams are
+/// ``CameraStream``'s (720p, 2 Mbit/s, 30 fps); ours are cut into access units before the window
+/// (an encoder hands them so). CPU time (user + system) over the same wall-clock window, setup
+/// excluded: this process's (`getrusage`) against the sum of the 8 ffmpegs' (`/proc/PID/stat`).
+/// Debug builds run 2 streams for 2 s, as a check that every stream is published.
+@Suite("RTMPPublish")
+struct RTMPPublishBenchmarks {
+    static let streams = Bench.isDebugBuild ? 2 : 8
+    static let window: Duration = Bench.isDebugBuild ? .seconds(2) : .seconds(10)
+    static let warmUp: Duration = .seconds(2)
+    static var windowSeconds: Double { Double(window.components.seconds) }
+
+    /// nginx-rtmp without recording (the benchmark measures the publishers, not nginx's disk).
+    static func nginx(in directory: URL) throws -> NginxRTMPServer {
+        try NginxRTMPServer(in: directory, record: false)
+    }
+
+    /// `streams` publishers on one event-loop thread, paced by one task; frames sent in the window.
+    static func ours(nginx: NginxRTMPServer, units: [AccessUnit], format: FormatDescription) async throws -> (CPUTime.Split, [Int]) {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var publishers: [RTMPPublisher] = []
+        for index in 0..<streams {
+            publishers.append(try await RTMPPublisher.connect(to: nginx.url(key: "ours\(index)"), group: group))
+        }
+        let frameInterval = Duration.seconds(1) / 30
+        let clock = ContinuousClock(), start = clock.now
+        var index = 0
+        func pace(until end: ContinuousClock.Instant) async throws {
+            while clock.now < end {
+                let unit = units[index % units.count]
+                let frame = LiveFrame(avcc: unit.data, formatDescription: unit.formatDescription ?? format, isKeyframe: unit.isIDR,
+                                      presentationTime: frameInterval * index)
+                for publisher in publishers { publisher.offer(frame) }
+                index += 1
+                try await Task.sleep(until: start + frameInterval * index, clock: clock)
+            }
+        }
+        try await pace(until: start + warmUp)
+        let before = publishers.map(\.statistics.framesSent), cpuBefore = CPUTime.splitOfThisProcess()
+        try await pace(until: clock.now + window)
+        let cpu = CPUTime.splitOfThisProcess() - cpuBefore
+        let sent = zip(publishers.map(\.statistics.framesSent), before).map { $0 - $1 }
+        for publisher in publishers {
+            #expect(publisher.statistics.framesDropped == 0, "\(publisher.statistics)")
+            await publisher.finish()
+        }
+        try await group.shutdownGracefully()
+        return (cpu, sent)
+    }
+
+    /// `streams` ffmpeg processes publishing the Annex-B file at its rate; the frames each sent
+    /// in the window (its `-progress` file).
+    static func ffmpegs(nginx: NginxRTMPServer, file: String, directory: URL) async throws -> (CPUTime.Split, [Int]) {
+        let progress = (0..<streams).map { directory.appendingPathComponent("progress-\($0).txt").path }
+        let processes = try progress.indices.map { index in
+            try Subprocess.launch("ffmpeg", ["-nostdin", "-nostats", "-loglevel", "error", "-re", "-framerate", "30", "-i", file,
+                                             "-c", "copy", "-f", "flv", "-progress", progress[index], nginx.url(key: "ffmpeg\(index)")])
+        }
+        defer {
+            for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            for process in processes { process.waitUntilExit() }
+        }
+        // Their start-up (probing the file, connecting) stays outside the window: it opens once each has sent a second.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while progress.contains(where: { RTSPIngestBenchmarks.frames(in: $0) < 30 }) {
+            try #require(ContinuousClock.now < deadline && processes.allSatisfy { $0.isRunning }, "\(progress.map(RTSPIngestBenchmarks.frames(in:)))")
+            try await Task.sleep(for: .milliseconds(100)) // polls files: nothing signals their writes
+        }
+        let pids = processes.map(\.processIdentifier)
+        let before = progress.map(RTSPIngestBenchmarks.frames(in:)), cpuBefore = CPUTime.splitOfProcesses(pids)
+        try await Task.sleep(for: window)
+        let cpu = CPUTime.splitOfProcesses(pids) - cpuBefore
+        let after = progress.map(RTSPIngestBenchmarks.frames(in:))
+        #expect(processes.allSatisfy { $0.isRunning })
+        return (cpu, zip(after, before).map { $0 - $1 })
+    }
+
+    /// `rtmp_publish_cpu_vs_ffmpeg` = our CPU seconds ÷ the 8 ffmpegs' over windows of the same length.
+    @Test func publishCPUVersusFFmpeg() async throws {
+        let camera = try CameraStream.files()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-rtmp-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try Self.nginx(in: directory)
+        defer { nginx.kill() }
+        let units = AccessUnitAssembler.accessUnits(inAnnexB: [UInt8](try Data(contentsOf: URL(fileURLWithPath: camera.annexB))))
+            .filter(\.hasPicture)
+        let format = try #require(units.first?.formatDescription)
+        let (ourCPU, ourFrames) = try await Self.ours(nginx: nginx, units: units, format: format)
+        let (theirCPU, theirFrames) = try await Self.ffmpegs(nginx: nginx, file: camera.annexB, directory: directory)
+        // Every stream at the source rate on both sides (ffmpeg's counts are sampled every 0.5 s).
+        let expected = Int(30 * Self.windowSeconds * 0.9)
+        #expect(ourFrames.count == Self.streams && ourFrames.allSatisfy { $0 >= expected }, "frames per stream: \(ourFrames)")
+        #expect(theirFrames.count == Self.streams && theirFrames.allSatisfy { $0 >= expected - 15 }, "ffmpeg's frames: \(theirFrames)")
+        func cpu(_ split: CPUTime.Split) -> String {
+            String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f)", split.total,
+                   split.total / Self.windowSeconds * 100, split.user, split.system)
+        }
+        BenchmarkReport.shared.record(
+            "rtmp_publish_cpu_vs_ffmpeg", ourCPU.total / theirCPU.total, goal: "≤ 0.3",
+            detail: "\(Self.streams) streams of 1280x720 30 fps " + String(format: "%.2f", camera.bitRate / 1e6)
+                + " Mbit/s to one nginx-rtmp, \(Int(Self.windowSeconds)) s windows: RTMPPublisher ×\(Self.streams) in one process "
+                + "\(cpu(ourCPU)), \(Self.streams) ffmpeg -re -c copy -f flv \(cpu(theirCPU)); frames per stream: ours "
+                + "\(ourFrames.min() ?? 0)–\(ourFrames.max() ?? 0), ffmpeg's \(theirFrames.min() ?? 0)–\(theirFrames.max() ?? 0)")
+    }
+}
+}
