@@ -3,7 +3,7 @@ public import HEVC
 
 /// Turns ``EncodedFrame``s into an Annex-B byte stream (clause B.1 of H.264 and of H.265) as
 /// `.h264` and `.265` files, TCP viewers and ffplay/VLC expect: every NAL unit after a 4-byte
-/// start code `00 00 00 01`, with the format's parameter sets (``VideoFormatDescription/parameterSets``:
+/// start code `00 00 00 01`, with the format's parameter sets (`VideoFormatDescription.parameterSets`:
 /// SPS and PPS, or VPS, SPS and PPS) written before every keyframe so a decoder can start at any
 /// keyframe, and optionally an access unit delimiter (H.264 clause 7.3.2.4, H.265 clause 7.3.2.5)
 /// opening every picture.
@@ -96,7 +96,7 @@ public struct AnnexBWriter: Sendable {
         return count
     }
 
-    /// Calls `body` with each parameter set of `format` in ``VideoFormatDescription/parameterSets``
+    /// Calls `body` with each parameter set of `format` in `VideoFormatDescription.parameterSets`
     /// order, without building that array (no allocation per frame).
     private static func forEachParameterSet(of format: VideoFormatDescription, _ body: ([UInt8]) -> Void) {
         switch format {

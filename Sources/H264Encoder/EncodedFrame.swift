@@ -60,8 +60,17 @@ public struct EncodedFrame: Sendable {
 
     /// Creates an encoded frame of either codec.
     ///
-    /// - Parameter isKeyframe: whether the frame is a random access point; `nil` (default)
-    ///   takes an IDR as one. An H.265 CRA or BLA picture (``FrameType/i``) needs `true`.
+    /// - Parameters:
+    ///   - data: the NAL units, each after a 4-byte big-endian length.
+    ///   - presentationTimeStamp: when the picture is shown.
+    ///   - decodeTimeStamp: when it is decoded.
+    ///   - duration: how long it is shown.
+    ///   - frameType: the picture's coding type.
+    ///   - isKeyframe: whether the frame is a random access point; `nil` (default) takes an IDR
+    ///     as one. An H.265 CRA or BLA picture (``FrameType/i``) needs `true`.
+    ///   - format: the stream's format (H.264 or H.265 parameter sets).
+    ///   - width: the picture width in pixels.
+    ///   - height: the picture height in pixels.
     public init(data: [UInt8], presentationTimeStamp: Duration, decodeTimeStamp: Duration, duration: Duration,
                 frameType: FrameType, isKeyframe: Bool? = nil, format: VideoFormatDescription, width: Int, height: Int) {
         self.data = data

@@ -79,9 +79,12 @@ struct HEVCEncoderBenchmarks {
         func setUp() {
             session?.invalidate()
             collector.removeAll()
-            session = try? EncoderSession(width: Frames720p.width, height: Frames720p.height,
-                                          configuration: Self.configuration, outputHandler: collector.handler)
-            _ = try? session?.prepare()
+            let opened = try? EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                             configuration: Self.configuration, outputHandler: collector.handler)
+            // Opened on the C loop's queue: x265's worker threads take the scheduling of the
+            // thread that opens the encoder, and the C loop opens its own on a libdispatch worker.
+            queue.sync { _ = try? opened?.prepare() }
+            session = opened
         }
         func encodeAll() { EncoderBenchmarks.encodeAll(frames, session) }
         setUp()

@@ -190,6 +190,34 @@ struct HEVCEncoderTests {
         #expect(frames[0].format.parameterSets == record.nalUnits)
     }
 
+    /// A prewarmed switch to 160×120 mid-stream: the first small frame is a keyframe with a new
+    /// format of the new size, and FFmpeg decodes the whole stream without a word, in both sizes.
+    @Test func prewarmedSizeSwitch() throws {
+        let collector = Collector<EncodedFrame>()
+        let session = try EncoderSession(width: 320, height: 240, configuration: Self.configuration(), outputHandler: collector.handler)
+        for i in 0..<6 {
+            try session.encode(try makeFrame(Cars.frames[i], width: 320, height: 240, format: .i420),
+                               presentationTimeStamp: .milliseconds(i * 100) / 3)
+        }
+        try session.prewarm(width: 160, height: 120)
+        try session.switchToPrewarmedSession()
+        let small = [UInt8](repeating: 100, count: 160 * 120 * 3 / 2)
+        for i in 6..<10 {
+            try session.encode(try VideoFrame(pixelFormat: .i420, width: 160, height: 120, contiguous: small),
+                               presentationTimeStamp: .milliseconds(i * 100) / 3)
+        }
+        try session.completeFrames()
+        session.invalidate()
+        let frames = collector.all
+        try #require(frames.count == 10)
+        #expect(frames[6].isKeyframe && frames[6].format != frames[5].format)
+        #expect(frames[6].format.dimensions == (160, 120))
+        let probe = try Tool.run("ffprobe", ["-v", "error", "-f", "hevc", "-show_entries", "frame=width,height", "-of", "csv=p=0", "-"],
+                                 stdin: try annexB(frames))
+        #expect(probe.stderr.isEmpty, "\(probe.stderr)")
+        #expect(String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n") == Array(repeating: "320,240", count: 6) + Array(repeating: "160,120", count: 4))
+    }
+
     /// What the H.265 encoder refuses, each naming its property.
     @Test(arguments: ["level", "entropyMode", "x264Tune", "averageBitRate"])
     func invalidConfigurationThrows(field: String) throws {

@@ -54,8 +54,8 @@ final class X265Handle {
 /// x265 writes 4-byte big-endian lengths before its NAL units (`bAnnexB` 0) like VideoToolbox,
 /// VPS, SPS and PPS only through `x265_encoder_headers` (`bRepeatHeaders` 0). Not thread-safe,
 /// like x265 itself: the session serialises every use (its lane's mutex). x265 3.5 has no log
-/// callback: its lines go to standard error by x265 itself, at the logger's level (`warning`,
-/// the default, prints x265's errors only; `notice` its warnings).
+/// callback and prints its lines to standard error itself: it is silent at the logger's default
+/// level `warning` (failures are thrown), prints its errors and warnings at `notice`, more below.
 final class X265Encoder: CodecEncoder {
     let width: Int
     let height: Int
@@ -87,14 +87,14 @@ final class X265Encoder: CodecEncoder {
         guard api.param_default_preset?(p, preset, tune) == 0 else {
             throw H264Error(.invalidConfiguration, field: "x264Tune", "x265 rejected preset \(preset) with tune \(tune ?? "none")")
         }
-        // x265 prints its lines itself; at the default `warning` only its errors, since its
-        // warnings are advice printed for ordinary settings ("Source height < 720p; disabling
-        // lookahead-slices").
+        // x265 prints its lines itself (no log callback in 3.5), which a library must not do
+        // unasked: silent at the default `warning` (its failures come back as errors), its
+        // errors and warnings at `notice`, more below.
         p.pointee.logLevel = switch logger.logLevel {
         case .trace, .debug: X265_LOG_DEBUG
         case .info: X265_LOG_INFO
         case .notice: X265_LOG_WARNING
-        case .warning, .error, .critical: X265_LOG_ERROR
+        case .warning, .error, .critical: X265_LOG_NONE
         }
         p.pointee.sourceWidth = Int32(width)
         p.pointee.sourceHeight = Int32(height)
@@ -126,7 +126,7 @@ final class X265Encoder: CodecEncoder {
             throw H264Error(.invalidConfiguration, field: "hevcProfile", "x265 cannot apply profile \(c.hevcProfile.rawValue) to this configuration")
         }
         guard x265.open(), let h = x265.encoder else {
-            throw H264Error(.encoderFailed, field: "x265_encoder_open", "x265 could not open an encoder for \(width)×\(height) (see its log on standard error)")
+            throw H264Error(.encoderFailed, field: "x265_encoder_open", "x265 could not open an encoder for \(width)×\(height) (with a logger at level notice, x265 says why on standard error)")
         }
 
         var nals: UnsafeMutablePointer<x265_nal>?
