@@ -87,3 +87,11 @@ public struct LiveFrame: Sendable {
         return buffer
     }
 }
+
+/// What a ``Broadcaster`` writes to a viewer's channel: a frame, or the empty write
+/// ``Broadcaster/closeAll(flushing:)`` uses to learn when the viewer's queue has drained
+/// (handlers pass it on as an empty buffer).
+enum BroadcastWrite: Sendable {
+    case frame(LiveFrame)
+    case flush
+}
