@@ -56,8 +56,7 @@ struct DecodeCommand: ParsableCommand {
     private func decode() throws {
         let name = input == "-" ? "<stdin>" : input
         let out = try CLIIO.openOutput(output)
-        let descriptor = out.fileDescriptor
-        let outputName = output
+        let (descriptor, outputName) = (out.fileDescriptor, output)
         let state = Locked(Written(output: DecodedFrameOutput(format: framemd5 ? .framemd5 : format == .y4m ? .y4m : .raw)))
         let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads), realTime: realTime,
                                                  outputPixelFormat: pixelFormat.output)
@@ -73,13 +72,10 @@ struct DecodeCommand: ParsableCommand {
             }
         }
 
-        var stream: any ByteSource
-        if let config {
+        var stream: any ByteSource = try config.map { config -> any ByteSource in
             let (samples, record) = (try CLIIO.read(input), try CLIIO.read(config))
-            stream = BufferSource(bytes: try CLIError.named(name) { () throws(H264Error) in try HEVCConversion.annexB(fromSamples: samples, configuration: record) })
-        } else {
-            stream = try FileSource(path: input, name: name, missing: "\(input): no such file")
-        }
+            return BufferSource(bytes: try CLIError.named(name) { () throws(H264Error) in try HEVCConversion.annexB(fromSamples: samples, configuration: record) })
+        } ?? FileSource(path: input, name: name, missing: "\(input): no such file")
 
         var progress = ProgressLine(quiet: quiet.quiet)
         var decoder = AnnexBDecoder(session: session)

@@ -55,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster, rtpSender: rtpSender, publisher: publisher)
         defer { session.invalidate() }
-        guard let format = try session.prepare().h264 else { throw CLIError("serve sends H.264 only: leave out --codec hevc") }
+        let format = try session.prepare()
         if let rtpSender, let sdp = network.sdp { try CLIIO.write(Array(rtpSender.sessionDescription(format: format).text.utf8), to: sdp) }
 
         // SIGINT/SIGTERM end the pacing loop; everything then closes in order (exit status 0).
@@ -132,8 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
         let writer = Locked(AnnexBWriter(accessUnitDelimiters: network.accessUnitDelimiters))
         let log = { @Sendable [quiet] (line: String) in Self.log(line, quiet: quiet) }
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            guard let formatDescription = frame.formatDescription else { return }   // never: serve refuses H.265 at prepare
-            var live = LiveFrame(avcc: frame.data, formatDescription: formatDescription, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp, decodeTime: frame.decodeTimeStamp)
+            var live = LiveFrame(avcc: frame.data, format: frame.format, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp, decodeTime: frame.decodeTimeStamp)
             do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
             publisher?.offer(live)
             var bytes: [UInt8] = []

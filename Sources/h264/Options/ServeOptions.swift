@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
+import HEVC
 import H264Streaming
 import Logging
 import NIOCore
@@ -64,7 +65,7 @@ struct ServeOutputOptions: ParsableArguments {
 
     /// With `--rtsp`: the RTSP server playing the stream at `/live` to the viewers `auth`
     /// lets in, its URL printed on standard error (always) and written to `eventLog`.
-    func startRTSP(group: any EventLoopGroup, broadcaster: Broadcaster, format: FormatDescription, auth: ServerAccessOptions,
+    func startRTSP(group: any EventLoopGroup, broadcaster: Broadcaster, format: VideoFormatDescription, auth: ServerAccessOptions,
                    logger: Logger, eventLog: EventLog) async throws -> RTSPServer? {
         guard let (host, port) = try rtspAddress() else { return nil }
         var configuration = RTSPServer.Configuration()
