@@ -19,7 +19,7 @@ extension FLVReader.Event {
 }
 
 extension FLVVideoFrame {
-    /// The frame as an H.265 access unit (an ``FLVReader/Event/hevcFrame(_:)``'s): the same
+    /// The frame as an H.265 access unit (an `FLVReader.Event.hevcFrame(_:)`'s): the same
     /// 4-byte-length bytes, stream offset and size, and each NAL unit's type from its two-byte
     /// header.
     public var hevcAccessUnit: HEVCAccessUnit {
@@ -35,9 +35,9 @@ extension FLVVideoFrame {
 
 extension FLVWriter {
     /// Appends the sequence header of `format` as a keyframe tag: the avcC (in the writer's
-    /// ``FLVWriter/syntax``), or for H.265 the hvcC in an Enhanced RTMP `hvc1` `SequenceStart`.
+    /// `FLVWriter.syntax`), or for H.265 the hvcC in an Enhanced RTMP `hvc1` `SequenceStart`.
     ///
-    /// - Throws: as ``FLVWriter/append(_:timestamp:)``.
+    /// - Throws: as `FLVWriter.append(_:timestamp:)`.
     public mutating func appendSequenceHeader(_ format: VideoFormatDescription, timestamp: Int64 = 0) throws(H264Error) {
         switch format {
         case .h264(let format):
