@@ -44,26 +44,30 @@ import Testing
         let live = server.mount("/live", format: format, queueLimit: 1000)
         let process = try player(server.url(host: "127.0.0.1", path: "/live"))
         // A player that exits early ends the events, so the wait below ends too.
-        let watcher = Task.detached { process.waitUntilExit(); live.finishEvents() }
+        // On a thread of its own: waiting for a process must not hold a cooperative thread.
+        Thread.detachNewThread { process.waitUntilExit(); live.finishEvents() }
         var events = live.events.makeAsyncIterator()
         var joined = false
         while !joined, let event = await events.next() { if case .viewerJoined = event { joined = true } }
         #expect(joined, "the player joined the stream")
         // The clip again and again (its times going on), a frame every 5 ms, until the player has
         // had its pictures: players probe seconds of a stream before they output its first packet.
-        // Detached: not on the blocking tests' executor, whose threads other tests may hold.
-        let feeder = Task.detached {
+        // On a thread of its own, not the cooperative pool: other tests running beside this one
+        // may hold the pool's threads (with 2 cores it has 2) and starve a task-based feeder.
+        let stopped = Locked(false)
+        Thread.detachNewThread {
             for pass in 0... {
                 for (index, frame) in frames.enumerated() {
+                    if stopped.withLock({ $0 }) { return }
                     var next = frame
                     next.presentationTime = .seconds(1) / 30 * (pass * frames.count + index)
                     live.broadcast(next)
-                    do { try await Task.sleep(for: .milliseconds(5)) } catch { return }
+                    Thread.sleep(forTimeInterval: 0.005)
                 }
             }
         }
-        await watcher.value
-        feeder.cancel()
+        while await events.next() != nil {}   // finished by the process watcher
+        stopped.withLock { $0 = true }   // the feeder stops within one frame
         await live.closeAll(flushing: false)
         await server.shutdown()
         try await group.shutdownGracefully()
