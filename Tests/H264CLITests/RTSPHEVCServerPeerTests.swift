@@ -108,6 +108,9 @@ import Testing
         FileManager.default.createFile(atPath: errors.path, contents: nil)
         let (status, _) = try await Self.serve(to: { url in
             try Subprocess.launch("timeout", ["-k", "5", "30", "gst-launch-1.0", "-q", "rtspsrc", "location=\(url)", "protocols=\(transport)",
+                                              // 20 s before rtspsrc gives up on UDP (5 s by default): on a loaded
+                                              // 2-core machine the first packets were seen to take longer.
+                                              "timeout=20000000",
                                               "!", "rtph265depay", "!", "h265parse", "!", "avdec_h265", "!", "identity", "eos-after=60",
                                               "!", "y4menc", "!", "fdsink", "fd=1"],
                                   standardOutput: try FileHandle(forWritingTo: frames), standardError: try FileHandle(forWritingTo: errors))
