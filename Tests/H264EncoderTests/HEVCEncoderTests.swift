@@ -8,7 +8,9 @@ import Testing
 
 /// The libx265 backend of `EncoderSession` (configuration `codec` `.hevc`), shown against FFmpeg
 /// (decoding, ffprobe's profile and size) and our own `DecoderSession`, on the 30-frame cars clip.
-@Suite
+/// Serialized: each libx265 encoder runs a thread pool of its own on every core; twenty of them at
+/// once (the preset × profile table) starved the peer tests running beside them.
+@Suite(.serialized)
 struct HEVCEncoderTests {
     typealias Profile = EncoderConfiguration.HEVCProfile
 
