@@ -141,18 +141,26 @@ import Testing
         #expect(try RTMPURL("rtmps://example.com/live/k").port == 443)
     }
 
-    /// Back-pressure against a server that reads slowly (at most 16 KiB every 10 ms, a 64 KiB
-    /// receive buffer): 200 frames of 50 kB sent as fast as the event loop takes them. The
-    /// producer never waits for the socket (it is done while the server has read less than half),
-    /// the connection holds at most its write-buffer bound and one frame, frames are dropped up
-    /// to the next IDR and counted, and what arrives is every frame sent, in order, each run after
-    /// a gap beginning at an IDR.
-    @Test func throttledServerDropsToTheNextKeyframe() async throws {
+    /// Back-pressure against a server that stops reading once the publish has started (a 64 KiB
+    /// receive buffer): 200 frames of 50 kB are sent as fast as the event loop takes them. The
+    /// producer never waits for the socket (all 200 calls return while the server reads nothing;
+    /// a watchdog opens the server after 60 s and fails the test if the producer was still
+    /// waiting), the connection holds at most its write-buffer bound and one frame, frames are
+    /// dropped up to the next IDR and counted, and once the server reads again what arrives is
+    /// every frame sent, in order, each run after a gap beginning at an IDR.
+    @Test func stalledServerDropsToTheNextKeyframe() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await ScriptedRTMPServer(group: group, behaviour: .throttled(bytesPerRead: 16_384))
+        let gate = ScriptedRTMPServer.ReadGate()
+        let server = try await ScriptedRTMPServer(group: group, behaviour: .stalled(gate))
         var configuration = RTMPPublisher.Configuration()
         configuration.writeBufferLimit = 256 << 10
         let publisher = try await RTMPPublisher.connect(to: server.url(), group: group, configuration: configuration)
+        let watchdog = Task {
+            try? await Task.sleep(for: .seconds(60))
+            guard !Task.isCancelled else { return false }
+            gate.open()
+            return true
+        }
         let frameBytes = 50_000, count = 200, keyframeInterval = 10
         // Each frame: its length, a slice NAL header (IDR or not), its index, zeros.
         func frame(_ index: Int) -> [UInt8] {
@@ -172,8 +180,9 @@ import Testing
             }
             maximumBuffered = max(maximumBuffered, try await channel.getOption(.bufferedWritableBytes))
         }
-        let readWhenDone = server.bytesReceived.withLock { $0 }
-        #expect(readWhenDone < count * frameBytes / 2, "the producer waited for the socket: \(readWhenDone) bytes read")
+        watchdog.cancel()
+        #expect(await watchdog.value == false, "the producer waited for the stalled server until the watchdog opened it")
+        gate.open()
         #expect(maximumBuffered <= configuration.writeBufferLimit + frameBytes + 64, "\(maximumBuffered) bytes buffered")
         let stats = publisher.statistics
         #expect(stats.skipsToKeyframe >= 1 && stats.framesSent == sent.count && stats.framesSent + stats.framesDropped == count, "\(stats)")

@@ -28,9 +28,35 @@ final class ScriptedRTMPServer: Sendable {
         case playing([RTMPMessage], window: UInt32 = 5_000_000)
         /// Answers `play` with `onStatus` `NetStream.Play.StreamNotFound` (level error).
         case streamNotFound
-        /// Answers as ``normal``, then reads slowly: at most `bytesPerRead` bytes every 10 ms
-        /// once the publish has started (a small receive buffer, reads on a timer).
-        case throttled(bytesPerRead: Int)
+        /// Answers as ``normal``, then, once the publish has started, reads nothing until
+        /// `gate` is opened (a 64 KiB receive buffer): a server that has stopped reading.
+        case stalled(ReadGate)
+    }
+
+    /// Holds a ``Behaviour/stalled(_:)`` server's reads until ``open()``.
+    final class ReadGate: Sendable {
+        // The stalled connection once the publish has started, and whether the gate is open.
+        private let state = Locked<(channel: (any Channel)?, isOpen: Bool)>((nil, false))
+
+        init() {}
+
+        /// Stops `channel` reading unless the gate is already open.
+        fileprivate func hold(_ channel: any Channel) {
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.channel = channel }
+                return state.isOpen
+            }
+            if !isOpen { try? channel.syncOptions?.setOption(.autoRead, value: false) }
+        }
+
+        /// Lets the held connection read again (and any later one read from the start).
+        func open() {
+            let channel = state.withLock { state in
+                state.isOpen = true
+                return state.channel
+            }
+            channel?.setOption(.autoRead, value: true).whenComplete { _ in channel?.read() }
+        }
     }
 
     let channel: any Channel
@@ -46,9 +72,8 @@ final class ScriptedRTMPServer: Sendable {
         self.isSecure = tls != nil
         let counter = bytesReceived
         var bootstrap = ServerBootstrap(group: group)
-        if case .throttled(let bytes) = behaviour {
-            bootstrap = bootstrap.childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: bytes))
-                .childChannelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(bytes * 4))
+        if case .stalled = behaviour {
+            bootstrap = bootstrap.childChannelOption(.socketOption(.so_rcvbuf), value: 65_536)
         }
         channel = try await bootstrap
             .childChannelInitializer { child in
@@ -155,19 +180,7 @@ final class ScriptedRTMPServer: Sendable {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            reads?.cancel()
             continuation.finish()
-        }
-
-        private var reads: RepeatedTask?
-
-        /// From now on, one read every 10 ms (autoRead off).
-        private func throttle(_ context: ChannelHandlerContext) {
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            try? context.channel.syncOptions?.setOption(.autoRead, value: false)
-            reads = context.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(10), delay: .milliseconds(10)) { _ in
-                bound.value.read()
-            }
         }
 
         private func answer(_ command: RTMPCommand, _ context: ChannelHandlerContext) throws {
@@ -198,7 +211,7 @@ final class ScriptedRTMPServer: Sendable {
                 try writer.append(RTMPControlMessage.userControl(.streamBegin(messageStreamId: 1)).message, chunkStreamId: 2, to: &out)
                 try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("status", "NetStream.Publish.Start")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
-                if case .throttled = behaviour { throttle(context) }
+                if case .stalled(let gate) = behaviour { gate.hold(context.channel) }
             case ("play", .streamNotFound):
                 try writer.append(RTMPCommand(name: "onStatus", transactionId: 0, arguments: [status("error", "NetStream.Play.StreamNotFound")])
                     .message(messageStreamId: 1), chunkStreamId: 5, to: &out)
