@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs 1,000 encoder session lives (create → encode → complete → invalidate; invalidate with
-# frames in flight; last reference dropped with frames queued and a prewarmed session) and 500
-# decoder session lives (the same three endings) under valgrind memcheck, and fails unless no
-# byte is definitely lost.
+# Runs 1,000 x264 encoder session lives (create → encode → complete → invalidate; invalidate
+# with frames in flight; last reference dropped with frames queued and a prewarmed session) and
+# 500 H.264 decoder session lives (the same three endings), then a quarter as many of each for
+# H.265 (x265, libavcodec's hevc), under valgrind memcheck, and fails on any memory error or any
+# byte definitely lost.
 #
 # Usage: Scripts/leakcheck.sh [cycles]   (default 1000)
 set -euo pipefail

@@ -5,7 +5,7 @@ import H264TestSupport
 import Testing
 
 /// All benchmarks, one after another (never beside each other or beside other tests' work).
-@Suite("H264Benchmarks", .serialized, .blocking)
+@Suite("H264Benchmarks", .serialized, .ownThread)
 struct AllBenchmarks {}
 
 /// Wall-clock timing, interleaved measure/baseline runs and the benchmark report.

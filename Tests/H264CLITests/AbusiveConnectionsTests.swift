@@ -8,7 +8,7 @@ import Testing
 /// skipped to the next IDR), 50 abusers at a time of four kinds in turn (`AbusiveClient`:
 /// garbage, endless header lines, wrong passwords in a loop, viewers that play and never read),
 /// and FFmpeg playing over TCP with the password.
-@Suite(.serialized, .blocking) struct AbusiveConnectionsTests {
+@Suite(.serialized, .ownThread) struct AbusiveConnectionsTests {
     static let abusers = 500
     static let atOnce = 50
     /// The good viewer's recording, in seconds (the abuse takes about as long).

@@ -27,6 +27,6 @@ enum CLI {
     }
 }
 
-@Test func executableIsBuilt() {
+@Test(.ownThread) func executableIsBuilt() {
     #expect(FileManager.default.isExecutableFile(atPath: CLI.executable.path), "\(CLI.executable.path)")
 }

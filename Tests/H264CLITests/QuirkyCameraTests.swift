@@ -12,7 +12,7 @@ import Testing
 /// be in ours, in order (FFmpeg asks for fewer frames so that its range ends inside ours even
 /// where it loses the first access unit). Where FFmpeg 5.1 cannot play a quirk, the case says
 /// why and checks ours against the file only.
-@Suite(.blocking) struct QuirkyCameraTests {
+@Suite(.ownThread) struct QuirkyCameraTests {
     struct Quirk: CustomTestStringConvertible, Sendable {
         /// The script's `--quirk`.
         var name: String

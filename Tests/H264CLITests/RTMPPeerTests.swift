@@ -7,7 +7,7 @@ import Testing
 /// module (Debian `libnginx-mod-rtmp`, `record all`), whose recording FFmpeg reads with the
 /// file's size, frame count, NAL units and composition times; and FFmpeg itself as the server
 /// (`-listen 1 -f flv`), which receives the same NAL units.
-@Suite(.serialized, .blocking) struct RTMPPeerTests {
+@Suite(.serialized, .ownThread) struct RTMPPeerTests {
     static let fixture = "flv/x264_bframes_320x192_9f.264"
 
     /// The NAL units of an FLV file as FFmpeg reads them (its `h264_mp4toannexb` filter).

@@ -10,7 +10,7 @@ import Glibc
 /// RTP against real peers, on 127.0.0.1 only: FFmpeg and GStreamer read what `h264 serve --rtp`
 /// sends (through its SDP), and `RTPDepacketizer` reads what FFmpeg (`-f rtp`) and GStreamer
 /// (`rtph264pay`) send, giving back the sender's NAL units.
-@Suite(.serialized, .blocking) struct RTPPeerTests {
+@Suite(.serialized, .ownThread) struct RTPPeerTests {
     /// Depacketizes packets; returns the NAL units of every access unit, in order, and the events
     /// that were not access units (and a line when `RTPZeroCopyDepacketizer` read others).
     static func depacketize(_ packets: [[UInt8]]) -> (nalUnits: [[UInt8]], problems: [String]) {

@@ -8,7 +8,7 @@ import Testing
 /// Digest and Basic, and fail with 401 without credentials or with a wrong password; FFmpeg's
 /// `-f rtsp` and `rtspclientsink` publish to `h264 receive --listen … --auth u:p`; wrong
 /// passwords in a loop, on one connection and on 50, leave the server serving a good viewer.
-@Suite(.serialized, .blocking) struct RTSPAuthenticationPeerTests {
+@Suite(.serialized, .ownThread) struct RTSPAuthenticationPeerTests {
     /// `rtsp://USERINFO@127.0.0.1:PORT/live`.
     static func url(_ server: RTSPPeerTests.Server, userInfo: String?) -> String {
         userInfo.map { "rtsp://\($0)@127.0.0.1:\(server.port)/live" } ?? server.url

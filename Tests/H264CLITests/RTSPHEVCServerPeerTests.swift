@@ -11,7 +11,7 @@ import Testing
 /// of their `hvcC`. The SDP says `H265/90000` with the record's VPS, SPS and PPS; FFmpeg
 /// (`-c copy`, over TCP and UDP) receives exactly the file's NAL units, and FFmpeg and GStreamer
 /// (`rtph265depay ! h265parse ! avdec_h265`) decode the pictures without an error.
-@Suite(.serialized, .blocking) struct RTSPHEVCServerPeerTests {
+@Suite(.serialized, .ownThread) struct RTSPHEVCServerPeerTests {
     static let fixture = "hevc/main_gop_bframes_cra.265"
 
     /// The fixture's access units as frames, 1/30 s apart in decoding order, in the `hvcC` of
@@ -80,7 +80,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("received.265")
         let errors = directory.appendingPathComponent("ffmpeg.log")
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         let (status, format) = try await Self.serve(to: { url in
             try Subprocess.launch("timeout", ["-k", "5", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", url,
                                               "-frames:v", "60", "-c", "copy", "-f", "hevc", output.path],
@@ -105,7 +105,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let frames = directory.appendingPathComponent("frames.y4m"), errors = directory.appendingPathComponent("gst.log")
         FileManager.default.createFile(atPath: frames.path, contents: nil)
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         let (status, _) = try await Self.serve(to: { url in
             try Subprocess.launch("timeout", ["-k", "5", "30", "gst-launch-1.0", "-q", "rtspsrc", "location=\(url)", "protocols=\(transport)",
                                               // 20 s before rtspsrc gives up on UDP (5 s by default): on a loaded

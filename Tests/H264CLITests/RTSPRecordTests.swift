@@ -10,7 +10,7 @@ import Glibc
 /// `h264 receive --listen rtsp://…`: FFmpeg (`-f rtsp`) and GStreamer (`rtspclientsink`)
 /// publish a fixture with RTSP ANNOUNCE and RECORD, over TCP interleaved and over UDP, and the
 /// output holds the fixture's NAL units; requests that do not fit record mode get their status.
-@Suite(.serialized, .blocking) struct RTSPRecordTests {
+@Suite(.serialized, .ownThread) struct RTSPRecordTests {
     /// `h264 receive --listen rtsp://127.0.0.1:0/live -o OUTPUT … --events -` as a subprocess:
     /// the port is read from its `listening` event.
     final class Listener {

@@ -11,7 +11,7 @@ import Testing
 /// `protocols=tcp`: with its default protocols it fails "No supported profiles configured"); `h264 receive rtsps://` plays gst-rtsp-server's
 /// RTSPS when told to trust its certificate, and refuses it otherwise. Both FFmpeg and GStreamer
 /// carry RTP interleaved in the TLS connection, as our server insists.
-@Suite(.serialized, .blocking) struct RTSPSPeerTests {
+@Suite(.serialized, .ownThread) struct RTSPSPeerTests {
     static func tls() throws -> [String] {
         ["--tls-certificate", try TestFixtures.path("tls/rtsps-test.pem"), "--tls-key", try TestFixtures.path("tls/rtsps-test.key")]
     }

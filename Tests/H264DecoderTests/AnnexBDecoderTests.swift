@@ -3,7 +3,7 @@ import H264Decoder
 import H264TestSupport
 import Testing
 
-@Suite struct AnnexBDecoderTests {
+@Suite(.ownThread) struct AnnexBDecoderTests {
     @Test("chunks of any size decode to the same frames as the whole stream, untimed frames spaced by the frame duration")
     func chunkIndependence() throws {
         let bytes = try TestFixtures.data("conformance/CANL1_TOSHIBA_G.264")

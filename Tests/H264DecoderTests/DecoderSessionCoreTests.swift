@@ -7,7 +7,7 @@ import Testing
 
 /// The decoder's side of the shared session core: no output after invalidate or release, the
 /// bounded `frames`, invalidate from many tasks, one error code, and `formatDescription`.
-@Suite struct DecoderSessionCoreTests {
+@Suite(.ownThread) struct DecoderSessionCoreTests {
     static func units(_ count: Int = 10) throws -> [AccessUnit] {
         Array(AccessUnitAssembler.accessUnits(inAnnexB: try TestFixtures.data("conformance/BA_MW_D.264")).prefix(count))
     }

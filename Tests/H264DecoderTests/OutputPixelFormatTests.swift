@@ -4,7 +4,7 @@ import H264TestSupport
 import Testing
 
 /// Forced 8-bit output formats (libyuv) against the native frames of the same stream.
-@Suite struct OutputPixelFormatTests {
+@Suite(.ownThread) struct OutputPixelFormatTests {
     static func frames(_ stream: String, _ format: DecoderConfiguration.OutputPixelFormat) throws -> [DecodedFrame] {
         try DecoderTestSupport.decode(annexB: TestFixtures.data("conformance/\(stream)"),
                                       configuration: DecoderConfiguration(threads: .count(1), outputPixelFormat: format), keep: true).frames

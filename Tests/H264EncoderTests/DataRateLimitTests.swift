@@ -5,7 +5,7 @@ import H264SessionCore
 import H264TestSupport
 import Testing
 
-@Suite struct DataRateLimitTests {
+@Suite(.ownThread) struct DataRateLimitTests {
     /// The most bytes in any `window` consecutive frames.
     static func peakBytes(_ frames: [EncodedFrame], window: Int) -> Int {
         let sizes = frames.sorted { $0.decodeTimeStamp < $1.decodeTimeStamp }.map(\.data.count)

@@ -6,7 +6,7 @@ import H264TestSupport
 import Testing
 
 /// The lifecycle rules, the same for both codecs: each test runs with x264 and with x265.
-@Suite
+@Suite(.ownThread)
 struct EncoderLifecycleTests {
     func frame(_ i: Int = 0) throws -> VideoFrame {
         try makeFrame(Cars.frames[i % Cars.frameCount], width: Cars.width, height: Cars.height, format: .i420)
@@ -217,7 +217,7 @@ extension EncoderConfiguration {
 }
 
 /// The README's library example, on a synthetic moving gradient (no fixtures needed).
-@Test func readmeExample() throws {
+@Test(.ownThread) func readmeExample() throws {
     let writer = AnnexBWriter()
     let stream = Locked<[UInt8]>([])
     let session = try EncoderSession(width: 64, height: 48, configuration: .liveCapture) { frame in

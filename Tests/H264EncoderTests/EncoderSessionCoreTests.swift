@@ -6,7 +6,7 @@ import Testing
 
 /// The encoder's side of the shared session core: no output after invalidate, the bounded
 /// `frames`, invalidate from many tasks, one error code, and `formatDescription`.
-@Suite struct EncoderSessionCoreTests {
+@Suite(.ownThread) struct EncoderSessionCoreTests {
     func frame(_ i: Int) throws -> VideoFrame {
         try makeFrame(Cars.frames[i % Cars.frameCount], width: Cars.width, height: Cars.height, format: .i420)
     }

@@ -10,7 +10,7 @@ import Testing
 /// (decoding, ffprobe's profile and size) and our own `DecoderSession`, on the 30-frame cars clip.
 /// Serialized: each libx265 encoder runs a thread pool of its own on every core; twenty of them at
 /// once (the preset × profile table) starved the peer tests running beside them.
-@Suite(.serialized)
+@Suite(.serialized, .ownThread)
 struct HEVCEncoderTests {
     typealias Profile = EncoderConfiguration.HEVCProfile
 

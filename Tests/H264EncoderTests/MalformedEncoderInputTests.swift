@@ -5,7 +5,7 @@ import H264TestSupport
 
 /// The encoder's half of the malformed-input catalogue: each case asserts the error code and the
 /// field (property, argument or plane) the session names.
-@Suite struct MalformedEncoderInputTests {
+@Suite(.ownThread) struct MalformedEncoderInputTests {
     typealias Case = MalformedCase
 
     static func plane(_ count: Int, stride: Int, offset: Int = 0) -> VideoFrame.Plane {

@@ -7,7 +7,7 @@ import Testing
 /// Sessions under concurrent use. Every assertion is about what must hold whatever the thread
 /// interleaving (no sleeps: threads meet only through the session and `Locked`, a pthread mutex,
 /// which TSan understands). Run clean under `swift test --sanitize=thread` in CI.
-@Suite struct StressTests {
+@Suite(.ownThread) struct StressTests {
     static let width = 64, height = 48
 
     /// A frame whose content changes with `index` (a moving ramp), so that x264 has work to do.

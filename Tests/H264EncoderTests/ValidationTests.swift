@@ -1,7 +1,9 @@
 import H264
 import H264Encoder
+import H264TestSupport
 import Testing
 
+@Suite(.ownThread)
 struct VideoFrameValidationTests {
     static let cases: [(String, Int, Int, [VideoFrame.Plane], VideoFrame.PixelFormat, String)] = [
         ("zero width", 0, 16, [], .i420, "size"),
@@ -45,6 +47,7 @@ struct VideoFrameValidationTests {
     }
 }
 
+@Suite(.ownThread)
 struct ConfigurationValidationTests {
     static let cases: [(String, @Sendable (inout EncoderConfiguration) -> Void)] = [
         ("level", { $0.level = .fixed(35) }),
@@ -104,6 +107,7 @@ struct ConfigurationValidationTests {
 
 /// The seed's table: under 500,000 pixels 1.5 Mbit/s, under 1,000,000 3 Mbit/s, under
 /// 4,000,000 6 Mbit/s, else 20 Mbit/s, at 30 fps, linear in frame rate.
+@Suite(.ownThread)
 struct RecommendedBitRateTests {
     @Test(arguments: [
         (640, 360, 30.0, 1_500_000), (706, 706, 30.0, 1_500_000), (708, 708, 30.0, 3_000_000),
@@ -123,6 +127,7 @@ struct RecommendedBitRateTests {
     }
 }
 
+@Suite(.ownThread)
 struct AnnexBWriterTests {
     // Hand-made AVCC access unit: two NAL units (IDR slice header bytes 65 88, SEI-like 06 05).
     static let avcc: [UInt8] = [0, 0, 0, 2, 0x65, 0x88, 0, 0, 0, 3, 0x06, 0x05, 0x80]

@@ -1,10 +1,11 @@
 import H264
 import H264Media
+import H264TestSupport
 import Testing
 
 /// One parser for the y4m header's `W`, `H`, `F` and for raw input's `--size` and `--fps`: the
 /// same text is accepted or refused, with the same code, whichever way it comes in.
-@Suite struct SizeAndRateTests {
+@Suite(.ownThread) struct SizeAndRateTests {
     /// (y4m F value, --fps value, expected rate or nil for refused)
     static let rates: [(y4m: String, fps: String, expected: (Int, Int)?)] = [
         ("30:1", "30/1", (30, 1)),

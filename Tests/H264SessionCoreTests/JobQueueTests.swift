@@ -1,9 +1,10 @@
 import H264
 import H264SessionCore
+import H264TestSupport
 import Testing
 
 /// `JobQueue`: order, the count of unfinished jobs, and the one error of a wait from the queue.
-@Suite struct JobQueueTests {
+@Suite(.ownThread) struct JobQueueTests {
     @Test func jobsRunInOrderAndAreCounted() {
         let seen = Locked<[Int]>([])
         let queue = JobQueue<Int>(label: "test") { job in seen.withLock { $0.append(job) } }

@@ -1,10 +1,11 @@
 import H264
 import H264SessionCore
+import H264TestSupport
 import Testing
 
 /// `OutputSink`: the one buffering policy of both sessions' `frames`, the one rule for output
 /// after invalidate, and the error slot.
-@Suite struct OutputSinkTests {
+@Suite(.ownThread) struct OutputSinkTests {
     /// A consumer that never reads: the sequence holds `limit` outputs, never more; every other
     /// is dropped and counted; the handler sees all of them. Which ones are kept follows the
     /// policy.

@@ -1,11 +1,12 @@
 import H264
 import H264SessionCore
+import H264TestSupport
 import Testing
 
 /// `SessionLifecycle`, the one transition function of both sessions: each row applies events in
 /// order and expects the state after each, or the error code it throws. (Moved here from the
 /// encoder's tests of its former `EncoderLifecycle`; `prepared` is now `running`.)
-@Suite struct SessionLifecycleTransitionTests {
+@Suite(.ownThread) struct SessionLifecycleTransitionTests {
     enum Outcome: Equatable { case state(SessionLifecycle.State), error(H264Error.Code) }
 
     static let rows: [(String, [SessionLifecycle.Event], [Outcome])] = [

@@ -2,12 +2,13 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// The live stream's broadcaster on NIO's `EmbeddedChannel`: viewers joining, one IDR shared by
 /// those waiting together, and a viewer that cannot keep up skipped to the next IDR, each step
 /// checked on the bytes a viewer's channel was given.
-@Suite struct BroadcasterTests {
+@Suite(.ownThread) struct BroadcasterTests {
     /// A viewer: an embedded channel with the serve client handler, connected (so the
     /// broadcaster has registered it), and optionally a handler that holds its writes as a full
     /// kernel send buffer would.

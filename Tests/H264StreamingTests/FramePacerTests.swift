@@ -2,11 +2,12 @@ import H264
 import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// The live pacing loop (`h264 serve`'s) with a stand-in encoder: what it does at the end of the
 /// input, when a viewer asks for an IDR between two far-apart frames, and when a stop is asked for.
-@Suite struct FramePacerTests {
+@Suite(.ownThread) struct FramePacerTests {
     /// Records what it was given; `completeFrames` fails when told to, as a session does with
     /// the last error x264 reported for a queued frame.
     final class RecordingEncoder: LiveEncoder {

@@ -2,11 +2,12 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// Idle timeouts run on the event loop's clock: on an `EmbeddedChannel` the test moves time,
 /// so a 10-second timeout is checked to the millisecond without waiting for it.
-@Suite struct IdleTimerTests {
+@Suite(.ownThread) struct IdleTimerTests {
     @Test func theTimerFiresOnlyAfterTheTimeoutWithoutNews() {
         let loop = EmbeddedEventLoop()
         var fired = 0

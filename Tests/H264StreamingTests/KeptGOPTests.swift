@@ -2,12 +2,13 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// A broadcaster that keeps the current GOP (a relay's): a viewer who joins mid-GOP is written
 /// the frames from the last IDR on, then the live ones, in order and without asking for an IDR;
 /// a GOP past the limits is not kept, and a viewer who joins then waits for the next IDR.
-@Suite struct KeptGOPTests {
+@Suite(.ownThread) struct KeptGOPTests {
     typealias Viewer = BroadcasterTests.Viewer
 
     static func frame(_ tag: UInt8, isKeyframe: Bool) -> LiveFrame { BroadcasterTests.frame(tag, isKeyframe: isKeyframe) }

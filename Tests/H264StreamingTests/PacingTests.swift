@@ -1,9 +1,10 @@
 import H264Streaming
+import H264TestSupport
 import Testing
 
 /// The pacing pieces of a live stream: the doorbell that wakes a sleeping loop early, and the
 /// frame schedule with its absolute deadlines.
-@Suite struct PacingTests {
+@Suite(.ownThread) struct PacingTests {
     /// A ring wakes a sleeper long before its deadline; a ring while nobody sleeps wakes the
     /// next sleep at once. (No time limit: a broken doorbell sleeps to the 10-minute deadline and
     /// fails the check; a time limit would also fire while a loaded host starves the test.)

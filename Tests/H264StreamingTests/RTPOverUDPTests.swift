@@ -2,11 +2,12 @@ import H264
 import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// Plain RTP over UDP on loopback: the sender's SDP, read by the receiver, bound on port 0
 /// (the port read from the receiver), and the access units sent arriving as they were.
-@Suite struct RTPOverUDPTests {
+@Suite(.ownThread) struct RTPOverUDPTests {
     @Test func whatTheSenderSendsTheReceiverDelivers() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let (format, frames) = StreamingFixtures.stream

@@ -1,11 +1,12 @@
 import H264
 @testable import H264Streaming
+import H264TestSupport
 import Testing
 
 /// Digest computed as the RFCs' worked examples say (values recomputed with Python's hashlib),
 /// the `Authorization` built from a challenge, the strongest scheme chosen, and when a 401 is
 /// retried (no credentials sent yet, or a stale nonce once) or final.
-@Suite struct RTSPAuthenticatorTests {
+@Suite(.ownThread) struct RTSPAuthenticatorTests {
     typealias Authenticator = RTSPAuthenticator
 
     /// RFC 2617 clause 3.5 (MD5, qop=auth).

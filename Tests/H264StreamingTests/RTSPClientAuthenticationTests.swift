@@ -2,12 +2,13 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// The client's connection handler answers a 401 as a camera expects: once more with the
 /// strongest scheme, later requests authorized at once (nc counting up), a stale nonce retried
 /// once, wrong credentials a final `unauthorized` error after exactly two requests.
-@Suite struct RTSPClientAuthenticationTests {
+@Suite(.ownThread) struct RTSPClientAuthenticationTests {
     static let credentials = RTSPCredentials(user: "admin", password: "secret")
 
     @Test func a401IsRetriedWithDigestAndLaterRequestsCarryIt() throws {

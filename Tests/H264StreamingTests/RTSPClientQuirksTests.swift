@@ -2,11 +2,12 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// What cameras answer an RTSP client that the RFC does not allow, read as FFmpeg, retina and
 /// gortsplib read it; each case names its public source.
-@Suite struct RTSPClientQuirksTests {
+@Suite(.ownThread) struct RTSPClientQuirksTests {
     /// bluenviron/gortsplib#410 (its client accepts an answer without CSeq) and
     /// Parrot-Developers/librtsp#2 (the Anafi drone answered without one): the answer is the one
     /// outstanding request's. With two outstanding, it is nobody's, and the next answers with

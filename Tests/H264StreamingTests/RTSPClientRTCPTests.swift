@@ -2,12 +2,13 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// The client's RTCP on an `EmbeddedChannel` and the loop's own clock: a receiver report on the
 /// RTCP interleaved channel every 5 s with the counts of what arrived (a lost packet included),
 /// and the access units' wall-clock time from the server's sender report.
-@Suite struct RTSPClientRTCPTests {
+@Suite(.ownThread) struct RTSPClientRTCPTests {
     /// `data` as an interleaved frame on `channel`.
     static func interleaved(_ channel: UInt8, _ data: [UInt8]) -> ByteBuffer {
         ByteBuffer(bytes: [UInt8(ascii: "$"), channel, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data)

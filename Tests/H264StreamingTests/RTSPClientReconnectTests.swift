@@ -2,12 +2,13 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// Reconnection: the server shut down and started again on the same port, the client (with
 /// ``RTSPClient/Configuration/reconnect``) reports the disconnection, connects again, reports
 /// the reconnection and resumes at an IDR (announced with the gap); its events go on across it.
-@Suite struct RTSPClientReconnectTests {
+@Suite(.ownThread) struct RTSPClientReconnectTests {
     @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
     func resumesAfterTheServerRestarts(transport: RTSPClient.Configuration.Transport) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -2,13 +2,14 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// Redirects (RFC 2326 clause 11.3): a `302` with `Location` to DESCRIBE is followed to another
 /// server (without the credentials: another host would get them otherwise — here the same
 /// host, so they go along), and a redirect that comes back to a URL visited is an error naming
 /// the loop.
-@Suite struct RTSPClientRedirectTests {
+@Suite(.ownThread) struct RTSPClientRedirectTests {
     /// A server whose DESCRIBE answers `302` to `location()`.
     static func redirecting(group: any EventLoopGroup, to location: @escaping @Sendable () -> String) async throws -> ScriptedRTSPServer {
         try await ScriptedRTSPServer(group: group) { request in

@@ -2,12 +2,13 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// `RTSPClient` against `RTSPServer`, both on loopback (the server's port read from the server):
 /// over TCP interleaved and over UDP the access units arrive as they were sent, with their
 /// presentation times; `close()` and cancelling the consuming task end the session.
-@Suite struct RTSPClientTests {
+@Suite(.ownThread) struct RTSPClientTests {
     @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
     func playsWhatTheServerSends(transport: RTSPClient.Configuration.Transport) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

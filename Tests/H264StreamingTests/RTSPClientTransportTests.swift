@@ -2,13 +2,14 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// `RTSPClient.open` against a scripted camera on loopback that wants Digest credentials and
 /// serves RTP over TCP only: the automatic transport falls back from UDP on 461, the URL's user
 /// info authenticates and is in no Request-URI, and without `GET_PARAMETER` in `Public` the
 /// keepalive is OPTIONS with the session.
-@Suite struct RTSPClientTransportTests {
+@Suite(.ownThread) struct RTSPClientTransportTests {
     /// The camera: Digest (SHA-256, qop=auth) for everything but OPTIONS; SETUP over UDP is 461.
     static func camera(group: any EventLoopGroup) async throws -> ScriptedRTSPServer {
         let sdp = SessionDescription(formatDescription: StreamingFixtures.format, address: "0.0.0.0", port: 0).text

@@ -2,6 +2,7 @@ import H264
 import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// One `RTSPServer` with a play path and a record path at once, on real loopback sockets: what a
@@ -10,7 +11,7 @@ import Testing
 /// the one connection state machine, concurrently, each ending as it should. Every wait ends
 /// by the server's doing (the publisher's TEARDOWN, the broadcaster's flushing close), so a slow
 /// machine makes the test slower, never stuck.
-@Suite struct RTSPPlayAndRecordTests {
+@Suite(.ownThread) struct RTSPPlayAndRecordTests {
     @Test func aPublisherRelayedToAViewerOnTheSameServer() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group)

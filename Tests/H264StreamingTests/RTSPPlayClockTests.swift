@@ -2,12 +2,13 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// RTP timestamps from the media clock: frames with presentation times keep their spacing
 /// however they reach the connection (`RTSPPlayClock`, and a playing connection on
 /// `EmbeddedChannel`).
-@Suite struct RTSPPlayClockTests {
+@Suite(.ownThread) struct RTSPPlayClockTests {
     /// 30 frames a second: frame `index`'s presentation time.
     static func pts(_ index: Int) -> Duration { .seconds(1) / 30 * index }
 

@@ -2,11 +2,12 @@ import H264
 import H264Streaming
 import NIOCore
 import NIOPosix
+import H264TestSupport
 import Testing
 
 /// A UDP viewer that only sends RTCP receiver reports (as VLC does) keeps its RTSP session
 /// alive; once the reports stop, the session times out.
-@Suite(.timeLimit(.minutes(1))) struct RTSPServerKeepaliveTests {
+@Suite(.timeLimit(.minutes(1)), .ownThread) struct RTSPServerKeepaliveTests {
     @Test func receiverReportsKeepAUDPViewersSessionAlive() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var configuration = RTSPServer.Configuration()

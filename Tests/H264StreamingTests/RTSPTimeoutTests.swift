@@ -2,11 +2,12 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import H264TestSupport
 import Testing
 
 /// The timeouts of an RTSP server connection on `EmbeddedChannel`, whose event loop's clock the
 /// test moves: no waiting for seconds to pass.
-@Suite struct RTSPTimeoutTests {
+@Suite(.ownThread) struct RTSPTimeoutTests {
     /// A play connection with the given timeouts, active.
     static func connection(requestTimeout: Duration = .seconds(10), sessionTimeout: Duration = .seconds(60)) throws -> EmbeddedChannel {
         var configuration = RTSPServer.Configuration()

@@ -4,7 +4,7 @@ import Testing
 
 /// AMF0 (AMF0 specification, Adobe 2007, clause 2): byte vectors written from the spec's type
 /// table, round trips, and the bounded decoder's refusals — each with its code and field.
-@Suite struct AMF0Tests {
+@Suite(.ownThread) struct AMF0Tests {
     static let one: [UInt8] = [0x3F, 0xF0, 0, 0, 0, 0, 0, 0] // 1.0 as IEEE 754 big-endian
 
     /// Each type's encoding, from the marker table (number 0, boolean 1, string 2, object 3,

@@ -3,7 +3,7 @@ import H264
 import H264TestSupport
 
 /// Access-unit boundaries on hand-built streams (clause 7.4.1.2.3 / 7.4.1.2.4).
-@Suite struct AccessUnitAssemblerTests {
+@Suite(.ownThread) struct AccessUnitAssemblerTests {
     static func cut(_ nalUnits: [[UInt8]], assembler: AccessUnitAssembler = AccessUnitAssembler()) -> [[Int]] {
         var assembler = assembler
         var result: [[Int]] = []

@@ -4,7 +4,7 @@ import H264
 import H264TestSupport
 
 /// Access-unit cuts against FFmpeg's parser on every conformance stream.
-@Suite struct AccessUnitConformanceTests {
+@Suite(.ownThread) struct AccessUnitConformanceTests {
     static func assemble(_ bytes: [UInt8]) -> [AccessUnit] {
         AccessUnitAssembler.accessUnits(inAnnexB: bytes)
     }

@@ -1,7 +1,8 @@
+import H264TestSupport
 import Testing
 @testable import H264
 
-@Suite struct BitReaderTests {
+@Suite(.ownThread) struct BitReaderTests {
     // ue(v) codewords from Table 9-2: 1 → 0, 010 → 1, 011 → 2, 00100 → 3, 00111 → 6.
     @Test func readsExpGolombCodesOfTable9_2() throws {
         // bits: 1 010 011 00100 00111 + padding

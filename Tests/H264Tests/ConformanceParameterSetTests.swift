@@ -27,7 +27,7 @@ func dumpParameterSets(_ stream: [UInt8]) throws -> (sps: [[SyntaxElement]], pps
     return (spsLists, ppsLists, parsed)
 }
 
-@Suite
+@Suite(.ownThread)
 struct ConformanceParameterSetTests {
     /// Each conformance stream's distinct SPS/PPS, dumped element by element, equals FFmpeg 5.1's
     /// `trace_headers` reading in `expected/NAME.json`.

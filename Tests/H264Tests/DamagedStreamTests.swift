@@ -6,7 +6,7 @@ import Testing
 /// reported with its exact code, field and offset and skipped, and every other access unit is
 /// the one FFmpeg reads in the undamaged stream (Fixtures/expected). The stream is BA_MW_D.264,
 /// 100 access units of one slice each after the first.
-@Suite struct DamagedStreamTests {
+@Suite(.ownThread) struct DamagedStreamTests {
     static let stream = "BA_MW_D.264"
     static let damagedIndex = 50
 
@@ -104,7 +104,7 @@ import Testing
 
 /// The Annex-B → AVCC conversion carries a parameter set whose id cannot be read over as it is
 /// and says so, keeping everything else.
-@Suite struct DamagedConversionTests {
+@Suite(.ownThread) struct DamagedConversionTests {
     @Test func aDamagedParameterSetIsKeptAndReported() throws {
         let cut: [UInt8] = [0x68] // a PPS cut right after its header byte
         let units = [SyntheticStream.sps(), SyntheticStream.pps(), SyntheticStream.slice(idr: true), cut,

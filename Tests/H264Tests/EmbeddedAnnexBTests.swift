@@ -12,7 +12,7 @@ import H264TestSupport
 ///   request #100); gortsplib strips Annex-B from received NAL units (bluenviron/gortsplib
 ///   issue #608); FFmpeg's `rtpdec_h264.c` passes NAL unit type 0 on with a start code before
 ///   it, and its Annex-B splitter reads the rest.
-@Suite struct EmbeddedAnnexBTests {
+@Suite(.ownThread) struct EmbeddedAnnexBTests {
     static let sps: [UInt8] = [0x67, 0x42, 0xC0, 0x1E, 0xD9, 0x00, 0xA0, 0x47, 0xFE, 0xC8]
     static let pps: [UInt8] = [0x68, 0xCE, 0x3C, 0x80]
     static let idr: [UInt8] = [0x65, 0x88, 0x84, 0x00, 0x33, 0xFF, 0xFE, 0xF6, 0xF0]

@@ -5,7 +5,7 @@ import Testing
 /// FLV tags and files (FLV specification annex E; Enhanced RTMP v2): byte vectors built here
 /// from those syntax tables, round trips through ``FLVWriter`` and ``FLVReader`` on the B-frame
 /// fixture, and the malformed-input catalogue of the FLV reader.
-@Suite struct FLVTests {
+@Suite(.ownThread) struct FLVTests {
     static let fixture = "flv/x264_bframes_320x192_9f.264"
 
     /// The fixture's access units (decoding order) and their format.

@@ -4,7 +4,7 @@ import H264TestSupport
 
 /// The checkout carries everything the tests read: `Fixtures/PROVENANCE` lists every file below
 /// `Fixtures/`, each listed file is there, and a missing one fails by name.
-@Suite struct FixturesTests {
+@Suite(.ownThread) struct FixturesTests {
     @Test func provenanceIsPresent() {
         #expect(FileManager.default.fileExists(atPath: TestFixtures.url("PROVENANCE").path))
         #expect(!TestFixtures.listed.isEmpty)

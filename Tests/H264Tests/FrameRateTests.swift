@@ -1,9 +1,10 @@
 import H264
+import H264TestSupport
 import Testing
 
 /// The one frame-rate rule: a rate in frames per second as a fraction, and 25 fps for a stream
 /// that signals none.
-@Suite struct FrameRateTests {
+@Suite(.ownThread) struct FrameRateTests {
     @Test(arguments: [
         (30.0, 30, 1), (25.0, 25, 1), (30000.0 / 1001, 30000, 1001), (24000.0 / 1001, 24000, 1001),
         (60000.0 / 1001, 60000, 1001), (12.5, 12500, 1000), (29.97, 30000, 1001), (0.5, 500, 1000), (1000.0, 1000, 1),

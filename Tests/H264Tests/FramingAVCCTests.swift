@@ -2,7 +2,7 @@ import Testing
 @testable import H264
 import H264TestSupport
 
-@Suite struct FramingAVCCTests {
+@Suite(.ownThread) struct FramingAVCCTests {
     @Test func splitsFourByteLengths() throws {
         // 00000002 | 09 F0 (AUD) | 00000003 | 67 42 00 (start of an SPS)
         let bytes: [UInt8] = [0, 0, 0, 2, 0x09, 0xF0, 0, 0, 0, 3, 0x67, 0x42, 0x00]

@@ -2,7 +2,7 @@ import Testing
 @testable import H264
 import H264TestSupport
 
-@Suite struct FramingAnnexBTests {
+@Suite(.ownThread) struct FramingAnnexBTests {
     /// Hand-made byte vectors and the locations Annex B gives them (worked out by hand).
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String

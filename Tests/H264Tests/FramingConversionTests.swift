@@ -2,7 +2,7 @@ import Testing
 @testable import H264
 import H264TestSupport
 
-@Suite struct FramingConversionTests {
+@Suite(.ownThread) struct FramingConversionTests {
     // Made-up but well-formed-looking units: SPS 67 42 00 1E AB, PPS 68 CE 38 80,
     // IDR slice 65 88 84, non-IDR slice 41 9A 02, AUD 09 F0.
     static let sps: [UInt8] = [0x67, 0x42, 0x00, 0x1E, 0xAB]

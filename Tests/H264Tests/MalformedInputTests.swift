@@ -6,7 +6,7 @@ import Testing
 /// ``H264Error/Code`` and the field (syntax element, spec name) the error reports. Byte vectors
 /// are built here by hand from the syntax of ITU-T H.264 clause 7.3 (parameter sets, slice
 /// header), ISO/IEC 14496-15 clause 5.3 (AVCC lengths, `avcC`) and Annex B (start codes).
-@Suite struct MalformedInputTests {
+@Suite(.ownThread) struct MalformedInputTests {
     typealias Case = MalformedCase
 
     @Test(arguments: Self.cases)

@@ -5,7 +5,7 @@ import Testing
 /// Streams that go wrong part way: whatever was accepted before the damage is kept, the reader
 /// resynchronises at the next start code, and the damage is reported. Streams are built from the
 /// hand-made SPS/PPS/slices of `SyntheticStream` (clause 7.3 syntax) with Annex-B start codes.
-@Suite struct MalformedStreamTests {
+@Suite(.ownThread) struct MalformedStreamTests {
     static let good: [[UInt8]] = [
         SyntheticStream.sps(), SyntheticStream.pps(),
         SyntheticStream.slice(idr: true),

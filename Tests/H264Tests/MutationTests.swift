@@ -5,7 +5,7 @@ import H264TestSupport
 
 /// Seeded random mutations of real streams through every parser: nothing may crash, trap or hang
 /// (a trap would end the test process). Fuzzing proper runs with libFuzzer (see Scripts/).
-@Suite struct MutationTests {
+@Suite(.ownThread) struct MutationTests {
     /// Runs every parser over `bytes`, ignoring thrown errors, and checks the invariants that hold
     /// for any input: access units partition the input (unless every unit was damaged and dropped),
     /// and the streaming reader finds exactly the

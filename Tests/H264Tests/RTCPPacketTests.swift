@@ -5,7 +5,7 @@ import Testing
 /// `RTCPPacket.packets(in:)` on real compound packets (what `h264 serve --rtsp` sends, and the
 /// layouts FFmpeg's rtpenc.c and rtpdec.c write), the receiver report written back, the reception
 /// statistics of RFC 3550 appendix A, and damaged packets refused with their field, never a trap.
-@Suite struct RTCPPacketTests {
+@Suite(.ownThread) struct RTCPPacketTests {
     /// Our server's SR + SDES CNAME parses back to the same report, its CNAME included.
     @Test func ourSenderReportParsesBack() throws {
         let report = RTCPSenderReport(ssrc: 0x1234_5678, ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: 1_700_000_000, nanoseconds: 500_000_000),

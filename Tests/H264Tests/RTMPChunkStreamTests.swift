@@ -5,7 +5,7 @@ import Testing
 /// The RTMP chunk stream (RTMP specification clause 5.3): the writer's bytes checked against
 /// the header layouts of clause 5.3.1, the reader against the writer (whole, byte by byte,
 /// interleaved), and every refusal of the reader with its code and field.
-@Suite struct RTMPChunkStreamTests {
+@Suite(.ownThread) struct RTMPChunkStreamTests {
     /// Reads every message of `bytes`, fed `step` bytes at a time.
     static func messages(_ bytes: [UInt8], step: Int = .max, reader: inout RTMPChunkReader) throws -> [RTMPMessage] {
         var messages: [RTMPMessage] = []

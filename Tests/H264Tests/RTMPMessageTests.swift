@@ -5,7 +5,7 @@ import Testing
 /// RTMP's handshake (clause 5.2), control messages (5.4, 7.1.7) and commands (7.1.1, 7.2):
 /// byte layouts from the specification, a client and a server handshaking with each other, and
 /// the commands of a publish as nginx-rtmp reads them.
-@Suite struct RTMPMessageTests {
+@Suite(.ownThread) struct RTMPMessageTests {
     /// C0 C1 ⇄ S0 S1 S2, C2: the client answers S1 with C2 at once, each side is complete after
     /// the other's last packet, and bytes after it are the first chunks.
     @Test func handshakeBothSides() throws {

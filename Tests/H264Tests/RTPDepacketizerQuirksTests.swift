@@ -6,7 +6,7 @@ import Testing
 /// access unit of a real stream comes out whole, with the timestamp of its pictures, and
 /// without a diagnostic. Each case names its public source. (`DepacketizedEvents` also checks
 /// `RTPZeroCopyDepacketizer` against `RTPDepacketizer` on the same packets.)
-@Suite struct RTPDepacketizerQuirksTests {
+@Suite(.ownThread) struct RTPDepacketizerQuirksTests {
     static let accessUnits = AccessUnitAssembler.accessUnits(inAnnexB: (try? TestFixtures.data("conformance/MIDR_MW_D.264")) ?? [])
 
     /// 90 kHz timestamps 3,000 apart (30 fps).

@@ -2,7 +2,7 @@ import H264
 import H264TestSupport
 import Testing
 
-@Suite("RTP depacketizer")
+@Suite("RTP depacketizer", .ownThread)
 struct RTPDepacketizerTests {
     /// 40 ms per access unit (MIDR_MW_D has 100) from 4,294,960,000, wrapping.
     static let timestamps: [UInt32] = (0..<100).map { 4_294_960_000 &+ UInt32(3600 * $0) }

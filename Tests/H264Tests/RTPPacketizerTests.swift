@@ -2,7 +2,7 @@ import H264
 import H264TestSupport
 import Testing
 
-@Suite("RTP packetizer")
+@Suite("RTP packetizer", .ownThread)
 struct RTPPacketizerTests {
     /// A NAL unit of `count` bytes: a non-IDR slice header byte (NRI 2), then counting bytes.
     static func slice(_ count: Int, header: UInt8 = 0x41) -> [UInt8] {

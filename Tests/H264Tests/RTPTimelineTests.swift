@@ -1,9 +1,10 @@
 import H264
+import H264TestSupport
 import Testing
 
 /// `RTPTimeline`: 90 kHz timestamps as times from the first, across the 32-bit wrap, stepping
 /// back for B-frames, from a given start.
-@Suite struct RTPTimelineTests {
+@Suite(.ownThread) struct RTPTimelineTests {
     @Test func timesGoOnAcrossTheWrapAndStepBack() {
         var timeline = RTPTimeline()
         #expect(!timeline.hasStarted)

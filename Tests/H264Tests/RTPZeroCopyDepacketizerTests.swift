@@ -5,7 +5,7 @@ import Testing
 /// `RTPZeroCopyDepacketizer` and `AccessUnitView`. That it gives `RTPDepacketizer`'s events for
 /// the same packets is checked by every depacketizer test (``DepacketizedEvents``); these check
 /// what is its own: the views refer to the packets, keep them alive, and write them out.
-@Suite("RTP zero-copy depacketizer")
+@Suite("RTP zero-copy depacketizer", .ownThread)
 struct RTPZeroCopyDepacketizerTests {
     /// The access units of `packets`, all read from one buffer.
     static func views(_ packets: [[UInt8]], in buffer: inout [UInt8]) -> [AccessUnitView] {

@@ -1,10 +1,11 @@
 import H264
+import H264TestSupport
 import Testing
 
 /// `WWW-Authenticate` as cameras and servers write it: quoted and unquoted values, commas and
 /// escaped quotes inside quotes, several challenges in one value, any case, missing commas; and
 /// never a trap on junk.
-@Suite struct RTSPAuthenticationChallengeTests {
+@Suite(.ownThread) struct RTSPAuthenticationChallengeTests {
     typealias Challenge = RTSPAuthenticationChallenge
 
     @Test func digestWithQuotedAndUnquotedValues() {

@@ -1,10 +1,11 @@
 import H264
+import H264TestSupport
 import Testing
 
 /// `RTSPAuthorization.parse` on what clients send: FFmpeg's Digest (quoted `algorithm`, `nc`
 /// and `qop` unquoted), GStreamer's (no `qop`), Basic's token; its text parses back to itself;
 /// what is not an `Authorization` is nil or has no credentials, never a trap.
-@Suite struct RTSPAuthorizationTests {
+@Suite(.ownThread) struct RTSPAuthorizationTests {
     @Test func ffmpegsDigest() throws {
         let value = #"Digest username="u", realm="swift-h264", nonce="00ab", uri="rtsp://127.0.0.1:8554/live", "#
             + #"response="0123abcd", algorithm="MD5", cnonce="6b8b4567", nc=00000001, qop="auth", opaque="x,y""#

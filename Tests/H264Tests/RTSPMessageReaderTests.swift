@@ -2,7 +2,7 @@ import H264
 import H264TestSupport
 import Testing
 
-@Suite("RTSP request reader, response writer, Transport header")
+@Suite("RTSP request reader, response writer, Transport header", .ownThread)
 struct RTSPMessageReaderTests {
     /// A SETUP in the shape FFmpeg's `-rtsp_transport tcp` client sends it (libavformat/rtsp.c:
     /// request line, CSeq, User-Agent, Transport, Session absent on the first SETUP).
@@ -253,7 +253,7 @@ struct RTSPMessageReaderTests {
     }
 }
 
-@Suite("RTCP sender report")
+@Suite("RTCP sender report", .ownThread)
 struct RTCPSenderReportTests {
     @Test func layoutOfRFC3550() {
         let ntp = RTCPSenderReport.ntpTimestamp(unixSeconds: 1_700_000_000, nanoseconds: 500_000_000)

@@ -1,9 +1,10 @@
 import H264
+import H264TestSupport
 import Testing
 
 /// What cameras send an RTSP client, read as FFmpeg and VLC read it: each case names its public
 /// source, and every chunking of the bytes gives the same messages.
-@Suite struct RTSPReplyQuirksTests {
+@Suite(.ownThread) struct RTSPReplyQuirksTests {
     /// The messages a client's reader gets from `bytes` fed in chunks of `chunk` bytes, and the
     /// bytes it skipped as junk.
     static func read(_ bytes: [UInt8], chunk: Int) throws -> (messages: [RTSPMessageReader.Message], skipped: Int) {

@@ -4,7 +4,7 @@ import H264TestSupport
 
 /// `AccessUnitReceiver`: live bytes in chunks → decodable access units, joins mid-stream,
 /// missing parameter sets.
-@Suite struct ReceiverTests {
+@Suite(.ownThread) struct ReceiverTests {
     static func annexB(_ nalUnits: [[UInt8]]) -> [UInt8] {
         nalUnits.flatMap { [0, 0, 0, 1] + $0 }
     }

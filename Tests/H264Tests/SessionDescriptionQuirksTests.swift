@@ -1,10 +1,11 @@
 import H264
+import H264TestSupport
 import Testing
 
 /// SDPs of real cameras that FFmpeg plays, each read as FFmpeg reads it: what decides how the
 /// packets are read is kept, what is broken is skipped with a warning (code, field, offset), and
 /// nothing throws. Each case names its public source.
-@Suite struct SessionDescriptionQuirksTests {
+@Suite(.ownThread) struct SessionDescriptionQuirksTests {
     /// The codes and fields of `description`'s warnings.
     static func warned(_ description: SessionDescription) -> [String] {
         description.warnings.map { "\($0.field ?? "")" }

@@ -2,7 +2,7 @@ import H264
 import H264TestSupport
 import Testing
 
-@Suite("SDP session description")
+@Suite("SDP session description", .ownThread)
 struct SessionDescriptionTests {
     @Test func buildsWhatRFC6184Describes() throws {
         let (sps, pps, _, format) = try RTPPacketizerTests.parameterSets()

@@ -6,7 +6,7 @@ import H264TestSupport
 /// (`SliceHeader.read(header:payload:parameterSets:)`) and the bit cursor under every reader,
 /// against independent references: a bit-at-a-time Exp-Golomb reader written here, and the
 /// public two-step path (`SliceHeader.Prefix`, then `SliceHeader(prefix:parameterSets:)`).
-@Suite struct SliceHeaderReadingTests {
+@Suite(.ownThread) struct SliceHeaderReadingTests {
     /// clause 9.1 read one bit at a time, as the standard writes it: the reference for
     /// `BitCursor`'s byte-at-a-time reads.
     struct ReferenceReader {

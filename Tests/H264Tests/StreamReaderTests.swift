@@ -2,7 +2,7 @@ import Testing
 @testable import H264
 import H264TestSupport
 
-@Suite struct StreamReaderTests {
+@Suite(.ownThread) struct StreamReaderTests {
     /// Whole-buffer parsing mapped to stream units: what every chunking must give.
     static func expected(_ bytes: [UInt8]) -> [StreamNALUnit] {
         AnnexB.nalUnits(in: bytes).map { StreamNALUnit(bytes: Array(bytes[$0.range]), streamOffset: $0.startCodeOffset) }

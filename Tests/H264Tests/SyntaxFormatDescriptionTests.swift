@@ -3,7 +3,7 @@ import Testing
 import H264
 import H264TestSupport
 
-@Suite struct SyntaxFormatDescriptionTests {
+@Suite(.ownThread) struct SyntaxFormatDescriptionTests {
     private func parameterSets(_ name: String) throws -> (sps: [[UInt8]], pps: [[UInt8]], probe: [String: Any]) {
         let units = ReferenceAnnexB.split(try TestFixtures.data("x264/\(name).264"))
         let json = try #require(try JSONSerialization.jsonObject(with: Data(TestFixtures.data("x264/\(name).json"))) as? [String: Any])

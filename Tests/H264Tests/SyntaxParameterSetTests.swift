@@ -35,7 +35,7 @@ private struct X264Fixture {
     }
 }
 
-@Suite struct SyntaxX264FixtureTests {
+@Suite(.ownThread) struct SyntaxX264FixtureTests {
     /// Our element dump of each distinct SPS/PPS equals FFmpeg's trace_headers reading.
     @Test(arguments: x264Fixtures + ["baseline_slicegroups_80x44"])
     func dumpMatchesFFmpeg(name: String) throws {
@@ -216,7 +216,7 @@ private func expectError(_ code: H264Error.Code, field: String?, _ body: () thro
     }
 }
 
-@Suite struct SyntaxParameterSetErrorTests {
+@Suite(.ownThread) struct SyntaxParameterSetErrorTests {
     @Test func handAssembledSetsParse() throws {
         let sps = try SequenceParameterSet(nalUnit: baselineSPS(crop: (1, 2, 3, 4)))
         #expect(sps.codedWidth == 176 && sps.codedHeight == 144)

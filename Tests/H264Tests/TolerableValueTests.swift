@@ -7,7 +7,7 @@ import Testing
 /// HRD): the parameter set is read, the value is kept, and one warning with the code, field and
 /// bit offset an error would have is recorded. Streams are written element by element with the
 /// test `BitWriter` (the `SPS` and `PPS` builders of `MalformedInputTests`).
-@Suite struct TolerableValueTests {
+@Suite(.ownThread) struct TolerableValueTests {
     /// Bit positions of named elements, noted while a NAL unit is written (relative to the first
     /// bit after the header byte).
     final class Marks {

@@ -5,7 +5,7 @@ import Testing
 
 /// `AnnexB.carriesHEVC`: how `h264 inspect` (and every command after it) tells H.265 from H.264
 /// without a flag.
-@Suite struct HEVCDetectionTests {
+@Suite(.ownThread) struct HEVCDetectionTests {
     @Test func everySharedH265StreamIsHEVC() throws {
         for stream in TestFixtures.hevcStreams {
             #expect(AnnexB.carriesHEVC(try TestFixtures.data("hevc/\(stream)")), "\(stream)")

@@ -5,7 +5,7 @@ import H264TestSupport
 
 /// Inputs the fuzz targets found, and other malformed parameter sets: each throws its code (or
 /// parses), never traps.
-@Suite struct HEVCMalformedInputTests {
+@Suite(.ownThread) struct HEVCMalformedInputTests {
     /// Found by the `hevc-ps` fuzz target: a VPS with `vps_base_layer_internal_flag` 0,
     /// `vps_num_layer_sets_minus1` 0 and HRD parameters, whose `hrd_layer_set_idx` range was
     /// empty (1...0) and trapped.
@@ -85,7 +85,7 @@ import H264TestSupport
 }
 
 /// Tolerable values: kept, and reported once with code, field and offset.
-@Suite struct HEVCTolerableValueTests {
+@Suite(.ownThread) struct HEVCTolerableValueTests {
     /// The tiny stream with its SPS's `general_profile_space` set to 1 (a value H.265 reserves,
     /// which does not change how the rest is read).
     static func streamWithProfileSpace1() throws -> (bytes: [UInt8], spsOffset: Int) {

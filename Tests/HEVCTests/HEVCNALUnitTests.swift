@@ -1,9 +1,10 @@
+import H264TestSupport
 import Testing
 import H264
 import HEVC
 
 /// The two-byte NAL unit header and the 64 types of H.265 Table 7-1.
-@Suite struct HEVCNALUnitTests {
+@Suite(.ownThread) struct HEVCNALUnitTests {
     /// Every type, layer and temporal id survives encoding and decoding the two header bytes.
     @Test func headerRoundTripsForAll64Types() throws {
         for type in 0..<64 {

@@ -7,7 +7,7 @@ import Testing
 /// RFC 7798 against FFmpeg 5.1 as the peer, on 127.0.0.1: we depacketize what `ffmpeg -f rtp`
 /// sends of each shared stream (its SDP read by us) into the file's NAL units, access unit by
 /// access unit; FFmpeg reads what our packetizer sends (through our SDP) into the same NAL units.
-@Suite(.serialized) struct HEVCRTPPeerTests {
+@Suite(.serialized, .ownThread) struct HEVCRTPPeerTests {
     static func nalUnits(ofAnnexB bytes: [UInt8]) -> [[UInt8]] {
         AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
     }

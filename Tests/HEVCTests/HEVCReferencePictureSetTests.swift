@@ -5,7 +5,7 @@ import H264TestSupport
 
 /// Short-term reference picture sets in the SPS, inter-RPS prediction above all (none of the
 /// shared streams carries sets in its SPS: x265 codes them in slice headers), and the bounds.
-@Suite struct HEVCReferencePictureSetTests {
+@Suite(.ownThread) struct HEVCReferencePictureSetTests {
     /// A 64x64 Main SPS (profile compatible with Main 10, level 3.1) whose
     /// `num_short_term_ref_pic_sets` is `count` and whose sets `sets` writes.
     static func sps(count: Int, sets: (inout BitWriter) -> Void) -> [UInt8] {

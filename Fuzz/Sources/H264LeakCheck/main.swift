@@ -2,10 +2,11 @@ import H264
 import H264Decoder
 import H264Encoder
 
-// Create → encode → invalidate, N times over, then sessions released with frames still queued;
-// then N/2 decoder sessions the same ways (create → decode → wait → invalidate, invalidated with
-// access units in flight, released with frames still held): run under valgrind by
-// Scripts/leakcheck.sh, which fails on any definitely-lost byte.
+// For each codec (x264, then x265 a quarter as often: each of its lives costs ~20× under
+// valgrind): create → encode → invalidate, N times over, then sessions released with frames
+// still queued; then N/2 decoder sessions the same ways (create → decode → wait → invalidate,
+// invalidated with access units in flight, released with frames still held): run under valgrind
+// by Scripts/leakcheck.sh, which fails on any definitely-lost byte.
 //
 // Usage: H264LeakCheck [cycles]   (default 1000)
 
@@ -14,16 +15,23 @@ let width = 64, height = 48
 var pixels = [UInt8](repeating: 128, count: width * height * 3 / 2)
 for i in 0..<(width * height) { pixels[i] = UInt8(truncatingIfNeeded: i * 7) }
 
-var configuration = EncoderConfiguration.liveCapture
-configuration.threads = 1
-nonisolated(unsafe) var outputs = 0
 final class Counter: @unchecked Sendable { var value = 0 } // written on one session's queue at a time
+final class Frames: @unchecked Sendable { var value: [EncodedFrame] = [] } // one session's queue
+final class Held: @unchecked Sendable { var frames: [DecodedFrame] = [] } // one session's queue
 
-do {
-    let frame = try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: pixels)
-    for cycle in 0..<cycles {
+func configuration(_ codec: VideoCodec) -> EncoderConfiguration {
+    var configuration = EncoderConfiguration.liveCapture
+    configuration.codec = codec
+    configuration.threads = 1
+    return configuration
+}
+
+/// `count` encoder lives of `codec`; the frames output by the completed ones.
+func encoderLives(_ codec: VideoCodec, count: Int, frame: VideoFrame) throws -> Int {
+    var outputs = 0
+    for cycle in 0..<count {
         let counter = Counter()
-        let session = try EncoderSession(width: width, height: height, configuration: configuration,
+        let session = try EncoderSession(width: width, height: height, configuration: configuration(codec),
                                          outputHandler: { _ in counter.value += 1 })
         switch cycle % 4 {
         case 0, 1:
@@ -43,28 +51,33 @@ do {
             for i in 0..<3 { try session.encode(frame, presentationTimeStamp: .milliseconds(40 * i), forceKeyframe: i == 1) }
         }
     }
-} catch {
-    fatalError("leak check: \(error)")
+    return outputs
 }
-// The decoder: the stream is 3 frames from one more encoder session.
-nonisolated(unsafe) var decoded = 0
-do {
-    let frame = try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: pixels)
-    final class Frames: @unchecked Sendable { var value: [EncodedFrame] = [] } // one session's queue
+
+/// `count` decoder lives over 3 frames from one more encoder session of `codec`; the frames
+/// decoded by the completed ones.
+func decoderLives(_ codec: VideoCodec, count: Int, frame: VideoFrame) throws -> Int {
     let encodedFrames = Frames()
-    let encoder = try EncoderSession(width: width, height: height, configuration: configuration,
+    let encoder = try EncoderSession(width: width, height: height, configuration: configuration(codec),
                                      outputHandler: { encodedFrames.value.append($0) })
     for i in 0..<3 { try encoder.encode(frame, presentationTimeStamp: .milliseconds(40 * i)) }
     try encoder.completeFrames()
     encoder.invalidate()
     let encoded = encodedFrames.value
-    final class Held: @unchecked Sendable { var frames: [DecodedFrame] = [] } // one session's queue
-    for cycle in 0..<(cycles / 2) {
+    var decoded = 0
+    for cycle in 0..<count {
         let held = Held()
-        let session = try DecoderSession(formatDescription: encoded[0].formatDescription,
-                                         configuration: DecoderConfiguration(threads: .count(cycle % 3 == 0 ? 2 : 1)),
-                                         outputHandler: { held.frames.append($0) })
-        for e in encoded { try session.decode(avcc: e.data, presentationTimeStamp: e.presentationTimeStamp) }
+        let decoding = DecoderConfiguration(threads: .count(cycle % 3 == 0 ? 2 : 1))
+        let session = switch encoded[0].format {
+        case .h264(let format): try DecoderSession(formatDescription: format, configuration: decoding, outputHandler: { held.frames.append($0) })
+        case .hevc(let record): try DecoderSession(hevcFormatDescription: record, configuration: decoding, outputHandler: { held.frames.append($0) })
+        }
+        for e in encoded {
+            switch codec {
+            case .h264: try session.decode(avcc: e.data, presentationTimeStamp: e.presentationTimeStamp)
+            case .hevc: try session.decode(hvcc: e.data, presentationTimeStamp: e.presentationTimeStamp)
+            }
+        }
         switch cycle % 3 {
         case 0:
             try session.waitForAsynchronousFrames()
@@ -76,7 +89,17 @@ do {
             break                  // the last reference dropped with access units queued
         }
     }
+    return decoded
+}
+
+do {
+    let frame = try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: pixels)
+    for (codec, lives) in [(VideoCodec.h264, cycles), (.hevc, max(cycles / 4, 4))] {
+        let outputs = try encoderLives(codec, count: lives, frame: frame)
+        let decoded = try decoderLives(codec, count: lives / 2, frame: frame)
+        print("leak check (\(codec)): \(lives) encoder sessions, \(outputs) frames out of the completed ones; "
+              + "\(lives / 2) decoder sessions, \(decoded) frames")
+    }
 } catch {
     fatalError("leak check: \(error)")
 }
-print("leak check: \(cycles) encoder sessions, \(outputs) frames out of the completed ones; \(cycles / 2) decoder sessions, \(decoded) frames")

@@ -1,0 +1,144 @@
+import Foundation
+import H264
+public import Testing
+
+/// A suite trait (`@Suite(.ownThread)`): each test case of the suite runs on threads of its
+/// own rather than on Swift concurrency's cooperative pool.
+///
+/// On Linux the cooperative pool is as wide as the machine has cores — two here — and Swift
+/// Testing calls a synchronous test function on it. Tests that block for long (a peer process
+/// run to its end, a session waited for) then hold the whole pool: in CI two of them held it
+/// for 90 s, every asynchronous test in flight stalled with them, and an RTSP server in one of
+/// those ended an idle connection whose client could not run. (The `.blocking` trait before
+/// this one gave the blocking suites two threads to share: their async tests then waited
+/// behind them there.) Under this trait a test case's body, its child tasks and the
+/// continuations it awaits that are not isolated to an actor run on a ``ThreadExecutor`` of
+/// its own (a task executor preference), so blocking there stalls nothing else.
+public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> OwnThread? {
+        testCase == nil ? nil : self
+    }
+
+    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        // A time limit runs from the test case's start, waiting included: those few go ahead.
+        let gated = test.timeLimit == nil
+        if gated { await TestCaseGate.shared.enter() }
+        defer { if gated { TestCaseGate.shared.leave() } }
+        let executor = ThreadExecutor(name: test.name)
+        defer { executor.finish() }
+        try await withTaskExecutorPreference(executor) { try await function() }
+    }
+}
+
+/// At most as many test cases under ``OwnThread`` at once as the machine has cores (two at
+/// least): on the cooperative pool no more could run, and the real-time peer tests (a 30 fps
+/// stream, a camera's idle timeout) need the cores they had there (with four at once, nine
+/// of them failed). Waiting test cases are suspended, holding no thread. Tests with a time
+/// limit are not held here.
+final class TestCaseGate: Sendable {
+    static let shared = TestCaseGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
+
+    private let state: Locked<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+
+    private init(width: Int) {
+        state = Locked((width, []))
+    }
+
+    /// Returns once a place is free (taking it).
+    func enter() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                guard state.free > 0 else {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.free -= 1
+                return true
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Gives the place to the first test case waiting, or frees it.
+    func leave() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+}
+
+extension Trait where Self == OwnThread {
+    /// Each test case on a thread of its own (see ``OwnThread``).
+    public static var ownThread: Self { OwnThread() }
+}
+
+/// A task executor with threads of its own: a job queued while none of them waits for work
+/// starts another, so a job that blocks (a test waiting for a subprocess, a session, a
+/// semaphore) never holds up the others — the test's child tasks, the continuations it awaits.
+/// ``finish()`` lets the threads end once the queue is empty; a job that comes later starts a
+/// thread again.
+public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked Sendable: `jobs`, `waiting` and `finished` are only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var waiting = 0
+    private var finished = false
+    private let name: String
+
+    /// An executor whose threads are named `name` (cut to what Linux keeps); no thread yet.
+    public init(name: String) {
+        self.name = String(name.prefix(15))
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        // Every queued job needs a thread waiting for it; else one more starts.
+        let starts = waiting < jobs.count
+        if !starts { condition.signal() }
+        condition.unlock()
+        if starts {
+            let thread = Thread { [self] in run() }
+            thread.name = name
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    /// No more jobs are expected: each thread ends once the queue is empty.
+    public func finish() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// A thread's loop: queued jobs, one at a time, until the executor is finished and the queue empty.
+    private func run() {
+        let executor = asUnownedTaskExecutor()
+        condition.lock()
+        while true {
+            if !jobs.isEmpty {
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.runSynchronously(on: executor)
+                condition.lock()
+            } else if finished {
+                condition.unlock()
+                return
+            } else {
+                waiting += 1
+                condition.wait()
+                waiting -= 1
+            }
+        }
+    }
+}
