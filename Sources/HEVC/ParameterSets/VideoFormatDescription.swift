@@ -12,7 +12,12 @@ public enum VideoFormatDescription: Hashable, Sendable {
     /// An H.264 stream: its SPS, PPS and `avcC`.
     case h264(FormatDescription)
     /// An H.265 stream: its `hvcC` (VPS, SPS, PPS and any SEI arrays).
-    case hevc(HEVCDecoderConfigurationRecord)
+    ///
+    /// Boxed (`indirect`): a format travels with every frame, and boxed it is one word for
+    /// either codec — one retain to copy rather than the record's many words, and no word of
+    /// an `.h264` value left uninitialized (valgrind took the enum tag kept in such a word's
+    /// top bit for a use of uninitialized memory on every frame).
+    indirect case hevc(HEVCDecoderConfigurationRecord)
 
     /// The stream's coding standard (VideoToolbox: `CMFormatDescriptionGetMediaSubType`).
     public var codec: VideoCodec {
