@@ -8,8 +8,9 @@ import H264Encoder
 // invalidate, invalidated with access units in flight, released with frames still held): run
 // under valgrind by Scripts/leakcheck.sh, which fails on any definitely-lost byte.
 //
-// The H.265 lives are not in CI's run yet: they lose an hvcC (its box, or its arrays) in about
-// one decoder life and one encoder life in four, not yet found (Scripts/leakcheck.sh 8 hevc).
+// The H.265 lives are not in CI's run yet: they lose an hvcC (the box a decoder session makes
+// of its record, in 2 of 2 decoder lives of `Scripts/leakcheck.sh 8 hevc`; an encoder's record,
+// before the enum case was boxed), not yet found.
 //
 // Usage: H264LeakCheck [cycles] [hevc]   (default 1000, H.264 only)
 
