@@ -2,10 +2,9 @@
 # Runs 1,000 x264 encoder session lives (create → encode → complete → invalidate; invalidate
 # with frames in flight; last reference dropped with frames queued and a prewarmed session) and
 # 500 H.264 decoder session lives (the same three endings) under valgrind memcheck, and fails
-# on any memory error or any byte definitely lost. With `hevc` after the count, then a quarter
-# as many of each for H.265 (x265, libavcodec's hevc): not yet in CI, they lose an hvcC in
-# some lives (see Fuzz/Sources/H264LeakCheck/main.swift); valgrind-x265.supp hides what
-# memcheck finds inside libx265 itself.
+# on any memory error or any byte definitely lost. With `hevc` after the count, then a tenth
+# as many of each for H.265 (x265, libavcodec's hevc; each life costs ~20× under valgrind);
+# valgrind-x265.supp hides what memcheck finds inside libx265 itself.
 #
 # Usage: Scripts/leakcheck.sh [cycles] [hevc]   (default 1000)
 set -euo pipefail
