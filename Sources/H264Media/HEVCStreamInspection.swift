@@ -37,26 +37,16 @@ public struct HEVCStreamInspection: Sendable {
     public init(annexB bytes: [UInt8]) throws(H264Error) {
         var assembler = HEVCAccessUnitAssembler()
         var sequenceParameterSetsById: [Int: HEVCSequenceParameterSet] = [:]
-        var collected = InspectionDiagnostics()
-        for location in try AnnexB.nalUnits(validating: bytes) {
-            let nal = bytes[location.range]
-            collected.before(assembler)
-            if let completed = assembler.append(nalUnit: nal, streamOffset: location.startCodeOffset) {
-                accessUnits.append(completed)
+        let units = try AnnexB.nalUnits(validating: bytes).lazy.map { (offset: $0.startCodeOffset, range: $0.range) }
+        let pass = InspectionDiagnostics.inspect(bytes, units: units, assembler: &assembler) { nal, offset, range in
+            guard let header = try? HEVCNALUnitHeader(validating: nal) else { return }
+            nalUnits.append(NALUnitRow(offset: offset, size: range.count, header: header))
+            // Parameter sets that do not parse are reported by the assembler.
+            if header.nalUnitType.isParameterSet, header.nuhLayerId == 0 {
+                dump(Array(nal), type: header.nalUnitType, offset: range.lowerBound, sequenceParameterSets: &sequenceParameterSetsById)
             }
-            if let header = try? HEVCNALUnitHeader(validating: nal) {
-                nalUnits.append(NALUnitRow(offset: location.startCodeOffset, size: location.range.count, header: header))
-                // Parameter sets that do not parse are reported by the assembler.
-                if header.nalUnitType.isParameterSet, header.nuhLayerId == 0 {
-                    dump(Array(nal), type: header.nalUnitType, offset: location.range.lowerBound, sequenceParameterSets: &sequenceParameterSetsById)
-                }
-            }
-            collected.after(assembler, headerOffset: location.range.lowerBound)
         }
-        if let last = assembler.finish(streamLength: bytes.count) {
-            accessUnits.append(last)
-        }
-        diagnostics = collected.all
+        (accessUnits, diagnostics) = pass
     }
 
     private mutating func dump(_ nalUnit: [UInt8], type: HEVCNALUnitType, offset: Int,

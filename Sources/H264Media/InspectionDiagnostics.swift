@@ -29,3 +29,32 @@ struct InspectionDiagnostics {
         }
     }
 }
+
+extension InspectionDiagnostics {
+    /// The one pass both inspections (``StreamInspection``, ``HEVCStreamInspection``) make over
+    /// a stream's NAL units, in stream order: each goes to `assembler`, whose access units are
+    /// collected and whose reports become that unit's diagnostics, and to `each` (for its row
+    /// and its parameter set dump).
+    ///
+    /// - Returns: the access units (the last one at the end of `bytes` included) and the
+    ///   diagnostics.
+    static func inspect<Assembler: AccessUnitAssembling>(
+        _ bytes: [UInt8], units: some Sequence<(offset: Int, range: Range<Int>)>, assembler: inout Assembler,
+        each: (_ nalUnit: ArraySlice<UInt8>, _ offset: Int, _ range: Range<Int>) -> Void
+    ) -> (accessUnits: [Assembler.Unit], diagnostics: [StreamInspection.Diagnostic]) {
+        var collected = InspectionDiagnostics(), accessUnits: [Assembler.Unit] = []
+        for unit in units {
+            let nal = bytes[unit.range]
+            collected.before(assembler)
+            if let completed = assembler.append(nalUnit: nal, streamOffset: unit.offset) {
+                accessUnits.append(completed)
+            }
+            each(nal, unit.offset, unit.range)
+            collected.after(assembler, headerOffset: unit.range.lowerBound)
+        }
+        if let last = assembler.finish(streamLength: bytes.count) {
+            accessUnits.append(last)
+        }
+        return (accessUnits, collected.all)
+    }
+}

@@ -100,27 +100,17 @@ public struct StreamInspection: Sendable {
             for pps in configurationRecord.pictureParameterSets { try dump(pps, offset: 0, cache: &cache) }
             assembler = AccessUnitAssembler(parameterSets: cache)
         }
-        var collected = InspectionDiagnostics()
-        for unit in units {
-            let nal = bytes[unit.range]
-            collected.before(assembler)
-            if let completed = assembler.append(nalUnit: nal, streamOffset: unit.offset) {
-                accessUnits.append(completed)
-            }
+        let pass = InspectionDiagnostics.inspect(bytes, units: units, assembler: &assembler) { nal, offset, range in
             // A damaged unit (forbidden_zero_bit set) is skipped by the assembler, which says so.
-            if let header = try? NALUnitHeader(validating: nal) {
-                nalUnits.append(NALUnitRow(offset: unit.offset, size: unit.range.count, header: header))
-                // Parameter sets that do not parse are reported by the assembler too.
-                if header.nalUnitType.isParameterSet {
-                    try? dump(Array(nal), offset: unit.range.lowerBound, cache: &cache)
-                }
+            guard let header = try? NALUnitHeader(validating: nal) else { return }
+            nalUnits.append(NALUnitRow(offset: offset, size: range.count, header: header))
+            // Parameter sets that do not parse are reported by the assembler too.
+            if header.nalUnitType.isParameterSet {
+                try? dump(Array(nal), offset: range.lowerBound, cache: &cache)
             }
-            collected.after(assembler, headerOffset: unit.range.lowerBound)
         }
-        if let last = assembler.finish(streamLength: bytes.count) {
-            accessUnits.append(last)
-        }
-        diagnostics += collected.all
+        accessUnits = pass.accessUnits
+        diagnostics += pass.diagnostics
     }
 
     private mutating func dump(_ nalUnit: [UInt8], offset: Int, cache: inout ParameterSetCache) throws(H264Error) {

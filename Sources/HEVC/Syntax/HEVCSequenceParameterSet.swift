@@ -9,7 +9,7 @@ public import H264
 /// (``codedWidth``, ``displayWidth``, ``bitDepthLuma``, ``frameRate`` …) are computed properties.
 /// The range extension is parsed; the multilayer, 3D, SCC and further extensions are skipped
 /// by their flags.
-public struct HEVCSequenceParameterSet: Hashable, Sendable {
+public struct HEVCSequenceParameterSet: HEVCNALUnitSyntax, Hashable, Sendable {
     /// A long-term reference picture candidate the SPS lists (clause 7.4.3.2.1).
     public struct LongTermReferencePicture: Hashable, Sendable {
         /// `lt_ref_pic_poc_lsb_sps[i]`.
@@ -110,19 +110,15 @@ public struct HEVCSequenceParameterSet: Hashable, Sendable {
     ///   `unsupported` (`nuh_layer_id` > 0), `truncated`, `expGolombOverflow`, `valueOutOfRange`
     ///   (also a size that is not a multiple of the minimum coding block, or a conformance window
     ///   outside the picture), `invalidTrailingBits`.
-    public init(nalUnit: some Collection<UInt8>) throws(H264Error) {
-        self = try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(H264Error) in try Self(reader: &reader) }.value
-    }
+    public init(nalUnit: some Collection<UInt8>) throws(H264Error) { self = try Self.read(nalUnit: nalUnit) }
 
     /// Every syntax element of an SPS NAL unit in bitstream order, from the header's
     /// `forbidden_zero_bit` to the RBSP trailing bits, with FFmpeg's `trace_headers` names.
     ///
     /// - Throws: the errors of ``init(nalUnit:)``.
-    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] {
-        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(H264Error) in try Self(reader: &reader) }.elements
-    }
+    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] { try elements(nalUnit: nalUnit) }
 
-    private init(reader: inout BitReader) throws(H264Error) {
+    init(reader: inout BitReader) throws(H264Error) {
         let header = try reader.readHEVCNALUnitHeader(expecting: .sequenceParameterSet)
         if header.nuhLayerId > 0 {
             throw H264Error(.unsupported, field: "nuh_layer_id", bitOffset: 7, "an SPS of layer \(header.nuhLayerId) (multi-layer)")

@@ -6,7 +6,7 @@ public import H264
 /// Parsed from a whole NAL unit of type 32. Every element is read in clause 7.3 order and
 /// range-checked as it is read; values that do not change how the rest is read are kept with a
 /// warning in ``diagnostics``. The VPS extension (`vps_extension_flag`) is skipped.
-public struct HEVCVideoParameterSet: Hashable, Sendable {
+public struct HEVCVideoParameterSet: HEVCNALUnitSyntax, Hashable, Sendable {
     /// `vps_video_parameter_set_id`, 0…15.
     public let vpsVideoParameterSetId: Int
     /// `vps_base_layer_internal_flag`.
@@ -47,17 +47,13 @@ public struct HEVCVideoParameterSet: Hashable, Sendable {
     /// Parses a VPS NAL unit (both header bytes first, emulation prevention bytes still
     /// present), with the errors of ``HEVCSequenceParameterSet/init(nalUnit:)`` (`unexpectedNALUnitType`
     /// for a type other than 32).
-    public init(nalUnit: some Collection<UInt8>) throws(H264Error) {
-        self = try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(H264Error) in try Self(reader: &reader) }.value
-    }
+    public init(nalUnit: some Collection<UInt8>) throws(H264Error) { self = try Self.read(nalUnit: nalUnit) }
 
     /// The VPS's syntax elements in bitstream order, FFmpeg's `trace_headers` names (see
     /// ``HEVCSequenceParameterSet/syntaxElements(nalUnit:)``).
-    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] {
-        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(H264Error) in try Self(reader: &reader) }.elements
-    }
+    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] { try elements(nalUnit: nalUnit) }
 
-    private init(reader: inout BitReader) throws(H264Error) {
+    init(reader: inout BitReader) throws(H264Error) {
         try reader.readHEVCNALUnitHeader(expecting: .videoParameterSet)
         vpsVideoParameterSetId = try reader.readBits(4, "vps_video_parameter_set_id")
         vpsBaseLayerInternalFlag = try reader.readFlag("vps_base_layer_internal_flag")
