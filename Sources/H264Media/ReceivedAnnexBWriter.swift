@@ -24,8 +24,9 @@ public struct ReceivedAnnexBWriter: Sendable {
         hevcParameterSets = []
     }
 
-    /// The H.265 parameter sets (VPS, SPS, PPS NAL units) for IRAP pictures that carry none.
-    public let hevcParameterSets: [[UInt8]]
+    /// The H.265 parameter sets (VPS, SPS, PPS NAL units) for IRAP pictures that carry none;
+    /// replaced when the stream announces new ones out of band (an RTMP `hvc1` sequence header).
+    public var hevcParameterSets: [[UInt8]]
 
     /// A writer of H.265 access units that has taken nothing yet.
     ///

@@ -14,7 +14,9 @@ import HEVC
 /// first format (SPS and PPS, from the SDP or in band) is known are dropped: nobody could decode
 /// them. An H.265 camera (the SDP's `H265` rtpmap) and an H.265 file give H.265 frames, their
 /// format the `hvcC` of the SDP's `sprop-vps/sps/pps` and of the parameter sets in band
-/// (`HEVCFormatTracker`), their keyframes the IRAP pictures. Losses and diagnostics are not frames; the source's own statistics count them.
+/// (`HEVCFormatTracker`), their keyframes the IRAP pictures; an H.265 RTMP stream (Enhanced RTMP
+/// `hvc1`) gives H.265 frames in the format of its last hvcC sequence header. Losses and
+/// diagnostics are not frames; the source's own statistics count them.
 ///
 /// The sequence ends when the source does (the camera closed, the publisher left, the file
 /// ended without looping), and when the task iterating it is cancelled.
@@ -117,8 +119,14 @@ public struct RelaySource: AsyncSequence, Sendable {
                         if let frame = frame(received.accessUnit, at: .milliseconds(received.presentationTime),
                                              decodedAt: .milliseconds(received.decodeTime)) { return frame }
                     case .endOfSequence?, .skippedTag?, .warning?: continue
-                    case .hevcSequenceHeader?, .hevcFrame?:
-                        throw H264Error(.unsupported, field: "VideoFourCc", "an H.265 RTMP stream: the relay carries H.264 only so far")
+                    case .hevcSequenceHeader?:
+                        // An hvcC whose arrays do not parse is skipped: the frames wait for a good one.
+                        if let record = try? event?.videoFormat()?.hevc { format = .hevc(record) }
+                    case .hevcFrame(let received)?:
+                        let unit = received.hevcAccessUnit
+                        guard unit.hasPicture, case .hevc(let record)? = format else { continue }
+                        return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP,
+                                         presentationTime: .milliseconds(received.presentationTime), decodeTime: .milliseconds(received.decodeTime))
                     }
                 case .publisher(var publisher, var timeline):
                     let event = await publisher.next()

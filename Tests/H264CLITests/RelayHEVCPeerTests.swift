@@ -44,14 +44,22 @@ import Testing
         defer { camera.kill() }
         let (relay, url) = try RelayPeerTests.relay(camera.url, [])
         defer { relay.kill() }
-        let probe = try Subprocess.run("timeout", ["-k", "5", "30", "ffprobe", "-v", "error", "-rtsp_transport", "udp",
-                                                   "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", url])
-        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "hevc,320,240",
-                "\(probe.stderr)")
-        let decoded = try Subprocess.run("timeout", ["-k", "5", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "udp",
-                                                     "-i", url, "-frames:v", "30", "-f", "framecrc", "-"])
-        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
-        #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 30)
+        try Self.expectFFmpegDecodesHEVC(url, transport: "udp", size: "320,240")
         #expect(relay.stop() == 0)
+    }
+
+    /// FFmpeg reads an H.265 stream of `size` ("W,H") at the RTSP `url` over `transport` and
+    /// decodes 30 pictures from it without an error.
+    static func expectFFmpegDecodesHEVC(_ url: String, transport: String, size: String,
+                                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let probe = try Subprocess.run("timeout", ["-k", "5", "30", "ffprobe", "-v", "error", "-rtsp_transport", transport,
+                                                   "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", url])
+        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "hevc,\(size)",
+                "\(probe.stderr)", sourceLocation: sourceLocation)
+        let decoded = try Subprocess.run("timeout", ["-k", "5", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport,
+                                                     "-i", url, "-frames:v", "30", "-f", "framecrc", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)", sourceLocation: sourceLocation)
+        #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 30,
+                sourceLocation: sourceLocation)
     }
 }

@@ -62,6 +62,30 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// A relay's RTMP source (`RelaySource.rtmp`) of an H.265 publisher: H.265 frames in the
+    /// format of the hvcC sequence header, their keyframes the IRAP pictures, their times kept.
+    @Test func relaySourceCarriesHVC1() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await RTMPIngestServer.start(host: "127.0.0.1", port: 0, group: group, app: "live", streamKey: "key")
+        let relayed = Task { () -> [LiveFrame] in
+            var publishers = server.publishers.makeAsyncIterator()
+            guard let publisher = await publishers.next() else { return [] }
+            var frames: [LiveFrame] = []
+            for try await frame in RelaySource.rtmp(publisher) { frames.append(frame) }
+            return frames
+        }
+        let publisher = try await RTMPPublisher.connect(to: server.url(host: "127.0.0.1", app: "live", streamKey: "key"), group: group)
+        try await Self.publish(publisher)
+        let frames = try await relayed.value
+        #expect(frames.map(\.avcc) == Self.stream.samples.map(\.data))
+        #expect(frames.allSatisfy { $0.format == .hevc(Self.stream.record) })
+        #expect(frames.map(\.isKeyframe) == Self.stream.samples.map(\.isIRAP))
+        #expect(frames.map(\.decodeTime) == Self.stream.samples.indices.map { .milliseconds(40 * $0) })
+        #expect(frames.map(\.presentationTime) == Self.stream.samples.indices.map { .milliseconds(40 * $0 + ($0 % 2) * 80) })
+        await server.shutdown()
+        try await group.shutdownGracefully()
+    }
+
     @Test func playerReadsHVC1() async throws {
         var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
         var video: [RTMPMessage] = []

@@ -27,19 +27,10 @@ extension ReceiveOptions {
         if case .failed(let error)? = player.ending { throw error }
     }
 
-    /// Writes an RTMP stream's events as the RTP modes write theirs: frames as depacketizer events
-    /// stamped with their presentation time on a 90 kHz clock, damaged tags as diagnostics.
+    /// Writes an RTMP stream's events as the RTP modes write theirs (`ReceivedOutput.write(flv:)`).
     private func receive(_ flv: some AsyncSequence<FLVReader.Event, Never> & Sendable, opening: String,
                          stop: @escaping @Sendable () async -> Void, whenDone: () -> Void, dropped: () -> Int) async throws {
-        let events = flv.compactMap { (event: FLVReader.Event) -> RTPDepacketizer.Event? in
-            switch event {
-            case .frame(let frame):
-                .accessUnit(.init(accessUnit: frame.accessUnit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true))
-            case .skippedTag(let error), .warning(let error): .diagnostic(error)
-            case .sequenceHeader, .endOfSequence, .hevcSequenceHeader, .hevcFrame: nil // H.265 over RTMP is not written yet
-            }
-        }
-        try await receive(events, format: nil, opening: opening, stop: stop, whenDone: whenDone) {
+        try await receive(flv, format: nil, opening: opening, stop: stop, whenDone: whenDone) {
             dropped() > 0 ? "\(dropped()) events dropped (the output could not keep up)" : nil
         }
     }

@@ -3,14 +3,17 @@ import H264
 import H264Decoder
 import H264Media
 import H264Streaming
+import HEVC
 
 /// The output of `h264 receive`: the access units as Annex-B (H264Media's
 /// `ReceivedAnnexBWriter`: from the first IDR on, SPS and PPS before each IDR) up to `frames`,
 /// and with `decodedPath` decoded as y4m (H264Decoder's `RTPY4MWriter`; `frames` then counts
-/// its frames); without a path, only decoded.
+/// its frames); without a path, only decoded. An RTMP stream's H.265 frames (`hvc1`) are written
+/// as Annex-B the same way (the last hvcC's VPS, SPS and PPS before each IRAP picture without).
 final class ReceivedOutput {
     private let out: FileHandle?
     private var annexB: ReceivedAnnexBWriter
+    private var hevc = ReceivedAnnexBWriter(hevcParameterSets: [])
     private let frames: Int?
     private let log: (String) -> Void
     private let decoded: (writer: RTPY4MWriter, path: String, file: FileHandle)?
@@ -54,10 +57,28 @@ final class ReceivedOutput {
         }
     }
 
+    /// Writes or logs one event of an RTMP stream: H.264 frames as access units stamped on a
+    /// 90 kHz clock, H.265 frames as Annex-B (not decoded).
+    func write(flv event: FLVReader.Event) throws {
+        switch event {
+        case .frame(let frame):
+            try write(.accessUnit(.init(accessUnit: frame.accessUnit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true)))
+        case .hevcSequenceHeader:
+            do { hevc.hevcParameterSets = try event.videoFormat()?.parameterSets ?? [] } catch { log(String(describing: error)) }
+        case .hevcFrame(let frame):
+            guard decoded == nil else { throw CLIError("an H.265 stream is written as Annex-B (-o FILE.265); decode that with h264 decode") }
+            guard !done, hevc.take(frame.hevcAccessUnit) else { return }
+            out?.write(Data(try hevc.annexB(frame.hevcAccessUnit)))
+            if let frames, hevc.written >= frames { wroteAll = true }
+        case .skippedTag(let error), .warning(let error): log(String(describing: error))
+        case .sequenceHeader, .endOfSequence: break
+        }
+    }
+
     /// Logs the summary with the receiver's RTP counts (its last events already written; none
     /// for RTMP); when decoding, flushes the decoder so the last frames are written.
     func finish(_ s: RTPReceptionStatistics?) throws {
-        log("\(out == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first IDR skipped)"
+        log("\(out == nil ? "received" : "wrote") \(annexB.written + hevc.written) access units (\(annexB.skipped + hevc.skipped) before the first IDR or IRAP picture skipped)"
             + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))
         guard let decoded else { return }
         let summary = try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
@@ -76,12 +97,12 @@ extension ReceiveOptions {
     func receive<Events: AsyncSequence>(_ events: Events, format: FormatDescription?, opening: String? = nil,
                                  stop: @escaping @Sendable () async -> Void, whenDone: () -> Void = {},
                                  ending: () -> String?, statistics: (() -> RTPReceptionStatistics)? = nil) async throws
-        where Events.Element == RTPDepacketizer.Event {
+        where Events.Element: ReceivedItem {
         let sink = try receivedOutput(format: format)
         if let opening { log(opening) }
         try await StopSignal.catching(onStop: stop) {
             for try await event in events {
-                try sink.write(event)
+                try event.write(to: sink)
                 if sink.done {
                     whenDone()
                     break
@@ -92,3 +113,8 @@ extension ReceiveOptions {
         try sink.finish(statistics?())
     }
 }
+
+/// What `h264 receive` writes: a depacketizer's events (RTP, RTSP) or an RTMP stream's.
+protocol ReceivedItem { func write(to output: ReceivedOutput) throws }
+extension RTPDepacketizerEvent: ReceivedItem where Unit == AccessUnit { func write(to output: ReceivedOutput) throws { try output.write(self) } }
+extension FLVReader.Event: ReceivedItem { func write(to output: ReceivedOutput) throws { try output.write(flv: self) } }
