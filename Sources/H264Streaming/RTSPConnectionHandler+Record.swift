@@ -10,7 +10,7 @@ extension RTSPConnectionHandler {
         guard session == nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
         let description: SessionDescription
         do {
-            description = try SessionDescription(parsing: String(decoding: request.body, as: UTF8.self))
+            description = try ClientDepacketizer.sessionDescription(parsing: String(decoding: request.body, as: UTF8.self))
         } catch {
             log("RTSP \(address(context)): ANNOUNCE: the SDP: \(error)")
             return RTSPResponse(status: .badRequest, cSeq: cSeq)
@@ -25,8 +25,8 @@ extension RTSPConnectionHandler {
             return RTSPResponse(status: .badRequest, cSeq: cSeq)
         }
         announced = (request.uri, description, box)
-        log("RTSP \(address(context)): announced H.264 (packetization-mode \(description.packetizationMode), "
-            + "\(description.parameterSets.count) parameter sets in the SDP)")
+        let codec = description.encodingName.uppercased() == "H265" ? "H.265 (" : "H.264 (packetization-mode \(description.packetizationMode), "
+        log("RTSP \(address(context)): announced \(codec)\(description.parameterSets.count) parameter sets in the SDP)")
         return RTSPResponse(status: .ok, cSeq: cSeq)
     }
 

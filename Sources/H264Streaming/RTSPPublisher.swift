@@ -1,17 +1,55 @@
 public import H264
+public import HEVC
 public import NIOCore
 
 /// A publisher recording to a record path of an ``RTSPServer`` (RFC 2326 record mode; ``RTSPServer/mountRecording(_:authentication:)``, ``RTSPRecordServer``): the stream it
 /// announced, and the events of its RTP packets as they arrive, depacketized (access units
-/// with their RTP timestamps, losses, diagnostics), as an `AsyncSequence`.
+/// with their RTP timestamps, losses, diagnostics), as an `AsyncSequence`. An H.264 stream
+/// (the SDP's `H264` rtpmap, RFC 6184) gives ``Event/accessUnit(_:)``s, an H.265 one (`H265`,
+/// RFC 7798) ``Event/hevcAccessUnit(_:)``s (``codec`` says which).
 ///
 /// The sequence ends when the recording does (``ending`` says why): the publisher's TEARDOWN
 /// or closed connection (for UDP, once its last packets have had a moment to arrive), the
 /// server's idle timeout, ``stop()``, or the server's shutdown. The depacketizer is flushed
 /// first, so the last access unit is delivered.
 public final class RTSPPublisher: AsyncSequence, Sendable {
+    /// One event of the publisher's stream: the cases of `RTPDepacketizer.Event`, and the H.265
+    /// access units of an H.265 stream.
+    public enum Event: Sendable {
+        /// An H.264 access unit (AVCC, 4-byte lengths) with its RTP timestamp.
+        case accessUnit(RTPDepacketizer.ReceivedAccessUnit)
+        /// An H.265 access unit (HVCC, 4-byte lengths) with its RTP timestamp.
+        case hevcAccessUnit(HEVCRTPDepacketizer.ReceivedAccessUnit)
+        /// Packets were lost.
+        case loss(RTPDepacketizer.Loss)
+        /// A loss hit a picture: a keyframe would repair the stream (no feedback is sent).
+        case keyframeRequest
+        /// A damaged packet or NAL unit, reported and skipped.
+        case diagnostic(H264Error)
+
+        /// An H.264 depacketizer's event.
+        init(_ event: RTPDepacketizer.Event) {
+            switch event {
+            case .accessUnit(let unit): self = .accessUnit(unit)
+            case .loss(let loss): self = .loss(loss)
+            case .keyframeRequest: self = .keyframeRequest
+            case .diagnostic(let error): self = .diagnostic(error)
+            }
+        }
+
+        /// An H.265 depacketizer's event.
+        init(_ event: HEVCRTPDepacketizer.Event) {
+            switch event {
+            case .accessUnit(let unit): self = .hevcAccessUnit(unit)
+            case .loss(let loss): self = .loss(loss)
+            case .keyframeRequest: self = .keyframeRequest
+            case .diagnostic(let error): self = .diagnostic(error)
+            }
+        }
+    }
+
     /// One event of the publisher's stream.
-    public typealias Element = RTPDepacketizer.Event
+    public typealias Element = Event
 
     /// Why a recording ended.
     public enum Ending: Sendable, Equatable {
@@ -41,8 +79,12 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
         stopRecording = stop
     }
 
-    /// The format of the SDP's `sprop-parameter-sets`; nil without them (they then come in band).
-    public var formatDescription: FormatDescription? { try? sessionDescription.formatDescription() }
+    /// The format of the SDP's `sprop-parameter-sets`; nil without them (they then come in band)
+    /// and for an H.265 stream.
+    public var formatDescription: FormatDescription? { codec == .h264 ? try? sessionDescription.formatDescription() : nil }
+
+    /// The coding standard the SDP announced: H.265 for an `H265` rtpmap, else H.264.
+    public var codec: VideoCodec { sessionDescription.encodingName.uppercased() == "H265" ? .hevc : .h264 }
 
     /// Why the recording ended; nil while it goes on.
     public var ending: Ending? { state.withLock { $0.ending } }

@@ -1,9 +1,10 @@
 import H264
+import HEVC
 import Logging
 import NIOCore
 
 /// The publishing slot of a record path of an ``RTSPServer``: which RTSP connection holds it, the stream it
-/// announced (an `RTPDepacketizer`), the ``RTSPPublisher`` its events go to once it records,
+/// announced (an H.264 or H.265 depacketizer, `ClientDepacketizer`), the ``RTSPPublisher`` its events go to once it records,
 /// and how the recording ends.
 ///
 /// Lives on the event loop of the listener and of all its connections (one thread), so it needs
@@ -14,7 +15,7 @@ import NIOCore
 final class RTSPRecording {
     /// The announced stream.
     private struct Stream {
-        var depacketizer: RTPDepacketizer
+        var depacketizer: ClientDepacketizer
         let description: SessionDescription
         var publisher: RTSPPublisher?
     }
@@ -56,7 +57,7 @@ final class RTSPRecording {
     /// - Throws: `H264Error` (`unsupported`) for packetization-mode 2.
     func announce(_ description: SessionDescription, by connection: ObjectIdentifier) throws(H264Error) -> Bool {
         guard publisher == nil || publisher == connection, !isRecording, !isClosed else { return false }
-        stream = Stream(depacketizer: try description.depacketizer(reorderWindow: configuration.reorderWindow),
+        stream = Stream(depacketizer: try ClientDepacketizer(description, reorderWindow: configuration.reorderWindow),
                         description: description)
         publisher = connection
         return true
@@ -124,9 +125,10 @@ final class RTSPRecording {
         guard let stream, let published = stream.publisher else { return }
         var depacketizer = stream.depacketizer
         var events: [RTSPPublisher.Element] = []
-        while let event = depacketizer.next() { events.append(event) }
+        while let event = depacketizer.h264?.next() { events.append(RTSPPublisher.Event(event)) }
+        while let event = depacketizer.hevc?.next() { events.append(RTSPPublisher.Event(event)) }
         self.stream?.depacketizer = depacketizer
-        published.deliver(events, statistics: RTPReceptionStatistics(counting: depacketizer))
+        published.deliver(events, statistics: depacketizer.statistics)
     }
 
     /// Called every ``RTSPServer/Configuration/recordCheckInterval``: the idle timeout

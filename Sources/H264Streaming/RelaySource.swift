@@ -14,7 +14,8 @@ import HEVC
 /// first format (SPS and PPS, from the SDP or in band) is known are dropped: nobody could decode
 /// them. An H.265 camera (the SDP's `H265` rtpmap) and an H.265 file give H.265 frames, their
 /// format the `hvcC` of the SDP's `sprop-vps/sps/pps` and of the parameter sets in band
-/// (`HEVCFormatTracker`), their keyframes the IRAP pictures; an H.265 RTMP stream (Enhanced RTMP
+/// (`HEVCFormatTracker`), their keyframes the IRAP pictures, and so does an H.265 publisher
+/// (its ANNOUNCE's `H265` rtpmap); an H.265 RTMP stream (Enhanced RTMP
 /// `hvc1`) gives H.265 frames in the format of its last hvcC sequence header. Losses and
 /// diagnostics are not frames; the source's own statistics count them.
 ///
@@ -59,7 +60,7 @@ public struct RelaySource: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> Iterator {
         switch kind {
         case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: try? client.sessionDescription.videoFormat())
-        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator(), RTPTimeline()), format: publisher.formatDescription.map { .h264($0) })
+        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator(), RTPTimeline()), format: try? publisher.sessionDescription.videoFormat())
         case .file(let player): Iterator(.file(player.makeAsyncIterator()), format: nil)
         case .rtmp(let events): Iterator(.rtmp(events.makeAsyncIterator()), format: nil)
         }
@@ -69,7 +70,7 @@ public struct RelaySource: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         fileprivate enum Events {
             case camera(AsyncStream<RTSPClient.Event>.AsyncIterator)
-            case publisher(AsyncStream<RTPDepacketizer.Event>.AsyncIterator, RTPTimeline)
+            case publisher(AsyncStream<RTSPPublisher.Event>.AsyncIterator, RTPTimeline)
             case file(AnnexBFilePlayer.Iterator)
             case rtmp(AsyncStream<FLVReader.Event>.AsyncIterator)
         }
@@ -131,13 +132,16 @@ public struct RelaySource: AsyncSequence, Sendable {
                 case .publisher(var publisher, var timeline):
                     let event = await publisher.next()
                     guard let event else { return nil }
-                    guard case .accessUnit(let received) = event else {
-                        events = .publisher(publisher, timeline)
-                        continue
+                    defer { events = .publisher(publisher, timeline) }
+                    switch event {
+                    case .accessUnit(let received):
+                        if let frame = frame(received.accessUnit, at: timeline.time(of: received.timestamp)) { return frame }
+                    case .hevcAccessUnit(let received):
+                        let time = timeline.time(of: received.timestamp), unit = received.accessUnit
+                        guard unit.hasPicture, let record = hevc.take(unit) else { continue }
+                        return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP, presentationTime: time)
+                    case .loss, .keyframeRequest, .diagnostic: continue
                     }
-                    let time = timeline.time(of: received.timestamp)
-                    events = .publisher(publisher, timeline)
-                    if let frame = frame(received.accessUnit, at: time) { return frame }
                 }
             }
         }

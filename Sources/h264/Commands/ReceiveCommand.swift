@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Streaming
+import HEVC
 import NIOPosix
 
 /// `h264 receive STREAM.sdp|rtsp://…|rtmp://… -o OUT.h264` (`RTPReceiver`, `RTSPClient`, `RTMPPlayer`), or with
@@ -66,7 +67,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     private func receiveRTP(group: MultiThreadedEventLoopGroup) async throws {
         let description = try SessionDescription(parsing: String(decoding: try CLIIO.read(sdp), as: UTF8.self))
         _ = try description.depacketizer(reorderWindow: options.reorderWindow)
-        let format = try? description.formatDescription()
+        let format = try? description.videoFormat()
         let receiver = try await listening("UDP port \(description.port)") {
             try await RTPReceiver.start(description: description, group: group, reorderWindow: options.reorderWindow,
                                         idleTimeout: .seconds(options.idleTimeout))
@@ -88,14 +89,13 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.userAgent = "h264 receive"
         let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
                                                logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
-        if client.codec == .hevc { return try await closing(client.close) { try await options.receiveHEVC(from: client) } }
         let eventLog = try EventLog(path: options.events)
         eventLog.write(ReceiveEvent.playing(url: client.url, session: client.session))
         let events = RTSPClientOptions.events(of: client, log: options.log, eventLog: eventLog)
         let opening = "playing \(client.url) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
             ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
         try await closing(client.close) {
-            try await options.receive(events, format: client.formatDescription, opening: opening, stop: client.close) {
+            try await options.receive(events, format: try? client.sessionDescription.videoFormat(), opening: opening, stop: client.close) {
                 let ending = RTSPClientOptions.describe(client.ending, idleTimeout: options.idleTimeout)
                 guard rtsp.reconnect else { return ending }
                 return (ending.map { $0 + "; " } ?? "") + "\(client.disconnections) disconnection(s)"
@@ -121,7 +121,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         // SIGINT/SIGTERM shut the server down, which ends the recording (or the wait for one).
         try await closing({ await server.shutdown(); await follower?.value }) {
             guard let publisher = try await StopSignal.catching(onStop: server.shutdown, server.firstPublisher) else { return }
-            try await options.receive(publisher, format: publisher.formatDescription, stop: server.shutdown, whenDone: publisher.stop) {
+            try await options.receive(publisher, format: try? publisher.sessionDescription.videoFormat(), stop: server.shutdown, whenDone: publisher.stop) {
                 nil
             } statistics: { publisher.statistics }
         }

@@ -8,12 +8,13 @@ import HEVC
 /// The output of `h264 receive`: the access units as Annex-B (H264Media's
 /// `ReceivedAnnexBWriter`: from the first IDR on, SPS and PPS before each IDR) up to `frames`,
 /// and with `decodedPath` decoded as y4m (H264Decoder's `RTPY4MWriter`; `frames` then counts
-/// its frames); without a path, only decoded. An RTMP stream's H.265 frames (`hvc1`) are written
-/// as Annex-B the same way (the last hvcC's VPS, SPS and PPS before each IRAP picture without).
+/// its frames); without a path, only decoded. H.265 access units (an H.265 camera's or
+/// publisher's, an RTMP stream's `hvc1` frames) are written as Annex-B the same way, the
+/// description's (or the last hvcC's) VPS, SPS and PPS before each IRAP picture without them.
 final class ReceivedOutput {
     private let out: FileHandle?
     private var annexB: ReceivedAnnexBWriter
-    private var hevc = ReceivedAnnexBWriter(hevcParameterSets: [])
+    private var hevc: ReceivedAnnexBWriter
     private let frames: Int?
     private let log: (String) -> Void
     private let decoded: (writer: RTPY4MWriter, path: String, file: FileHandle)?
@@ -21,9 +22,10 @@ final class ReceivedOutput {
     /// True once `frames` access units are written (or, when decoding, decoded frames).
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
-    init(path: String?, format: FormatDescription?, frames: Int?, decodedPath: String?, log: @escaping (String) -> Void) throws {
+    init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, log: @escaping (String) -> Void) throws {
         out = try path.map(CLIIO.openOutput)
-        annexB = ReceivedAnnexBWriter(parameterSets: format)
+        annexB = ReceivedAnnexBWriter(parameterSets: format?.h264)
+        hevc = ReceivedAnnexBWriter(hevcParameterSets: format?.codec == .hevc ? format!.parameterSets : [])
         self.frames = decodedPath == nil ? frames : nil
         self.log = log
         decoded = try decodedPath.map { path in
@@ -65,20 +67,25 @@ final class ReceivedOutput {
             try write(.accessUnit(.init(accessUnit: frame.accessUnit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true)))
         case .hevcSequenceHeader:
             do { hevc.hevcParameterSets = try event.videoFormat()?.parameterSets ?? [] } catch { log(String(describing: error)) }
-        case .hevcFrame(let frame):
-            guard decoded == nil else { throw CLIError("an H.265 stream is written as Annex-B (-o FILE.265); decode that with h264 decode") }
-            guard !done, hevc.take(frame.hevcAccessUnit) else { return }
-            out?.write(Data(try hevc.annexB(frame.hevcAccessUnit)))
-            if let frames, hevc.written >= frames { wroteAll = true }
+        case .hevcFrame(let frame): try write(hevc: frame.hevcAccessUnit)
         case .skippedTag(let error), .warning(let error): log(String(describing: error))
         case .sequenceHeader, .endOfSequence: break
         }
     }
 
+    /// Writes an H.265 access unit as Annex-B (not decoded).
+    func write(hevc unit: HEVCAccessUnit) throws {
+        guard decoded == nil else { throw CLIError("an H.265 stream is written as Annex-B (-o FILE.265); decode that with h264 decode") }
+        guard !done, hevc.take(unit) else { return }
+        out?.write(Data(try hevc.annexB(unit)))
+        if let frames, hevc.written >= frames { wroteAll = true }
+    }
+
     /// Logs the summary with the receiver's RTP counts (its last events already written; none
     /// for RTMP); when decoding, flushes the decoder so the last frames are written.
     func finish(_ s: RTPReceptionStatistics?) throws {
-        log("\(out == nil ? "received" : "wrote") \(annexB.written + hevc.written) access units (\(annexB.skipped + hevc.skipped) before the first IDR or IRAP picture skipped)"
+        let key = hevc.written + hevc.skipped > 0 ? "IRAP picture" : "IDR"
+        log("\(out == nil ? "received" : "wrote") \(annexB.written + hevc.written) access units (\(annexB.skipped + hevc.skipped) before the first \(key) skipped)"
             + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))
         guard let decoded else { return }
         let summary = try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
@@ -94,7 +101,7 @@ final class ReceivedOutput {
 extension ReceiveOptions {
     /// Writes `events` until the output is done (then `whenDone`), the events end, or a stop
     /// signal (which runs `stop`); logs `opening` first and the `ending` and summary after.
-    func receive<Events: AsyncSequence>(_ events: Events, format: FormatDescription?, opening: String? = nil,
+    func receive<Events: AsyncSequence>(_ events: Events, format: VideoFormatDescription?, opening: String? = nil,
                                  stop: @escaping @Sendable () async -> Void, whenDone: () -> Void = {},
                                  ending: () -> String?, statistics: (() -> RTPReceptionStatistics)? = nil) async throws
         where Events.Element: ReceivedItem {
@@ -114,7 +121,30 @@ extension ReceiveOptions {
     }
 }
 
-/// What `h264 receive` writes: a depacketizer's events (RTP, RTSP) or an RTMP stream's.
+/// What `h264 receive` writes: the events of a depacketizer (RTP), a camera, a publisher or an
+/// RTMP stream.
 protocol ReceivedItem { func write(to output: ReceivedOutput) throws }
 extension RTPDepacketizerEvent: ReceivedItem where Unit == AccessUnit { func write(to output: ReceivedOutput) throws { try output.write(self) } }
 extension FLVReader.Event: ReceivedItem { func write(to output: ReceivedOutput) throws { try output.write(flv: self) } }
+extension RTSPPublisher.Event: ReceivedItem {
+    func write(to output: ReceivedOutput) throws {
+        switch self {
+        case .accessUnit(let unit): try output.write(.accessUnit(unit))
+        case .hevcAccessUnit(let unit): try output.write(hevc: unit.accessUnit)
+        case .loss(let loss): try output.write(.loss(loss))
+        case .keyframeRequest: break
+        case .diagnostic(let error): try output.write(.diagnostic(error))
+        }
+    }
+}
+extension RTSPClient.Event: ReceivedItem {
+    func write(to output: ReceivedOutput) throws {
+        switch self {
+        case .accessUnit(let unit, _): try output.write(.accessUnit(unit))
+        case .hevcAccessUnit(let unit, _): try output.write(hevc: unit.accessUnit)
+        case .loss(let loss): try output.write(.loss(loss))
+        case .diagnostic(let error): try output.write(.diagnostic(error))
+        default: break  // The access unit carries its parameter sets; reconnections are logged by `RTSPClientOptions.events`.
+        }
+    }
+}

@@ -45,16 +45,13 @@ struct RTSPClientOptions: ParsableArguments {
     /// The policy of `--reconnect` (for the camera, and for `--rtmp` publishing); nil without it.
     var reconnection: RTSPClient.Configuration.Reconnect? { reconnect ? .init(initialDelay: .seconds(reconnectDelay), maximumDelay: .seconds(reconnectMaxDelay)) : nil }
 
-    /// The depacketizer events of `client`; disconnections, reconnections and resumptions go
-    /// to `log` and to `eventLog` (`ReceiveEvent`).
+    /// The events of `client`; disconnections, reconnections and resumptions go to `log` and to
+    /// `eventLog` (`ReceiveEvent`) instead.
     static func events(of client: RTSPClient, log: @escaping @Sendable (String) -> Void,
-                       eventLog: EventLog) -> some AsyncSequence<RTPDepacketizer.Event, Never> {
-        client.compactMap { event -> RTPDepacketizer.Event? in
+                       eventLog: EventLog) -> some AsyncSequence<RTSPClient.Event, Never> {
+        client.compactMap { event -> RTSPClient.Event? in
             switch event {
-            case .accessUnit(let unit, _): return .accessUnit(unit)
-            case .loss(let loss): return .loss(loss)
-            case .diagnostic(let error): return .diagnostic(error)
-            case .formatChange, .hevcAccessUnit: return nil // The access unit carries its parameter sets; H.265 is refused at opening.
+            case .accessUnit, .hevcAccessUnit, .loss, .diagnostic, .formatChange: return event
             case .disconnected(let ending):
                 let reason = describe(ending) ?? "closed"
                 log("disconnected (\(reason)); reconnecting")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Streaming
+import HEVC
 
 /// What `h264 receive` writes and when it stops, in every mode (RTP, RTSP, `--listen`).
 struct ReceiveOptions: ParsableArguments {
@@ -36,7 +37,7 @@ struct ReceiveOptions: ParsableArguments {
     func log(_ line: String) { if !quiet { FileHandle.standardError.write(Data("h264 receive: \(line)\n".utf8)) } }
 
     /// The output: Annex-B to -o, decoded y4m to -o (``decodesOutput``) or --decoded, or both.
-    func receivedOutput(format: FormatDescription?) throws -> ReceivedOutput {
+    func receivedOutput(format: VideoFormatDescription?) throws -> ReceivedOutput {
         let y4m = decodesOutput ? output : decoded
         return try ReceivedOutput(path: decodesOutput ? nil : output, format: format, frames: frames, decodedPath: y4m, log: log)
     }
