@@ -74,6 +74,29 @@ struct HEVCEncodeCommandTests {
         #expect(decoded.errors.isEmpty && decoded.frames.count == 30, "\(decoded.errors)")
     }
 
+    /// Main 10 in, Main 10 out: `h264 transcode main10_cropped.265 --codec hevc` gives FFmpeg a
+    /// Main 10 stream of the input's 30 pictures, `yuv420p10le` at 200×120, within 40 dB of the
+    /// input's pictures (FFmpeg's PSNR on the 10-bit samples); without `--codec hevc` it says
+    /// what to add and writes nothing.
+    @Test func transcodesMain10() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try TestFixtures.path("hevc/main10_cropped.265"), out = directory.appendingPathComponent("out.265").path
+        let refused = try CLI.run(["transcode", input, "-o", out, "--quiet"])
+        #expect(refused.status == 1 && refused.stderr.contains("10-bit pictures are encoded as H.265 Main 10: add --codec hevc"),
+                "\(refused.stderr)")
+        let result = try CLI.run(["transcode", input, "-o", out, "--codec", "hevc", "--quiet"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let probe = try Subprocess.run("ffprobe", ["-v", "error", "-count_frames", "-show_entries",
+                                                   "stream=codec_name,profile,pix_fmt,width,height,nb_read_frames", "-of", "csv=p=0", out])
+        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                == "hevc,Main 10,200,120,yuv420p10le,30", "\(probe.stderr)")
+        let psnr = try Subprocess.run("ffmpeg", ["-nostdin", "-i", out, "-i", input, "-lavfi", "psnr", "-f", "null", "-"])
+        let average = psnr.stderr.split(separator: " ").first { $0.hasPrefix("average:") }
+            .flatMap { Double($0.dropFirst("average:".count)) }
+        #expect((average ?? 0) >= 40, "\(psnr.stderr.suffix(300))")
+    }
+
     /// `h264 serve --codec hevc --rtsp`: the live H.265 encode served over RTSP; FFmpeg plays
     /// it over TCP as H.265 (RFC 7798) and decodes 20 pictures without a word.
     @Test func serveOverRTSP() throws {

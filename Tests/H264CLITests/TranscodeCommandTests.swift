@@ -76,13 +76,17 @@ import Testing
         #expect(odd.status != 0 && odd.stderr.contains("--size"))
     }
 
-    @Test func refusesWhatItCannotEncode() throws {
-        let path = try TestFixtures.path("conformance/PPH10I1_Panasonic_A.264")   // 10-bit
+    /// 10-bit H.264 to H.264 (x264 here is 8-bit): one line naming `--codec hevc`; 4:2:2 (10-bit
+    /// H.265 range extensions) to either: one line naming what transcode takes.
+    @Test(arguments: [("conformance/PPH10I1_Panasonic_A.264", [], "add --codec hevc"),
+                      ("hevc/rext_422_10.265", ["--codec", "hevc"], "transcode takes 8-bit or 10-bit 4:2:0")])
+    func refusesWhatItCannotEncode(fixture: String, arguments: [String], says: String) throws {
+        let path = try TestFixtures.path(fixture)
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try CLI.run(["transcode", path, "-o", directory.appendingPathComponent("out.h264").path, "--quiet"])
+        let result = try CLI.run(["transcode", path, "-o", directory.appendingPathComponent("out").path, "--quiet"] + arguments)
         #expect(result.status == 1)
-        #expect(result.stderr.hasPrefix("h264 transcode: error: ") && result.stderr.contains("8-bit 4:2:0"))
+        #expect(result.stderr.hasPrefix("h264 transcode: error: ") && result.stderr.contains(says), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 }

@@ -12,7 +12,8 @@ struct TranscodeCommand: ParsableCommand {
         commandName: "transcode",
         abstract: "Decode an Annex-B H.264 or H.265 stream and encode it again (Annex-B out, --codec hevc for H.265) with the encode options.",
         discussion: """
-        INPUT is an Annex-B byte stream ('-' for standard input) of 8-bit 4:2:0 pictures. Each decoded frame \
+        INPUT is an Annex-B byte stream ('-' for standard input) of 8-bit or 10-bit 4:2:0 pictures (10-bit \
+        ones are encoded as H.265 Main 10: --codec hevc). Each decoded frame \
         goes to the encoder with its time stamp (one copy of its planes, into the encoder's frame); a size \
         change in the input starts a new encoder, whose first frame is an IDR with new SPS and PPS. Without \
         --preset the encoder uses active-transcoding. --size WxH scales every picture (libyuv's box \
@@ -72,22 +73,26 @@ struct TranscodeCommand: ParsableCommand {
         let decoderConfiguration = DecoderConfiguration(threads: decoderThreads == 0 ? .automatic : .count(decoderThreads))
         let decoder = try DecoderSession(configuration: decoderConfiguration) { frame in
             do {
-                guard frame.layout == .planar, frame.chromaFormat == .yuv420, frame.bitDepth == 8 else {
-                    throw CLIError("\(name): \(frame.pixelFormatName) pictures: transcode takes 8-bit 4:2:0")
+                guard frame.layout == .planar, frame.chromaFormat == .yuv420, frame.bitDepth == 8 || frame.bitDepth == 10 else {
+                    throw CLIError("\(name): \(frame.pixelFormatName) pictures: transcode takes 8-bit or 10-bit 4:2:0")
                 }
                 let encoder = try state.withLock { s throws -> EncoderSession in
                     if let error = s.error { throw CLIError(error) }
                     if let encoder = s.encoder { return encoder }
                     let seconds = frame.duration / .seconds(1)
-                    let configuration = try options.configuration(frameRate: seconds > 0 ? 1 / seconds : 25,
+                    let configuration = try options.configuration(frameRate: seconds > 0 ? 1 / seconds : 25, bitDepth: frame.bitDepth,
                                                                   defaultPreset: .activeTranscoding)
+                    if frame.bitDepth > 8 && configuration.codec != .hevc {
+                        throw CLIError("\(name): 10-bit pictures are encoded as H.265 Main 10: add --codec hevc")
+                    }
                     let encoder = try EncoderSession(width: targetSize?.width ?? frame.width, height: targetSize?.height ?? frame.height,
                                                      configuration: configuration,
                                                      outputHandler: encodedHandler)
                     s.encoder = encoder
                     return encoder
                 }
-                var picture = try VideoFrame(pixelFormat: .i420, width: frame.width, height: frame.height, contiguous: frame.packedBytes())
+                var picture = try VideoFrame(pixelFormat: frame.bitDepth > 8 ? .yuv420p10 : .i420, width: frame.width, height: frame.height,
+                                             contiguous: frame.packedBytes())
                 if let targetSize, (targetSize.width, targetSize.height) != (frame.width, frame.height) {
                     picture = try picture.scaled(width: targetSize.width, height: targetSize.height)
                 }
