@@ -42,14 +42,7 @@ public struct ReceivedAnnexBWriter: Sendable {
     ///
     /// - Parameter unit: the access unit, in decoding order.
     /// - Returns: whether it is written (and counted in ``written``).
-    public mutating func take(_ unit: HEVCAccessUnit) -> Bool {
-        if written == 0 && !unit.isIRAP {
-            skipped += 1
-            return false
-        }
-        written += 1
-        return true
-    }
+    public mutating func take(_ unit: HEVCAccessUnit) -> Bool { take(randomAccess: unit.isIRAP) }
 
     /// The Annex-B bytes of an H.265 `unit` (4-byte HVCC lengths in), the description's VPS,
     /// SPS and PPS before an IRAP picture that carries no SPS.
@@ -66,8 +59,11 @@ public struct ReceivedAnnexBWriter: Sendable {
     ///
     /// - Parameter unit: the access unit, in decoding order.
     /// - Returns: whether it is written (and counted in ``written``).
-    public mutating func take(_ unit: AccessUnit) -> Bool {
-        if written == 0 && !unit.isIDR {
+    public mutating func take(_ unit: AccessUnit) -> Bool { take(randomAccess: unit.isIDR) }
+
+    /// Counts the next access unit: skipped until the first random access point.
+    private mutating func take(randomAccess: Bool) -> Bool {
+        if written == 0 && !randomAccess {
             skipped += 1
             return false
         }

@@ -28,19 +28,15 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
         case diagnostic(H264Error)
 
         /// An H.264 depacketizer's event.
-        init(_ event: RTPDepacketizer.Event) {
-            switch event {
-            case .accessUnit(let unit): self = .accessUnit(unit)
-            case .loss(let loss): self = .loss(loss)
-            case .keyframeRequest: self = .keyframeRequest
-            case .diagnostic(let error): self = .diagnostic(error)
-            }
-        }
+        init(_ event: RTPDepacketizer.Event) { self.init(event, accessUnit: Event.accessUnit) }
 
         /// An H.265 depacketizer's event.
-        init(_ event: HEVCRTPDepacketizer.Event) {
+        init(_ event: HEVCRTPDepacketizer.Event) { self.init(event, accessUnit: Event.hevcAccessUnit) }
+
+        /// A depacketizer's event, its access units made into events by `accessUnit`.
+        private init<Unit>(_ event: RTPDepacketizerEvent<Unit>, accessUnit: (RTPReceivedAccessUnit<Unit>) -> Event) {
             switch event {
-            case .accessUnit(let unit): self = .hevcAccessUnit(unit)
+            case .accessUnit(let unit): self = accessUnit(unit)
             case .loss(let loss): self = .loss(loss)
             case .keyframeRequest: self = .keyframeRequest
             case .diagnostic(let error): self = .diagnostic(error)
