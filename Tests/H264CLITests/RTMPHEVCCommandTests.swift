@@ -14,9 +14,8 @@ import Testing
     }
 
     /// `h264 receive --listen rtmp://127.0.0.1:0/live/key -o out.265` takes the relay's `hvc1`
-    /// publish of the fixture and writes its 60 access units: the same slices and SEI in the
-    /// same order, the hvcC's parameter sets before the IRAP pictures; FFmpeg decodes the file's
-    /// 60 frames without an error. Both exit 0 when the publish ends.
+    /// publish of the fixture and writes its 60 access units (``expectFixtureWritten(_:from:sourceLocation:)``).
+    /// Both exit 0 when the publish ends.
     @Test func receiveWritesAnHVC1Publisher() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -31,13 +30,22 @@ import Testing
         #expect(receive.waitForExit(timeout: 20) == 0, "\(receive.stderr)")
         #expect(receive.stderr.contains("wrote 60 access units"), "\(receive.stderr)")
 
+        try Self.expectFixtureWritten(output, from: file)
+    }
+
+    /// `output` holds the fixture `file`'s slices and SEI in order and its parameter sets (a
+    /// VPS first), and FFmpeg decodes its 60 frames without an error.
+    static func expectFixtureWritten(_ output: String, from file: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let sent = RTSPHEVCServerPeerTests.nalUnits([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))))
         let written = RTSPHEVCServerPeerTests.nalUnits([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))))
-        #expect(Self.pictures(written) == Self.pictures(sent))
-        #expect(written.first.map { $0[0] >> 1 & 0x3F } == 32, "a VPS first")
+        #expect(pictures(written) == pictures(sent), sourceLocation: sourceLocation)
+        let parameterSets = { (units: [[UInt8]]) in Set(units.filter { pictures([$0]).isEmpty }) }
+        #expect(parameterSets(written) == parameterSets(sent), sourceLocation: sourceLocation)
+        #expect(written.first.map { $0[0] >> 1 & 0x3F } == 32, "a VPS first", sourceLocation: sourceLocation)
         let decoded = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output, "-f", "framecrc", "-"])
-        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
-        #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 60)
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)", sourceLocation: sourceLocation)
+        #expect(String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 60,
+                sourceLocation: sourceLocation)
     }
 
     /// `h264 relay --listen rtmp://127.0.0.1:0/live/key --rtsp 127.0.0.1:0/live` with the fixture
