@@ -21,6 +21,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // One executable, many entries: FUZZ_TARGET picks the parser (see Targets.swift).
@@ -35,7 +36,8 @@ let package = Package(
         // Create/encode/invalidate cycles for valgrind (Scripts/leakcheck.sh); built without sanitizers.
         .executableTarget(
             name: "H264LeakCheck",
-            dependencies: [.product(name: "H264Encoder", package: rootIdentity), .product(name: "H264Decoder", package: rootIdentity)],
+            dependencies: [.product(name: "H264Encoder", package: rootIdentity), .product(name: "H264Decoder", package: rootIdentity),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift
         ),
     ]

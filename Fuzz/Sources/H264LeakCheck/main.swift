@@ -2,6 +2,7 @@ import H264
 import H264Decoder
 import H264Encoder
 import Foundation
+import Logging
 
 // For each codec (x264; with `hevc`, then x265 a tenth as often: each of its lives costs
 // ~20× under valgrind): create → encode → invalidate, N times over, then sessions released with
@@ -9,11 +10,14 @@ import Foundation
 // invalidate, invalidated with access units in flight, released with frames still held): run
 // under valgrind by Scripts/leakcheck.sh, which fails on any definitely-lost byte.
 //
-// Before the process ends it waits until every session has let go of its output handler: a
-// session invalidated with work in flight, or released with work queued, is closed on its
-// queue afterwards, and until then it still holds its format. Ended early, valgrind reported an
-// H.265 format as lost, though it was only still in use: Swift keeps an enum's case in the spare
-// bits of the boxed record's pointer, which memcheck does not take for a pointer to the box.
+// Before the process ends it waits until every session is gone, with everything its queue
+// held: each life's logger has a log handler of its own, which the session, its encoder or
+// decoder and its queue's work keep until the last of them is released. A session invalidated
+// with work in flight, or released with work queued, is closed on its queue afterwards, and
+// until then it still holds its format. Ended early, valgrind reported an H.265 format as lost,
+// though it was only still in use: Swift keeps an enum's case in the spare bits of the boxed
+// record's pointer, which memcheck does not take for a pointer to the box. (The output handler
+// is no such witness: `invalidate()` lets go of it before the queue is done.)
 //
 // Usage: H264LeakCheck [cycles] [hevc]   (default 1000, H.264 only)
 
@@ -36,11 +40,28 @@ final class Counter: @unchecked Sendable { var value = 0 } // written on one ses
 final class Frames: @unchecked Sendable { var value: [EncodedFrame] = [] } // one session's queue
 final class Held: @unchecked Sendable { var frames: [DecodedFrame] = [] } // one session's queue
 
-/// The objects each life's output handler captures: gone once the session and the jobs still
-/// on its queue are.
+/// A log handler that drops every line (at the sessions' default level, `warning`): one per
+/// life, released once nothing of its session is left.
+final class LifeLogHandler: LogHandler, @unchecked Sendable { // its two vars are set once, before the session exists
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {}
+}
+
+/// The log handler of each life: gone once the session and the jobs still on its queue are.
 final class Watched: @unchecked Sendable { // only the main thread reads and writes it
     private var references: [() -> AnyObject?] = []
-    func add(_ object: AnyObject) { references.append { [weak object] in object } }
+    /// A logger for one more life, its handler watched.
+    func logger() -> Logger {
+        let handler = LifeLogHandler()
+        references.append { [weak handler] in handler }
+        return Logger(label: "H264LeakCheck") { _ in handler }
+    }
     /// Polls (every 10 ms, at most 60 s) until every watched object is released; how many remain.
     func waitForRelease() -> Int {
         let deadline = Date().addingTimeInterval(60)
@@ -66,9 +87,8 @@ func encoderLives(_ codec: VideoCodec, count: Int) throws -> Int {
     var outputs = 0
     for cycle in 0..<count {
         let counter = Counter()
-        watched.add(counter)
         let session = try EncoderSession(width: width, height: height, configuration: configuration(codec),
-                                         outputHandler: { _ in counter.value += 1 })
+                                         logger: watched.logger(), outputHandler: { _ in counter.value += 1 })
         switch cycle % 4 {
         case 0, 1:
             // The ordinary life: encode, complete, invalidate.
@@ -96,7 +116,7 @@ func decoderLives(_ codec: VideoCodec, count: Int) throws -> Int {
     let (width, height, _) = sizes(codec), frame = try frame(codec)
     let encodedFrames = Frames()
     let encoder = try EncoderSession(width: width, height: height, configuration: configuration(codec),
-                                     outputHandler: { encodedFrames.value.append($0) })
+                                     logger: watched.logger(), outputHandler: { encodedFrames.value.append($0) })
     for i in 0..<3 { try encoder.encode(frame, presentationTimeStamp: .milliseconds(40 * i)) }
     try encoder.completeFrames()
     encoder.invalidate()
@@ -104,11 +124,12 @@ func decoderLives(_ codec: VideoCodec, count: Int) throws -> Int {
     var decoded = 0
     for cycle in 0..<count {
         let held = Held()
-        watched.add(held)
         let decoding = DecoderConfiguration(threads: .count(cycle % 3 == 0 ? 2 : 1))
         let session = switch encoded[0].format {
-        case .h264(let format): try DecoderSession(formatDescription: format, configuration: decoding, outputHandler: { held.frames.append($0) })
-        case .hevc(let record): try DecoderSession(hevcFormatDescription: record, configuration: decoding, outputHandler: { held.frames.append($0) })
+        case .h264(let format): try DecoderSession(formatDescription: format, configuration: decoding, logger: watched.logger(),
+                                                   outputHandler: { held.frames.append($0) })
+        case .hevc(let record): try DecoderSession(hevcFormatDescription: record, configuration: decoding, logger: watched.logger(),
+                                                   outputHandler: { held.frames.append($0) })
         }
         for e in encoded {
             switch codec {
@@ -140,6 +161,6 @@ do {
 } catch {
     fatalError("leak check: \(error)")
 }
-// A session that never lets go of its output handler is a leak in itself.
+// A session that is never released is a leak in itself.
 let alive = watched.waitForRelease()
-if alive > 0 { fatalError("leak check: \(alive) sessions still hold their output handlers after 60 s") }
+if alive > 0 { fatalError("leak check: \(alive) sessions still alive 60 s after their last use") }
