@@ -82,11 +82,11 @@ struct RTSPClientConnection: Sendable {
             let described = try await request("DESCRIBE", url, [("Accept", "application/sdp")])
             let description: SessionDescription
             do {
-                description = try ClientDepacketizer.sessionDescription(parsing: String(decoding: described.body, as: UTF8.self))
+                description = try SDPDepacketizer.sessionDescription(parsing: String(decoding: described.body, as: UTF8.self))
             } catch {
                 throw RTSPClientError(.badAnswer, "DESCRIBE \(url): the SDP: \(error)")
             }
-            let depacketizer = try ClientDepacketizer(description, reorderWindow: configuration.reorderWindow)
+            let depacketizer = try SDPDepacketizer(description, reorderWindow: configuration.reorderWindow)
             let urls = RTSPControlURLs(requestURL: url, contentBase: described.header("Content-Base"),
                                        contentLocation: described.header("Content-Location"), description: description)
             let track = urls.track

@@ -21,7 +21,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var reader = RTSPMessageReader(limits: .init(maximumBodySize: 65_536), resynchronizing: true)
     private var cSeq = 0
     private var pending: [String: EventLoopPromise<RTSPResponse>] = [:]
-    private var depacketizer: ClientDepacketizer?
+    private var depacketizer: SDPDepacketizer?
     private let continuation: AsyncStream<RTSPClient.Event>.Continuation
     private let state: Locked<RTSPClient.State>
     private let onEnd: (RTSPClient.Ending) -> Void
@@ -130,7 +130,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     }
 
     /// Starts depacketizing with `depacketizer` and the idle timeout.
-    func play(with depacketizer: ClientDepacketizer) {
+    func play(with depacketizer: SDPDepacketizer) {
         self.depacketizer = depacketizer
         guard let loop = context?.eventLoop else { return }
         idleTimer = IdleTimer(timeout: idleTimeout, loop: loop) { [self] in end(.idle) }

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 
 /// The publishing slot of a record path of an ``RTSPServer``: which RTSP connection holds it, the stream it
-/// announced (an H.264 or H.265 depacketizer, `ClientDepacketizer`), the ``RTSPPublisher`` its events go to once it records,
+/// announced (an H.264 or H.265 depacketizer, `SDPDepacketizer`), the ``RTSPPublisher`` its events go to once it records,
 /// and how the recording ends.
 ///
 /// Lives on the event loop of the listener and of all its connections (one thread), so it needs
@@ -15,7 +15,7 @@ import NIOCore
 final class RTSPRecording {
     /// The announced stream.
     private struct Stream {
-        var depacketizer: ClientDepacketizer
+        var depacketizer: SDPDepacketizer
         let description: SessionDescription
         var publisher: RTSPPublisher?
     }
@@ -57,7 +57,7 @@ final class RTSPRecording {
     /// - Throws: `H264Error` (`unsupported`) for packetization-mode 2.
     func announce(_ description: SessionDescription, by connection: ObjectIdentifier) throws(H264Error) -> Bool {
         guard publisher == nil || publisher == connection, !isRecording, !isClosed else { return false }
-        stream = Stream(depacketizer: try ClientDepacketizer(description, reorderWindow: configuration.reorderWindow),
+        stream = Stream(depacketizer: try SDPDepacketizer(description, reorderWindow: configuration.reorderWindow),
                         description: description)
         publisher = connection
         return true

@@ -93,7 +93,7 @@ import Testing
             let channel = EmbeddedChannel()
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 554)).wait()
-            handler.play(with: ClientDepacketizer(h264: RTPDepacketizer()))
+            handler.play(with: SDPDepacketizer(h264: RTPDepacketizer()))
             handler.startKeepAlive(every: .seconds(30), method: "OPTIONS", uri: "rtsp://127.0.0.1/live", session: "1", timeout: .seconds(10))
             handler.startReceiverReports(every: .seconds(5))
             released = handler

@@ -29,7 +29,7 @@ import Testing
         let client = try EmbeddedRTSPClient()
         client.handler.rtpChannel = 0
         client.handler.rtcpChannel = 1
-        client.handler.play(with: ClientDepacketizer(h264: RTPDepacketizer()))
+        client.handler.play(with: SDPDepacketizer(h264: RTPDepacketizer()))
         client.handler.startReceiverReports(every: .seconds(5))
         var packetizer = RTPPacketizer(configuration: .init(ssrc: 0xCAFE, initialSequenceNumber: 100, initialTimestamp: 0))
         let frames = Array(StreamingFixtures.stream.frames.drop { !$0.isKeyframe }.prefix(6))

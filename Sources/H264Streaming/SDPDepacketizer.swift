@@ -1,11 +1,12 @@
 import H264
 import HEVC
 
-/// The depacketizer of an ``RTSPClient``'s stream, chosen by the SDP's `rtpmap`: RFC 6184 for
-/// `H264`, RFC 7798 for `H265` (exactly one of the two is set). Both hand out the same events
+/// The depacketizer an SDP asks for — an ``RTSPClient``'s stream, or a publisher's ANNOUNCE to a
+/// record path — chosen by its `rtpmap`: RFC 6184 for `H264`, RFC 7798 for `H265` (exactly one
+/// of the two is set). Both hand out the same events
 /// over their own access unit type. Two optionals rather than an enum, so that a packet is
 /// appended in place (`h264!.append`), without copying the depacketizer out of a payload.
-struct ClientDepacketizer: Sendable {
+struct SDPDepacketizer: Sendable {
     var h264: RTPDepacketizer?
     var hevc: HEVCRTPDepacketizer?
 
