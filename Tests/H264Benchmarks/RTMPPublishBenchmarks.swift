@@ -2,13 +2,15 @@ import Foundation
 import H264
 import H264Streaming
 import H264TestSupport
+import NIOCore
 import NIOPosix
 import Testing
 
 extension AllBenchmarks {
 /// One process publishing many pre-encoded streams to an RTMP server: `RTMPPublisher` ×8 in this
-/// test process (one event-loop thread; one task paces all eight at 30 fps, handing each frame
-/// to ``RTMPPublisher/offer(_:)``) against 8 `ffmpeg -re -framerate 30 -i camera.264 -c copy -f flv
+/// test process (one event-loop thread, whose timer paces all eight at 30 fps, handing each frame
+/// to ``RTMPPublisher/offer(_:)``; `rtmp_publish_cpu_task_paced_vs_ffmpeg` paces them with a
+/// task's `Task.sleep` instead, what that costs) against 8 `ffmpeg -re -framerate 30 -i camera.264 -c copy -f flv
 /// rtmp://…` processes, both to the same nginx-rtmp (`live on`, no recording). The streams are
 /// ``CameraStream``'s (720p, 2 Mbit/s, 30 fps); ours are cut into access units before the window
 /// (an encoder hands them so). CPU time (user + system) over the same wall-clock window, setup
@@ -26,29 +28,35 @@ struct RTMPPublishBenchmarks {
         try NginxRTMPServer(in: directory, record: false)
     }
 
-    /// `streams` publishers on one event-loop thread, paced by one task; frames sent in the window.
-    static func ours(nginx: NginxRTMPServer, units: [AccessUnit], format: FormatDescription) async throws -> (CPUTime.Split, [Int]) {
+    /// How our side paces the frames at 30 fps.
+    enum Pacing {
+        /// A timer on the publishers' event loop: each tick offers every stream its frame there
+        /// and schedules the next (one thread, woken once per tick).
+        case eventLoopTimer
+        /// A task that sleeps until each tick (`Task.sleep`) and offers from the cooperative pool:
+        /// Dispatch's timer thread, a pool thread and the event loop are woken per tick.
+        case task
+    }
+
+    /// `streams` publishers on one event-loop thread, paced by `pacing`; frames sent in the window.
+    static func ours(nginx: NginxRTMPServer, units: [AccessUnit], format: FormatDescription,
+                     pacing: Pacing) async throws -> (CPUTime.Split, [Int]) {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var publishers: [RTMPPublisher] = []
+        var connected: [RTMPPublisher] = []
         for index in 0..<streams {
-            publishers.append(try await RTMPPublisher.connect(to: nginx.url(key: "ours\(index)"), group: group))
+            connected.append(try await RTMPPublisher.connect(to: nginx.url(key: "ours\(index)"), group: group))
         }
-        let frameInterval = Duration.seconds(1) / 30
-        let clock = ContinuousClock(), start = clock.now
-        var index = 0
-        func pace(until end: ContinuousClock.Instant) async throws {
-            while clock.now < end {
-                let unit = units[index % units.count]
-                let frame = LiveFrame(avcc: unit.data, formatDescription: unit.formatDescription ?? format, isKeyframe: unit.isIDR,
-                                      presentationTime: frameInterval * index)
-                for publisher in publishers { publisher.offer(frame) }
-                index += 1
-                try await Task.sleep(until: start + frameInterval * index, clock: clock)
-            }
+        let publishers = connected, interval = Duration.seconds(1) / 30
+        let offer: @Sendable (Int) -> Void = { index in
+            let unit = units[index % units.count]
+            let frame = LiveFrame(avcc: unit.data, formatDescription: unit.formatDescription ?? format, isKeyframe: unit.isIDR,
+                                  presentationTime: interval * index)
+            for publisher in publishers { publisher.offer(frame) }
         }
-        try await pace(until: start + warmUp)
+        let start = (clock: ContinuousClock.now, loop: NIODeadline.now()), warmUpFrames = Int(30 * warmUp.components.seconds)
+        try await pace(pacing, frames: 0..<warmUpFrames, from: start, on: group.next(), offer: offer)
         let before = publishers.map(\.statistics.framesSent), cpuBefore = CPUTime.splitOfThisProcess()
-        try await pace(until: clock.now + window)
+        try await pace(pacing, frames: warmUpFrames..<warmUpFrames + Int(30 * windowSeconds), from: start, on: group.next(), offer: offer)
         let cpu = CPUTime.splitOfThisProcess() - cpuBefore
         let sent = zip(publishers.map(\.statistics.framesSent), before).map { $0 - $1 }
         for publisher in publishers {
@@ -57,6 +65,30 @@ struct RTMPPublishBenchmarks {
         }
         try await group.shutdownGracefully()
         return (cpu, sent)
+    }
+
+    /// Offers frames `range`, frame *i* at `start` + *i* / 30 s, paced as `pacing` says; returns after the last.
+    static func pace(_ pacing: Pacing, frames range: Range<Int>, from start: (clock: ContinuousClock.Instant, loop: NIODeadline),
+                     on loop: any EventLoop, offer: @escaping @Sendable (Int) -> Void) async throws {
+        let interval = Duration.seconds(1) / 30
+        switch pacing {
+        case .task:
+            for index in range {
+                if ContinuousClock.now < start.clock + interval * index {
+                    try await Task.sleep(until: start.clock + interval * index, clock: .continuous)
+                }
+                offer(index)
+            }
+        case .eventLoopTimer:
+            let done = loop.makePromise(of: Void.self)
+            @Sendable func tick(_ index: Int) {
+                guard index < range.upperBound else { return done.succeed() }
+                offer(index)
+                loop.scheduleTask(deadline: start.loop + TimeAmount(interval * (index + 1))) { tick(index + 1) }
+            }
+            loop.scheduleTask(deadline: start.loop + TimeAmount(interval * range.lowerBound)) { tick(range.lowerBound) }
+            try await done.futureResult.get()
+        }
     }
 
     /// `streams` ffmpeg processes publishing the Annex-B file at its rate; the frames each sent
@@ -96,11 +128,14 @@ struct RTMPPublishBenchmarks {
         let units = AccessUnitAssembler.accessUnits(inAnnexB: [UInt8](try Data(contentsOf: URL(fileURLWithPath: camera.annexB))))
             .filter(\.hasPicture)
         let format = try #require(units.first?.formatDescription)
-        let (ourCPU, ourFrames) = try await Self.ours(nginx: nginx, units: units, format: format)
+        let (ourCPU, ourFrames) = try await Self.ours(nginx: nginx, units: units, format: format, pacing: .eventLoopTimer)
+        let (taskPacedCPU, taskPacedFrames) = try await Self.ours(nginx: nginx, units: units, format: format, pacing: .task)
         let (theirCPU, theirFrames) = try await Self.ffmpegs(nginx: nginx, file: camera.annexB, directory: directory)
         // Every stream at the source rate on both sides (ffmpeg's counts are sampled every 0.5 s).
         let expected = Int(30 * Self.windowSeconds * 0.9)
-        #expect(ourFrames.count == Self.streams && ourFrames.allSatisfy { $0 >= expected }, "frames per stream: \(ourFrames)")
+        for frames in [ourFrames, taskPacedFrames] {
+            #expect(frames.count == Self.streams && frames.allSatisfy { $0 >= expected }, "frames per stream: \(frames)")
+        }
         #expect(theirFrames.count == Self.streams && theirFrames.allSatisfy { $0 >= expected - 15 }, "ffmpeg's frames: \(theirFrames)")
         func cpu(_ split: CPUTime.Split) -> String {
             String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f)", split.total,
@@ -112,6 +147,11 @@ struct RTMPPublishBenchmarks {
                 + " Mbit/s to one nginx-rtmp, \(Int(Self.windowSeconds)) s windows: RTMPPublisher ×\(Self.streams) in one process "
                 + "\(cpu(ourCPU)), \(Self.streams) ffmpeg -re -c copy -f flv \(cpu(theirCPU)); frames per stream: ours "
                 + "\(ourFrames.min() ?? 0)–\(ourFrames.max() ?? 0), ffmpeg's \(theirFrames.min() ?? 0)–\(theirFrames.max() ?? 0)")
+        BenchmarkReport.shared.record(
+            "rtmp_publish_cpu_task_paced_vs_ffmpeg", taskPacedCPU.total / theirCPU.total, goal: "—",
+            detail: "the same publish paced by a task sleeping until each frame (Task.sleep) instead of the event loop's timer: "
+                + "RTMPPublisher ×\(Self.streams) \(cpu(taskPacedCPU)); frames per stream "
+                + "\(taskPacedFrames.min() ?? 0)–\(taskPacedFrames.max() ?? 0)")
     }
 }
 }
