@@ -103,12 +103,11 @@ public struct HEVCStreamInspection: Sendable {
         lines.append("\(videoParameterSets.count) VPS, \(sequenceParameterSets.count) SPS, \(pictureParameterSets.count) PPS")
         for dump in sequenceParameterSets {
             guard let sps = try? HEVCSequenceParameterSet(nalUnit: dump.nalUnit) else { continue }
-            var line = "SPS \(sps.spsSeqParameterSetId): \(sps.profileName), level \(Double(sps.generalLevelIdc) / 30), "
-            line += "coded \(sps.codedWidth)x\(sps.codedHeight), display \(sps.displayWidth)x\(sps.displayHeight), "
-            line += sps.frameRate.map { "\(StreamInspection.formatRate(Double($0.numerator) / Double($0.denominator))) fps, " }
-                ?? "frame rate not signalled, "
-            line += "chroma \(StreamInspection.chromaName(sps.chromaFormatIdc)), \(sps.bitDepthLuma)-bit"
-            lines.append(line)
+            lines.append(StreamInspection.sequenceParameterSetLine(
+                id: sps.spsSeqParameterSetId, profile: sps.profileName, level: "\(Double(sps.generalLevelIdc) / 30)",
+                coded: (sps.codedWidth, sps.codedHeight), display: (sps.displayWidth, sps.displayHeight),
+                framesPerSecond: sps.frameRate.map { Double($0.numerator) / Double($0.denominator) },
+                chromaFormatIdc: sps.chromaFormatIdc, bitDepth: sps.bitDepthLuma))
         }
         return lines.joined(separator: "\n")
     }

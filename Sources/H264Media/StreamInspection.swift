@@ -201,14 +201,10 @@ public struct StreamInspection: Sendable {
         lines.append("\(nalUnits.count) NAL units, \(accessUnits.count) access units (\(pictures) with a picture, \(idr) IDR)")
         for dump in sequenceParameterSets {
             guard let sps = try? SequenceParameterSet(nalUnit: dump.nalUnit) else { continue }
-            var line = "SPS \(sps.seqParameterSetId): \(sps.profileName), level \(sps.level), "
-            line += "coded \(sps.codedWidth)x\(sps.codedHeight), display \(sps.displayWidth)x\(sps.displayHeight), "
-            if let rate = sps.frameRate {
-                line += "\(Self.formatRate(rate)) fps, "
-            } else {
-                line += "frame rate not signalled, "
-            }
-            line += "chroma \(Self.chromaName(sps.chromaFormatIdc)), \(sps.bitDepthLuma)-bit"
+            var line = Self.sequenceParameterSetLine(
+                id: sps.seqParameterSetId, profile: sps.profileName, level: "\(sps.level)", coded: (sps.codedWidth, sps.codedHeight),
+                display: (sps.displayWidth, sps.displayHeight), framesPerSecond: sps.frameRate, chromaFormatIdc: sps.chromaFormatIdc,
+                bitDepth: sps.bitDepthLuma)
             line += sps.frameMbsOnlyFlag ? ", progressive" : (sps.mbAdaptiveFrameFieldFlag ? ", MBAFF" : ", field/frame")
             lines.append(line)
         }
@@ -227,6 +223,15 @@ public struct StreamInspection: Sendable {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// An SPS's line of the table, alike for both codecs:
+    /// `SPS 0: High, level 3.1, coded 1280x720, display 1280x720, 30 fps, chroma 4:2:0, 8-bit`.
+    static func sequenceParameterSetLine(id: Int, profile: String, level: String, coded: (Int, Int), display: (Int, Int),
+                                         framesPerSecond: Double?, chromaFormatIdc: Int, bitDepth: Int) -> String {
+        "SPS \(id): \(profile), level \(level), coded \(coded.0)x\(coded.1), display \(display.0)x\(display.1), "
+            + (framesPerSecond.map { "\(formatRate($0)) fps, " } ?? "frame rate not signalled, ")
+            + "chroma \(chromaName(chromaFormatIdc)), \(bitDepth)-bit"
     }
 
     static func pad(_ text: String, _ width: Int) -> String {
