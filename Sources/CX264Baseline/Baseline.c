@@ -22,6 +22,12 @@ static double now_seconds(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static double process_cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static double thread_cpu_seconds(void) {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -38,7 +44,8 @@ static int append_output(x264_nal_t *nals, int size, uint8_t *out, long capacity
 }
 
 long cx264_baseline_encode(const cx264_baseline_settings *s, const uint8_t *const *frames, int frame_count,
-                           uint8_t *out, long out_capacity, double *encode_seconds, double *cpu_seconds) {
+                           uint8_t *out, long out_capacity, double *encode_seconds, double *cpu_seconds,
+                           double *process_seconds) {
     x264_param_t param;
     if (x264_param_default_preset(&param, s->preset, s->tune) < 0) return -1;
     param.i_log_level = X264_LOG_WARNING;
@@ -77,6 +84,7 @@ long cx264_baseline_encode(const cx264_baseline_settings *s, const uint8_t *cons
     long used = 0;
     int failed = 0;
     const int luma = s->width * s->height;
+    double process_start = process_cpu_seconds();
     double start = now_seconds();
     double cpu_first = 0, cpu_last = 0;
     for (int i = 0; i < frame_count && !failed; i++) {
@@ -105,9 +113,35 @@ long cx264_baseline_encode(const cx264_baseline_settings *s, const uint8_t *cons
         int size = x264_encoder_encode(encoder, &nals, &count, NULL, &pic_out);
         if (size < 0 || append_output(nals, size, out, out_capacity, &used) < 0) failed = 1;
     }
-    x264_encoder_close(encoder);
     if (encode_seconds != NULL) *encode_seconds = now_seconds() - start;
+    if (process_seconds != NULL) *process_seconds = process_cpu_seconds() - process_start;
+    x264_encoder_close(encoder);
     if (cpu_seconds != NULL) *cpu_seconds = cpu_last - cpu_first;
     free(scratch);
     return failed ? -1 : used;
 }
+
+#if defined(__linux__)
+#include <sched.h>
+#include <errno.h>
+
+int cx264_baseline_set_affinity(int tid, const int *cpus, int count) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int i = 0; i < count; i++) CPU_SET(cpus[i], &set);
+    return sched_setaffinity((pid_t)tid, sizeof set, &set);
+}
+
+int cx264_baseline_get_affinity(int tid, int *cpus, int capacity) {
+    cpu_set_t set;
+    if (sched_getaffinity((pid_t)tid, sizeof set, &set) != 0) return -1;
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && count < capacity; cpu++) {
+        if (CPU_ISSET(cpu, &set)) cpus[count++] = cpu;
+    }
+    return count;
+}
+#else
+int cx264_baseline_set_affinity(int tid, const int *cpus, int count) { (void)tid; (void)cpus; (void)count; return -1; }
+int cx264_baseline_get_affinity(int tid, int *cpus, int capacity) { (void)tid; (void)cpus; (void)capacity; return -1; }
+#endif

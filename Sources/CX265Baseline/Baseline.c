@@ -11,6 +11,12 @@ static double now_seconds(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static double process_cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 /// Appends one x265_encoder_encode call's NAL units to `out`.
 static int append_output(const x265_nal *nals, uint32_t count, uint8_t *out, long capacity, long *used) {
     for (uint32_t i = 0; i < count; i++) {
@@ -22,7 +28,7 @@ static int append_output(const x265_nal *nals, uint32_t count, uint8_t *out, lon
 }
 
 long cx265_baseline_encode(const cx265_baseline_settings *s, const uint8_t *const *frames, int frame_count,
-                           uint8_t *out, long out_capacity, double *encode_seconds) {
+                           uint8_t *out, long out_capacity, double *encode_seconds, double *process_seconds) {
     const x265_api *api = x265_api_get(s->bit_depth);
     if (api == NULL) return -1;
     x265_param *param = api->param_alloc();
@@ -64,6 +70,7 @@ long cx265_baseline_encode(const cx265_baseline_settings *s, const uint8_t *cons
     int failed = 0;
     const int sample = s->bit_depth > 8 ? 2 : 1;
     const long luma = (long)s->width * s->height * sample;
+    double process_start = process_cpu_seconds();
     double start = now_seconds();
     for (int i = 0; i < frame_count && !failed; i++) {
         x265_picture pic, pic_out;
@@ -89,8 +96,9 @@ long cx265_baseline_encode(const cx265_baseline_settings *s, const uint8_t *cons
         if (status < 0 || append_output(nals, status > 0 ? count : 0, out, out_capacity, &used) < 0) failed = 1;
         if (status <= 0) break;
     }
-    api->encoder_close(encoder);
     if (encode_seconds != NULL) *encode_seconds = now_seconds() - start;
+    if (process_seconds != NULL) *process_seconds = process_cpu_seconds() - process_start;
+    api->encoder_close(encoder);
     api->param_free(param);
     return failed ? -1 : used;
 }

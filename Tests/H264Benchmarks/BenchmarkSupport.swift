@@ -79,6 +79,16 @@ enum Bench {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
+    /// The frames (or access units) one stream of a `framesPerSecond` source may deliver in a
+    /// window of `seconds`: from 90 % of the source's (a loaded machine's late start) to 105 %
+    /// (a sender that fell behind catches up a few frames; one that sends more than the source
+    /// has is caught), each end widened by `slack` for counts sampled at intervals (FFmpeg's
+    /// `-progress`, every 0.5 s: 15 frames).
+    static func framesPerWindow(seconds: Double, framesPerSecond: Double = 30, slack: Int = 0) -> ClosedRange<Int> {
+        let frames = framesPerSecond * seconds
+        return (Int(frames * 0.9) - slack)...(Int((frames * 1.05).rounded(.up)) + slack)
+    }
+
     /// The result file of a benchmark that runs in a child process (see ``inChild(_:environment:)``),
     /// when this process is that child.
     static var childResultPath: String? { ProcessInfo.processInfo.environment["H264_BENCHMARK_CHILD_RESULT"] }
@@ -101,34 +111,66 @@ enum Bench {
         return try String(contentsOfFile: resultPath, encoding: .utf8).split(separator: " ").compactMap { Double($0) }
     }
 
+    /// This process's CPU seconds so far, every thread (`CLOCK_PROCESS_CPUTIME_ID`, nanoseconds).
+    @inline(__always)
+    static func processCPU() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    /// What ``interleave(runs:warmUp:setUpMeasure:measure:setUpBaseline:baseline:)`` measured:
+    /// medians of the timed runs' wall seconds and of this process's CPU seconds (every
+    /// thread) over the same runs, and every run's figures in order.
+    struct Interleaved {
+        var measure: Double
+        var baseline: Double
+        var measureCPU: Double
+        var baselineCPU: Double
+        var measures: [Double]
+        var baselines: [Double]
+        var measureCPUs: [Double]
+        var baselineCPUs: [Double]
+    }
+
     /// Medians of interleaved runs: `setup` (untimed) before each timed `measure` and each
-    /// timed `baseline`, alternating which goes first.
+    /// timed `baseline`, alternating which goes first (ABBA…). An error thrown by any of them
+    /// ends the benchmark (it is not a run).
     static func interleave(runs: Int = Bench.runs, warmUp: Int = Bench.warmUpRuns,
-                           setUpMeasure: () -> Void = {}, measure: () -> Void,
-                           setUpBaseline: () -> Void = {}, baseline: () -> Void) -> (measure: Double, baseline: Double) {
+                           setUpMeasure: () throws -> Void = {}, measure: () throws -> Void,
+                           setUpBaseline: () throws -> Void = {}, baseline: () throws -> Void) throws -> Interleaved {
         Bench.keepFreedMemory
         for _ in 0..<warmUp {
-            setUpMeasure(); measure()
-            setUpBaseline(); baseline()
+            try setUpMeasure(); try measure()
+            try setUpBaseline(); try baseline()
         }
-        var measures: [Double] = []
-        var baselines: [Double] = []
+        var measures: [Double] = [], measureCPUs: [Double] = []
+        var baselines: [Double] = [], baselineCPUs: [Double] = []
         let faults = pageFaults()
         defer {
             if ProcessInfo.processInfo.environment["H264_BENCHMARK_VERBOSE"] != nil {
-                print("  page faults during the timed runs: \(pageFaults() - faults); measure runs \(measures.map { String(format: "%.3f", $0 * 1e3) }) ms, baseline \(baselines.map { String(format: "%.3f", $0 * 1e3) }) ms")
+                print("  page faults during the timed runs: \(pageFaults() - faults); measure runs \(measures.map { String(format: "%.3f", $0 * 1e3) }) ms, baseline \(baselines.map { String(format: "%.3f", $0 * 1e3) }) ms; process CPU: measure \(measureCPUs.map { String(format: "%.3f", $0 * 1e3) }) ms, baseline \(baselineCPUs.map { String(format: "%.3f", $0 * 1e3) }) ms")
             }
         }
         for run in 0..<runs {
-            if run % 2 == 0 {
-                setUpMeasure(); measures.append(time(measure))
-                setUpBaseline(); baselines.append(time(baseline))
-            } else {
-                setUpBaseline(); baselines.append(time(baseline))
-                setUpMeasure(); measures.append(time(measure))
+            for step in 0..<2 {
+                let cpu: Double
+                if (run + step) % 2 == 0 {
+                    try setUpMeasure()
+                    cpu = processCPU()
+                    measures.append(try time(measure))
+                    measureCPUs.append(processCPU() - cpu)
+                } else {
+                    try setUpBaseline()
+                    cpu = processCPU()
+                    baselines.append(try time(baseline))
+                    baselineCPUs.append(processCPU() - cpu)
+                }
             }
         }
-        return (median(measures), median(baselines))
+        return Interleaved(measure: median(measures), baseline: median(baselines),
+                           measureCPU: median(measureCPUs), baselineCPU: median(baselineCPUs),
+                           measures: measures, baselines: baselines, measureCPUs: measureCPUs, baselineCPUs: baselineCPUs)
     }
 }
 

@@ -103,38 +103,57 @@ func withPacketPointers<R>(_ packets: [[UInt8]], _ body: (UnsafePointer<UnsafePo
 extension AllBenchmarks {
 @Suite("Decoder")
 struct DecoderBenchmarks {
-    /// DecoderSession (create, decode every access unit, wait for the frames) ÷ the C loop
-    /// (open, send and receive, drain) on the same 720p stream with the same threads.
+    /// DecoderSession (create, decode every access unit, wait for the frames, invalidate) ÷ the
+    /// C loop (open, send and receive, drain, free) on the same 720p stream with the same
+    /// threads: this process's CPU time (every thread, libavcodec's own included) over each
+    /// run, every thread pinned to the same CPUs for both (``CPUPinning``), runs interleaved
+    /// (ABBA…), medians of ``EncoderBenchmarks/sessionVersusCRuns``; `…_wall` is the wall-time
+    /// ratio of the same runs.
     @Test(arguments: [("decoder_vs_c_1thread", 1), ("decoder_vs_c_auto", 0)])
     func decoderVersusC(name: String, threads: Int) throws {
+        let cpus = CPUPinning.cpus(forThreads: threads)
+        try CPUPinning.withProcess(pinnedTo: cpus) { try measureDecoderVersusC(name: name, threads: threads, cpus: cpus) }
+    }
+
+    func measureDecoderVersusC(name: String, threads: Int, cpus: [Int]) throws {
         let stream = try Stream720p.veryfast.get()
         let configuration = DecoderConfiguration(threads: threads == 0 ? .automatic : .count(threads))
-        func decodeAll(_ counter: DecodedCounter) {
-            guard let session = try? DecoderSession(formatDescription: stream.format, configuration: configuration,
-                                                    outputHandler: counter.handler) else { return }
+        func decodeAll(_ counter: DecodedCounter) throws {
+            let session = try DecoderSession(formatDescription: stream.format, configuration: configuration, outputHandler: counter.handler)
             for frame in stream.frames {
-                try? session.decode(avcc: frame.data, presentationTimeStamp: frame.presentationTimeStamp)
+                try session.decode(avcc: frame.data, presentationTimeStamp: frame.presentationTimeStamp)
             }
-            try? session.waitForAsynchronousFrames()
+            try session.waitForAsynchronousFrames()
             session.invalidate()
+            // Every frame out, no more, in every timed run.
+            try #require(counter.count == stream.frames.count, "frames out of the session: \(counter.count)")
         }
         // The same pictures first.
         let check = DecodedCounter(sumLuma: true)
-        decodeAll(check)
+        try decodeAll(check)
         let reference = runDecoderBaseline(stream, threads: threads, checksum: true)
         #expect(reference.frames == stream.frames.count)
-        #expect(check.count == stream.frames.count)
         #expect(check.checksum == reference.checksum)
 
-        var cSeconds: [Double] = []
-        let times = Bench.interleave(
-            measure: { decodeAll(DecodedCounter(sumLuma: false)) },
-            baseline: { cSeconds.append(runDecoderBaseline(stream, threads: threads).seconds) })
-        let c = Bench.median(cSeconds.suffix(Bench.runs))
+        let runs = EncoderBenchmarks.sessionVersusCRuns
+        let times = try Bench.interleave(
+            runs: runs,
+            measure: { try decodeAll(DecodedCounter(sumLuma: false)) },
+            baseline: {
+                let frames = runDecoderBaseline(stream, threads: threads).frames
+                try #require(frames == stream.frames.count, "frames out of the C loop: \(frames)")
+            })
+        let placement = "\(threads == 0 ? "libavcodec's automatic threads" : "1 thread"), every thread pinned to \(CPUPinning.label(cpus))"
         BenchmarkReport.shared.record(
-            name, times.measure / c, goal: "≤ 1.01",
-            detail: String(format: "H264Decoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (%.0f fps)",
-                           times.measure * 1e3, c * 1e3, stream.frames.count, Double(stream.frames.count) / times.measure))
+            name, times.measureCPU / times.baselineCPU, goal: "≤ 1.01",
+            detail: String(format: "process CPU (CLOCK_PROCESS_CPUTIME_ID, every thread), medians of %d interleaved runs: H264Decoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (",
+                           runs, times.measureCPU * 1e3, times.baselineCPU * 1e3, stream.frames.count)
+                + placement + "); run-to-run spread " + EncoderBenchmarks.spread(times.measureCPUs) + " vs " + EncoderBenchmarks.spread(times.baselineCPUs))
+        BenchmarkReport.shared.record(
+            name + "_wall", times.measure / times.baseline, goal: "—",
+            detail: String(format: "wall time of the same runs: H264Decoder %.1f ms, C loop %.1f ms (%.0f fps); run-to-run spread ",
+                           times.measure * 1e3, times.baseline * 1e3, Double(stream.frames.count) / times.measure)
+                + EncoderBenchmarks.spread(times.measures) + " vs " + EncoderBenchmarks.spread(times.baselines))
     }
 
     /// Access units given but not yet output as frames, after each is decoded, with

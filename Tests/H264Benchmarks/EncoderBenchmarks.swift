@@ -25,92 +25,127 @@ struct EncoderBenchmarks {
 
     /// The timed part of `encoder_vs_c_*` and `hevc_encoder_vs_c`: every frame at 30 fps into
     /// the (prepared) session, then `completeFrames()`.
-    static func encodeAll(_ frames: [VideoFrame], _ session: EncoderSession?) {
-        guard let session else { return }
-        for (index, frame) in frames.enumerated() { try? session.encode(frame, presentationTimeStamp: pts(index)) }
-        try? session.completeFrames()
+    static func encodeAll(_ frames: [VideoFrame], _ session: EncoderSession?) throws {
+        let session = try #require(session)
+        for (index, frame) in frames.enumerated() { try session.encode(frame, presentationTimeStamp: pts(index)) }
+        try session.completeFrames()
     }
 
-    /// The C loop over the frames: output bytes, wall seconds, and the CPU seconds of its
-    /// thread for frames 2…N (see `cx264_baseline_encode`).
-    func runBaseline(threads: Int) -> (bytes: [UInt8], seconds: Double, cpuSeconds: Double) {
+    /// One C loop run: its output, and its wall seconds, encoding thread CPU seconds (frames
+    /// 2…N) and process CPU seconds over the timed part (see `cx264_baseline_encode`).
+    struct BaselineRun {
+        var bytes: [UInt8]
+        var seconds: Double
+        var cpuSeconds: Double
+        var processSeconds: Double
+    }
+
+    /// The C loop over the frames (x264 failing is a test failure).
+    func runBaseline(threads: Int) throws -> BaselineRun {
         let capacity = Frames720p.frames.count * Frames720p.width * Frames720p.height * 2
         var out = [UInt8](repeating: 0, count: capacity)
-        var seconds = 0.0, cpuSeconds = 0.0
+        var seconds = 0.0, cpuSeconds = 0.0, processSeconds = 0.0
         let count = withBaselineSettings(threads: threads) { s in
             Frames720p.frames.withPlaneBases { bases in
                 out.withUnsafeMutableBufferPointer { o in
-                    cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds, &cpuSeconds)
+                    cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds, &cpuSeconds,
+                                          &processSeconds)
                 }
             }
         }
-        return (Array(out.prefix(max(count, 0))), count < 0 ? .nan : seconds, count < 0 ? .nan : cpuSeconds)
+        try #require(count >= 0, "cx264_baseline_encode failed")
+        return BaselineRun(bytes: Array(out.prefix(count)), seconds: seconds, cpuSeconds: cpuSeconds, processSeconds: processSeconds)
     }
 
     /// ``runBaseline(threads:)`` on a libdispatch worker thread — the kind of thread a
     /// session's serial queue encodes on (libdispatch sets its workers' scheduling itself, so
     /// a C loop on the test's own thread would not be measured alike) — waited for here.
-    func runBaselineOnWorker(threads: Int, queue: DispatchQueue) -> (bytes: [UInt8], seconds: Double, cpuSeconds: Double) {
-        let result = Locked<(bytes: [UInt8], seconds: Double, cpuSeconds: Double)?>(nil)
+    func runBaselineOnWorker(threads: Int, queue: DispatchQueue) throws -> BaselineRun {
+        let result = Locked<Result<BaselineRun, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         queue.async {
-            let run = runBaseline(threads: threads)
+            let run = Result { try runBaseline(threads: threads) }
             result.withLock { $0 = run }
             done.signal()
         }
         done.wait()
-        return result.withLock { $0! }
+        return try result.withLock { $0! }.get()
     }
 
-    /// `encoder_vs_c_*`: wall time of the session ÷ the C loop's, both encoding on a libdispatch
-    /// worker, and beside it (`encoder_vs_c_1thread_thread_cpu`) the encoding thread's CPU time
-    /// (`CLOCK_THREAD_CPUTIME_ID`). The CPU figure covers frames 2…30: read in the output handler after each frame
-    /// (the session's encoding thread) and in the C loop after each frame's output was copied.
+    /// Timed runs of each side in the session-vs-C benchmarks: at least 15 (the median of 15
+    /// interleaved runs), one in a debug build.
+    static var sessionVersusCRuns: Int { Bench.isDebugBuild ? 1 : max(Bench.runs, 15) }
+
+    /// `encoder_vs_c_*`: this process's CPU time (every thread: the session's queue worker,
+    /// the caller's, x264's own) while the session encodes the frames ÷ the C loop's over the
+    /// same work, both encoding on a libdispatch worker, every thread of the process pinned to
+    /// the same CPUs for both (``CPUPinning``), runs interleaved (ABBA…), medians of
+    /// ``sessionVersusCRuns``. Beside it: `…_wall`, the wall-time ratio of the same runs, and for
+    /// one thread `…_thread_cpu`, the encoding thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) for
+    /// frames 2…30, read in the output handler (the session's encoding thread) and in the C loop
+    /// after each frame's output was copied.
     @Test(arguments: [("encoder_vs_c_1thread", 1), ("encoder_vs_c_auto", 0)])
     func encoderVersusC(name: String, threads: Int) throws {
+        let cpus = CPUPinning.cpus(forThreads: threads)
+        try CPUPinning.withProcess(pinnedTo: cpus) { try measureEncoderVersusC(name: name, threads: threads, cpus: cpus) }
+    }
+
+    func measureEncoderVersusC(name: String, threads: Int, cpus: [Int]) throws {
         let configuration = benchmarkConfiguration(threads: threads == 0 ? nil : threads)
         let collector = Collector<EncodedFrame>(capacity: frames.count)
         let cpuReadings = ThreadCPUReadings(capacity: frames.count)
         let baselineQueue = DispatchQueue(label: "H264Benchmarks.CLoop")
         var session: EncoderSession?
-        func setUp() {
+        func setUp() throws {
             session?.invalidate()
             collector.removeAll()
             cpuReadings.removeAll()
-            session = try? EncoderSession(width: Frames720p.width, height: Frames720p.height,
-                                          configuration: configuration, outputHandler: { frame in
-                                              collector.append(frame)
-                                              cpuReadings.record()
-                                          })
-            _ = try? session?.prepare()
+            let opened = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                            configuration: configuration, outputHandler: { frame in
+                                                collector.append(frame)
+                                                cpuReadings.record()
+                                            })
+            session = opened
+            _ = try opened.prepare()
         }
-        func encodeAll() { Self.encodeAll(frames, session) }
+        func encodeAll() throws {
+            try Self.encodeAll(frames, session)
+            // Every frame out, no more, in every timed run.
+            try #require(collector.count == frames.count, "frames out of the session: \(collector.count)")
+        }
         // Same bytes first (x264 is deterministic for the same parameters and input).
-        setUp()
-        encodeAll()
-        let reference = runBaselineOnWorker(threads: threads, queue: baselineQueue)
-        #expect(reference.seconds.isFinite)
-        #expect(collector.count == frames.count)
+        try setUp()
+        try encodeAll()
+        let reference = try runBaselineOnWorker(threads: threads, queue: baselineQueue)
         #expect(collector.bytes == reference.bytes)
 
-        var cSeconds: [Double] = [], cCPU: [Double] = []
-        let times = Bench.interleave(
-            setUpMeasure: setUp, measure: encodeAll,
+        let runs = Self.sessionVersusCRuns
+        var c: [BaselineRun] = []
+        let times = try Bench.interleave(
+            runs: runs, setUpMeasure: setUp, measure: encodeAll,
             baseline: {
-                let run = runBaselineOnWorker(threads: threads, queue: baselineQueue)
-                cSeconds.append(run.seconds)
-                cCPU.append(run.cpuSeconds)
+                let run = try runBaselineOnWorker(threads: threads, queue: baselineQueue)
+                try #require(run.bytes == reference.bytes, "the C loop's output changed")
+                c.append(run)
             })
         session?.invalidate()
-        // The C loop times itself without opening x264; use its own median.
-        let c = Bench.median(cSeconds.suffix(Bench.runs))
-        // The timed runs are the last ones (before them: the check above and the warm-up).
-        let cpuMeasure = Bench.median(Array(cpuReadings.perRunSeconds(frames: frames.count).suffix(Bench.runs)))
-        let cpuBaseline = Bench.median(cCPU.suffix(Bench.runs))
+        // The C loop times itself without opening and closing x264 (the session's are in the
+        // untimed set-up); the timed runs are the last ones (before them: the warm-up).
+        let timed = c.suffix(runs)
+        let cWall = Bench.median(timed.map(\.seconds)), cCPU = Bench.median(timed.map(\.processSeconds))
+        let cpuMeasure = Bench.median(Array(cpuReadings.perRunSeconds(frames: frames.count).suffix(runs)))
+        let cpuBaseline = Bench.median(timed.map(\.cpuSeconds))
+        let placement = "\(threads == 0 ? "x264's threads" : "1 thread"), every thread pinned to \(CPUPinning.label(cpus))"
         BenchmarkReport.shared.record(
-            name, times.measure / c, goal: "≤ 1.01",
-            detail: String(format: "wall: H264Encoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (%.1f fps), both on libdispatch workers",
-                           times.measure * 1e3, c * 1e3, frames.count, Double(frames.count) / times.measure))
+            name, times.measureCPU / cCPU, goal: "≤ 1.01",
+            detail: String(format: "process CPU (CLOCK_PROCESS_CPUTIME_ID, every thread), medians of %d interleaved runs: H264Encoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (",
+                           runs, times.measureCPU * 1e3, cCPU * 1e3, frames.count)
+                + placement + "); run-to-run spread " + Self.spread(times.measureCPUs) + " vs " + Self.spread(timed.map(\.processSeconds)))
+        BenchmarkReport.shared.record(
+            name + "_wall", times.measure / cWall, goal: "—",
+            detail: String(format: "wall time of the same runs: H264Encoder %.1f ms, C loop %.1f ms (%.1f fps); run-to-run spread ",
+                           times.measure * 1e3, cWall * 1e3, Double(frames.count) / times.measure)
+                + Self.spread(times.measures) + " vs " + Self.spread(timed.map(\.seconds)))
         // With x264's own threads (auto) the encoding thread does only part of the work: the
         // thread CPU time is compared for one thread only.
         guard threads == 1 else { return }
@@ -118,6 +153,15 @@ struct EncoderBenchmarks {
             name + "_thread_cpu", cpuMeasure / cpuBaseline, goal: "≤ 1.01",
             detail: String(format: "encoding thread CPU (CLOCK_THREAD_CPUTIME_ID), frames 2…%d: H264Encoder %.1f ms, C loop %.1f ms",
                            frames.count, cpuMeasure * 1e3, cpuBaseline * 1e3))
+    }
+
+    /// `±N %`: half the range of `values` over their median (the interquartile half-range, for
+    /// 8 or more values).
+    static func spread(_ values: [Double]) -> String {
+        let sorted = values.sorted(), median = Bench.median(values)
+        guard sorted.count > 1, median > 0 else { return "—" }
+        let (low, high) = sorted.count >= 8 ? (sorted[sorted.count / 4], sorted[sorted.count * 3 / 4]) : (sorted[0], sorted[sorted.count - 1])
+        return String(format: "±%.1f %%", (high - low) / 2 / median * 100)
     }
 
     /// `switchToPrewarmedSession()` to a prewarmed 720p encoder ÷ creating and preparing a
@@ -137,7 +181,7 @@ struct EncoderBenchmarks {
                 sessions.append(session)
             } catch { failures += 1 }
         }
-        let times = Bench.interleave(
+        let times = try Bench.interleave(
             setUpMeasure: setUpSwitch,
             measure: { do { try sessions.last?.switchToPrewarmedSession() } catch { failures += 1 } },
             setUpBaseline: { for session in sessions { session.invalidate() }; sessions = [] },
@@ -180,7 +224,7 @@ struct EncoderBenchmarks {
         var switchFaults = 0
         var idrFaults = 0
         let switchCollector = Collector<EncodedFrame>(capacity: 64)
-        let times = Bench.interleave(
+        let times = try Bench.interleave(
             setUpMeasure: {
                 switching?.invalidate()
                 do {
@@ -314,7 +358,7 @@ struct EncoderBenchmarks {
                 sources.withPlaneBases { bases in
                     MallocInterposerSwift.reset()
                     MallocInterposerSwift.hook()
-                    _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds, nil)
+                    _ = cx264_baseline_encode(&s, bases.baseAddress, Int32(bases.count), nil, 1 << 26, &seconds, nil, nil)
                     MallocInterposerSwift.unhook()
                     return MallocInterposerSwift.getStatistics().mallocCount
                 }
@@ -330,65 +374,3 @@ extension EncoderSession {
     func waitForQueuedFramesQuietly() { try? waitForQueuedFrames() }
 }
 
-/// The CPU time of the thread that delivers each output (`CLOCK_THREAD_CPUTIME_ID`, read in the
-/// output handler, on the session's encoding thread), kept per run.
-final class ThreadCPUReadings: Sendable {
-    private struct Reading { var thread: pthread_t; var seconds: Double }
-    private struct State { var current: [Reading] = []; var finished: [[Reading]] = [] }
-    private let state: Locked<State>
-
-    init(capacity: Int) {
-        var initial = State()
-        initial.current.reserveCapacity(capacity)
-        state = Locked(initial)
-    }
-
-    /// Reads the calling thread's CPU time.
-    func record() {
-        var spec = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-        let reading = Reading(thread: pthread_self(), seconds: Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9)
-        state.withLock { $0.current.append(reading) }
-    }
-
-    /// Ends a run (its readings are kept for ``perRunSeconds(frames:)``).
-    func removeAll() {
-        state.withLock { s in
-            if !s.current.isEmpty { s.finished.append(s.current) }
-            s.current.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Each finished run's CPU seconds for frames 2…`frames`: the sum of the differences
-    /// between consecutive readings on the same thread, scaled up by the frames whose two
-    /// readings fell on different threads (libdispatch may move a queue between workers).
-    func perRunSeconds(frames: Int) -> [Double] {
-        state.withLock { s in
-            let runs = s.finished + (s.current.isEmpty ? [] : [s.current])
-            return runs.compactMap { run -> Double? in
-                var sum = 0.0, counted = 0
-                for (previous, next) in zip(run, run.dropFirst()) where pthread_equal(previous.thread, next.thread) != 0 {
-                    sum += next.seconds - previous.seconds
-                    counted += 1
-                }
-                guard counted > 0 else { return nil }
-                return sum / Double(counted) * Double(frames - 1)
-            }
-        }
-    }
-}
-
-extension Array where Element == [UInt8] {
-    /// Calls `body` with a pointer to each element's base address (valid only inside).
-    func withPlaneBases<R>(_ body: (UnsafeBufferPointer<UnsafePointer<UInt8>?>) -> R) -> R {
-        func recurse(_ index: Int, _ bases: inout [UnsafePointer<UInt8>?]) -> R {
-            if index == count { return bases.withUnsafeBufferPointer(body) }
-            return self[index].withUnsafeBufferPointer { buffer in
-                bases.append(buffer.baseAddress)
-                return recurse(index + 1, &bases)
-            }
-        }
-        var bases: [UnsafePointer<UInt8>?] = []
-        return recurse(0, &bases)
-    }
-}

@@ -78,8 +78,8 @@ struct FramingBenchmarks {
         let destination = faultedBuffer(source.count)
         defer { destination.deallocate() }
         var sink = 0
-        let times = source.withUnsafeBytes { buffer in
-            Bench.interleave(
+        let times = try source.withUnsafeBytes { buffer in
+            try Bench.interleave(
                 measure: { sink &+= AnnexB.nalUnits(in: buffer).count },
                 baseline: { memcpy(destination.baseAddress!, buffer.baseAddress!, buffer.count) })
         }
@@ -122,7 +122,7 @@ struct FramingBenchmarks {
         let destination = faultedBuffer(avcc.count)
         defer { destination.deallocate() }
         var failures = 0
-        let times = Bench.interleave(
+        let times = try Bench.interleave(
             setUpMeasure: restore,
             measure: { do { try AnnexB.convertAVCCInPlace(buffer) } catch { failures += 1 } },
             baseline: { memcpy(destination.baseAddress!, buffer.baseAddress!, buffer.count) })
@@ -170,7 +170,7 @@ struct FramingBenchmarks {
         defer { destination.deallocate() }
         var bytes = 0
         var failures = 0
-        let times = Bench.interleave(
+        let times = try Bench.interleave(
             measure: {
                 do { bytes &+= try AVCC.fromAnnexB(source, lengthSize: 4, parameterSets: .inBand).data.count } catch { failures += 1 }
             },

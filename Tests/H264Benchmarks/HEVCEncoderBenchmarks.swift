@@ -31,14 +31,15 @@ struct HEVCEncoderBenchmarks {
     }
 
     /// The C loop on a libdispatch worker (the kind of thread the session's queue encodes on):
-    /// its output bytes and the seconds it timed itself (opening x265 untimed).
-    static func runBaseline(queue: DispatchQueue) -> (bytes: [UInt8], seconds: Double) {
-        let result = Locked<(bytes: [UInt8], seconds: Double)?>(nil)
+    /// its output bytes, and the wall and process CPU seconds it timed itself (opening and
+    /// closing x265 untimed); nil when x265 failed.
+    static func runBaseline(queue: DispatchQueue) -> (bytes: [UInt8], seconds: Double, cpuSeconds: Double)? {
+        let result = Locked<(bytes: [UInt8], seconds: Double, cpuSeconds: Double)?>(nil)
         let done = DispatchSemaphore(value: 0)
         queue.async {
             let capacity = Frames720p.frames.count * Frames720p.width * Frames720p.height
             var out = [UInt8](repeating: 0, count: capacity)
-            var seconds = 0.0
+            var seconds = 0.0, cpuSeconds = 0.0
             var s = cx265_baseline_settings()
             s.width = Int32(Frames720p.width)
             s.height = Int32(Frames720p.height)
@@ -56,53 +57,74 @@ struct HEVCEncoderBenchmarks {
                         s.profile = profile
                         return Frames720p.frames.withPlaneBases { bases in
                             out.withUnsafeMutableBufferPointer { o in
-                                cx265_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds)
+                                cx265_baseline_encode(&s, bases.baseAddress, Int32(bases.count), o.baseAddress, capacity, &seconds, &cpuSeconds)
                             }
                         }
                     }
                 }
             }
-            result.withLock { $0 = (Array(out.prefix(max(count, 0))), count < 0 ? .nan : seconds) }
+            result.withLock { $0 = count < 0 ? nil : (Array(out.prefix(count)), seconds, cpuSeconds) }
             done.signal()
         }
         done.wait()
-        return result.withLock { $0! }
+        return result.withLock { $0 }
     }
 
-    /// Wall time of the session (prepared, untimed) encoding and completing the 30 frames ÷ the
-    /// C loop's; first, the same bytes from both (x265 is deterministic for the same
-    /// parameters and input with one thread).
+    /// This process's CPU time (every thread: the session's queue worker, the caller's, x265's
+    /// pool) while the session (prepared, untimed) encodes and completes the 30 frames ÷ the C
+    /// loop's over the same work, every thread pinned to the same CPU for both (``CPUPinning``),
+    /// runs interleaved (ABBA…), medians of ``EncoderBenchmarks/sessionVersusCRuns``;
+    /// `hevc_encoder_vs_c_wall` is the wall-time ratio of the same runs. First, the same bytes
+    /// from both (x265 is deterministic for the same parameters and input with one thread).
     @Test func hevcEncoderVersusC() throws {
+        let cpus = CPUPinning.cpus(forThreads: 1)
+        try CPUPinning.withProcess(pinnedTo: cpus) { try measureHEVCEncoderVersusC(cpus: cpus) }
+    }
+
+    func measureHEVCEncoderVersusC(cpus: [Int]) throws {
         let collector = Collector<EncodedFrame>(capacity: frames.count)
         let queue = DispatchQueue(label: "H264Benchmarks.CX265Loop")
         var session: EncoderSession?
-        func setUp() {
+        func setUp() throws {
             session?.invalidate()
             collector.removeAll()
-            let opened = try? EncoderSession(width: Frames720p.width, height: Frames720p.height,
-                                             configuration: Self.configuration, outputHandler: collector.handler)
+            let opened = try EncoderSession(width: Frames720p.width, height: Frames720p.height,
+                                            configuration: Self.configuration, outputHandler: collector.handler)
+            session = opened
             // Opened on the C loop's queue: x265's worker threads take the scheduling of the
             // thread that opens the encoder, and the C loop opens its own on a libdispatch worker.
-            queue.sync { _ = try? opened?.prepare() }
-            session = opened
+            try queue.sync { _ = try opened.prepare() }
         }
-        func encodeAll() { EncoderBenchmarks.encodeAll(frames, session) }
-        setUp()
-        encodeAll()
-        let reference = Self.runBaseline(queue: queue)
-        #expect(reference.seconds.isFinite)
-        #expect(collector.count == frames.count)
+        func encodeAll() throws {
+            try EncoderBenchmarks.encodeAll(frames, session)
+            try #require(collector.count == frames.count, "frames out of the session: \(collector.count)")
+        }
+        try setUp()
+        try encodeAll()
+        let reference = try #require(Self.runBaseline(queue: queue), "cx265_baseline_encode failed")
         #expect(collector.bytes == reference.bytes)
 
-        var cSeconds: [Double] = []
-        let times = Bench.interleave(setUpMeasure: setUp, measure: encodeAll,
-                                     baseline: { cSeconds.append(Self.runBaseline(queue: queue).seconds) })
+        let runs = EncoderBenchmarks.sessionVersusCRuns
+        var c: [(seconds: Double, cpuSeconds: Double)] = []
+        let times = try Bench.interleave(runs: runs, setUpMeasure: setUp, measure: encodeAll, baseline: {
+            let run = try #require(Self.runBaseline(queue: queue), "cx265_baseline_encode failed")
+            try #require(run.bytes == reference.bytes, "the C loop's output changed")
+            c.append((run.seconds, run.cpuSeconds))
+        })
         session?.invalidate()
-        let c = Bench.median(cSeconds.suffix(Bench.runs))
+        let timed = c.suffix(runs)
+        let cWall = Bench.median(timed.map(\.seconds)), cCPU = Bench.median(timed.map(\.cpuSeconds))
         BenchmarkReport.shared.record(
-            "hevc_encoder_vs_c", times.measure / c, goal: "0.97…1.02",
-            detail: String(format: "wall: H264Encoder (x265) %.1f ms, C loop %.1f ms for %d frames 1280x720 (%.1f fps), both on libdispatch workers",
-                           times.measure * 1e3, c * 1e3, frames.count, Double(frames.count) / times.measure))
+            "hevc_encoder_vs_c", times.measureCPU / cCPU, goal: "0.97…1.02",
+            detail: String(format: "process CPU (CLOCK_PROCESS_CPUTIME_ID, every thread), medians of %d interleaved runs: H264Encoder (x265) %.1f ms, C loop %.1f ms for %d frames 1280x720 (pools 1, every thread pinned to ",
+                           runs, times.measureCPU * 1e3, cCPU * 1e3, frames.count)
+                + CPUPinning.label(cpus) + "); run-to-run spread " + EncoderBenchmarks.spread(times.measureCPUs) + " vs "
+                + EncoderBenchmarks.spread(timed.map(\.cpuSeconds)))
+        BenchmarkReport.shared.record(
+            "hevc_encoder_vs_c_wall", times.measure / cWall, goal: "—",
+            detail: String(format: "wall time of the same runs: H264Encoder (x265) %.1f ms, C loop %.1f ms (%.1f fps); run-to-run spread ",
+                           times.measure * 1e3, cWall * 1e3, Double(frames.count) / times.measure)
+                + EncoderBenchmarks.spread(times.measures) + " vs " + EncoderBenchmarks.spread(timed.map(\.seconds)))
     }
 }
 }

@@ -34,8 +34,8 @@ struct HEVCFramingBenchmarks {
         let destination = faultedBuffer(source.count)
         defer { destination.deallocate() }
         var sink = 0
-        let times = source.withUnsafeBytes { buffer in
-            Bench.interleave(
+        let times = try source.withUnsafeBytes { buffer in
+            try Bench.interleave(
                 measure: { sink &+= AnnexB.nalUnits(in: buffer).count },
                 baseline: { memcpy(destination.baseAddress!, buffer.baseAddress!, buffer.count) })
         }

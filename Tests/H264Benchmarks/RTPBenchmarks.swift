@@ -58,7 +58,7 @@ struct RTPBenchmarks {
         defer { destination.deallocate() }
         var sink = 0
         var failures = 0
-        let times = Bench.interleave(
+        let times = try Bench.interleave(
             measure: {
                 for _ in 0..<Self.repeats {
                     for frame in frames {
@@ -161,7 +161,7 @@ struct RTPBenchmarks {
         let bytesOut = expected.reduce(0) { $0 + $1.data.count }
 
         var views = Tally(), accessUnits = Tally()
-        let zeroCopy = Bench.interleave(
+        let zeroCopy = try Bench.interleave(
             measure: {
                 for _ in 0..<Self.repeats {
                     var depacketizer = RTPZeroCopyDepacketizer()
@@ -174,7 +174,7 @@ struct RTPBenchmarks {
                 }
             },
             baseline: baseline)
-        let copying = Bench.interleave(
+        let copying = try Bench.interleave(
             measure: {
                 for _ in 0..<Self.repeats {
                     var depacketizer = RTPDepacketizer()

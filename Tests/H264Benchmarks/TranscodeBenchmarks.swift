@@ -40,38 +40,43 @@ enum Stream360p {
     }
 
     /// Decodes `annexB` and encodes it again in this process (one decoder thread, one x264
-    /// thread); returns the frames encoded.
-    static func transcode(_ annexB: [UInt8]) -> Int {
-        struct State { var encoder: EncoderSession?; var encoded = 0 }
+    /// thread); returns the frames encoded. The first error of either session — in the
+    /// decoder's output handler too — is thrown.
+    static func transcode(_ annexB: [UInt8]) throws -> Int {
+        struct State { var encoder: EncoderSession?; var encoded = 0; var error: (any Error)? }
         let state = Locked(State())
         let configuration = encoderConfiguration
-        guard let decoder = try? DecoderSession(configuration: DecoderConfiguration(threads: .count(1)), outputHandler: { frame in
-            let encoder: EncoderSession? = state.withLock { s in
-                if s.encoder == nil {
-                    s.encoder = try? EncoderSession(width: frame.width, height: frame.height, configuration: configuration) { _ in
+        let decoder = try DecoderSession(configuration: DecoderConfiguration(threads: .count(1)), outputHandler: { frame in
+            do {
+                let encoder = try state.withLock { s in
+                    if let encoder = s.encoder { return encoder }
+                    let encoder = try EncoderSession(width: frame.width, height: frame.height, configuration: configuration) { _ in
                         state.withLock { $0.encoded += 1 }
                     }
+                    s.encoder = encoder
+                    return encoder
                 }
-                return s.encoder
+                let picture = try VideoFrame(pixelFormat: .i420, width: frame.width, height: frame.height, contiguous: frame.packedBytes())
+                try encoder.waitForQueuedFrames(downTo: 4)
+                try encoder.encode(picture, presentationTimeStamp: frame.presentationTimeStamp, duration: frame.duration)
+            } catch {
+                state.withLock { if $0.error == nil { $0.error = error } }
             }
-            guard let encoder, let picture = try? VideoFrame(pixelFormat: .i420, width: frame.width, height: frame.height,
-                                                             contiguous: frame.packedBytes()) else { return }
-            try? encoder.waitForQueuedFrames(downTo: 4)
-            try? encoder.encode(picture, presentationTimeStamp: frame.presentationTimeStamp, duration: frame.duration)
-        }) else { return 0 }
+        })
         var adaptor = AnnexBDecoder(session: decoder, frameDuration: .milliseconds(40))
         var position = 0
         while position < annexB.count {
             let end = min(annexB.count, position + 65_536)
-            try? decoder.waitForQueuedAccessUnits(downTo: 8)
-            try? adaptor.append(annexB[position..<end])
+            try decoder.waitForQueuedAccessUnits(downTo: 8)
+            try adaptor.append(annexB[position..<end])
             position = end
         }
-        try? adaptor.finish()
+        try adaptor.finish()
         decoder.invalidate()
         let encoder = state.withLock { $0.encoder }
-        try? encoder?.completeFrames()
+        try encoder?.completeFrames()
         encoder?.invalidate()
+        if let error = state.withLock({ $0.error }) { throw error }
         return state.withLock { $0.encoded }
     }
 
@@ -101,11 +106,11 @@ struct TranscodeBenchmarks {
         try Data(annexB).write(to: URL(fileURLWithPath: input))
 
         // Every frame comes out of each in-process transcode.
-        #expect(Stream360p.transcode(annexB) == Stream360p.frameCount)
+        #expect(try Stream360p.transcode(annexB) == Stream360p.frameCount)
 
         let peak = Locked(0)
         let baseline = Stream360p.residentBytes()
-        func ours() {
+        func ours() throws {
             let done = Locked(false)
             let sampler = Thread {
                 while !done.withLock({ $0 }) {
@@ -115,26 +120,27 @@ struct TranscodeBenchmarks {
                 }
             }
             sampler.start()
-            let counts = Locked([Int]())
+            let counts = Locked([Result<Int, any Error>]())
             DispatchQueue.concurrentPerform(iterations: Self.sessions) { _ in
-                let n = Stream360p.transcode(annexB)
+                let n = Result { try Stream360p.transcode(annexB) }
                 counts.withLock { $0.append(n) }
             }
             done.withLock { $0 = true }
-            #expect(counts.withLock { $0 } == Array(repeating: Stream360p.frameCount, count: Self.sessions))
+            // Every session's every frame, no more; an error of any is the benchmark's.
+            let encoded = try counts.withLock { $0 }.map { try $0.get() }
+            try #require(encoded == Array(repeating: Stream360p.frameCount, count: Self.sessions), "frames per session: \(encoded)")
         }
-        func ffmpeg() {
-            let processes = (0..<Self.sessions).compactMap { i -> Process? in
-                try? Subprocess.launch("ffmpeg", ["-nostdin", "-y", "-loglevel", "error", "-threads", "1", "-i", input,
+        func ffmpeg() throws {
+            let processes = try (0..<Self.sessions).map { i -> Process in
+                try Subprocess.launch("ffmpeg", ["-nostdin", "-y", "-loglevel", "error", "-threads", "1", "-i", input,
                                                   "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-profile:v", "high", "-threads", "1",
                                                   "-f", "h264", directory.appendingPathComponent("ffmpeg\(i).h264").path])
             }
-            #expect(processes.count == Self.sessions)
             for p in processes { p.waitUntilExit() }
-            #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+            try #require(processes.allSatisfy { $0.terminationStatus == 0 }, "ffmpeg: \(processes.map(\.terminationStatus))")
         }
         let runs = min(Bench.runs, 3)
-        let times = Bench.interleave(runs: runs, warmUp: 0, measure: ours, baseline: ffmpeg)
+        let times = try Bench.interleave(runs: runs, warmUp: 0, measure: ours, baseline: ffmpeg)
         var children = rusage()
         getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &children)
         let ffmpegPeakMB = Double(children.ru_maxrss) / 1024   // kilobytes on Linux

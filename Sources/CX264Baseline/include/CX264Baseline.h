@@ -27,8 +27,10 @@ typedef struct cx264_baseline_settings {
 
 /// Opens x264 (untimed), then encodes `frame_count` I420 frames — each `frames[i]` holds
 /// Y, U and V planes back to back, width × height and two (width/2) × (height/2) planes —
-/// flushes delayed frames and closes x264: the timed part, whose seconds go to
-/// `*encode_seconds`. Every frame's NAL units (4-byte lengths, as x264 writes with
+/// and flushes delayed frames: the timed part (what the session's `encode` × N +
+/// `completeFrames()` do), whose wall seconds go to `*encode_seconds` and whose process CPU
+/// seconds (CLOCK_PROCESS_CPUTIME_ID: every thread, x264's own included) to `*process_seconds`
+/// (unless NULL); then closes x264 (untimed, as the session's `invalidate()`). Every frame's NAL units (4-byte lengths, as x264 writes with
 /// b_annexb = 0) are copied to `out` (capacity `out_capacity`; NULL to copy into a scratch
 /// buffer of the same size instead). `*cpu_seconds` (unless NULL) gets the calling thread's CPU
 /// time (CLOCK_THREAD_CPUTIME_ID) from after the first frame's output was copied to after the
@@ -36,6 +38,15 @@ typedef struct cx264_baseline_settings {
 ///
 /// Returns the number of output bytes, or -1 when x264 fails or `out` is too small.
 long cx264_baseline_encode(const cx264_baseline_settings *settings, const uint8_t *const *frames, int frame_count,
-                           uint8_t *out, long out_capacity, double *encode_seconds, double *cpu_seconds);
+                           uint8_t *out, long out_capacity, double *encode_seconds, double *cpu_seconds,
+                           double *process_seconds);
+
+/// Lets thread `tid` (a Linux thread id; 0: the caller) run only on the `count` CPUs in `cpus`
+/// (sched_setaffinity). Returns 0, or -1 with errno set (and -1 off Linux).
+int cx264_baseline_set_affinity(int tid, const int *cpus, int count);
+
+/// Writes the CPUs thread `tid` (0: the caller) may run on to `cpus` (at most `capacity`,
+/// ascending; sched_getaffinity). Returns how many, or -1 with errno set (and -1 off Linux).
+int cx264_baseline_get_affinity(int tid, int *cpus, int capacity);
 
 #endif

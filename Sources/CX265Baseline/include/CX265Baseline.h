@@ -23,12 +23,14 @@ typedef struct cx265_baseline_settings {
 
 /// Opens x265 (untimed), then encodes `frame_count` planar 4:2:0 frames — each `frames[i]` holds
 /// Y, U and V planes back to back (8-bit samples, or 16-bit little-endian ones for bit_depth
-/// 10) — flushes delayed frames and closes x265: the timed part, whose seconds go to
-/// `*encode_seconds`. Every frame's NAL units (4-byte lengths, bAnnexB = 0) are copied to `out`
+/// 10) — and flushes delayed frames: the timed part (the session's `encode` × N +
+/// `completeFrames()`), whose wall seconds go to `*encode_seconds` and whose process CPU seconds
+/// (CLOCK_PROCESS_CPUTIME_ID: every thread, x265's pool included) to `*process_seconds` (unless
+/// NULL); then closes x265 (untimed, as the session's `invalidate()`). Every frame's NAL units (4-byte lengths, bAnnexB = 0) are copied to `out`
 /// (capacity `out_capacity`).
 ///
 /// Returns the number of output bytes, or -1 when x265 fails or `out` is too small.
 long cx265_baseline_encode(const cx265_baseline_settings *settings, const uint8_t *const *frames, int frame_count,
-                           uint8_t *out, long out_capacity, double *encode_seconds);
+                           uint8_t *out, long out_capacity, double *encode_seconds, double *process_seconds);
 
 #endif

@@ -1,0 +1,115 @@
+import Foundation
+import H264
+import H264Streaming
+import H264TestSupport
+import NIOPosix
+import Testing
+
+extension AllBenchmarks {
+/// Publishing files to an RTMP server, like for like: 8 streams in this process, each reading,
+/// cutting and pacing the Annex-B file inside the window as a program would
+/// (`for try await frame in AnnexBFilePlayer(path:)` → `try await RTMPPublisher.send(frame)`,
+/// the 8 publishers on one event-loop thread), against 8
+/// `ffmpeg -nostdin -re -i FILE -c copy -f flv rtmp://…` processes, both to the same
+/// nginx-rtmp (`live on`, no recording), the file ``CameraStream``'s (720p, 2 Mbit/s, 30 fps, 60 s,
+/// read in the window on both sides). Windows alternate ours, theirs, theirs, ours (ABBA), each
+/// side started afresh and measured once every stream has sent 30 frames (FFmpeg's probing and
+/// both sides' connecting stay outside). CPU time (user + system) over the same wall-clock
+/// windows: this process's (`getrusage`) against the sum of the 8 ffmpegs' (`/proc/PID/stat`).
+/// Debug builds run 2 streams for one 2 s window each, as a check that every stream is published.
+@Suite("RTMPPublishFromFiles")
+struct RTMPPublishFromFilesBenchmarks {
+    static var streams: Int { RTMPPublishBenchmarks.streams }
+    static var windowSeconds: Double { RTMPPublishBenchmarks.windowSeconds }
+    /// Rounds of two windows (ours then theirs, then theirs then ours, …).
+    static let rounds = Bench.isDebugBuild ? 1 : 2
+    /// Frames every stream has sent before the window opens.
+    static let warmUpFrames = 30
+
+    /// `streams` files played and published from this process, one task each; the CPU of the
+    /// window and the frames each publisher sent in it.
+    static func ours(nginx: NginxRTMPServer, file: String, key: String) async throws -> (CPUTime.Split, [Int]) {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var connected: [RTMPPublisher] = []
+        for index in 0..<streams {
+            connected.append(try await RTMPPublisher.connect(to: nginx.url(key: "\(key)\(index)"), group: group))
+        }
+        let publishers = connected
+        let (warmUps, warmed) = AsyncStream.makeStream(of: Void.self)
+        let tasks = publishers.map { publisher in
+            Task {
+                var sent = 0
+                defer { if sent < warmUpFrames { warmed.yield() } } // ended early: the counts and the error show it
+                for try await frame in AnnexBFilePlayer(path: file) {
+                    try await publisher.send(frame)
+                    sent += 1
+                    if sent == warmUpFrames { warmed.yield() }
+                }
+            }
+        }
+        var ready = 0
+        for await _ in warmUps {
+            ready += 1
+            if ready == streams { break }
+        }
+        let before = publishers.map(\.statistics.framesSent), cpuBefore = CPUTime.splitOfThisProcess()
+        try await Task.sleep(for: .seconds(windowSeconds))
+        let cpu = CPUTime.splitOfThisProcess() - cpuBefore
+        let sent = zip(publishers.map(\.statistics.framesSent), before).map { $0 - $1 }
+        // Cancelling ends each player's sequence (nil); an error of a player or a send is thrown here.
+        for task in tasks { task.cancel() }
+        for task in tasks { try await task.value }
+        for publisher in publishers {
+            #expect(publisher.statistics.framesDropped == 0, "\(publisher.statistics)")
+            await publisher.finish()
+        }
+        try await group.shutdownGracefully()
+        return (cpu, sent)
+    }
+
+    /// `rtmp_publish_from_files_cpu_vs_ffmpeg` = our CPU seconds ÷ the 8 ffmpegs' over the same windows.
+    @Test(.timeLimit(.minutes(5))) func publishFromFilesCPUVersusFFmpeg() async throws {
+        let camera = try CameraStream.files()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-rtmp-files-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try RTMPPublishBenchmarks.nginx(in: directory)
+        defer { nginx.kill() }
+        var ours: [(CPUTime.Split, [Int])] = [], theirs: [(CPUTime.Split, [Int])] = []
+        for round in 0..<Self.rounds {
+            for side in round % 2 == 0 ? [0, 1] : [1, 0] {
+                if side == 0 {
+                    ours.append(try await Self.ours(nginx: nginx, file: camera.annexB, key: "files\(round)-"))
+                } else {
+                    theirs.append(try await RTMPPublishBenchmarks.ffmpegs(nginx: nginx, file: camera.annexB, directory: directory,
+                                                                          key: "ffmpeg\(round)-", inputOptions: []))
+                }
+            }
+        }
+        // Every stream at the source rate in every window on both sides, no fewer frames and no
+        // more (ffmpeg's counts are sampled every 0.5 s: 15 frames of slack).
+        let expected = Bench.framesPerWindow(seconds: Self.windowSeconds), sampled = Bench.framesPerWindow(seconds: Self.windowSeconds, slack: 15)
+        for (_, frames) in ours {
+            #expect(frames.count == Self.streams && frames.allSatisfy(expected.contains), "frames per stream (\(expected)): \(frames)")
+        }
+        for (_, frames) in theirs {
+            #expect(frames.count == Self.streams && frames.allSatisfy(sampled.contains), "ffmpeg's frames per stream (\(sampled)): \(frames)")
+        }
+        let ourCPU = ours.reduce(0) { $0 + $1.0.total }, theirCPU = theirs.reduce(0) { $0 + $1.0.total }
+        let seconds = Self.windowSeconds * Double(Self.rounds)
+        func cpu(_ windows: [(CPUTime.Split, [Int])]) -> String {
+            let total = windows.reduce(0) { $0 + $1.0.total }, frames = windows.flatMap(\.1)
+            let user = windows.reduce(0) { $0 + $1.0.user }, system = windows.reduce(0) { $0 + $1.0.system }
+            return String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f; ", total, total / seconds * 100, user, system)
+                + windows.map { String(format: "%.2f", $0.0.total) }.joined(separator: " / ") + " s per window), frames per stream and window "
+                + "\(frames.min() ?? 0)–\(frames.max() ?? 0)"
+        }
+        BenchmarkReport.shared.record(
+            "rtmp_publish_from_files_cpu_vs_ffmpeg", ourCPU / theirCPU, goal: "≤ 0.5",
+            detail: "\(Self.streams) streams of 1280x720 30 fps " + String(format: "%.2f", camera.bitRate / 1e6)
+                + " Mbit/s from the Annex-B file to one nginx-rtmp, \(Self.rounds * 2) × \(Int(Self.windowSeconds)) s windows "
+                + "interleaved (ours, theirs, theirs, ours), each side reading, cutting and pacing the file in its windows: "
+                + "AnnexBFilePlayer → RTMPPublisher.send ×\(Self.streams) in one process \(cpu(ours)); "
+                + "\(Self.streams) ffmpeg -re -i FILE -c copy -f flv \(cpu(theirs))")
+    }
+}
+}
