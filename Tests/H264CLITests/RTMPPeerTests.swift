@@ -7,7 +7,7 @@ import Testing
 /// module (Debian `libnginx-mod-rtmp`, `record all`), whose recording FFmpeg reads with the
 /// file's size, frame count, NAL units and composition times; and FFmpeg itself as the server
 /// (`-listen 1 -f flv`), which receives the same NAL units.
-@Suite(.serialized, .ownThread) struct RTMPPeerTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RTMPPeerTests {
     static let fixture = "flv/x264_bframes_320x192_9f.264"
 
     /// The NAL units of an FLV file as FFmpeg reads them (its `h264_mp4toannexb` filter).
@@ -64,20 +64,17 @@ import Testing
     @Test func ffmpegAsTheServerReceivesTheSameNALUnits() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let port = try LoopbackTCP.freePort(), output = directory.appendingPathComponent("out.flv").path
-        let ffmpeg = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
-                                        ["-nostdin", "-v", "info", "-listen", "1", "-f", "flv", "-i", "rtmp://127.0.0.1:\(port)/live/key",
-                                         "-c", "copy", "-y", output], isReady: { _ in true })
+        let output = directory.appendingPathComponent("out.flv").path
+        // It must be told its port (it refuses port 0) and accepts one connection only: the test
+        // waits for its listening socket on the port (another port when it could not bind one),
+        // then the relay connects once.
+        let (ffmpeg, port) = try PeerPort.start(.tcpListening, { port in
+            try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+                               ["-nostdin", "-v", "info", "-listen", "1", "-f", "flv", "-i", "rtmp://127.0.0.1:\(port)/live/key",
+                                "-c", "copy", "-y", output], isReady: { _ in true }) // its banner ends the launch wait
+        }, process: \.process)
         defer { ffmpeg.kill() }
-        // Its banner on standard error ends the launch wait. It accepts one connection only, so its
-        // readiness is not probed: the relay is retried while the connection is refused (each try
-        // fails at once), for at most 10 s.
-        var relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
-        let deadline = Date().addingTimeInterval(10)
-        while relay.status != 0 && relay.stderr.contains("cannot connect") && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.1)
-            relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
-        }
+        let relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
         #expect(relay.status == 0, "\(relay.stderr)")
         #expect(ffmpeg.waitForExit(timeout: 20) == 0, "ffmpeg: \(ffmpeg.waitForLogEnd())")
         #expect(try Self.nalUnits(ofFLV: output) == (try Self.expected().units))
@@ -255,7 +252,10 @@ import Testing
         let refused = try CLI.run(["receive", "rtmp://127.0.0.1:\(port)/other/key", "-o", output])
         #expect(refused.status == 1, "\(refused.stderr)")
         #expect(refused.stderr.contains("rtmp://127.0.0.1:\(port)/other/key: connect: NetConnection.Connect.Rejected"), "\(refused.stderr)")
-        let free = try LoopbackTCP.freePort()
+        // A port bound by the test and not listening: a connection to it is refused, and no
+        // other process can take it meanwhile.
+        let closed = try LoopbackTCP.NotListening()
+        let free = closed.port
         let unreachable = try CLI.run(["receive", "rtmp://127.0.0.1:\(free)/live/key", "-o", output])
         #expect(unreachable.status == 1 && unreachable.stderr.contains("rtmp://127.0.0.1:\(free)/live/key: cannot connect"), "\(unreachable.stderr)")
     }

@@ -10,7 +10,7 @@ import Glibc
 /// RTP against real peers, on 127.0.0.1 only: FFmpeg and GStreamer read what `h264 serve --rtp`
 /// sends (through its SDP), and `RTPDepacketizer` reads what FFmpeg (`-f rtp`) and GStreamer
 /// (`rtph264pay`) send, giving back the sender's NAL units.
-@Suite(.serialized, .ownThread) struct RTPPeerTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RTPPeerTests {
     /// Depacketizes packets; returns the NAL units of every access unit, in order, and the events
     /// that were not access units (and a line when `RTPZeroCopyDepacketizer` read others).
     static func depacketize(_ packets: [[UInt8]]) -> (nalUnits: [[UInt8]], problems: [String]) {
@@ -119,21 +119,47 @@ import Glibc
     }
 
     @Test func gstreamerDecodesWhatServeSends() throws {
-        let port = try Self.freePort()
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try Self.serveRTP(port: port, sdp: directory.appendingPathComponent("stream.sdp").path)
+        // GStreamer binds a port of its own (`udpsrc port=0`); its socket's port, read from the
+        // kernel's tables, is where the server then sends.
+        let decoded = directory.appendingPathComponent("decoded.y4m")
+        _ = FileManager.default.createFile(atPath: decoded.path, contents: nil)
+        let log = directory.appendingPathComponent("gst.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let y4m = try FileHandle(forWritingTo: decoded), errors = try FileHandle(forWritingTo: log)
+        let gst = try Subprocess.launch("timeout", ["30", "gst-launch-1.0", "-q", "udpsrc", "port=0", "num-buffers=400",
+                                                    "caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96",
+                                                    "!", "rtph264depay", "!", "avdec_h264", "!", "y4menc", "!", "fdsink", "fd=1"],
+                                        standardOutput: y4m, standardError: errors)
+        try y4m.close()
+        try errors.close()
+        defer { if gst.isRunning { gst.terminate() } }
+        // `timeout` starts gst-launch as its child: the socket is the child's.
+        var port: Int?
+        _ = BoundedPolling.waitFor(seconds: 20) {
+            port = Self.children(of: gst.processIdentifier).lazy.compactMap { PeerPort.ports(of: $0, .udp).first }.first
+            return port != nil || !gst.isRunning
+        }
+        let bound = try #require(port, "gst-launch-1.0 bound no UDP socket")
+        let server = try Self.serveRTP(port: bound, sdp: directory.appendingPathComponent("stream.sdp").path)
         defer { server.kill() }
-        let gst = try Subprocess.run("timeout", ["30", "gst-launch-1.0", "-q", "udpsrc", "port=\(port)", "num-buffers=400",
-                                                 "caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96",
-                                                 "!", "rtph264depay", "!", "avdec_h264", "!", "y4menc", "!", "fdsink", "fd=1"])
-        #expect(gst.status == 0)
-        #expect(!gst.stderr.contains("ERROR") && !gst.stderr.contains("WARNING"), "\(gst.stderr)")
-        let text = String(decoding: gst.stdout.prefix(100), as: UTF8.self)
+        gst.waitUntilExit()
+        #expect(gst.terminationStatus == 0)
+        let stderr = try String(contentsOf: log, encoding: .utf8)
+        #expect(!stderr.contains("ERROR") && !stderr.contains("WARNING"), "\(stderr)")
+        let output = try [UInt8](Data(contentsOf: decoded))
+        let text = String(decoding: output.prefix(100), as: UTF8.self)
         #expect(text.hasPrefix("YUV4MPEG2 C420 W320 H240"))
-        let frameCount = (gst.stdout.count - (gst.stdout.firstIndex(of: 0x0A) ?? 0) - 1) / (6 + 115_200)
+        let frameCount = (output.count - (output.firstIndex(of: 0x0A) ?? 0) - 1) / (6 + 115_200)
         #expect(frameCount >= 30, "\(frameCount) frames decoded from 400 packets")
         #expect(server.stop() == 0)
+    }
+
+    /// The process ids of the children of `pid`.
+    static func children(of pid: Int32) -> [Int32] {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 }
 

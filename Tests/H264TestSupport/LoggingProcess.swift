@@ -62,6 +62,7 @@ public final class LoggingProcess: Sendable {
         process.standardInput = FileHandle.nullDevice
         let ready = DispatchSemaphore(value: 0)
         try process.run()
+        TestProcesses.register(process)
         let log = self.log, ended = logEnded, eventLines = self.eventLines, eventsEnded = self.eventsEnded
         Self.readChunks(err.fileHandleForReading) { data in
             let text = log.withLock { text in

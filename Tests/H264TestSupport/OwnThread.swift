@@ -17,26 +17,40 @@ public import Testing
 public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
+    /// Two scopes: around each test function as a whole (`testCase == nil`, not a suite), its
+    /// place at the ``TestCaseGate``; around each test case, its thread and its processes.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> OwnThread? {
-        testCase == nil ? nil : self
+        testCase != nil || !test.isSuite ? self : nil
     }
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        // A time limit runs from the test case's start, waiting included: those few go ahead.
-        let gated = test.timeLimit == nil
-        if gated { await TestCaseGate.shared.enter() }
-        defer { if gated { TestCaseGate.shared.leave() } }
+        guard testCase != nil else {
+            // Swift Testing runs this scope outside the test cases' time limits (those run from
+            // each case's start): waiting for a place here does not count against them.
+            await TestCaseGate.shared.enter()
+            defer { TestCaseGate.shared.leave() }
+            return try await function()
+        }
         let executor = ThreadExecutor(name: test.name)
         defer { executor.finish() }
-        try await withTaskExecutorPreference(executor) { try await function() }
+        // A time limit exceeded cancels the test case's task: its processes are killed, so
+        // that a test blocked waiting for one of them returns (see ``TestProcesses``).
+        let processes = TestProcesses()
+        try await TestProcesses.$current.withValue(processes) {
+            try await withTaskCancellationHandler {
+                try await withTaskExecutorPreference(executor) { try await function() }
+            } onCancel: {
+                processes.cancel()
+            }
+        }
     }
 }
 
 /// At most as many test cases under ``OwnThread`` at once as the machine has cores (two at
 /// least): on the cooperative pool no more could run, and the real-time peer tests (a 30 fps
 /// stream, a camera's idle timeout) need the cores they had there (with four at once, nine
-/// of them failed). Waiting test cases are suspended, holding no thread. Tests with a time
-/// limit are not held here.
+/// of them failed). Waiting test functions are suspended, holding no thread; a test function
+/// holds its place for all its test cases.
 final class TestCaseGate: Sendable {
     static let shared = TestCaseGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
 

@@ -23,6 +23,7 @@ public enum Subprocess {
         process.standardError = err
         process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         try process.run()
+        TestProcesses.register(process)
         let group = DispatchGroup()
         let errData = Locked(Data())
         DispatchQueue.global().async(group: group) {
@@ -56,6 +57,7 @@ public enum Subprocess {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         try process.run()
+        TestProcesses.register(process)
         return process
     }
 

@@ -7,7 +7,7 @@ import Testing
 /// RFC 7798 against FFmpeg 5.1 as the peer, on 127.0.0.1: we depacketize what `ffmpeg -f rtp`
 /// sends of each shared stream (its SDP read by us) into the file's NAL units, access unit by
 /// access unit; FFmpeg reads what our packetizer sends (through our SDP) into the same NAL units.
-@Suite(.serialized, .ownThread) struct HEVCRTPPeerTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct HEVCRTPPeerTests {
     static func nalUnits(ofAnnexB bytes: [UInt8]) -> [[UInt8]] {
         AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
     }
@@ -87,11 +87,20 @@ import Testing
         let sdpPath = directory.appendingPathComponent("stream.sdp").path
         let outputPath = directory.appendingPathComponent("out.265").path
 
-        let port = try LoopbackUDP().port
         let firstUnits = units.first?.nalUnits.map(Array.init) ?? []
         let sets = firstUnits.filter { (32...34).contains(($0[0] >> 1) & 0x3F) }
-        let description = SessionDescription(hevcParameterSets: sets, address: "127.0.0.1", port: port)
-        try description.text.write(toFile: sdpPath, atomically: true, encoding: .utf8)
+        // FFmpeg binds the port our SDP names: the test waits for its socket there (another
+        // port when it could not bind one), and sends only then.
+        var description = SessionDescription(hevcParameterSets: sets, address: "127.0.0.1", port: 0)
+        let (ffmpeg, port) = try PeerPort.start(.udp, { port in
+            description = SessionDescription(hevcParameterSets: sets, address: "127.0.0.1", port: port)
+            try description.text.write(toFile: sdpPath, atomically: true, encoding: .utf8)
+            // It waits for its first probe's bytes without analysing further, and ends once it has
+            // written as many access units as were sent.
+            return try Subprocess.launch("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
+                                                          "-analyzeduration", "0", "-probesize", "32", "-i", sdpPath,
+                                                          "-c", "copy", "-frames:v", "\(units.count)", "-f", "hevc", "-y", outputPath])
+        }, process: { $0 })
         // Read back by us as written.
         #expect(try SessionDescription(parsingHEVC: description.text).parameterSets == sets)
 
@@ -105,18 +114,14 @@ import Testing
         if let last = units.last {
             packets += try packetizer.packets(hvcc: last.data, presentationTime: .milliseconds(40 * units.count), parameterSets: sets)
         }
-        // FFmpeg waits for its first probe's bytes without analysing further; it ends once it has
-        // written as many access units as were sent (SIGINT only if it does not, after 10 s).
-        let ffmpeg = try Subprocess.launch("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
-                                                            "-analyzeduration", "0", "-probesize", "32", "-i", sdpPath,
-                                                            "-c", "copy", "-frames:v", "\(units.count)", "-f", "hevc", "-y", outputPath])
-        Thread.sleep(forTimeInterval: 1.5)
         let sender = try LoopbackUDP()
         sender.send(packets, to: port)
-        let deadline = Date().addingTimeInterval(10)
-        while ffmpeg.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if ffmpeg.isRunning { ffmpeg.interrupt() }
+        // SIGINT (FFmpeg then writes what it has) if it has not ended 10 s after the last packet.
+        let exited = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { ffmpeg.waitUntilExit(); exited.signal() }
+        if exited.wait(timeout: .now() + 10) == .timedOut { ffmpeg.interrupt() }
         ffmpeg.waitUntilExit()
+        #expect(ffmpeg.terminationReason == .exit && ffmpeg.terminationStatus == 0, "FFmpeg ended by SIGINT or failed")
 
         let output = try [UInt8](Data(contentsOf: URL(fileURLWithPath: outputPath)))
         let same = Self.nalUnits(ofAnnexB: output) == Self.nalUnits(ofAnnexB: bytes)
