@@ -10,7 +10,7 @@ import Testing
 /// (decoding, ffprobe's profile and size) and our own `DecoderSession`, on the 30-frame cars clip.
 /// Serialized: each libx265 encoder runs a thread pool of its own on every core; twenty of them at
 /// once (the preset × profile table) starved the peer tests running beside them.
-@Suite(.serialized, .ownThread)
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5)))
 struct HEVCEncoderTests {
     typealias Profile = EncoderConfiguration.HEVCProfile
 
@@ -148,21 +148,27 @@ struct HEVCEncoderTests {
         }
     }
 
-    /// A live bit-rate change (`x265_encoder_reconfig`) is taken without a new keyframe and the
-    /// stream stays decodable. (libx265 3.5 accepts the call, but its output rate does not follow
-    /// it — the same in a plain C loop, Sources/CX265Baseline's settings: see the README — so the
-    /// rate itself is not asserted here.)
-    @Test func liveBitRateChangeTakenWithoutKeyframe() throws {
+    /// The average bit rate of an H.265 session is set before its encoder opens: after that,
+    /// `setAverageBitRate` throws `unsupported` (libx265 3.5 takes `x265_encoder_reconfig` with
+    /// a new bit rate but its output rate does not follow it: see `setAverageBitRate`), the
+    /// configuration keeps its rate, and the session goes on encoding one decodable stream.
+    @Test func liveBitRateChangeIsUnsupported() throws {
         var configuration = Self.configuration()
         configuration.averageBitRate = 2_000_000
         configuration.maxKeyFrameInterval = 1000
         configuration.maxKeyFrameIntervalDuration = nil
+        var refused: H264Error?
         let frames = try Self.encode(configuration, count: 40) { i, session in
+            if i == 0 {
+                try session.setAverageBitRate(200_000) // before the encoder opens: configures
+                #expect(session.configuration.averageBitRate == 200_000)
+            }
             if i == 20 {
-                try session.setAverageBitRate(200_000)
+                refused = #expect(throws: H264Error.self) { try session.setAverageBitRate(1_000_000) }
                 #expect(session.configuration.averageBitRate == 200_000)
             }
         }
+        #expect(refused?.code == .unsupported && refused?.field == "averageBitRate", "\(String(describing: refused))")
         try #require(frames.count == 40)
         #expect(frames.filter(\.isKeyframe).map(frameIndex) == [0])
         let decoded = try Self.ffmpegDecode(try annexB(frames))

@@ -153,7 +153,9 @@ final class X265Encoder: CodecEncoder {
         p.pointee.rc.vbvBufferSize = vbv.bufferSize
     }
 
-    /// Changes the average bit rate and VBV live, without a new keyframe. x265 refuses (with
+    /// Changes the VBV live, without a new keyframe (the average bit rate goes along unchanged:
+    /// ``EncoderSession/setAverageBitRate(_:)`` refuses a live change of it for H.265, which
+    /// libx265 3.5 takes but does not follow). x265 refuses (with
     /// a warning only) a change that would move the stream to another level, which it derives
     /// from the VBV rate: the rate is kept within the band of the level the stream opened with.
     ///
