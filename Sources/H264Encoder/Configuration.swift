@@ -5,7 +5,8 @@ public import H264
 ///
 /// Every property may be changed before the session is prepared; ``averageBitRate`` and
 /// ``dataRateLimits`` may also change live (``EncoderSession/setAverageBitRate(_:)``,
-/// ``EncoderSession/setDataRateLimits(_:)``). ``validate()`` names the first invalid property.
+/// ``EncoderSession/setDataRateLimits(_:)``; for H.265 only the data-rate limits, since libx265
+/// does not follow a live bit-rate change). ``validate()`` names the first invalid property.
 public struct EncoderConfiguration: Hashable, Sendable {
     /// H.264 profiles the encoder can produce (clause A.2).
     public enum Profile: String, Hashable, Sendable, CaseIterable {
