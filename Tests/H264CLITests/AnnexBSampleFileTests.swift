@@ -20,7 +20,7 @@ import H264TestSupport
 /// (`FRExt1_Panasonic.avc`); for `MIDR_MW_D.264` (a second IDR picture without them, and NAL
 /// units of 256–511 bytes whose lengths read `00 00 01 xx`) the reference is the conversion of
 /// the same samples in AVCC form, and FFmpeg's decoded pictures.
-@Suite(.ownThread) struct AnnexBSampleFileTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct AnnexBSampleFileTests {
 
     /// The payload of the first box named `type` in `bytes` (boxes searched by their name; the
     /// size is the 4 bytes before it).

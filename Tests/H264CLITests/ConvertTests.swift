@@ -11,7 +11,7 @@ func ffmpegDecode(_ path: String) throws -> (frames: Int, errors: String) {
     return (frames, output.stderr + (output.status == 0 ? "" : "ffmpeg exit \(output.status)"))
 }
 
-@Suite(.ownThread) struct ConvertCommandTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct ConvertCommandTests {
     static let streams = ["SVA_BA2_D.264", "CABA2_SVA_B.264", "HCAFF1_HHI.264", "FRExt3_Panasonic.avc"]
 
     /// Annex-B → AVCC (in-band) → Annex-B keeps every NAL unit byte for byte, at each length size.

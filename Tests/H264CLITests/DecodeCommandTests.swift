@@ -3,7 +3,7 @@ import H264TestSupport
 import Testing
 
 /// `h264 decode` against FFmpeg on the same files: framemd5 lines, y4m bytes, errors.
-@Suite(.ownThread) struct DecodeCommandTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct DecodeCommandTests {
     /// A 4:2:0 stream with cropping, a 10-bit 720p stream, field pictures with MBAFF, MBAFF.
     /// H.265, told from the NAL headers without a flag: B-frames with CRA, Main 10 cropped, 4:2:2
     /// 10-bit, and fields.

@@ -7,7 +7,7 @@ import Testing
 /// format byte for byte as `ffmpeg -f rawvideo` does (planar GBR, 4:0:0, 4:2:2 and 4:4:4 at 8
 /// and 10 bits); y4m refuses what FFmpeg's yuv4mpegpipe muxer refuses, in one line naming the
 /// format, and writes what it accepts as FFmpeg writes it.
-@Suite(.ownThread) struct DecodePixelFormatTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct DecodePixelFormatTests {
     /// A stream: a fixture (less a leading header), or made now from FFmpeg's `testsrc` by
     /// `ffmpeg ARGUMENTS -f h264`, libx264 or libx264rgb.
     struct Stream: Sendable, CustomTestStringConvertible {

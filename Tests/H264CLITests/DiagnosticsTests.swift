@@ -6,7 +6,7 @@ import H264TestSupport
 /// `h264 inspect` and `h264 convert` read streams with tolerable values and damaged units: each
 /// warning once on standard error in the format of errors, exit status 0; `--strict` makes them
 /// errors (exit status 1).
-@Suite(.ownThread) struct DiagnosticsTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct DiagnosticsTests {
     /// SPS with `log2_max_mv_length_horizontal` = 16 (2003/2005 editions), PPS, IDR, P, and the
     /// SPS again before a second IDR: the warning is printed once.
     static let tolerantStream: [UInt8] = [

@@ -51,7 +51,7 @@ private func withoutSEI(_ stream: [UInt8]) -> Int {
     return total
 }
 
-@Suite(.ownThread)
+@Suite(.ownThread, .timeLimit(.minutes(5)))
 struct EncodeCommandTests {
     @Test(arguments: ["file", "stdin", "raw"])
     func encodesAndFFmpegDecodes(input: String) throws {

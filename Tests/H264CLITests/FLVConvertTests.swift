@@ -5,7 +5,7 @@ import H264TestSupport
 
 /// `h264 convert --to flv` and FLV input, checked against FFmpeg: ffprobe reads what we write,
 /// and we read what FFmpeg's FLV muxer writes.
-@Suite(.ownThread) struct FLVConvertTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct FLVConvertTests {
     static let bFrames = "flv/x264_bframes_320x192_9f.264"
     static let bFramesMKV = "flv/x264_bframes_320x192_9f.mkv"
     /// The B-frame fixture and conformance streams with (CABA3, HPCA) and without B-frames, and

@@ -4,7 +4,7 @@ import Testing
 
 /// `GStreamerShutdownRace` recognises only GStreamer's two PAUSE-send errors, as
 /// `gst-launch-1.0 -q` printed them in a run that hit the race.
-@Suite(.ownThread) struct GStreamerShutdownRaceTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct GStreamerShutdownRaceTests {
     static let race = """
         ERROR: from element /GstPipeline:pipeline0/GstRTSPSrc:rtspsrc0: Could not write to resource.
         Additional debug info:

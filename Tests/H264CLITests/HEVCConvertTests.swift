@@ -5,7 +5,7 @@ import H264TestSupport
 
 /// `h264 convert` of H.265, told from the NAL headers (`--to avcc`) or from the `hvcC`
 /// (`--to annexb --config`): the round trip through HVCC gives FFmpeg's own frames.
-@Suite(.ownThread) struct HEVCConvertTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCConvertTests {
     /// FFmpeg's per-frame MD5s of an H.265 Annex-B file (and what it printed at level error).
     static func frameMD5s(_ path: String) throws -> (md5s: [Substring], errors: String) {
         let output = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "hevc", "-i", path, "-f", "framemd5", "-"])

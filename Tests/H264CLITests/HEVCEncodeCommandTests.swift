@@ -6,7 +6,7 @@ import Testing
 /// `h264 encode --codec hevc` and `h264 transcode --codec hevc`: H.265 out of the CLI, read by
 /// FFmpeg (decoding without a word, ffprobe's profile) on the cars clip; 10-bit y4m input
 /// (`C420p10`, made by FFmpeg) gives Main 10.
-@Suite(.ownThread)
+@Suite(.ownThread, .timeLimit(.minutes(5)))
 struct HEVCEncodeCommandTests {
     static let cars = TestFixtures.url("cars_320x240_30f.y4m").path
 

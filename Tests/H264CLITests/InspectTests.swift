@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import H264TestSupport
 
-@Suite(.ownThread) struct InspectCommandTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct InspectCommandTests {
     /// `h264 inspect --json` equals FFmpeg's reading: access-unit cuts, NAL types, every SPS/PPS
     /// syntax element — on all 63 conformance streams.
     @Test(arguments: TestFixtures.conformanceStreams)

@@ -11,7 +11,7 @@ import Glibc
 /// standard input and a file that took descriptor 0 has been closed again — where Foundation's
 /// `Process` gave the next pipe descriptor 0 and then closed it in the child, so that FFmpeg took
 /// its first socket for a keyboard.
-@Suite(.ownThread) struct ProcessRunnerTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct ProcessRunnerTests {
     /// Set (to a file path) in the child run of ``theSameWhenDescriptorZeroIsFree()``.
     static let markerVariable = "H264_TEST_STDIN_CLOSED_MARKER"
 

@@ -7,7 +7,7 @@ import Testing
 /// publishes it, `h264 receive --listen rtmp://…` writes it as Annex-B, and `h264 relay --listen
 /// rtmp://… --rtsp …` serves it to FFmpeg over RTSP. No peer on this machine speaks Enhanced
 /// RTMP (see `RTMPHEVCTests`), so our publisher is the source and FFmpeg reads what comes out.
-@Suite(.serialized, .ownThread) struct RTMPHEVCCommandTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RTMPHEVCCommandTests {
     /// The fixture's NAL units other than parameter sets (VPS, SPS, PPS: types 32–34), in order.
     static func pictures(_ nalUnits: [[UInt8]]) -> [[UInt8]] {
         nalUnits.filter { unit in unit.first.map { !(32...34).contains($0 >> 1 & 0x3F) } ?? false }

@@ -7,7 +7,7 @@ import Testing
 /// Basic and Digest authentication, an 8-second session timeout (300 frames at 30 fps take
 /// 10 s, so the keepalive must work), RTP over UDP only and over TCP only (`--transport auto`
 /// falls back on 461). Each recording of 300 access units decodes with FFmpeg without an error.
-@Suite(.ownThread) struct RTSPCameraTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct RTSPCameraTests {
     /// The script's options, how `h264 receive` gets the credentials, and its own options.
     struct Camera: CustomTestStringConvertible, Sendable {
         var name: String

@@ -11,7 +11,7 @@ import Testing
 /// h265: x265enc, h265parse, rtph265pay, RFC 7798) over TCP and UDP. The SDP's `H265` rtpmap
 /// chooses the H.265 depacketizer; the access units start at an IRAP picture, decode in our
 /// session to 320×240 frames without damage, and FFmpeg decodes them without an error.
-@Suite(.ownThread) struct RTSPHEVCCameraTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct RTSPHEVCCameraTests {
     @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
     func playsAnH265Camera(transport: RTSPClient.Configuration.Transport) async throws {
         let server = try GStreamerRTSPServer(["--codec", "h265"])

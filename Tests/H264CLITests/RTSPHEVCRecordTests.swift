@@ -6,7 +6,7 @@ import Testing
 /// `h264 receive --listen rtsp://…` of an H.265 publisher: FFmpeg (`-f rtsp`) announces the
 /// H.265 fixture (`a=rtpmap:96 H265/90000` with `sprop-vps/sps/pps`) and records it over TCP
 /// interleaved and over UDP (RFC 7798 packets); the output is its Annex-B.
-@Suite(.serialized, .ownThread) struct RTSPHEVCRecordTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RTSPHEVCRecordTests {
     /// The listener logs the H.265 announcement and writes the fixture's 60 access units (its
     /// slices and SEI in order, its parameter sets; FFmpeg decodes 60 frames), and both exit 0.
     @Test(arguments: ["tcp", "udp"]) func recordsWhatFFmpegPublishes(transport: String) throws {

@@ -11,7 +11,7 @@ import Testing
 /// of their `hvcC`. The SDP says `H265/90000` with the record's VPS, SPS and PPS; FFmpeg
 /// (`-c copy`, over TCP and UDP) receives exactly the file's NAL units, and FFmpeg and GStreamer
 /// (`rtph265depay ! h265parse ! avdec_h265`) decode the pictures without an error.
-@Suite(.serialized, .ownThread) struct RTSPHEVCServerPeerTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RTSPHEVCServerPeerTests {
     static let fixture = "hevc/main_gop_bframes_cra.265"
 
     /// The fixture's access units as frames, 1/30 s apart in decoding order, in the `hvcC` of

@@ -11,7 +11,7 @@ import Glibc
 /// `ffmpeg -rtsp_transport tcp|udp`) and GStreamer (`rtspsrc protocols=tcp|udp`) decode what it sends;
 /// malformed, oversized and unsupported requests get their RFC 2326 status and the server
 /// keeps serving; a viewer that stops reading does not hold up the others.
-@Suite(.serialized, .ownThread) struct RTSPPeerTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RTSPPeerTests {
     /// `h264 serve Fixtures/cars_320x240_30f.y4m --port 0 --rtsp 127.0.0.1:0 --loop … --events -`;
     /// the port is read from its `listening` event (`rtsps://` with `--tls-certificate`).
     final class Server {

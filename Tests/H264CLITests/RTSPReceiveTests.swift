@@ -5,7 +5,7 @@ import Testing
 
 /// `h264 receive rtsp://…` against `h264 serve --rtsp`: RTP/AVP/TCP interleaved or RTP/AVP over
 /// UDP, written as Annex-B that FFmpeg decodes; a path the server does not know is one error line.
-@Suite(.serialized, .ownThread) struct RTSPReceiveTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RTSPReceiveTests {
     @Test(arguments: ["tcp", "udp"]) func receiveWritesAnnexBFFmpegDecodes(transport: String) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -5,7 +5,7 @@ import Testing
 
 /// `h264 receive … -o OUT.y4m` and `--decoded OUT.y4m`: received access units decoded by a
 /// `DecoderSession` as they arrive, written as y4m, frame for frame what FFmpeg decodes.
-@Suite(.serialized, .ownThread) struct ReceiveDecodeTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct ReceiveDecodeTests {
     /// The MD5 of every frame FFmpeg decodes from `path` (framemd5, 8-bit 4:2:0 planes).
     static func frameMD5s(_ path: String, format: [String] = []) throws -> [Substring] {
         let run = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + format + ["-i", path, "-fps_mode", "passthrough",

@@ -8,7 +8,7 @@ import Testing
 /// start of every loop), killed with SIGKILL and started again on the same port as soon as the
 /// receiver has resumed; the receiver's `--events -` say when (`disconnected`, `reconnected`,
 /// `resumed`), never its log.
-@Suite(.serialized, .ownThread) struct ReconnectCyclesTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct ReconnectCyclesTests {
     static let cycles = 20
 
     /// `h264 relay FILE --loop --rtsp 127.0.0.1:PORT` (PORT 0: a free one) and its RTSP port.

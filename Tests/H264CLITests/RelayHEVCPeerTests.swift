@@ -5,7 +5,7 @@ import Testing
 
 /// `h264 relay` of H.265 sources to FFmpeg, without a codec flag: an Annex-B `.265` file (told
 /// from its NAL unit headers) and an H.265 camera (gst-rtsp-server: x265enc, rtph265pay).
-@Suite(.serialized, .ownThread) struct RelayHEVCPeerTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RelayHEVCPeerTests {
     /// `h264 relay Fixtures/hevc/main_gop_bframes_cra.265 --loop`: FFmpeg (`-c copy`, TCP) gets
     /// 60 access units whose NAL units are the file's from one of its IRAP pictures on (a viewer
     /// starts from the kept GOP), parameter sets first; the copy decodes without an error.

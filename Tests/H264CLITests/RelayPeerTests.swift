@@ -10,7 +10,7 @@ import Glibc
 /// `h264 relay` against real players on 127.0.0.1: a camera (a file served over RTSP) relayed to
 /// 20 FFmpeg and GStreamer viewers at once, a viewer joining mid-GOP that starts from the kept IDR at once, a camera
 /// (`h264 serve --rtsp`) relayed to FFmpeg, and a file relay that ends by itself.
-@Suite(.serialized, .ownThread) struct RelayPeerTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RelayPeerTests {
     typealias Connection = RTSPPeerTests.Connection
 
     /// 180 frames of Fixtures/cars_320x240_30f.y4m (its 30 frames six times) encoded with an IDR

@@ -13,7 +13,7 @@ import Testing
 /// Only correctness is checked here: every viewer's stream starts with SPS, PPS and an IDR and
 /// decodes without error. How fast pictures arrive and how soon a joining viewer has its IDR
 /// are measurements: `ServeBenchmarks` in H264Benchmarks reports them.
-@Suite(.serialized, .ownThread) struct ServeTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct ServeTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE): 30 fps.
     static let y4m = TestFixtures.url("cars_320x240_30f.y4m").path
     static let frameBytes = 320 * 240 * 3 / 2

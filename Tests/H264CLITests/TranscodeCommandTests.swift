@@ -3,7 +3,7 @@ import H264TestSupport
 import Testing
 
 /// `h264 transcode`: the output is read by FFmpeg, with every frame, close to the input.
-@Suite(.ownThread) struct TranscodeCommandTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct TranscodeCommandTests {
     static func ffmpegRaw(_ path: String) throws -> [UInt8] {
         let result = try Subprocess.run("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         #expect(result.status == 0, "\(result.stderr)")

@@ -6,7 +6,7 @@ import Testing
 /// Every conformance stream decodes to exactly FFmpeg's frames: the same count, order, cropping
 /// and per-frame MD5 as `ffmpeg -f framemd5` (computed at test time by the ffmpeg on PATH). The
 /// arguments run in parallel.
-@Suite(.ownThread) struct ConformanceDecodeTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct ConformanceDecodeTests {
     @Test(arguments: TestFixtures.conformanceStreams)
     func decodesLikeFFmpeg(_ stream: String) throws {
         let path = try TestFixtures.path("conformance/\(stream)")

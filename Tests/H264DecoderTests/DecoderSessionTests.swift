@@ -80,7 +80,7 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
     psnr(frame.packedBytes(), i420, count: frame.width * frame.height)
 }
 
-@Suite(.ownThread) struct DecoderSessionTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct DecoderSessionTests {
     static let presets = EncoderConfiguration.X264Preset.allCases.filter { $0 != .placebo }
 
     @Test("encoder → decoder for every x264 preset: PSNR ≥ 32 dB, times and order kept through B-frames",

@@ -7,7 +7,7 @@ import Testing
 /// H.265 through the same `DecoderSession`: every shared HEVC stream decodes to FFmpeg's frames
 /// (count, order, cropping and per-frame MD5 of `ffmpeg -f framemd5`, computed at test time),
 /// the codec chosen from the stream, the access unit type or the `hvcC`.
-@Suite(.ownThread) struct HEVCDecodeTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCDecodeTests {
     /// The frames of an Annex-B stream decoded by `AnnexBDecoder` fed `chunkSize` bytes at a time.
     static func decodeAnnexB(_ bytes: [UInt8], chunkSize: Int = 1 << 16,
                              configuration: DecoderConfiguration = DecoderConfiguration(threads: .count(1))) throws

@@ -20,7 +20,7 @@ struct CapturingLogHandler: LogHandler {
 
 /// Hardware decoding through libavcodec's hwaccel: on a machine without the device (CI, this
 /// test host) the session falls back to software with one log line, and decodes FFmpeg's frames.
-@Suite(.ownThread) struct HardwareFallbackTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HardwareFallbackTests {
     @Test(arguments: DecoderConfiguration.HardwareAcceleration.allCases)
     func fallsBackToSoftware(_ device: DecoderConfiguration.HardwareAcceleration) throws {
         let bytes = try TestFixtures.data("conformance/BA_MW_D.264")

@@ -6,7 +6,7 @@ import Testing
 /// Plane geometry against the packed bytes (`av_image_copy_to_buffer`): for every pixel format
 /// libavcodec outputs for H.264, the rows of each plane, ``DecodedFrame/Plane/rowByteCount``
 /// bytes each, one plane after another, are ``DecodedFrame/packedBytes()``.
-@Suite(.ownThread) struct PixelFormatGeometryTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct PixelFormatGeometryTests {
     /// The rows of every plane, read in place with `withPlane`, concatenated.
     static func rows(of frame: DecodedFrame) -> [UInt8] {
         var bytes: [UInt8] = []

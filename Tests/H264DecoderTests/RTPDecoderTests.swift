@@ -7,7 +7,7 @@ import Testing
 /// `RTPDecoder`: access units from `RTPPacketizer` → `RTPDepacketizer` (or
 /// `RTPZeroCopyDepacketizer`, its views copied once into libavcodec's input) decoded from the
 /// first IDR on, frame for frame FFmpeg's, stamped with their RTP time across the 32-bit wrap.
-@Suite(.ownThread) struct RTPDecoderTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct RTPDecoderTests {
     static let stream = "conformance/MIDR_MW_D.264"
 
     @Test("joining mid-stream: skipped up to the next IDR, then FFmpeg's frames, timed by RTP across the wrap",

@@ -7,7 +7,7 @@ import Testing
 
 /// `Y4MFrameWriter` and `RTPY4MWriter` (moved out of `h264 decode` and `h264 receive`): the y4m
 /// they write, read back by FFmpeg, holds FFmpeg's own decoding of the stream frame for frame.
-@Suite(.ownThread) struct Y4MFrameWriterTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct Y4MFrameWriterTests {
     /// 176x144 4:2:0, an IDR picture mid-stream, no VUI timing (25 fps by ffprobe's guess).
     static let stream = "conformance/MIDR_MW_D.264"
     /// 352x288 4:2:0: another size.

@@ -17,7 +17,7 @@ func ffprobeName(_ profile: EncoderConfiguration.Profile) -> String {
     }
 }
 
-@Suite(.ownThread)
+@Suite(.ownThread, .timeLimit(.minutes(5)))
 struct EncoderSessionTests {
     /// Every preset × profile × input decodes with zero FFmpeg errors, every frame present,
     /// the profile as asked, and PSNR ≥ 32 dB against the source at the recommended bit rate.

@@ -7,7 +7,7 @@ import H264TestSupport
 /// The live pipeline in the library: an `EncoderSession` sends through an `AnnexBWriter`;
 /// `AccessUnitReceiver`s join at several points and through random chunking, and what they
 /// hand out decodes in FFmpeg (the reference decoder) without error.
-@Suite(.ownThread) struct LiveTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct LiveTests {
     /// A sender's output: the Annex-B stream and where each frame's bytes begin.
     struct Sent {
         var stream: [UInt8] = []
@@ -197,7 +197,7 @@ import H264TestSupport
 }
 
 /// The writer's bytes on hand-made frames.
-@Suite(.ownThread)
+@Suite(.ownThread, .timeLimit(.minutes(5)))
 struct LiveWriterTests {
     // Hand-made AVCC access unit: one NAL unit (a P slice header byte 41 then 9A).
     static let avcc: [UInt8] = [0, 0, 0, 2, 0x41, 0x9A]

@@ -10,7 +10,7 @@ import Testing
 /// FFmpeg decodes both sizes) and negative composition times kept. `RTMPIngestServer` taking
 /// FFmpeg's (`-c copy -f flv`) and GStreamer's (`flvmux ! rtmp2sink`) publish: the NAL units
 /// equal the file's.
-@Suite(.serialized, .ownThread) struct GoLiveTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct GoLiveTests {
     /// The access units of an Annex-B fixture that hold a picture, with their format.
     static func units(_ fixture: String) throws -> [AccessUnit] {
         AccessUnitAssembler.accessUnits(inAnnexB: try TestFixtures.data(fixture)).filter { $0.hasPicture && $0.formatDescription != nil }

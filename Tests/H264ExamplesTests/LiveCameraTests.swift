@@ -12,7 +12,7 @@ import Testing
 /// The library calls of Examples/LiveCamera (EncoderSession → Broadcaster → RTSPServer) and of
 /// Examples/RTSPViewer (RTSPClient → DecoderSession), against each other and against real
 /// peers: gst-rtsp-server (Scripts/gst-rtsp-server.py) and ffprobe. Everything on 127.0.0.1.
-@Suite(.serialized, .ownThread) struct LiveCameraTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct LiveCameraTests {
     @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
     func viewerDecodesAHundredFramesFromTheLiveCamera(transport: RTSPClient.Configuration.Transport) async throws {
         let frames = try await LiveClipServer.serving { camera in

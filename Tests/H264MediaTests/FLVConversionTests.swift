@@ -5,7 +5,7 @@ import Testing
 
 /// Annex-B → FLV → Annex-B in the library, on x264's B-pyramid stream (ffprobe, GStreamer and
 /// x264's own timestamps check the FLV in H264CLITests' FLVConvertTests).
-@Suite(.ownThread) struct FLVConversionTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct FLVConversionTests {
     /// Fixtures/flv/x264_bframes_320x192_9f.264: 9 frames at 12 fps (VUI timing), B-pyramid, IDR at 0 and 6.
     static let stream = "flv/x264_bframes_320x192_9f.264"
 

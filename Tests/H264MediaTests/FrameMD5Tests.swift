@@ -6,7 +6,7 @@ import Testing
 /// FFmpeg's framemd5 listing, as `ffmpeg -i INPUT -f framemd5 -` writes it (libavformat/hashenc.c,
 /// version 2). `h264 decode --framemd5` is compared with FFmpeg's on real streams in
 /// H264CLITests; these pin the text.
-@Suite(.ownThread) struct FrameMD5Tests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct FrameMD5Tests {
     @Test func header() {
         let text = FrameMD5.header(width: 80, height: 44, sampleAspectRatio: (7, 5), rate: FrameRate(numerator: 30000, denominator: 1001))
         #expect(text == """

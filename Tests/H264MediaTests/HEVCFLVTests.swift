@@ -8,7 +8,7 @@ import Testing
 /// Annex-B on the shared streams. Neither Debian's FFmpeg 5.1 nor GStreamer 1.22 reads enhanced
 /// FLV (FFmpeg added it in 6.1, GStreamer's flvdemux in 1.24), so the FLV is checked by this
 /// reader and by the NAL units it gives back.
-@Suite(.ownThread) struct HEVCFLVTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCFLVTests {
     /// The B-frame stream: 60 pictures at 30 fps, open GOPs (CRA), x265.
     static let bframes = "hevc/main_gop_bframes_cra.265"
 

@@ -7,7 +7,7 @@ import Testing
 /// code and the header tag (or `FRAME` line) it is in. Headers follow the YUV4MPEG2 format as
 /// FFmpeg writes it (`YUV4MPEG2 W.. H.. F..:.. Ip A..:.. C420jpeg`, then `FRAME\n` and the I420
 /// planes).
-@Suite(.ownThread) struct MalformedY4MTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct MalformedY4MTests {
     static func y4m(_ header: String, frames: [Int] = []) -> [UInt8] {
         var bytes = Array((header + "\n").utf8)
         for size in frames { bytes += Array("FRAME\n".utf8) + [UInt8](repeating: 0x80, count: size) }

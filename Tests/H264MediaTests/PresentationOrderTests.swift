@@ -7,7 +7,7 @@ import Testing
 /// x264 B-pyramid stream in the presentation order of `FLVConversion.timestamps` (all access
 /// units sorted by coded video sequence and picture order count, whose FLV output FFmpeg reads
 /// with x264's own timestamps in FLVConvertTests), never presenting before decoding.
-@Suite(.ownThread) struct PresentationOrderTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct PresentationOrderTests {
     static let streams = ["flv/x264_bframes_320x192_9f.264"] + TestFixtures.conformanceStreams.map { "conformance/" + $0 }
 
     @Test(arguments: streams) func ordersAsTheWholeStreamSorted(stream: String) throws {

@@ -7,7 +7,7 @@ import Testing
 /// `ReceivedAnnexBWriter` (moved out of `h264 receive`): joining a stream mid-way, it skips up
 /// to the first IDR and writes an Annex-B stream FFmpeg decodes to the same pictures as the
 /// original from that IDR on, with SPS and PPS before every IDR.
-@Suite(.ownThread) struct ReceivedAnnexBWriterTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct ReceivedAnnexBWriterTests {
     /// 176x144, an IDR picture mid-stream, its SPS and PPS only at the start.
     static let stream = "conformance/MIDR_MW_D.264"
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The model behind `h264 inspect` (its JSON is compared with FFmpeg's reading of 63 streams in
 /// H264CLITests' InspectTests).
-@Suite(.ownThread) struct StreamInspectionTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct StreamInspectionTests {
     /// Fixtures/flv/x264_bframes_320x192_9f.264: 9 pictures, IDR at 0 and 6, one SPS and one PPS
     /// (repeated before the second IDR).
     @Test func countsOfARealStream() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// `Y4MFrameReader`, the reading loop around `Y4MReader`, against FFmpeg's reading of the same file, whatever sizes the source's reads
 /// come in and whether the caller reuses its frame buffers (as `h264 encode` does).
-@Suite(.ownThread) struct Y4MFrameReaderTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct Y4MFrameReaderTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE).
     static let path = TestFixtures.url("cars_320x240_30f.y4m").path
 

@@ -6,7 +6,7 @@ import Testing
 
 /// H264Media's y4m reader against FFmpeg's reading of the same file, whatever sizes the chunks
 /// come in; its header writer against the header FFmpeg's yuv4mpegpipe muxer writes.
-@Suite(.ownThread) struct Y4MReaderTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct Y4MReaderTests {
     /// Committed fixture Fixtures/cars_320x240_30f.y4m (see Fixtures/PROVENANCE).
     static let fixture = "cars_320x240_30f.y4m"
 

@@ -7,7 +7,7 @@ import Testing
 
 /// `AnnexBFilePlayer` stamps a B-frame file's pictures with presentation times (the RTP
 /// timestamps a relay sends), not decoding times: x264's B-pyramid stream at its 12 fps.
-@Suite(.ownThread) struct AnnexBFilePlayerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct AnnexBFilePlayerTests {
     @Test func bFramesGetPresentationTimes() async throws {
         let player = AnnexBFilePlayer(path: try TestFixtures.path("flv/x264_bframes_320x192_9f.264"))
         var frames: [LiveFrame] = []
@@ -27,7 +27,7 @@ import Testing
 /// told from its NAL unit headers, each frame in the `hvcC` of its parameter sets, keyframes
 /// at its IRAP pictures, and presentation times from `PicOrderCntVal` — every place once, none
 /// before its decoding, not in decoding order.
-@Suite(.ownThread) struct AnnexBFilePlayerHEVCTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct AnnexBFilePlayerHEVCTests {
     @Test func anH265FileGetsItsFormatAndPresentationTimes() async throws {
         let player = AnnexBFilePlayer(path: try TestFixtures.path("hevc/main_gop_bframes_cra.265"))
         var frames: [LiveFrame] = []

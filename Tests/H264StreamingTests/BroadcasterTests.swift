@@ -8,7 +8,7 @@ import Testing
 /// The live stream's broadcaster on NIO's `EmbeddedChannel`: viewers joining, one IDR shared by
 /// those waiting together, and a viewer that cannot keep up skipped to the next IDR, each step
 /// checked on the bytes a viewer's channel was given.
-@Suite(.ownThread) struct BroadcasterTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct BroadcasterTests {
     /// A viewer: an embedded channel with the serve client handler, connected (so the
     /// broadcaster has registered it), and optionally a handler that holds its writes as a full
     /// kernel send buffer would.

@@ -7,7 +7,7 @@ import Testing
 
 /// The live pacing loop (`h264 serve`'s) with a stand-in encoder: what it does at the end of the
 /// input, when a viewer asks for an IDR between two far-apart frames, and when a stop is asked for.
-@Suite(.ownThread) struct FramePacerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct FramePacerTests {
     /// Records what it was given; `completeFrames` fails when told to, as a session does with
     /// the last error x264 reported for a queued frame.
     final class RecordingEncoder: LiveEncoder {

@@ -7,7 +7,7 @@ import Testing
 
 /// Idle timeouts run on the event loop's clock: on an `EmbeddedChannel` the test moves time,
 /// so a 10-second timeout is checked to the millisecond without waiting for it.
-@Suite(.ownThread) struct IdleTimerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct IdleTimerTests {
     @Test func theTimerFiresOnlyAfterTheTimeoutWithoutNews() {
         let loop = EmbeddedEventLoop()
         var fired = 0

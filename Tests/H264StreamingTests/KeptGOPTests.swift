@@ -8,7 +8,7 @@ import Testing
 /// A broadcaster that keeps the current GOP (a relay's): a viewer who joins mid-GOP is written
 /// the frames from the last IDR on, then the live ones, in order and without asking for an IDR;
 /// a GOP past the limits is not kept, and a viewer who joins then waits for the next IDR.
-@Suite(.ownThread) struct KeptGOPTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct KeptGOPTests {
     typealias Viewer = BroadcasterTests.Viewer
 
     static func frame(_ tag: UInt8, isKeyframe: Bool) -> LiveFrame { BroadcasterTests.frame(tag, isKeyframe: isKeyframe) }

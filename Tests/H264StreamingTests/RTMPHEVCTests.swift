@@ -11,7 +11,7 @@ import Testing
 /// Enhanced RTMP: Debian's nginx-rtmp (1.2.2) records and relays none of its video tags (its
 /// record and live modules read the legacy FrameType/CodecID byte: 13-byte recordings, players
 /// get nothing; the same for `avc1`), FFmpeg 5.1 and GStreamer 1.22 predate it.
-@Suite(.ownThread) struct RTMPHEVCTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTMPHEVCTests {
     /// The first 20 access units of the B-frame stream as hvc1 samples, with their hvcC.
     static let stream: (record: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) = {
         // The fixture is part of the checkout: a missing one is a broken checkout.

@@ -7,7 +7,7 @@ import Testing
 /// ``RTMPIngestServer`` taking ``RTMPPublisher``'s publish on 127.0.0.1: the frames come out as
 /// they went in (format, AVCC bytes, decoding and composition times), the publish ends as
 /// unpublished; a second publisher, another application and another stream key are refused.
-@Suite(.ownThread) struct RTMPIngestServerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTMPIngestServerTests {
     @Test func publisherToIngestServer() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTMPIngestServer.start(host: "127.0.0.1", port: 0, group: group, app: "live", streamKey: "key")

@@ -9,7 +9,7 @@ import Testing
 /// the FLV events they carry (format, AVCC bytes, decoding and composition times), the play ends
 /// at `NetStream.Play.UnpublishNotify`; bad servers — closing mid-handshake, `_error`,
 /// `StreamNotFound`, broken chunk streams, silence — are each a clear ``RTMPError``.
-@Suite(.ownThread) struct RTMPPlayerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTMPPlayerTests {
     /// The video messages a publisher sends for `frames` (decoding time 40 ms apart, PTS − DTS
     /// `compositionTime(index)` ms), and the end of sequence.
     static func videoMessages(_ frames: [LiveFrame], compositionTime: (Int) -> Int) throws -> [RTMPMessage] {

@@ -9,7 +9,7 @@ import Testing
 /// publish in order (what nginx-rtmp and FFmpeg read), and every bad peer: a close mid-handshake,
 /// `_error`, a refused publish, chunk sizes of 0 and 2^31, an AMF0 string longer than its
 /// message, a message length beyond the bound, silence; then the drop-to-IDR rule sans I/O.
-@Suite(.ownThread) struct RTMPPublisherTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTMPPublisherTests {
     static let frameInterval = Duration.milliseconds(40)
 
     /// Collects the server's messages until `deleteStream` (or the connection's end).

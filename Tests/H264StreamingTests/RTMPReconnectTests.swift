@@ -10,7 +10,7 @@ import Testing
 /// port: the publisher publishes again by itself, from the next IDR with the sequence header,
 /// and nginx's recording after the restart is what FFmpeg decodes without an error; the player
 /// plays again in the same events.
-@Suite(.serialized, .ownThread) struct RTMPReconnectTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RTMPReconnectTests {
     /// Sends the fixture's frames, looping, 40 ms apart on the media clock (as fast as the
     /// connection takes them), until `done` says so or `limit` frames went.
     static func publish(_ publisher: RTMPPublisher, from index: inout Int, limit: Int = 2000,

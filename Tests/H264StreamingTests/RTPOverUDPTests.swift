@@ -7,7 +7,7 @@ import Testing
 
 /// Plain RTP over UDP on loopback: the sender's SDP, read by the receiver, bound on port 0
 /// (the port read from the receiver), and the access units sent arriving as they were.
-@Suite(.ownThread) struct RTPOverUDPTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTPOverUDPTests {
     @Test func whatTheSenderSendsTheReceiverDelivers() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let (format, frames) = StreamingFixtures.stream

@@ -6,7 +6,7 @@ import Testing
 /// Digest computed as the RFCs' worked examples say (values recomputed with Python's hashlib),
 /// the `Authorization` built from a challenge, the strongest scheme chosen, and when a 401 is
 /// retried (no credentials sent yet, or a stale nonce once) or final.
-@Suite(.ownThread) struct RTSPAuthenticatorTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPAuthenticatorTests {
     typealias Authenticator = RTSPAuthenticator
 
     /// RFC 2617 clause 3.5 (MD5, qop=auth).

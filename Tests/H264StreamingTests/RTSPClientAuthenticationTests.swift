@@ -8,7 +8,7 @@ import Testing
 /// The client's connection handler answers a 401 as a camera expects: once more with the
 /// strongest scheme, later requests authorized at once (nc counting up), a stale nonce retried
 /// once, wrong credentials a final `unauthorized` error after exactly two requests.
-@Suite(.ownThread) struct RTSPClientAuthenticationTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPClientAuthenticationTests {
     static let credentials = RTSPCredentials(user: "admin", password: "secret")
 
     @Test func a401IsRetriedWithDigestAndLaterRequestsCarryIt() throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// What cameras answer an RTSP client that the RFC does not allow, read as FFmpeg, retina and
 /// gortsplib read it; each case names its public source.
-@Suite(.ownThread) struct RTSPClientQuirksTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPClientQuirksTests {
     /// bluenviron/gortsplib#410 (its client accepts an answer without CSeq) and
     /// Parrot-Developers/librtsp#2 (the Anafi drone answered without one): the answer is the one
     /// outstanding request's. With two outstanding, it is nobody's, and the next answers with

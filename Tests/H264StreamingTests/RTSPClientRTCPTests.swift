@@ -8,7 +8,7 @@ import Testing
 /// The client's RTCP on an `EmbeddedChannel` and the loop's own clock: a receiver report on the
 /// RTCP interleaved channel every 5 s with the counts of what arrived (a lost packet included),
 /// and the access units' wall-clock time from the server's sender report.
-@Suite(.ownThread) struct RTSPClientRTCPTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPClientRTCPTests {
     /// `data` as an interleaved frame on `channel`.
     static func interleaved(_ channel: UInt8, _ data: [UInt8]) -> ByteBuffer {
         ByteBuffer(bytes: [UInt8(ascii: "$"), channel, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data)

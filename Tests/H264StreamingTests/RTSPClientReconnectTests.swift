@@ -8,7 +8,7 @@ import Testing
 /// Reconnection: the server shut down and started again on the same port, the client (with
 /// ``RTSPClient/Configuration/reconnect``) reports the disconnection, connects again, reports
 /// the reconnection and resumes at an IDR (announced with the gap); its events go on across it.
-@Suite(.ownThread) struct RTSPClientReconnectTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPClientReconnectTests {
     @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
     func resumesAfterTheServerRestarts(transport: RTSPClient.Configuration.Transport) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -9,7 +9,7 @@ import Testing
 /// server (without the credentials: another host would get them otherwise — here the same
 /// host, so they go along), and a redirect that comes back to a URL visited is an error naming
 /// the loop.
-@Suite(.ownThread) struct RTSPClientRedirectTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPClientRedirectTests {
     /// A server whose DESCRIBE answers `302` to `location()`.
     static func redirecting(group: any EventLoopGroup, to location: @escaping @Sendable () -> String) async throws -> ScriptedRTSPServer {
         try await ScriptedRTSPServer(group: group) { request in

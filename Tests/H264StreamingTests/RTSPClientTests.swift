@@ -8,7 +8,7 @@ import Testing
 /// `RTSPClient` against `RTSPServer`, both on loopback (the server's port read from the server):
 /// over TCP interleaved and over UDP the access units arrive as they were sent, with their
 /// presentation times; `close()` and cancelling the consuming task end the session.
-@Suite(.ownThread) struct RTSPClientTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPClientTests {
     @Test(arguments: [RTSPClient.Configuration.Transport.tcp, .udp])
     func playsWhatTheServerSends(transport: RTSPClient.Configuration.Transport) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -9,7 +9,7 @@ import Testing
 /// serves RTP over TCP only: the automatic transport falls back from UDP on 461, the URL's user
 /// info authenticates and is in no Request-URI, and without `GET_PARAMETER` in `Public` the
 /// keepalive is OPTIONS with the session.
-@Suite(.ownThread) struct RTSPClientTransportTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPClientTransportTests {
     /// The camera: Digest (SHA-256, qop=auth) for everything but OPTIONS; SETUP over UDP is 461.
     static func camera(group: any EventLoopGroup) async throws -> ScriptedRTSPServer {
         let sdp = SessionDescription(formatDescription: StreamingFixtures.format, address: "0.0.0.0", port: 0).text

@@ -8,7 +8,7 @@ import Testing
 /// The keepalive on the event loop's clock: a request every interval with the session, its
 /// answer awaited; a missing or failed answer ends the client (`keepAliveFailed`) and closes
 /// the connection; ending the client stops it.
-@Suite(.ownThread) struct RTSPKeepAliveTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPKeepAliveTests {
     @Test func keepalivesGoAtTheIntervalAndAMissingAnswerEndsTheClient() throws {
         let client = try EmbeddedRTSPClient()
         client.handler.startKeepAlive(every: .seconds(4), method: "GET_PARAMETER", uri: "rtsp://cam/s", session: "S1",

@@ -11,7 +11,7 @@ import Testing
 /// the one connection state machine, concurrently, each ending as it should. Every wait ends
 /// by the server's doing (the publisher's TEARDOWN, the broadcaster's flushing close), so a slow
 /// machine makes the test slower, never stuck.
-@Suite(.ownThread) struct RTSPPlayAndRecordTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPPlayAndRecordTests {
     @Test func aPublisherRelayedToAViewerOnTheSameServer() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group)

@@ -8,7 +8,7 @@ import Testing
 /// RTP timestamps from the media clock: frames with presentation times keep their spacing
 /// however they reach the connection (`RTSPPlayClock`, and a playing connection on
 /// `EmbeddedChannel`).
-@Suite(.ownThread) struct RTSPPlayClockTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPPlayClockTests {
     /// 30 frames a second: frame `index`'s presentation time.
     static func pts(_ index: Int) -> Duration { .seconds(1) / 30 * index }
 

@@ -8,7 +8,7 @@ import Testing
 /// The RTSP record server on real loopback sockets: bound on port 0 (the port read from the
 /// server), a publisher announcing, recording over TCP interleaved and tearing down, seen by the
 /// program as an `RTSPPublisher` whose access units are the ones sent.
-@Suite(.ownThread) struct RTSPRecordServerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPRecordServerTests {
     @Test func aPublisherRecordsAndTearsDown() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPRecordServer.start(host: "127.0.0.1", port: 0, path: "/live", group: group)

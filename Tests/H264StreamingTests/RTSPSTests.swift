@@ -8,7 +8,7 @@ import Testing
 /// RTSPS: `RTSPServer` with a TLS identity (the self-signed Fixtures/tls/rtsps-test.pem, for
 /// 127.0.0.1) played by `RTSPClient` over `rtsps://`, with each way of trusting the certificate;
 /// what is not trusted, or not TLS, fails with a reason and never hangs.
-@Suite(.ownThread) struct RTSPSTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPSTests {
     /// The certificate's SHA-256 fingerprint (Fixtures/PROVENANCE).
     static let fingerprint = "E8:95:C9:70:FB:7A:3E:21:25:74:FB:F8:77:C7:AB:37:C6:A9:DA:86:56:DC:BB:89:5F:9C:C6:1E:CF:DE:36:9F"
 

@@ -8,7 +8,7 @@ import Testing
 /// an unknown user, an expired nonce (`stale=TRUE` only when the answer is otherwise right), a
 /// digest of another URI, Basic right and wrong — then the signed nonces, our client's answers
 /// to our challenges, and garbage that never traps.
-@Suite(.ownThread) struct RTSPServerAuthenticatorTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPServerAuthenticatorTests {
     typealias Authentication = RTSPServer.Authentication
     static let start = ContinuousClock.now
 

@@ -9,7 +9,7 @@ import Testing
 /// The RTSP play server on real loopback sockets: bound on port 0 (the port read from the
 /// server, not from a log), two mount paths, a viewer playing one over TCP interleaved, and
 /// shutdown ending its session.
-@Suite(.ownThread) struct RTSPServerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPServerTests {
     @Test func aViewerPlaysAMountedPathAndShutdownEndsItsSession() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await RTSPServer.start(host: "127.0.0.1", port: 0, group: group)

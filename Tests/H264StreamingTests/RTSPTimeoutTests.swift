@@ -7,7 +7,7 @@ import Testing
 
 /// The timeouts of an RTSP server connection on `EmbeddedChannel`, whose event loop's clock the
 /// test moves: no waiting for seconds to pass.
-@Suite(.ownThread) struct RTSPTimeoutTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct RTSPTimeoutTests {
     /// A play connection with the given timeouts, active.
     static func connection(requestTimeout: Duration = .seconds(10), sessionTimeout: Duration = .seconds(60)) throws -> EmbeddedChannel {
         var configuration = RTSPServer.Configuration()

@@ -6,7 +6,7 @@ import Testing
 /// The depacketizer an SDP makes takes its `sprop-parameter-sets` when they parse and starts
 /// without them when they do not, as FFmpeg does: such a camera's stream is still read with
 /// its in-band parameter sets.
-@Suite(.ownThread) struct SessionDescriptionDepacketizerTests {
+@Suite(.ownThread, .timeLimit(.minutes(3))) struct SessionDescriptionDepacketizerTests {
     @Test func parameterSetsThatDoNotParseAreLeftOut() throws {
         // An SPS header (0x67) over bytes that are no SPS (seq_parameter_set_id far out of range), and a PPS.
         let broken = try SessionDescription(parsing: "m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\n"

@@ -5,7 +5,7 @@ import Testing
 /// ``PictureOrderCounter`` (clause 8.2.1) against FFmpeg: pictures sorted by (coded video
 /// sequence, `PicOrderCnt`) come out in the order FFmpeg's decoder outputs them, for streams
 /// of each `pic_order_cnt_type` (0 with B-frames and B-pyramids, 1, 2).
-@Suite(.ownThread) struct PictureOrderCounterTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct PictureOrderCounterTests {
     static let streams = [
         "flv/x264_bframes_320x192_9f.264",     // poc 0, B-pyramid, two IDR periods
         "conformance/CABA3_SVA_B.264",        // poc 0, B-frames

@@ -4,7 +4,7 @@ import HEVC
 import H264TestSupport
 
 /// Access-unit cuts against FFmpeg's HEVC parser on the 12 shared streams, and the tolerant reading.
-@Suite(.ownThread) struct HEVCAccessUnitTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCAccessUnitTests {
     @Test(arguments: TestFixtures.hevcStreams)
     func accessUnitsMatchFFmpeg(stream: String) throws {
         let bytes = try TestFixtures.data("hevc/\(stream)")
@@ -76,7 +76,7 @@ import H264TestSupport
 }
 
 /// Units of layers above 0 ride along: never cut at, their parameter sets not stored.
-@Suite(.ownThread) struct HEVCLayerTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCLayerTests {
     @Test func unitsOfLayer1NeitherCutNorStore() throws {
         let bytes = try TestFixtures.data("hevc/tiny_16x16.265")
         let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }

@@ -35,7 +35,7 @@ func dumpHEVCParameterSets(_ stream: [UInt8]) throws
     return (lists[.videoParameterSet] ?? [], lists[.sequenceParameterSet] ?? [], lists[.pictureParameterSet] ?? [], first)
 }
 
-@Suite(.ownThread) struct HEVCParameterSetTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCParameterSetTests {
     @Test func thereAreTwelveStreams() {
         #expect(TestFixtures.hevcStreams.count == 12)
     }

@@ -7,7 +7,7 @@ import H264TestSupport
 /// unit for unit; and each damaged or unusual packet: lost and missing fragments, truncated
 /// aggregation packets, DONL/DOND, PACI, packets shorter than their headers, timestamps that
 /// never advance.
-@Suite(.ownThread) struct HEVCRTPDepacketizerTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCRTPDepacketizerTests {
     @Test(arguments: TestFixtures.hevcStreams)
     func roundTrip(stream: String) throws {
         let sent = try HEVCPacketizedStream(stream)

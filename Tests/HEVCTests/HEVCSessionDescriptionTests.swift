@@ -6,7 +6,7 @@ import H264TestSupport
 
 /// The H.265 SDP (RFC 7798 section 7): FFmpeg's, ours written and read back, DONL and the
 /// tolerated and refused values.
-@Suite(.ownThread) struct HEVCSessionDescriptionTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCSessionDescriptionTests {
     /// What `ffmpeg -f hevc -i slices4_vui_hrd_aud.265 -c copy -f rtp -sdp_file` writes (its fmtp
     /// separates parameters with "; ").
     static let ffmpegSDP = """

@@ -6,7 +6,7 @@ import H264TestSupport
 
 /// Slice segment headers' first elements against FFmpeg's `trace_headers`
 /// (`Fixtures/hevc/expected-slices`, written by `Scripts/hevc-slice-headers.py`).
-@Suite(.ownThread) struct HEVCSliceSegmentHeaderTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCSliceSegmentHeaderTests {
     static func expected(_ stream: String) throws -> [[SyntaxElement]] {
         let json = try JSONSerialization.jsonObject(with: Data(TestFixtures.data("hevc/expected-slices/\(stream).json")))
         let headers = (json as? [String: Any])?["slice_segment_headers"] as? [[[Any]]] ?? []
@@ -62,7 +62,7 @@ import H264TestSupport
 /// BLA or the first picture) the counts are distinct and evenly spaced once sorted — every
 /// picture has its place in output order, none twice, none missing — across CRA pictures, B
 /// pyramids, temporal layers and fields. (None of the streams is long enough to wrap its POC LSB.)
-@Suite(.ownThread) struct HEVCPictureOrderCounterTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HEVCPictureOrderCounterTests {
     @Test(arguments: TestFixtures.hevcStreams)
     func countsAreDistinctAndEvenlySpacedInEachSequence(stream: String) throws {
         let bytes = try TestFixtures.data("hevc/\(stream)")

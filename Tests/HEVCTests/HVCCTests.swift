@@ -4,7 +4,7 @@ import HEVC
 import H264TestSupport
 
 /// The `hvcC` record and HVCC ⇄ Annex-B conversion.
-@Suite(.ownThread) struct HVCCTests {
+@Suite(.ownThread, .timeLimit(.minutes(5))) struct HVCCTests {
     static let mp4ToAnnexBStreams = ["scaling_lists_strong_intra.265", "slices4_vui_hrd_aud.265", "tiny_16x16.265"]
 
     /// The shared stream as MP4 samples (parameter sets in band, hvcC of the first VPS/SPS/PPS,
