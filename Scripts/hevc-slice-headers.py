@@ -17,7 +17,7 @@ KEPT = re.compile(r"^(forbidden_zero_bit|nal_unit_type|nuh_layer_id|nuh_temporal
 
 def main():
     stream, out = sys.argv[1], sys.argv[2]
-    trace = subprocess.run(["ffmpeg", "-v", "trace", "-nostats", "-i", stream, "-c", "copy", "-bsf:v", "trace_headers",
+    trace = subprocess.run(["ffmpeg", "-nostdin", "-v", "trace", "-nostats", "-i", stream, "-c", "copy", "-bsf:v", "trace_headers",
                             "-f", "null", "-"], capture_output=True, text=True).stderr
     slices, current = [], None
     for line in trace.splitlines():
