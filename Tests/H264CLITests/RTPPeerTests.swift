@@ -92,27 +92,45 @@ import Glibc
         }
     }
 
-    /// A UDP port that was free a moment ago.
-    static func freePort() throws -> Int { try LoopbackUDP().port }
-
     static func serveRTP(port: Int, sdp: String) throws -> ServeProcess {
         try ServeTests.server(["--loop", "--max-keyframe-interval", "10", "--quiet",
                                "--rtp", "udp://127.0.0.1:\(port)", "--sdp", sdp])
+    }
+
+    /// `h264 serve --rtp` to a receiver that binds the port of the SDP the server writes
+    /// (`receiver(sdp)`): a candidate port for both, the receiver waited for by its own socket on
+    /// it, another port when it could not bind that one (``PeerPort``).
+    static func serveRTP<Receiver>(sdp: String, to receiver: (String) throws -> Receiver,
+                                   process: (Receiver) -> Process) throws -> (server: ServeProcess, receiver: Receiver) {
+        var servers: [ServeProcess] = []
+        let (peer, _) = try PeerPort.start(.udp, { port in
+            servers.forEach { $0.kill() } // of an earlier try whose receiver could not bind
+            servers.append(try serveRTP(port: port, sdp: sdp))
+            return try receiver(sdp)
+        }, process: process)
+        return (servers.last!, peer)
     }
 
     @Test func ffmpegDecodesWhatServeSends() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let sdp = directory.appendingPathComponent("stream.sdp").path
-        let server = try Self.serveRTP(port: try Self.freePort(), sdp: sdp)
+        let framecrc = directory.appendingPathComponent("frames.crc"), log = directory.appendingPathComponent("ffmpeg.log")
+        let (server, ffmpeg) = try Self.serveRTP(sdp: sdp, to: { sdp in
+            _ = FileManager.default.createFile(atPath: framecrc.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            return try Subprocess.launch("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
+                                                     "-i", sdp, "-frames:v", "45", "-f", "framecrc", "-"],
+                                         standardOutput: try FileHandle(forWritingTo: framecrc), standardError: try FileHandle(forWritingTo: log))
+        }, process: { $0 }) // `timeout`: the socket is its child FFmpeg's
         defer { server.kill() }
         let description = try SessionDescription(parsing: String(contentsOfFile: sdp, encoding: .utf8))
         #expect(description.packetizationMode == 1 && description.parameterSets.count == 2)
-        let probe = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-protocol_whitelist", "file,udp,rtp",
-                                                   "-i", sdp, "-frames:v", "45", "-f", "framecrc", "-"])
-        #expect(probe.status == 0)
-        #expect(probe.stderr.isEmpty, "\(probe.stderr)")
-        let frames = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        ffmpeg.waitUntilExit()
+        #expect(ffmpeg.terminationStatus == 0)
+        let errors = try String(contentsOf: log, encoding: .utf8)
+        #expect(errors.isEmpty, "\(errors)")
+        let frames = try String(contentsOf: framecrc, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(frames.count == 45)
         #expect(frames.allSatisfy { $0.contains("115200") }, "320×240 I420 frames")
         #expect(server.stop() == 0)
@@ -138,7 +156,7 @@ import Glibc
         // `timeout` starts gst-launch as its child: the socket is the child's.
         var port: Int?
         _ = BoundedPolling.waitFor(seconds: 20) {
-            port = Self.children(of: gst.processIdentifier).lazy.compactMap { PeerPort.ports(of: $0, .udp).first }.first
+            port = PeerPort.ports(of: gst.processIdentifier, .udp).first
             return port != nil || !gst.isRunning
         }
         let bound = try #require(port, "gst-launch-1.0 bound no UDP socket")
@@ -155,12 +173,6 @@ import Glibc
         #expect(frameCount >= 30, "\(frameCount) frames decoded from 400 packets")
         #expect(server.stop() == 0)
     }
-
-    /// The process ids of the children of `pid`.
-    static func children(of pid: Int32) -> [Int32] {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
-        return text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-    }
 }
 
 extension RTPPeerTests {
@@ -170,11 +182,14 @@ extension RTPPeerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let sdp = directory.appendingPathComponent("stream.sdp").path
         let output = directory.appendingPathComponent("out.h264").path
-        let server = try Self.serveRTP(port: try Self.freePort(), sdp: sdp)
+        let (server, receiver) = try Self.serveRTP(sdp: sdp, to: { sdp in
+            try LoggingProcess(executable: CLI.executable, ["receive", sdp, "-o", output, "--frames", "40", "--idle-timeout", "10"],
+                               untilListening: "udp")
+        }, process: \.process)
         defer { server.kill() }
-        let received = try CLI.run(["receive", sdp, "-o", output, "--frames", "40", "--idle-timeout", "10"])
-        #expect(received.status == 0, "\(received.stderr)")
-        #expect(received.stderr.contains("wrote 40 access units"), "\(received.stderr)")
+        let status = receiver.waitForExit(timeout: 60), log = receiver.waitForLogEnd()
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("wrote 40 access units"), "\(log)")
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
         let types = AnnexB.nalUnits(in: bytes).map { bytes[$0.range.lowerBound] & 0x1F }
         #expect(Array(types.prefix(3)) == [7, 8, 5], "SPS, PPS, IDR first")
@@ -202,12 +217,15 @@ extension RTPPeerTests {
     /// `h264 receive SDP -o output` of what `ffmpeg [-re] -c copy -f rtp` sends of `file`: the
     /// receiver's exit status and standard error.
     static func receiveFromFFmpeg(_ file: String, output: String, realTime: Bool, in directory: URL) throws -> (status: Int32, log: String) {
-        let port = try RTPPeerTests.freePort()
         let sdp = directory.appendingPathComponent("stream.sdp").path
-        try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
-        // The receiver says when its socket is bound; only then may FFmpeg send.
-        let receiver = try LoggingProcess(executable: CLI.executable, ["receive", sdp, "-o", output, "--idle-timeout", "2"],
-                                          untilListening: "udp")
+        // The receiver binds the SDP's port (a candidate: another one when it could not bind
+        // it) and says when its socket is bound; only then may FFmpeg send.
+        let (receiver, port) = try PeerPort.start(.udp, { port in
+            try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
+            return try LoggingProcess(executable: CLI.executable, ["receive", sdp, "-o", output, "--idle-timeout", "2"],
+                                      untilListening: "udp")
+        }, process: \.process)
+        defer { receiver.kill() }
         #expect(receiver.listeningPort(scheme: "udp") == port, "\(receiver.events) \(receiver.stderr)")
         let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + (realTime ? ["-re"] : []) + ["-f", "h264", "-i", file,
                                                    "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])

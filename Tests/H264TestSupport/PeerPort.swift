@@ -62,16 +62,20 @@ public enum PeerPort {
         }
     }
 
-    /// The local ports of the sockets of `kind` that process `pid` holds (as the kernel lists
-    /// them, IPv4 and IPv6).
+    /// The local ports of the sockets of `kind` that process `pid` or one of its descendants
+    /// holds (`timeout`'s child, say), as the kernel lists them, IPv4 and IPv6.
     public static func ports(of pid: Int32, _ kind: Kind) -> Set<Int> {
-        let directory = "/proc/\(pid)/fd"
-        let links = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        let inodes = Set(links.compactMap { name -> Substring? in
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(name)"),
-                  target.hasPrefix("socket:[") else { return nil }
-            return Substring(target.dropFirst(8).dropLast())
-        })
+        var inodes: Set<Substring> = [], processes = [pid]
+        while let process = processes.popLast() {
+            let directory = "/proc/\(process)/fd"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+                if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(name)"), target.hasPrefix("socket:[") {
+                    inodes.insert(Substring(target.dropFirst(8).dropLast()))
+                }
+            }
+            let children = (try? String(contentsOfFile: "/proc/\(process)/task/\(process)/children", encoding: .utf8)) ?? ""
+            processes += children.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
         guard !inodes.isEmpty else { return [] }
         let tables = kind == .udp ? ["/proc/net/udp", "/proc/net/udp6"] : ["/proc/net/tcp", "/proc/net/tcp6"]
         var ports: Set<Int> = []
