@@ -57,8 +57,8 @@ import Testing
         defer { relay.kill() }
         let port = try #require(relay.listeningPort(scheme: "rtmp"), "\(relay.stderr)")
         let publisher = try LoggingProcess(executable: CLI.executable, ["relay", try TestFixtures.path(RTSPHEVCServerPeerTests.fixture), "--loop",
-                                                                        "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"],
-                                           isReady: { $0.contains("publishing") })
+                                                                        "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
+        // The relay's second `listening` event (RTSP) says when the published stream is in.
         defer { publisher.kill() }
         _ = relay.wait(timeout: 20) { events in events.contains { $0["event"] == "listening" && $0["url"]?.hasPrefix("rtsp://") == true } }
         let rtsp = try #require(relay.listeningPort(scheme: "rtsp"), "\(relay.stderr)")

@@ -71,7 +71,7 @@ import Testing
         let (ffmpeg, port) = try PeerPort.start(.tcpListening, { port in
             try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
                                ["-nostdin", "-v", "info", "-listen", "1", "-f", "flv", "-i", "rtmp://127.0.0.1:\(port)/live/key",
-                                "-c", "copy", "-y", output], isReady: { _ in true }) // its banner ends the launch wait
+                                "-c", "copy", "-y", output])
         }, process: \.process)
         defer { ffmpeg.kill() }
         let relay = try CLI.run(["relay", TestFixtures.url(Self.fixture).path, "--rtmp", "rtmp://127.0.0.1:\(port)/live/key"])
@@ -106,9 +106,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let nginx = try NginxRTMPServer(in: directory)
         defer { nginx.kill() }
+        // Not waited for: nginx holds the player until the stream is published.
         let relay = try LoggingProcess(executable: CLI.executable, ["relay", TestFixtures.url(Self.fixture).path, "--loop",
-                                                                    "--rtmp", nginx.url(key: "looped")],
-                                       isReady: { $0.contains("publishing") })
+                                                                    "--rtmp", nginx.url(key: "looped")])
         defer { relay.kill() }
         let play = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-i", nginx.url(key: "looped"),
                                                   "-frames:v", "30", "-f", "null", "-"])
@@ -193,9 +193,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let nginx = try NginxRTMPServer(in: directory)
         defer { nginx.kill() }
+        // Not waited for: nginx holds the player (the relay below) until the stream is published.
         let publisher = try LoggingProcess(executable: CLI.executable, ["relay", TestFixtures.url(Self.fixture).path, "--loop",
-                                                                        "--rtmp", nginx.url(key: "looped")],
-                                           isReady: { $0.contains("publishing") })
+                                                                        "--rtmp", nginx.url(key: "looped")])
         defer { publisher.kill() }
         let relay = try LoggingProcess(executable: CLI.executable, ["relay", nginx.url(key: "looped"), "--rtsp", "127.0.0.1:0/live"],
                                        untilListening: "rtsp")
@@ -223,7 +223,7 @@ import Testing
         let publisher = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
                                            ["-nostdin", "-v", "info", "-nostats", "-re", "-stream_loop", "-1", "-i",
                                             TestFixtures.url("flv/x264_bframes_320x192_9f.mkv").path, "-c", "copy", "-f", "flv",
-                                            "rtmp://127.0.0.1:\(port)/live/key"], isReady: { _ in true }) // its banner ends the launch wait
+                                            "rtmp://127.0.0.1:\(port)/live/key"]) // the relay's events say when its stream is in
         defer { publisher.kill() }
         _ = relay.wait(timeout: 20) { events in events.contains { $0["event"] == "listening" && $0["url"]?.hasPrefix("rtsp://") == true } }
         let rtsp = try #require(relay.listeningPort(scheme: "rtsp"), "\(relay.stderr)")

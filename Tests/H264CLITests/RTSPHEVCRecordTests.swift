@@ -40,7 +40,7 @@ import Testing
         let publisher = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
                                            ["-nostdin", "-v", "info", "-nostats", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30",
                                             "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error",
-                                            "-f", "rtsp", "-rtsp_transport", "tcp", publishURL], isReady: { _ in true }) // its banner ends the launch wait
+                                            "-f", "rtsp", "-rtsp_transport", "tcp", publishURL]) // the relay's events say when it is in
         defer { publisher.kill() }
         try #require(relay.wait(timeout: 20) { $0.filter { $0["event"] == "listening" }.count == 2 }, "\(relay.stderr)")
         let viewURL = try #require(relay.events(named: "listening").last?["url"])

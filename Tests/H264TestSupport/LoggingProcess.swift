@@ -30,6 +30,13 @@ public final class LoggingProcess: Sendable {
         try self.init(executable: executable, arguments, logIsReady: isReady, eventsAreReady: nil)
     }
 
+    /// Starts `executable arguments…` with standard input on /dev/null and returns at once: for
+    /// a process whose readiness the test learns elsewhere (a socket it binds, events of the
+    /// server it talks to) or does not need (nginx holds a player until the stream is published).
+    public convenience init(executable: URL, _ arguments: [String]) throws {
+        try self.init(executable: executable, arguments, logIsReady: nil, eventsAreReady: nil)
+    }
+
     /// Starts an `h264` server: `executable arguments… --events -`, and returns once it has
     /// written a `listening` event with a `scheme://` URL (`rtsp`, `tcp`, `udp`), or it exited,
     /// or after 30 s.
@@ -95,7 +102,7 @@ public final class LoggingProcess: Sendable {
         } else {
             eventsEnded.signal()
         }
-        _ = ready.wait(timeout: .now() + 30)
+        if logIsReady != nil || eventsAreReady != nil { _ = ready.wait(timeout: .now() + 30) }
     }
 
     /// Reads `handle` to its end on a thread of its own: `take` each chunk (true: signal

@@ -32,8 +32,7 @@ public final class NginxRTMPServer: Sendable {
             events { worker_connections 64; }
             rtmp { server { listen 127.0.0.1:\(port); application live { live on; \(record ? "record all; record_path \(recordDirectory.path);" : "") } } }
             """.write(to: config, atomically: true, encoding: .utf8)
-            return try LoggingProcess(executable: URL(fileURLWithPath: "/usr/sbin/nginx"), ["-p", directory.path, "-c", config.path],
-                                      isReady: { _ in true })
+            return try LoggingProcess(executable: URL(fileURLWithPath: "/usr/sbin/nginx"), ["-p", directory.path, "-c", config.path])
         }, process: \.process)
     }
 

@@ -18,7 +18,7 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
     /// Two scopes: around each test function as a whole (`testCase == nil`, not a suite), its
-    /// place at the ``TestCaseGate``; around each test case, its thread and its processes.
+    /// places at the ``TestCaseGate``; around each test case, its thread and its processes.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> OwnThread? {
         testCase != nil || !test.isSuite ? self : nil
     }
@@ -26,11 +26,20 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
         guard testCase != nil else {
             // Swift Testing runs this scope outside the test cases' time limits (those run from
-            // each case's start): waiting for a place here does not count against them.
-            await TestCaseGate.shared.enter()
-            defer { TestCaseGate.shared.leave() }
-            return try await function()
+            // each case's start): waiting for places here does not count against them. The cases
+            // of a parameterized test that is not serialized run side by side: it takes every
+            // place, and its cases share them.
+            let sideBySide = test.isParameterized && !test.traits.contains { $0 is ParallelizationTrait }
+            let places = sideBySide ? TestCaseGate.shared.width : 1
+            await TestCaseGate.shared.enter(places)
+            defer { TestCaseGate.shared.leave(places) }
+            guard sideBySide else { return try await function() }
+            return try await TestCaseGate.$ofTheTest.withValue(TestCaseGate(width: places)) { try await function() }
         }
+        // Within the case's time limit, but waiting only for the test's own other cases.
+        let cases = TestCaseGate.ofTheTest
+        await cases?.enter(1)
+        defer { cases?.leave(1) }
         let executor = ThreadExecutor(name: test.name)
         defer { executor.finish() }
         // A time limit exceeded cancels the test case's task: its processes are killed, so
@@ -50,41 +59,49 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
 /// least): on the cooperative pool no more could run, and the real-time peer tests (a 30 fps
 /// stream, a camera's idle timeout) need the cores they had there (with four at once, nine
 /// of them failed). Waiting test functions are suspended, holding no thread; a test function
-/// holds its place for all its test cases.
+/// holds its place for all its test cases (a parameterized one run side by side, all places).
 final class TestCaseGate: Sendable {
     static let shared = TestCaseGate(width: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
-    private let state: Locked<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+    /// The places of the parameterized test running on this task, shared by its cases.
+    @TaskLocal static var ofTheTest: TestCaseGate?
 
-    private init(width: Int) {
+    /// How many places there are.
+    let width: Int
+    private let state: Locked<(free: Int, waiting: [(places: Int, continuation: CheckedContinuation<Void, Never>)])>
+
+    init(width: Int) {
+        self.width = width
         state = Locked((width, []))
     }
 
-    /// Returns once a place is free (taking it).
-    func enter() async {
+    /// Returns once `places` places are free (taking them); first come, first served.
+    func enter(_ places: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
-                guard state.free > 0 else {
-                    state.waiting.append(continuation)
+                guard state.waiting.isEmpty, state.free >= places else {
+                    state.waiting.append((places, continuation))
                     return false
                 }
-                state.free -= 1
+                state.free -= places
                 return true
             }
             if now { continuation.resume() }
         }
     }
 
-    /// Gives the place to the first test case waiting, or frees it.
-    func leave() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.waiting.isEmpty else {
-                state.free += 1
-                return nil
+    /// Frees `places` places, and gives them to those waiting first, as far as they go.
+    func leave(_ places: Int) {
+        let next = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.free += places
+            var next: [CheckedContinuation<Void, Never>] = []
+            while let first = state.waiting.first, first.places <= state.free {
+                state.free -= first.places
+                next.append(state.waiting.removeFirst().continuation)
             }
-            return state.waiting.removeFirst()
+            return next
         }
-        next?.resume()
+        next.forEach { $0.resume() }
     }
 }
 
