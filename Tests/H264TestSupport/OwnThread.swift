@@ -14,6 +14,10 @@ public import Testing
 /// behind them there.) Under this trait a test case's body, its child tasks and the
 /// continuations it awaits that are not isolated to an actor run on a ``ThreadExecutor`` of
 /// its own (a task executor preference), so blocking there stalls nothing else.
+///
+/// A test case's time limit (`.timeLimit`) ends it even while it blocks: Swift Testing only
+/// cancels the case's task and waits for it, so the case's processes are killed then (see
+/// ``TestProcesses``), and its waiting for a place (``TestCaseGate``) comes before the limit.
 public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
