@@ -10,7 +10,7 @@ import Glibc
 /// `h264 receive --listen rtsp://…`: FFmpeg (`-f rtsp`) and GStreamer (`rtspclientsink`)
 /// publish a fixture with RTSP ANNOUNCE and RECORD, over TCP interleaved and over UDP, and the
 /// output holds the fixture's NAL units; requests that do not fit record mode get their status.
-@Suite(.serialized, .ownThread) struct RTSPRecordTests {
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RTSPRecordTests {
     /// `h264 receive --listen rtsp://127.0.0.1:0/live -o OUTPUT … --events -` as a subprocess:
     /// the port is read from its `listening` event.
     final class Listener {
@@ -50,14 +50,12 @@ import Glibc
     }
 
     /// The recording of `publisher` (a command line given the URL to publish to) is the fixture:
-    /// the publisher and the listener exit 0, the listener's one session ends for one of `endings` (its event's reason), and the output
-    /// has the fixture's NAL units and, for ffprobe, its frame count. `hangs(published, log)`
-    /// recognises a publisher's known failure to end (then the listener ends at its idle timeout);
-    /// `listenerArguments` go to `h264 receive --listen` (`--auth`).
+    /// the publisher and the listener exit 0, the listener's one session ends for one of
+    /// `endings` (its `session-ended` event's reason), and the output has the fixture's NAL units
+    /// and, for ffprobe, its frame count. `listenerArguments` go to `h264 receive --listen`
+    /// (`--auth`).
     static func expectRecordsFixture(endings: [String], addedBySender: Set<UInt8> = [], idleTimeout: Int = 20,
                                      listenerArguments: [String] = [],
-                                     hangs: (Subprocess.Output, String) -> Bool = { _, _ in false },
-                                     failsAfterSending: (Subprocess.Output) -> Bool = { _ in false },
                                      _ publisher: (String) throws -> Subprocess.Output) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -66,13 +64,11 @@ import Glibc
         let published = try publisher(listener.url)
         let (status, log) = listener.finish()
         let events = listener.running.waitForEventsEnd()
+        #expect(published.status == 0, "\(published.stderr)")
         #expect(status == 0, "\(log)")
         #expect(events.filter { $0["event"] == "session-recording" }.count == 1, "\(events)")
-        if !hangs(published, log) {
-            #expect(published.status == 0 || failsAfterSending(published), "\(published.stderr)")
-            let ended = events.filter { $0["event"] == "session-ended" }.compactMap { $0["reason"] }
-            #expect(ended.count == 1 && endings.contains(ended[0]), "\(events)")
-        }
+        let ended = events.filter { $0["event"] == "session-ended" }.compactMap { $0["reason"] }
+        #expect(ended.count == 1 && endings.contains(ended[0]), "\(events)")
         #expect(log.contains("announced H.264 (packetization-mode 1, 2 parameter sets in the SDP)"), "\(log)")
         let expected = try #require(try frameCount(TestFixtures.path(RTPPeerTests.fixture)))
         #expect(log.contains("wrote \(expected) access units (0 before the first IDR skipped)"), "\(log)")
@@ -90,39 +86,37 @@ import Glibc
         }
     }
 
-    /// GStreamer 1.22's rtspclientsink, over UDP and over TCP, sometimes does not end after the
-    /// stream's EOS (over TCP: 1 run in 18 with six at once and a 30 s idle timeout, every access
-    /// unit recorded; over UDP also in about one run in four when the listener is stopped for 2 s
-    /// with SIGSTOP just after RECORD): it has sent every packet and keeps its RTSP connection
-    /// open without a request until the listener's idle timeout closes it; then its receive
-    /// loop reconnects to the closed port and posts "Could not connect to server" from
-    /// gst_rtsp_client_sink_loop_rx, and gst-launch exits 1 (tshark on loopback: no byte from
-    /// GStreamer after RECORD's answer, our FIN at the idle timeout, its SYN, our RST).
-    static func rtspClientSinkHangs(_ published: Subprocess.Output, _ log: String) -> Bool {
-        published.status == 1 && published.stderr.components(separatedBy: "ERROR: ").count == 2
-            && published.stderr.contains("gst_rtsp_client_sink_loop_rx") && published.stderr.contains("Could not connect to server")
-            && log.contains("no packet for 3.0 s")
-    }
+    /// How GStreamer 1.22's rtspclientsink ends a recording (tcpdump on loopback and
+    /// `GST_DEBUG=rtspclientsink:6`, 66 runs of `gst-launch-1.0 filesrc ! h264parse !
+    /// rtspclientsink protocols=tcp` against `h264 receive --listen`), the `endings` its
+    /// session-ended event may have:
+    /// - at the end of the stream gst-launch takes the pipeline from PLAYING to NULL; PAUSED→READY
+    ///   queues the TEARDOWN on the element's own thread, and READY→NULL cancels it and closes the
+    ///   connection unless that thread took it first: "connection closed" in 65 runs of 66,
+    ///   "teardown" (answered 200) in one. Which one is GStreamer's race, not ours.
+    /// - now and then (3 runs in 66) rtpsession has two internal RTP sources at the end — the
+    ///   payloader's and the one it made up for receiver reports — sends an SR+BYE and an RR+BYE
+    ///   compound, and then never forwards EOS: gst-launch waits, every packet sent, until the
+    ///   server closes the connection at its idle timeout, then its receive loop reconnects to
+    ///   the closed port and gst-launch exits 1 ("Could not connect to server",
+    ///   gst_rtsp_client_sink_loop_rx). (The other exit 1 seen before, "Could not send message.
+    ///   (Received end-of-file)" from gst_rtsp_client_sink_try_send, did not come in these runs;
+    ///   the only way we see to it is the same late EOS: a TEARDOWN queued once the idle timeout
+    ///   has closed the connection.) Our server sends
+    ///   nothing on the connection after RECORD's answer: it is not waited for. Those runs fail
+    ///   the test (exit status 1): no peer failure is taken for a pass.
+    static let rtspClientSinkEndings = ["connection closed", "teardown"]
 
-    /// rtspclientsink over TCP, once in about seven full runs since one connection handler
-    /// serves PLAY and RECORD: after the recording ended (every access unit recorded, the
-    /// session ended as `endings` says), its last send finds the connection closed and
-    /// gst-launch exits 1 with this one error. Not diagnosed further (see the closing note of
-    /// stop 18); the recording is still checked unit for unit.
-    static func rtspClientSinkLastSendFails(_ published: Subprocess.Output) -> Bool {
-        published.status == 1 && published.stderr.components(separatedBy: "ERROR: ").count == 2
-            && published.stderr.contains("gst_rtsp_client_sink_try_send")
-            && published.stderr.contains("Could not send message. (Received end-of-file)")
+    /// `gst-launch-1.0 filesrc location=FIXTURE ! h264parse ! rtspclientsink location=URL
+    /// PROPERTIES…` (h264parse puts an access unit delimiter, type 9, before each picture).
+    static func rtspClientSink(_ url: String, _ properties: [String]) throws -> Subprocess.Output {
+        try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "filesrc", "location=\(TestFixtures.path(RTPPeerTests.fixture))",
+                                       "!", "h264parse", "!", "rtspclientsink", "location=\(url)"] + properties)
     }
 
     @Test(arguments: ["tcp", "udp"]) func recordsWhatGStreamerPublishes(protocols: String) throws {
-        // rtspclientsink (gstreamer1.0-rtsp) ends with TEARDOWN or by closing the connection
-        // (either, from run to run); h264parse puts an access unit delimiter (type 9) before each picture.
-        try Self.expectRecordsFixture(endings: ["connection closed", "teardown"], addedBySender: [9],
-                                      idleTimeout: 3,
-                                      hangs: Self.rtspClientSinkHangs, failsAfterSending: Self.rtspClientSinkLastSendFails) { url in
-            try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "filesrc", "location=\(TestFixtures.path(RTPPeerTests.fixture))",
-                                           "!", "h264parse", "!", "rtspclientsink", "location=\(url)", "protocols=\(protocols)"])
+        try Self.expectRecordsFixture(endings: Self.rtspClientSinkEndings, addedBySender: [9], idleTimeout: 10) { url in
+            try Self.rtspClientSink(url, ["protocols=\(protocols)"])
         }
     }
 
