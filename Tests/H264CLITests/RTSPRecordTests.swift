@@ -7,8 +7,8 @@ import Testing
 import Glibc
 #endif
 
-/// `h264 receive --listen rtsp://…`: FFmpeg (`-f rtsp`) and GStreamer (`rtspclientsink`)
-/// publish a fixture with RTSP ANNOUNCE and RECORD, over TCP interleaved and over UDP, and the
+/// `h264 receive --listen rtsp://…`: FFmpeg (`-f rtsp`, over TCP interleaved and over UDP) and
+/// GStreamer (`rtspclientsink`, over TCP) publish a fixture with RTSP ANNOUNCE and RECORD, and the
 /// output holds the fixture's NAL units; requests that do not fit record mode get their status.
 @Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RTSPRecordTests {
     /// `h264 receive --listen rtsp://127.0.0.1:0/live -o OUTPUT … --events -` as a subprocess:
@@ -114,9 +114,12 @@ import Glibc
                                        "!", "h264parse", "!", "rtspclientsink", "location=\(url)"] + properties)
     }
 
-    @Test(arguments: ["tcp", "udp"]) func recordsWhatGStreamerPublishes(protocols: String) throws {
+    /// Over TCP only: with `protocols=udp` the stalled EOS above came in 4 runs of 11 of this
+    /// test (three RTCP datagrams, then nothing until our idle timeout), so it would fail a third
+    /// of the runs for GStreamer's reason. The UDP record path is `recordsWhatFFmpegPublishes(udp)`'s.
+    @Test func recordsWhatGStreamerPublishes() throws {
         try Self.expectRecordsFixture(endings: Self.rtspClientSinkEndings, addedBySender: [9], idleTimeout: 10) { url in
-            try Self.rtspClientSink(url, ["protocols=\(protocols)"])
+            try Self.rtspClientSink(url, ["protocols=tcp"])
         }
     }
 
