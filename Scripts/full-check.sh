@@ -4,7 +4,7 @@
 #   1. the library suites under AddressSanitizer (a full build of its own, ~12 min; CI runs every
 #      parser and protocol reader under ASan in its fuzz step, and the sessions under valgrind);
 #   2. the whole suite under ThreadSanitizer, the suites without threads of their own too (CI
-#      runs only the suites that start threads: Scripts/tsan-suites.txt);
+#      runs only the suites that start threads: see its ThreadSanitizer step);
 #   3. every fuzz target for FUZZ_SECONDS (default 60) instead of CI's 10;
 #   4. the valgrind leak check with 1,000 H.264 and 100 H.265 session lives instead of CI's 300/30.
 # Each part prints its own lines; the last line says which parts failed, and the exit status is
