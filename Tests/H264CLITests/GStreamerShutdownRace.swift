@@ -1,3 +1,6 @@
+import H264TestSupport
+import Testing
+
 /// GStreamer 1.22's `rtspsrc` over TCP races with itself when a pipeline shuts down after EOS:
 /// the application thread flushes the RTSP connection (to stop the interleaved-data loop) while
 /// `rtspsrc`'s own thread writes the PAUSE request, the write is cancelled, and `rtspsrc`
@@ -38,5 +41,35 @@ enum GStreamerShutdownRace {
             if isRace { raceErrors += 1 } else { rest += block + "\n" }
         }
         return (raceErrors, rest)
+    }
+
+    /// The `rtspsrc … ! rtph264depay ! avdec_h264 ! identity eos-after=N ! y4menc ! fdsink fd=1`
+    /// of `frames` decoded pictures, for `gst-launch-1.0 -q` to play `url` with `options`.
+    static func decodingPipeline(_ url: String, _ options: [String], frames: Int) -> [String] {
+        ["30", "gst-launch-1.0", "-q", "rtspsrc", "location=\(url)"] + options
+            + ["!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=\(frames)", "!", "y4menc", "!", "fdsink", "fd=1"]
+    }
+
+    /// Whole I420 `width`×`height` pictures in the y4m stream `stdout` (the header line, then
+    /// `FRAME\n` and the planes for each).
+    static func decodedPictures(_ stdout: [UInt8], width: Int = 320, height: Int = 240) -> Int {
+        guard let header = stdout.firstIndex(of: 0x0A) else { return 0 }
+        return (stdout.count - header - 1) / (6 + width * height * 3 / 2)
+    }
+
+    /// What a play of `decodingPipeline` must show: at least `frames` decoded pictures (buffers
+    /// already past `identity` when it sends EOS may follow), no error or warning but the race's,
+    /// and exit status 0, or else the race with the server's word that the connection stayed
+    /// healthy to the TEARDOWN (`serverEvents`, the server's `--events`).
+    static func expectPlayed(_ gst: Subprocess.Output, frames: Int, serverEvents: [[String: String]],
+                             sourceLocation: SourceLocation = #_sourceLocation) {
+        let report = split(gst.stderr)
+        if report.raceErrors > 0 {
+            #expect(serverSawTeardown(serverEvents), "\(gst.stderr)\n\(serverEvents)", sourceLocation: sourceLocation)
+        } else {
+            #expect(gst.status == 0, "\(gst.stderr)", sourceLocation: sourceLocation)
+        }
+        #expect(!report.rest.contains("ERROR") && !report.rest.contains("WARNING"), "\(gst.stderr)", sourceLocation: sourceLocation)
+        #expect(decodedPictures(gst.stdout) >= frames, "\(gst.stdout.count) bytes of y4m", sourceLocation: sourceLocation)
     }
 }
