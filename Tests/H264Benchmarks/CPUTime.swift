@@ -35,6 +35,15 @@ enum CPUTime {
         static func - (after: Split, before: Split) -> Split {
             Split(user: after.user - before.user, system: after.system - before.system)
         }
+
+        /// One side's CPU over its `windows` of a report's detail, `seconds` long in all:
+        /// "1.23 s CPU (6.2 % of a core; user 0.80 + system 0.43; 0.31 / 0.30 / … s per window)".
+        static func describe(_ windows: [Split], over seconds: Double) -> String {
+            let total = windows.reduce(0) { $0 + $1.total }
+            let user = windows.reduce(0) { $0 + $1.user }, system = windows.reduce(0) { $0 + $1.system }
+            return String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f; ", total, total / seconds * 100, user, system)
+                + windows.map { String(format: "%.2f", $0.total) }.joined(separator: " / ") + " s per window)"
+        }
     }
 
     /// The CPU seconds process `pid` used so far: `utime` + `stime` of `/proc/PID/stat`

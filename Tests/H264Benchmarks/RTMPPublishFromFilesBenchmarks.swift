@@ -97,10 +97,8 @@ struct RTMPPublishFromFilesBenchmarks {
         let ourCPU = ours.reduce(0) { $0 + $1.0.total }, theirCPU = theirs.reduce(0) { $0 + $1.0.total }
         let seconds = Self.windowSeconds * Double(Self.rounds)
         func cpu(_ windows: [(CPUTime.Split, [Int])]) -> String {
-            let total = windows.reduce(0) { $0 + $1.0.total }, frames = windows.flatMap(\.1)
-            let user = windows.reduce(0) { $0 + $1.0.user }, system = windows.reduce(0) { $0 + $1.0.system }
-            return String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f; ", total, total / seconds * 100, user, system)
-                + windows.map { String(format: "%.2f", $0.0.total) }.joined(separator: " / ") + " s per window), frames per stream and window "
+            let frames = windows.flatMap(\.1)
+            return CPUTime.Split.describe(windows.map(\.0), over: seconds) + ", frames per stream and window "
                 + "\(frames.min() ?? 0)–\(frames.max() ?? 0)"
         }
         BenchmarkReport.shared.record(

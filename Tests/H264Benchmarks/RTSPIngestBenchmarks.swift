@@ -153,12 +153,7 @@ struct RTSPIngestBenchmarks {
         let ourCPU = ours.reduce(0) { $0 + $1.cpu }, theirCPU = theirs.reduce(0) { $0 + $1.cpu }
         let seconds = Self.windowSeconds * Double(Self.rounds)
         let units = ours.flatMap(\.units), ffmpegUnits = theirs.flatMap(\.units), bytes = ours.flatMap(\.bytes)
-        func cpu(_ windows: [Window]) -> String {
-            let total = windows.reduce(0) { $0 + $1.cpu }
-            let user = windows.reduce(0) { $0 + $1.split.user }, system = windows.reduce(0) { $0 + $1.split.system }
-            return String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f; ", total, total / seconds * 100, user, system)
-                + windows.map { String(format: "%.2f", $0.cpu) }.joined(separator: " / ") + " s per window)"
-        }
+        func cpu(_ windows: [Window]) -> String { CPUTime.Split.describe(windows.map(\.split), over: seconds) }
         BenchmarkReport.shared.record(
             "rtsp_ingest_cpu_vs_ffmpeg", ourCPU / theirCPU, goal: "≤ 0.25",
             detail: "\(Self.streams) streams of 1280x720 30 fps " + String(format: "%.2f", camera.bitRate / 1e6)

@@ -120,12 +120,7 @@ struct RTSPIngestOneProcessBenchmarks {
         }
         let ourCPU = ours.reduce(0) { $0 + $1.cpu }, theirCPU = theirs.reduce(0) { $0 + $1.window.cpu }
         let seconds = Ingest.windowSeconds * Double(Ingest.rounds)
-        func cpu(_ windows: [Ingest.Window]) -> String {
-            let total = windows.reduce(0) { $0 + $1.cpu }
-            let user = windows.reduce(0) { $0 + $1.split.user }, system = windows.reduce(0) { $0 + $1.split.system }
-            return String(format: "%.2f s CPU (%.1f %% of a core; user %.2f + system %.2f; ", total, total / seconds * 100, user, system)
-                + windows.map { String(format: "%.2f", $0.cpu) }.joined(separator: " / ") + " s per window)"
-        }
+        func cpu(_ windows: [Ingest.Window]) -> String { CPUTime.Split.describe(windows.map(\.split), over: seconds) }
         let units = ours.flatMap(\.units), ffmpegUnits = theirs.flatMap(\.window.units), sent = theirs.flatMap(\.framesSent)
         BenchmarkReport.shared.record(
             "rtsp_ingest_cpu_vs_ffmpeg_one_process", ourCPU / theirCPU, goal: "≤ 0.5",
