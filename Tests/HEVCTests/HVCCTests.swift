@@ -94,3 +94,24 @@ import H264TestSupport
         #expect(HEVCDecoderConfigurationRecord.recognizing([]) == nil && HEVCDecoderConfigurationRecord.recognizing([1, 2, 3]) == nil)
     }
 }
+
+extension HVCCTests {
+    /// A record built from an SPS of 16-bit samples (`bit_depth_luma_minus8` = 8, which the
+    /// record's 3-bit field cannot hold) reads back as it was built, with the field at its maximum 7.
+    /// Found by `Scripts/fuzz.sh` (target `hevc-ps`); the input is the fuzzer's.
+    @Test func recordOfSixteenBitSamplesReadsBack() throws {
+        let bytes = Self.hex("000000014201010408000003009e080000030000ff90020408212cb2b349265780b4040000030004000003007820")
+        let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
+        #expect(try HEVCSequenceParameterSet(nalUnit: units[0]).bitDepthLumaMinus8 == 8)
+        let built = try HEVCDecoderConfigurationRecord(parameterSets: units)
+        #expect(built.bitDepthLumaMinus8 == 7 && built.bitDepthChromaMinus8 == 2)
+        #expect(try HEVCDecoderConfigurationRecord(parsing: built.bytes) == built)
+    }
+
+    static func hex(_ text: String) -> [UInt8] {
+        stride(from: 0, to: text.count, by: 2).map { offset in
+            let start = text.index(text.startIndex, offsetBy: offset)
+            return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)!
+        }
+    }
+}

@@ -69,7 +69,9 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
 
     /// Builds a record from a stream's parameter sets (and any prefix SEI to carry), in the
     /// order given: the profile, tier and level come from the first SPS, the parallelism from
-    /// the first PPS, as FFmpeg's `hvcC` writer takes them.
+    /// the first PPS, as FFmpeg's `hvcC` writer takes them. A value wider than its field
+    /// (`bitDepthLumaMinus8` of 16-bit samples, eight temporal layers, a
+    /// `min_spatial_segmentation_idc` above 4,095) is the field's maximum.
     ///
     /// - Parameters:
     ///   - nalUnits: VPS, SPS, PPS and SEI NAL units (both header bytes first); other types are
@@ -118,11 +120,14 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
         default: 1
         }
         chromaFormat = sps.chromaFormatIdc
-        bitDepthLumaMinus8 = sps.bitDepthLumaMinus8
-        bitDepthChromaMinus8 = sps.bitDepthChromaMinus8
+        // The record's 3-bit fields hold 0…7: 16-bit samples (bit_depth_luma_minus8 = 8, RExt)
+        // and eight sub-layers cannot be written; they are written as the field's maximum, so that
+        // the record reads back as it was built (FFmpeg's writer masks them to 0).
+        bitDepthLumaMinus8 = min(sps.bitDepthLumaMinus8, 7)
+        bitDepthChromaMinus8 = min(sps.bitDepthChromaMinus8, 7)
         avgFrameRate = 0
         constantFrameRate = 0
-        numTemporalLayers = max(vpsSubLayers, sps.spsMaxSubLayersMinus1 + 1)
+        numTemporalLayers = min(max(vpsSubLayers, sps.spsMaxSubLayersMinus1 + 1), 7)
         temporalIdNested = sps.spsTemporalIdNestingFlag
         lengthSizeMinusOne = lengthSize - 1
         self.arrays = arrays
