@@ -7,7 +7,7 @@ import HEVC
 /// camera (`h264 relay FILE`), and a way to test a player against a stream that has real GOPs.
 ///
 /// The codec is told from the first chunk's NAL unit headers (`AnnexB.codec(ofStreamBeginning:isComplete:nalUnitLimit:)`).
-/// The bytes are read in 1 MiB chunks into an `AccessUnitReceiver` (so the file starts at its
+/// The bytes are read in 64 KiB chunks into an `AccessUnitReceiver` (so the file starts at its
 /// first IDR with its SPS and PPS, and access units whose parameter sets are missing are
 /// skipped); an H.265 file's into the one H.265 stream receiver (`HEVCAccessUnitAssembler`'s
 /// access units from the first IRAP picture whose SPS has come), its frames in the `hvcC` of
@@ -58,8 +58,6 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
             let frame: LiveFrame
             let decodeIndex: Int
             let presentationIndex: Int
-            /// The frame rate its format signals.
-            let frameRate: Double?
         }
 
         private let player: AnnexBFilePlayer
@@ -70,6 +68,10 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         private var order = PresentationOrder()
         private var hevc = HEVCFileReading()
         private var ready: [Placed] = []
+        /// The first of `ready` not handed out yet.
+        private var readyHead = 0
+        /// The bytes read from the file at a time.
+        private static let chunkSize = 1 << 16
         private var atEnd = false
         private var framesThisPass = 0
         private var schedule: FrameSchedule?
@@ -83,7 +85,12 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         public mutating func next() async throws -> LiveFrame? {
             guard let placed = try nextAccessUnit() else { return nil }
             if schedule == nil {
-                let rate = placed.frameRate ?? player.framesPerSecond ?? 30
+                // The frame rate the first frame's format signals (read once: parsing the SPS per frame costs).
+                let signalled = switch placed.frame.format {
+                case .h264(let format): format.sequenceParameterSet?.frameRate
+                case .hevc: hevc.frameRate
+                }
+                let rate = signalled ?? player.framesPerSecond ?? 30
                 schedule = FrameSchedule(interval: .seconds(1) / Swift.max(rate, 0.001), start: .now)
             }
             let deadline = schedule!.deadline
@@ -102,8 +109,7 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
                 let unit = placed.accessUnit
                 guard let format = unit.formatDescription else { return nil }
                 return Placed(frame: LiveFrame(avcc: unit.data, formatDescription: format, isKeyframe: unit.isIDR),
-                              decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex,
-                              frameRate: format.sequenceParameterSet?.frameRate)
+                              decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex)
             }
         }
 
@@ -111,22 +117,24 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         private func frames(_ placed: [HEVCFileReading.Placed]) -> [Placed] {
             placed.map { placed in
                 Placed(frame: LiveFrame(avcc: placed.unit.data, format: .hevc(placed.format), isKeyframe: placed.unit.isIRAP),
-                       decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex, frameRate: hevc.frameRate)
+                       decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex)
             }
         }
 
         /// The next access unit holding a picture, placed in presentation order, reading (and
         /// with `loops` reopening) the file as needed.
         private mutating func nextAccessUnit() throws -> Placed? {
-            while ready.isEmpty {
+            while readyHead == ready.count {
                 if atEnd {
                     guard player.loops, framesThisPass > 0 else { return nil }
                     atEnd = false
                     framesThisPass = 0
                 }
                 if handle == nil { handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: player.path)) }
-                let chunk = try handle!.read(upToCount: 1 << 20) ?? Data()
-                if codec == nil { codec = AnnexB.codec(ofStreamBeginning: Array(chunk), isComplete: chunk.count < 1 << 20) }
+                // Copied out of `Data` once, whole (its element-wise iteration cost more than the
+                // parsing); 64 KiB at a time, so the buffers are reused rather than fresh pages.
+                let chunk = [UInt8](try handle!.read(upToCount: Self.chunkSize) ?? Data())
+                if codec == nil { codec = AnnexB.codec(ofStreamBeginning: chunk, isComplete: chunk.count < Self.chunkSize) }
                 if chunk.isEmpty {
                     try handle?.close()
                     handle = nil
@@ -145,7 +153,11 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
                 }
                 if atEnd { ready += Self.frames(order.finish()) }
             }
-            return ready.removeFirst()
+            defer {
+                readyHead += 1
+                if readyHead == ready.count { ready.removeAll(keepingCapacity: true); readyHead = 0 }
+            }
+            return ready[readyHead]
         }
     }
 }
