@@ -79,6 +79,13 @@ enum Bench {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
+    /// The median of the ratios of paired runs, `measures[i] / baselines[i]`, each pair run back to
+    /// back: a drift in the machine's speed that outlasts a pair (another VM's load, the clock's
+    /// frequency) scales both of a pair alike and cancels, where a ratio of two medians keeps it.
+    static func pairedRatio(_ measures: [Double], _ baselines: [Double]) -> Double {
+        median(zip(measures, baselines).map { $0 / $1 })
+    }
+
     /// The frames (or access units) one stream of a `framesPerSecond` source may deliver in a
     /// window of `seconds`: from 90 % of the source's (a loaded machine's late start) to 105 %
     /// (a sender that fell behind catches up a few frames; one that sends more than the source

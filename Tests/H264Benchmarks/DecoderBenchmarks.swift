@@ -107,8 +107,8 @@ struct DecoderBenchmarks {
     /// C loop (open, send and receive, drain, free) on the same 720p stream with the same
     /// threads: this process's CPU time (every thread, libavcodec's own included) over each
     /// run, every thread pinned to the same CPUs for both (``CPUPinning``), runs interleaved
-    /// (ABBA…), medians of ``EncoderBenchmarks/sessionVersusCRuns``; `…_wall` is the wall-time
-    /// ratio of the same runs.
+    /// (ABBA…), the median of the ratios of each pair of runs (``Bench/pairedRatio(_:_:)``) over
+    /// ``EncoderBenchmarks/sessionVersusCRuns`` pairs; `…_wall` is the wall-time ratio of the same runs.
     @Test(arguments: [("decoder_vs_c_1thread", 1), ("decoder_vs_c_auto", 0)])
     func decoderVersusC(name: String, threads: Int) throws {
         let cpus = CPUPinning.cpus(forThreads: threads)
@@ -145,12 +145,12 @@ struct DecoderBenchmarks {
             })
         let placement = "\(threads == 0 ? "libavcodec's automatic threads" : "1 thread"), every thread pinned to \(CPUPinning.label(cpus))"
         BenchmarkReport.shared.record(
-            name, times.measureCPU / times.baselineCPU, goal: "≤ 1.01",
-            detail: String(format: "process CPU (CLOCK_PROCESS_CPUTIME_ID, every thread), medians of %d interleaved runs: H264Decoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (",
+            name, Bench.pairedRatio(times.measureCPUs, times.baselineCPUs), goal: "≤ 1.01",
+            detail: String(format: "process CPU (CLOCK_PROCESS_CPUTIME_ID, every thread), median of the ratios of %d interleaved pairs of runs (medians: H264Decoder %.1f ms, C loop %.1f ms) for %d frames 1280x720 (",
                            runs, times.measureCPU * 1e3, times.baselineCPU * 1e3, stream.frames.count)
                 + placement + "); run-to-run spread " + EncoderBenchmarks.spread(times.measureCPUs) + " vs " + EncoderBenchmarks.spread(times.baselineCPUs))
         BenchmarkReport.shared.record(
-            name + "_wall", times.measure / times.baseline, goal: "—",
+            name + "_wall", Bench.pairedRatio(times.measures, times.baselines), goal: "—",
             detail: String(format: "wall time of the same runs: H264Decoder %.1f ms, C loop %.1f ms (%.0f fps); run-to-run spread ",
                            times.measure * 1e3, times.baseline * 1e3, Double(stream.frames.count) / times.measure)
                 + EncoderBenchmarks.spread(times.measures) + " vs " + EncoderBenchmarks.spread(times.baselines))

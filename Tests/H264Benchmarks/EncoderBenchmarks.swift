@@ -72,15 +72,15 @@ struct EncoderBenchmarks {
         return try result.withLock { $0! }.get()
     }
 
-    /// Timed runs of each side in the session-vs-C benchmarks: at least 15 (the median of 15
-    /// interleaved runs), one in a debug build.
-    static var sessionVersusCRuns: Int { Bench.isDebugBuild ? 1 : max(Bench.runs, 15) }
+    /// Timed runs of each side in the session-vs-C benchmarks: at least 25 (the median of the
+    /// ratios of 25 interleaved pairs), one in a debug build.
+    static var sessionVersusCRuns: Int { Bench.isDebugBuild ? 1 : max(Bench.runs, 25) }
 
     /// `encoder_vs_c_*`: this process's CPU time (every thread: the session's queue worker,
     /// the caller's, x264's own) while the session encodes the frames ÷ the C loop's over the
     /// same work, both encoding on a libdispatch worker, every thread of the process pinned to
-    /// the same CPUs for both (``CPUPinning``), runs interleaved (ABBA…), medians of
-    /// ``sessionVersusCRuns``. Beside it: `…_wall`, the wall-time ratio of the same runs, and for
+    /// the same CPUs for both (``CPUPinning``), runs interleaved (ABBA…), the median of the ratios
+    /// of each pair of runs (``Bench/pairedRatio(_:_:)``) over ``sessionVersusCRuns`` pairs. Beside it: `…_wall`, the wall-time ratio of the same runs, and for
     /// one thread `…_thread_cpu`, the encoding thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) for
     /// frames 2…30, read in the output handler (the session's encoding thread) and in the C loop
     /// after each frame's output was copied.
@@ -137,12 +137,12 @@ struct EncoderBenchmarks {
         let cpuBaseline = Bench.median(timed.map(\.cpuSeconds))
         let placement = "\(threads == 0 ? "x264's threads" : "1 thread"), every thread pinned to \(CPUPinning.label(cpus))"
         BenchmarkReport.shared.record(
-            name, times.measureCPU / cCPU, goal: "≤ 1.01",
-            detail: String(format: "process CPU (CLOCK_PROCESS_CPUTIME_ID, every thread), medians of %d interleaved runs: H264Encoder %.1f ms, C loop %.1f ms for %d frames 1280x720 (",
+            name, Bench.pairedRatio(times.measureCPUs, timed.map(\.processSeconds)), goal: "≤ 1.01",
+            detail: String(format: "process CPU (CLOCK_PROCESS_CPUTIME_ID, every thread), median of the ratios of %d interleaved pairs of runs (medians: H264Encoder %.1f ms, C loop %.1f ms) for %d frames 1280x720 (",
                            runs, times.measureCPU * 1e3, cCPU * 1e3, frames.count)
                 + placement + "); run-to-run spread " + Self.spread(times.measureCPUs) + " vs " + Self.spread(timed.map(\.processSeconds)))
         BenchmarkReport.shared.record(
-            name + "_wall", times.measure / cWall, goal: "—",
+            name + "_wall", Bench.pairedRatio(times.measures, timed.map(\.seconds)), goal: "—",
             detail: String(format: "wall time of the same runs: H264Encoder %.1f ms, C loop %.1f ms (%.1f fps); run-to-run spread ",
                            times.measure * 1e3, cWall * 1e3, Double(frames.count) / times.measure)
                 + Self.spread(times.measures) + " vs " + Self.spread(timed.map(\.seconds)))
