@@ -67,7 +67,36 @@ struct RTMPPublishFromFilesBenchmarks {
         return (cpu, sent)
     }
 
-    /// `rtmp_publish_from_files_cpu_vs_ffmpeg` = our CPU seconds ÷ the 8 ffmpegs' over the same windows.
+    /// The same `streams` players with nothing published (each frame dropped as it comes): the
+    /// CPU of reading, cutting and pacing alone over one window, after the same warm-up.
+    static func playersOnly(file: String) async throws -> CPUTime.Split {
+        let (warmUps, warmed) = AsyncStream.makeStream(of: Void.self)
+        let tasks = (0..<streams).map { _ in
+            Task {
+                var played = 0
+                defer { if played < warmUpFrames { warmed.yield() } }
+                for try await _ in AnnexBFilePlayer(path: file) {
+                    played += 1
+                    if played == warmUpFrames { warmed.yield() }
+                }
+            }
+        }
+        var ready = 0
+        for await _ in warmUps {
+            ready += 1
+            if ready == streams { break }
+        }
+        let cpuBefore = CPUTime.splitOfThisProcess()
+        try await Task.sleep(for: .seconds(windowSeconds))
+        let cpu = CPUTime.splitOfThisProcess() - cpuBefore
+        for task in tasks { task.cancel() }
+        for task in tasks { try await task.value }
+        return cpu
+    }
+
+    /// `rtmp_publish_from_files_cpu_vs_ffmpeg` = our CPU seconds ÷ the 8 ffmpegs' over the same
+    /// windows; `rtmp_publish_from_files_player_share` = the CPU of the 8 players alone (one more
+    /// window, nothing published) ÷ ours per window: how much of ours is reading, cutting and pacing.
     @Test(.timeLimit(.minutes(5))) func publishFromFilesCPUVersusFFmpeg() async throws {
         let camera = try CameraStream.files()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-rtmp-files-bench-\(UUID().uuidString)")
@@ -94,6 +123,7 @@ struct RTMPPublishFromFilesBenchmarks {
         for (_, frames) in theirs {
             #expect(frames.count == Self.streams && frames.allSatisfy(sampled.contains), "ffmpeg's frames per stream (\(sampled)): \(frames)")
         }
+        let players = try await Self.playersOnly(file: camera.annexB)
         let ourCPU = ours.reduce(0) { $0 + $1.0.total }, theirCPU = theirs.reduce(0) { $0 + $1.0.total }
         let seconds = Self.windowSeconds * Double(Self.rounds)
         func cpu(_ windows: [(CPUTime.Split, [Int])]) -> String {
@@ -108,6 +138,11 @@ struct RTMPPublishFromFilesBenchmarks {
                 + "interleaved (ours, theirs, theirs, ours), each side reading, cutting and pacing the file in its windows: "
                 + "AnnexBFilePlayer → RTMPPublisher.send ×\(Self.streams) in one process \(cpu(ours)); "
                 + "\(Self.streams) ffmpeg -re -i FILE -c copy -f flv \(cpu(theirs))")
+        BenchmarkReport.shared.record(
+            "rtmp_publish_from_files_player_share", players.total / (ourCPU / Double(ours.count)), goal: "report",
+            detail: "the \(Self.streams) AnnexBFilePlayers alone (each frame dropped, nothing published) over one "
+                + "\(Int(Self.windowSeconds)) s window: " + CPUTime.Split.describe([players], over: Self.windowSeconds)
+                + ", against ours per window in rtmp_publish_from_files_cpu_vs_ffmpeg")
     }
 }
 }
