@@ -114,7 +114,7 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         }
 
         /// The H.265 access units placed, as frames.
-        private func frames(_ placed: [HEVCFileReading.Placed]) -> [Placed] {
+        private static func frames(_ placed: [HEVCFileReading.Placed]) -> [Placed] {
             placed.map { placed in
                 Placed(frame: LiveFrame(avcc: placed.unit.data, format: .hevc(placed.format), isKeyframe: placed.unit.isIRAP),
                        decodeIndex: placed.decodeIndex, presentationIndex: placed.presentationIndex)
@@ -143,7 +143,7 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
                 if codec == .hevc {
                     let units = atEnd ? hevc.finish() : hevc.receive(chunk)
                     framesThisPass += units.count
-                    ready += frames(units)
+                    ready += Self.frames(units)
                     continue
                 }
                 let events = atEnd ? receiver.finish() : receiver.receive(chunk)

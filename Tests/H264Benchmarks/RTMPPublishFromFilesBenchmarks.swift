@@ -26,56 +26,20 @@ struct RTMPPublishFromFilesBenchmarks {
     /// Frames every stream has sent before the window opens.
     static let warmUpFrames = 30
 
-    /// `streams` files played and published from this process, one task each; the CPU of the
-    /// window and the frames each publisher sent in it.
-    static func ours(nginx: NginxRTMPServer, file: String, key: String) async throws -> (CPUTime.Split, [Int]) {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var connected: [RTMPPublisher] = []
-        for index in 0..<streams {
-            connected.append(try await RTMPPublisher.connect(to: nginx.url(key: "\(key)\(index)"), group: group))
-        }
-        let publishers = connected
+    /// The file played `streams` times at once, one task each, every frame handed to
+    /// `deliver(stream, frame)`; once every stream has had ``warmUpFrames`` frames, this process's
+    /// CPU over one window, and how far each of `counts()` (read as the window opens and closes)
+    /// moved in it. Cancelling ends each player's sequence (nil); an error of a player or of
+    /// `deliver` is thrown here.
+    static func playWindow(file: String, deliver: @escaping @Sendable (Int, LiveFrame) async throws -> Void,
+                           counts: () -> [Int] = { [] }) async throws -> (CPUTime.Split, [Int]) {
         let (warmUps, warmed) = AsyncStream.makeStream(of: Void.self)
-        let tasks = publishers.map { publisher in
-            Task {
-                var sent = 0
-                defer { if sent < warmUpFrames { warmed.yield() } } // ended early: the counts and the error show it
-                for try await frame in AnnexBFilePlayer(path: file) {
-                    try await publisher.send(frame)
-                    sent += 1
-                    if sent == warmUpFrames { warmed.yield() }
-                }
-            }
-        }
-        var ready = 0
-        for await _ in warmUps {
-            ready += 1
-            if ready == streams { break }
-        }
-        let before = publishers.map(\.statistics.framesSent), cpuBefore = CPUTime.splitOfThisProcess()
-        try await Task.sleep(for: .seconds(windowSeconds))
-        let cpu = CPUTime.splitOfThisProcess() - cpuBefore
-        let sent = zip(publishers.map(\.statistics.framesSent), before).map { $0 - $1 }
-        // Cancelling ends each player's sequence (nil); an error of a player or a send is thrown here.
-        for task in tasks { task.cancel() }
-        for task in tasks { try await task.value }
-        for publisher in publishers {
-            #expect(publisher.statistics.framesDropped == 0, "\(publisher.statistics)")
-            await publisher.finish()
-        }
-        try await group.shutdownGracefully()
-        return (cpu, sent)
-    }
-
-    /// The same `streams` players with nothing published (each frame dropped as it comes): the
-    /// CPU of reading, cutting and pacing alone over one window, after the same warm-up.
-    static func playersOnly(file: String) async throws -> CPUTime.Split {
-        let (warmUps, warmed) = AsyncStream.makeStream(of: Void.self)
-        let tasks = (0..<streams).map { _ in
+        let tasks = (0..<streams).map { stream in
             Task {
                 var played = 0
-                defer { if played < warmUpFrames { warmed.yield() } }
-                for try await _ in AnnexBFilePlayer(path: file) {
+                defer { if played < warmUpFrames { warmed.yield() } } // ended early: the counts and the error show it
+                for try await frame in AnnexBFilePlayer(path: file) {
+                    try await deliver(stream, frame)
                     played += 1
                     if played == warmUpFrames { warmed.yield() }
                 }
@@ -86,12 +50,38 @@ struct RTMPPublishFromFilesBenchmarks {
             ready += 1
             if ready == streams { break }
         }
-        let cpuBefore = CPUTime.splitOfThisProcess()
+        let before = counts(), cpuBefore = CPUTime.splitOfThisProcess()
         try await Task.sleep(for: .seconds(windowSeconds))
         let cpu = CPUTime.splitOfThisProcess() - cpuBefore
+        let moved = zip(counts(), before).map { $0 - $1 }
         for task in tasks { task.cancel() }
         for task in tasks { try await task.value }
-        return cpu
+        return (cpu, moved)
+    }
+
+    /// `streams` files played and published from this process, one task each; the CPU of the
+    /// window and the frames each publisher sent in it.
+    static func ours(nginx: NginxRTMPServer, file: String, key: String) async throws -> (CPUTime.Split, [Int]) {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var connected: [RTMPPublisher] = []
+        for index in 0..<streams {
+            connected.append(try await RTMPPublisher.connect(to: nginx.url(key: "\(key)\(index)"), group: group))
+        }
+        let publishers = connected
+        let window = try await playWindow(file: file, deliver: { try await publishers[$0].send($1) },
+                                          counts: { publishers.map(\.statistics.framesSent) })
+        for publisher in publishers {
+            #expect(publisher.statistics.framesDropped == 0, "\(publisher.statistics)")
+            await publisher.finish()
+        }
+        try await group.shutdownGracefully()
+        return window
+    }
+
+    /// The same `streams` players with nothing published (each frame dropped as it comes): the
+    /// CPU of reading, cutting and pacing alone over one window, after the same warm-up.
+    static func playersOnly(file: String) async throws -> CPUTime.Split {
+        try await playWindow(file: file, deliver: { _, _ in }).0
     }
 
     /// `rtmp_publish_from_files_cpu_vs_ffmpeg` = our CPU seconds ÷ the 8 ffmpegs' over the same
