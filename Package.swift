@@ -11,8 +11,13 @@ let package = Package(
     name: "swift-h264",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "H264", targets: ["H264"]),
         .library(name: "HEVC", targets: ["HEVC"]),
+        .library(name: "MediaContainers", targets: ["MediaContainers"]),
+        .library(name: "RTP", targets: ["RTP"]),
+        .library(name: "RTSPMessages", targets: ["RTSPMessages"]),
+        .library(name: "RTMPMessages", targets: ["RTMPMessages"]),
         .library(name: "H264Encoder", targets: ["H264Encoder"]),
         .library(name: "H264Decoder", targets: ["H264Decoder"]),
         .library(name: "H264Media", targets: ["H264Media"]),
@@ -56,19 +61,33 @@ let package = Package(
             pkgConfig: "libavcodec",
             providers: [.apt(["libavcodec-dev", "libavutil-dev", "libyuv-dev"]), .brew(["ffmpeg", "libyuv"])]
         ),
-        .target(name: "H264", swiftSettings: strictSwift),
-        // Pure Swift H.265 bitstream toolkit over H264's codec-neutral parts (bit reading, RBSP,
-        // Annex-B scanning, length-prefix framing, H264Error): NAL header, VPS/SPS/PPS, access units.
-        .target(name: "HEVC", dependencies: ["H264"], swiftSettings: strictSwift),
-        // Pure Swift files over H264: y4m, framemd5, FLV with timestamps, the inspection model. No I/O.
-        .target(name: "H264Media", dependencies: ["H264", "HEVC"], swiftSettings: strictSwift),
+        // The codec-neutral core, pure Swift: bit reading, RBSP, Exp-Golomb, Annex-B and
+        // length-prefixed framing, the streaming reader, diagnostics and the one error type,
+        // frame rate, the format description both codecs share.
+        .target(name: "MediaCore", swiftSettings: strictSwift),
+        // One codec each, side by side over MediaCore (neither imports the other): NAL header and
+        // types, parameter sets, slice headers, the access-unit rule, avcC / hvcC.
+        .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: strictSwift),
+        .target(name: "HEVC", dependencies: ["MediaCore"], swiftSettings: strictSwift),
+        // Pure Swift containers for both codecs, no I/O: FLV (with AMF0 script data), y4m,
+        // framemd5, the inspection model.
+        .target(name: "MediaContainers", dependencies: ["MediaCore", "H264", "HEVC"], swiftSettings: strictSwift),
+        // RTP/RTCP and SDP, and the one packetizer/depacketizer engine over the two payload
+        // formats (RFC 6184, RFC 7798). Sans-I/O.
+        .target(name: "RTP", dependencies: ["MediaCore", "H264", "HEVC"], swiftSettings: strictSwift),
+        // Sans-I/O RTSP messages: requests, responses, the message reader, authentication, Transport.
+        .target(name: "RTSPMessages", dependencies: ["MediaCore"], swiftSettings: strictSwift),
+        // Sans-I/O RTMP: handshake, chunk reader and writer, messages and commands (AMF0 is FLV's).
+        .target(name: "RTMPMessages", dependencies: ["MediaCore", "MediaContainers"], swiftSettings: strictSwift),
+        // Re-exports MediaContainers for one minor release (0.2.x): H264Media's old name.
+        .target(name: "H264Media", dependencies: ["MediaContainers"], swiftSettings: strictSwift),
         // What both sessions share (package access only; no product: H264Encoder and
         // H264Decoder pull it in): the lifecycle, the job queue, the output sink.
         .target(name: "H264SessionCore", dependencies: ["H264"], swiftSettings: strictSwift),
         .target(
             name: "H264Decoder",
             dependencies: [
-                "H264", "HEVC", "H264Media", "H264SessionCore", "CAVCodec",
+                "H264", "HEVC", "MediaContainers", "RTP", "H264SessionCore", "CAVCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -76,7 +95,7 @@ let package = Package(
         .target(
             name: "H264Encoder",
             dependencies: [
-                "H264", "HEVC", "H264SessionCore", "CX264",
+                "H264", "HEVC", "MediaContainers", "RTP", "H264SessionCore", "CX264",
                 .target(name: "CX265", condition: .when(traits: ["HEVCEncoding"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -86,7 +105,7 @@ let package = Package(
         .target(
             name: "H264Streaming",
             dependencies: [
-                "H264", "HEVC",
+                "H264", "HEVC", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -99,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "h264",
             dependencies: [
-                "H264", "HEVC", "H264Media", "H264Encoder", "H264Decoder", "H264Streaming",
+                "H264", "HEVC", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264Encoder", "H264Decoder", "H264Streaming",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -107,18 +126,18 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        .target(name: "H264TestSupport", dependencies: ["H264", "H264Media"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
-        .testTarget(name: "H264Tests", dependencies: ["H264", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "HEVCTests", dependencies: ["H264", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264MediaTests", dependencies: ["H264", "HEVC", "H264Media", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
+        .target(name: "H264TestSupport", dependencies: ["H264", "MediaContainers", "RTP"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
+        .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "HEVCTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264MediaTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: [
-            "H264", "HEVC", "H264Encoder", "H264SessionCore", "H264TestSupport",
+            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Encoder", "H264SessionCore", "H264TestSupport",
             // The H.265 encoder tests decode with our DecoderSession too.
             "H264Decoder",
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264DecoderTests", dependencies: [
-            "H264", "HEVC", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
+            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.
@@ -128,7 +147,7 @@ let package = Package(
         // A plain C loop over libavcodec, used only by H264Benchmarks.
         .target(name: "CAVCodecBaseline", dependencies: ["CAVCodec"], path: "Sources/CAVCodecBaseline"),
         .testTarget(name: "H264Benchmarks", dependencies: [
-            "H264", "H264Encoder", "H264Decoder", "H264TestSupport", "CX264Baseline", "CAVCodecBaseline",
+            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264Encoder", "H264Decoder", "H264TestSupport", "CX264Baseline", "CAVCodecBaseline",
             .target(name: "CX265Baseline", condition: .when(traits: ["HEVCEncoding"])),
             "h264", // ServeBenchmarks runs `h264 serve`
             "H264Streaming", // RTSPIngestBenchmarks receives with RTSPClient
@@ -136,7 +155,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264StreamingTests", dependencies: [
-            "H264", "HEVC", "H264Streaming", "H264TestSupport",
+            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Streaming", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -145,11 +164,11 @@ let package = Package(
         // What Examples/LiveCamera and Examples/RTSPViewer do, as library calls against real peers
         // (gst-rtsp-server, ffprobe); .ci/run builds and runs the example packages themselves.
         .testTarget(name: "H264ExamplesTests", dependencies: [
-            "H264", "H264Media", "H264Encoder", "H264Decoder", "H264Streaming", "H264TestSupport",
+            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264Encoder", "H264Decoder", "H264Streaming", "H264TestSupport",
             .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264CLITests", dependencies: [
-            "H264", "HEVC", "H264Media", "H264Decoder", "h264", "H264Streaming", "H264TestSupport",
+            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Decoder", "h264", "H264Streaming", "H264TestSupport",
             // The serve broadcaster's unit tests run it on EmbeddedChannel.
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),

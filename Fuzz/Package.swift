@@ -28,8 +28,10 @@ let package = Package(
         .executableTarget(
             name: "H264Fuzz",
             dependencies: [
-                .product(name: "H264", package: rootIdentity), .product(name: "H264Media", package: rootIdentity),
+                .product(name: "H264", package: rootIdentity), .product(name: "MediaContainers", package: rootIdentity),
                 .product(name: "H264Decoder", package: rootIdentity), .product(name: "HEVC", package: rootIdentity),
+                .product(name: "RTP", package: rootIdentity), .product(name: "RTSPMessages", package: rootIdentity),
+                .product(name: "RTMPMessages", package: rootIdentity),
             ],
             swiftSettings: strictSwift
         ),

@@ -28,7 +28,7 @@ let package = Package(
             dependencies: [
                 .product(name: "H264", package: swiftH264),
                 .product(name: "H264Encoder", package: swiftH264),
-                .product(name: "H264Media", package: swiftH264),
+                .product(name: "MediaContainers", package: swiftH264),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

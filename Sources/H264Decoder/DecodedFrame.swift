@@ -230,7 +230,7 @@ public struct DecodedFrame: Sendable {
 
 /// Owns one reference to a libavcodec frame; when released, unreferences it
 /// (`av_frame_unref`: the picture buffer goes back to libavcodec's pool) and returns the
-/// `AVFrame` shell to its decoder's ``FramePool`` for the next picture.
+/// `AVFrame` shell to its decoder's `FramePool` for the next picture.
 ///
 /// `@unchecked Sendable`: the frame is filled by `avcodec_receive_frame` before this object is
 /// shared and never written afterwards; libavutil's buffer references are counted atomically,

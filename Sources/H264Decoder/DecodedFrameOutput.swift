@@ -1,5 +1,5 @@
 public import H264
-import H264Media
+import MediaContainers
 
 /// The bytes a tool writes for each decoded frame, in one of the outputs `h264 decode` offers:
 /// a y4m stream (``Y4MFrameWriter``), the packed planes back to back (what

@@ -267,7 +267,7 @@ public final class DecoderSession: Sendable {
     }
 
     /// Checks that `bytes` split into NAL units (without collecting them: no allocation),
-    /// tolerating Annex-B where lengths belong as ``AVCC`` reads it (libavcodec reads that part
+    /// tolerating Annex-B where lengths belong as `AVCC` reads it (libavcodec reads that part
     /// as Annex-B, after the in-place conversion leaves it as it is).
     static func checkAVCC(_ bytes: [UInt8], lengthSize: Int) throws(H264Error) {
         let result = bytes.withUnsafeBytes { buffer in

@@ -131,7 +131,7 @@ struct PixelFormatDescription: Sendable {
 extension DecodedFrame {
     /// A frame of FFmpeg's pixel format `name`, `width` × `height`, whose buffers (stride padding
     /// included) hold a byte pattern: each pixel format's geometry, checked without a stream that
-    /// codes it. Nil for a format ``PixelFormatDescription`` does not describe, or when libavutil
+    /// codes it. Nil for a format `PixelFormatDescription` does not describe, or when libavutil
     /// cannot allocate the picture.
     init?(patternOf name: String, width: Int, height: Int) {
         let value = cav_pix_fmt_from_name(name)

@@ -1,4 +1,5 @@
 public import H264
+public import RTP
 
 /// Decodes the access units of an RTP stream (RFC 6184) as `RTPDepacketizer` delivers them:
 /// received access units in, decoded frames out of its ``DecoderSession``, stamped with their

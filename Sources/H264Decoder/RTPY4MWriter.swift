@@ -1,5 +1,6 @@
 public import H264
-import H264Media
+import MediaContainers
+public import RTP
 
 /// Received RTP access units decoded as they arrive (a ``DecoderSession`` through an
 /// ``RTPDecoder``) and handed on as y4m bytes (``Y4MFrameWriter``), up to a number of frames:

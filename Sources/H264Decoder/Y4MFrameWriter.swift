@@ -1,5 +1,5 @@
 public import H264
-import H264Media
+import MediaContainers
 
 extension H264Error.Code {
     /// A decoded frame's pixel format that y4m cannot hold (planar RGB, packed BGRA, NV12, a

@@ -99,12 +99,13 @@ public struct AnnexBWriter: Sendable {
     /// Calls `body` with each parameter set of `format` in `VideoFormatDescription.parameterSets`
     /// order, without building that array (no allocation per frame).
     private static func forEachParameterSet(of format: VideoFormatDescription, _ body: ([UInt8]) -> Void) {
-        switch format {
-        case .h264(let description):
+        if let description = format.h264 {
             description.sequenceParameterSets.forEach(body)
             description.pictureParameterSets.forEach(body)
-        case .hevc(let record):
+        } else if let record = format.hevc {
             for array in record.arrays { array.nalUnits.forEach(body) }
+        } else {
+            format.parameterSets.forEach(body)
         }
     }
 

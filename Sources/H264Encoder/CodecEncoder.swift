@@ -2,7 +2,7 @@ import H264
 import HEVC
 import Logging
 
-/// One open encoder library handle for one frame size — libx264 (``X264Encoder``) or libx265
+/// One open encoder library handle for one frame size — libx264 (`X264Encoder`) or libx265
 /// (`X265Encoder`, with the package trait `HEVCEncoding`) — as the session's `Lane` drives it.
 ///
 /// Not thread-safe, like the libraries: the lane's lock serialises every use.

@@ -76,12 +76,7 @@ public struct LiveFrame: Sendable {
     /// IRAP picture, as `hevc_mp4toannexb` puts them).
     func annexBBytes(allocator: ByteBufferAllocator) throws -> ByteBuffer {
         if let annexB { return annexB }
-        let bytes = switch format {
-        case .h264(let description):
-            try AnnexB.fromAVCC(avcc, lengthSize: 4, parameterSets: isKeyframe ? description.configurationRecord : nil)
-        case .hevc(let record):
-            try AnnexB.fromHVCC(avcc, lengthSize: 4, configuration: isKeyframe ? record : nil)
-        }
+        let bytes = try format.annexB(fromSample: avcc, lengthSize: 4, withParameterSets: isKeyframe)
         var buffer = allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         return buffer

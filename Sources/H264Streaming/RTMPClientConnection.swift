@@ -2,6 +2,7 @@ import H264
 import Logging
 import NIOCore
 import NIOPosix
+import RTMPMessages
 
 /// What ``RTMPPublisher`` and ``RTMPPlayer`` share up to their stream: the TCP (and TLS)
 /// connection, the handshake, `Set Chunk Size`, `connect` and `createStream` — each answer

@@ -1,6 +1,7 @@
 import H264
 import Logging
 import NIOCore
+import RTMPMessages
 
 /// The connection of an ``RTMPPublisher`` or an ``RTMPPlayer``, on its event loop: the
 /// handshake, the chunk stream both ways (`RTMPChunkReader`, `RTMPChunkWriter`), the answers to

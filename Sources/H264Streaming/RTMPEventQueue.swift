@@ -1,4 +1,5 @@
 import H264
+import MediaContainers
 
 /// The bounded queue between an RTMP connection's event loop and the consumer of its video
 /// (``RTMPIncomingStream``, ``RTMPPlayer``): at most `limit` events wait; past that, events are

@@ -1,5 +1,6 @@
 public import H264
 public import NIOCore
+public import MediaContainers
 
 /// A publisher pushing to an ``RTMPIngestServer`` (OBS, `ffmpeg -f flv rtmp://…`,
 /// `rtmp2sink`): the application and stream key it published to, and its video as an

@@ -1,6 +1,8 @@
 import H264
 import Logging
 import NIOCore
+import MediaContainers
+import RTMPMessages
 
 /// One publisher's connection to an ``RTMPIngestServer``, on its event loop: the server side of
 /// the handshake and of the commands (as nginx-rtmp answers them), acknowledgements, and its

@@ -1,6 +1,8 @@
 public import H264
 public import Logging
 public import NIOCore
+public import MediaContainers
+public import RTMPMessages
 
 /// Plays a stream from an RTMP server — nginx-rtmp, SRS, MediaMTX, FFmpeg — as players do
 /// (RTMP specification clause 7.2.2.1; FFmpeg's `rtmpproto.c`): the handshake, `connect`,

@@ -1,6 +1,8 @@
 public import H264
 public import HEVC
 import NIOCore
+public import MediaContainers
+public import RTMPMessages
 
 extension RTMPPublisher {
     /// Sends one access unit, in decoding order; the first frames before an IDR are dropped, as
@@ -182,10 +184,7 @@ extension RTMPPublisher {
     /// `onMetaData` from a format: its size, its SPS's frame rate and its codec.
     static func metadata(of format: VideoFormatDescription) -> FLVMetadata {
         let (width, height) = format.dimensions
-        let frameRate = switch format {
-        case .h264(let format): format.sequenceParameterSet?.frameRate
-        case .hevc(let record): record.sequenceParameterSet?.frameRate?.framesPerSecond
-        }
+        let frameRate = format.framesPerSecond
         return FLVMetadata(width: width, height: height, frameRate: frameRate, codec: format.codec)
     }
 }

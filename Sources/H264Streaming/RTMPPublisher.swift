@@ -2,6 +2,7 @@ public import H264
 public import HEVC
 public import Logging
 public import NIOCore
+public import MediaContainers
 
 /// Publishes H.264 or H.265 to an RTMP server — nginx-rtmp, SRS, MediaMTX, FFmpeg, YouTube, Twitch —
 /// as encoders do (RTMP specification clause 7.2; FFmpeg's `rtmpproto.c`): the handshake,

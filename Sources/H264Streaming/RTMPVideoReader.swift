@@ -1,4 +1,6 @@
 import H264
+import MediaContainers
+import RTMPMessages
 
 /// Video messages (type 9, FLV video tag bodies) read as FLV tags by `FLVReader` (module
 /// `H264`), the one reader of FLV video: what ``RTMPIngestServer``'s publishers and

@@ -1,5 +1,7 @@
 import H264
 import HEVC
+import MediaContainers
+import RTMPMessages
 
 /// The video half of a publish, sans I/O: turns access units into RTMP video messages (FLV
 /// video tag bodies, `FLVVideoTag`; H.265 in `hvc1` tags) — the sequence header before the first frame and again

@@ -1,6 +1,7 @@
 public import H264
 public import NIOCore
 import NIOPosix
+public import RTP
 
 /// Receives a plain RTP stream (RFC 6184) over UDP as an SDP describes it (`h264 receive
 /// FILE.sdp`): binds the SDP's port, depacketizes what arrives (payload type and

@@ -1,4 +1,5 @@
 public import H264
+public import RTP
 
 /// What a receiver's depacketizer counted (``RTSPPublisher/statistics``, ``RTPReceiver/statistics``).
 public struct RTPReceptionStatistics: Sendable, Equatable {

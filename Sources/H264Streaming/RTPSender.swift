@@ -3,6 +3,7 @@ public import HEVC
 public import NIOCore
 import NIOPosix
 import Synchronization
+public import RTP
 
 /// Sends a live stream as plain RTP (H.264 by RFC 6184, packetization-mode 1; H.265 by RFC
 /// 7798, by each frame's ``LiveFrame/format``) over UDP to one

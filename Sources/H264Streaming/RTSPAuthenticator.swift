@@ -1,4 +1,5 @@
 import H264
+import RTSPMessages
 
 /// The client side of RTSP authentication, without I/O: picks the strongest challenge of a
 /// `401 Unauthorized` (Digest SHA-256, then Digest MD5, then Basic), builds the `Authorization`
@@ -136,7 +137,7 @@ struct RTSPAuthenticator {
         return challenges.contains { $0.scheme == "basic" } ? .basic : nil
     }
 
-    /// The digest `response`: ``RTSPDigest/response(_:session:user:realm:password:nonce:nc:cnonce:qop:method:uri:)``,
+    /// The digest `response`: `RTSPDigest.response(_:session:user:realm:password:nonce:nc:cnonce:qop:method:uri:)`,
     /// the one computation the client and the server share.
     static func digestResponse(_ algorithm: DigestAlgorithm, session: Bool = false, user: String, realm: String,
                                password: String, nonce: String, nc: String, cnonce: String, qop: String?,

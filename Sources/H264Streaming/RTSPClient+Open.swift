@@ -2,6 +2,7 @@ import H264
 public import Logging
 public import NIOCore
 import NIOPosix
+public import RTSPMessages
 
 extension RTSPClient {
     /// Connects to `url` (`rtsp://[USER:PASSWORD@]HOST[:PORT]/PATH`, port 554 by default) and

@@ -3,6 +3,8 @@ public import HEVC
 import Logging
 import NIOCore
 import NIOPosix
+public import RTP
+public import RTSPMessages
 
 /// Plays an RTSP stream (RFC 2326): ``open(url:group:configuration:logger:)`` connects and
 /// sends OPTIONS, DESCRIBE, SETUP (RTP interleaved in the connection, or over a UDP port pair)

@@ -15,12 +15,12 @@ extension RTSPClient {
             case udp
         }
 
-        /// How RTP comes: ``Transport-swift.enum/automatic`` (the default), TCP or UDP.
+        /// How RTP comes: `Transport-swift.enum.automatic` (the default), TCP or UDP.
         public var transport = Transport.automatic
         /// The user and password for a server that answers `401 Unauthorized`; nil: those of the
         /// URL's user info, if any. Set here, they win over the URL's.
         public var credentials: RTSPCredentials?
-        /// With the ``Transport-swift.enum/automatic`` transport over UDP: how long after PLAY
+        /// With the `Transport-swift.enum.automatic` transport over UDP: how long after PLAY
         /// the first packet (RTP or RTCP) may take. When none came, the session is torn down and
         /// set up again over TCP interleaved on a new connection, as FFmpeg's `rtspdec.c` ("UDP
         /// timeout, retrying with TCP") and gortsplib's client (`InitialUDPReadTimeout`, 3 s) do;

@@ -2,6 +2,8 @@ import H264
 import Logging
 import NIOCore
 import NIOPosix
+import RTP
+import RTSPMessages
 
 /// One connection of an ``RTSPClient`` that plays: the RTSP channel and its handler, the UDP
 /// port pair (RTP over UDP), and what the server answered. A client has one at a time; each
@@ -34,7 +36,7 @@ struct RTSPClientConnection: Sendable {
     /// OPTIONS, DESCRIBE, SETUP of the H.264 track (UDP, then TCP on 461 with the automatic
     /// transport), PLAY; then the keepalive and the receiver reports start. With the automatic
     /// transport over UDP, no packet within the UDP fallback delay tears the session down and
-    /// plays the URL again over TCP (``awaitingUDP(delay:credentials:makeHandler:configuration:logger:)``). Throws ``Redirect``
+    /// plays the URL again over TCP (``awaitingUDP(delay:credentials:makeHandler:configuration:logger:)``). Throws `Redirect`
     /// for a `3xx` with `Location` to OPTIONS or DESCRIBE (the channel closed).
     static func connect(to url: String, credentials: RTSPCredentials?, handler makeHandler: @escaping @Sendable () -> RTSPClientHandler,
                         on loop: any EventLoop, configuration: RTSPClient.Configuration,

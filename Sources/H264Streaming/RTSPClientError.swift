@@ -1,4 +1,5 @@
 public import H264
+public import RTSPMessages
 
 /// Why an ``RTSPClient`` could not play a URL: a code to branch on and a one-line message
 /// (`DESCRIBE rtsp://…/cam: 404 Not Found`).

@@ -2,14 +2,16 @@ import H264
 import HEVC
 import Logging
 import NIOCore
+import RTP
+import RTSPMessages
 
 /// The connection of an ``RTSPClient``, on its event loop: writes requests (with the
-/// `Authorization` its ``RTSPAuthenticator`` builds, a 401 retried as that says), matches answers
+/// `Authorization` its `RTSPAuthenticator` builds, a 401 retried as that says), matches answers
 /// to them by CSeq (an answer without CSeq to the one request outstanding), sends the keepalive, and turns the RTP packets (interleaved on the RTP channel, or datagrams from
 /// the UDP socket, ``receive(packet:)``) into the client's events. Ends the events when the
 /// server closes the connection, when nothing arrives for the idle timeout, when the keepalive
 /// fails, or at ``end(_:)``; `onEnd` then gets the ending (the client finishes its events, or
-/// reconnects). Its RTCP (``RTSPClientRTCP``): sender reports on the RTCP channel (or the RTCP
+/// reconnects). Its RTCP (`RTSPClientRTCP`): sender reports on the RTCP channel (or the RTCP
 /// socket, ``receive(rtcp:)``) give the access units their wall-clock time, and receiver reports
 /// go out every 5 s. A handler that resumes after a reconnection skips the access units before
 /// the first IDR, and announces that one with the gap since the last connection's last.

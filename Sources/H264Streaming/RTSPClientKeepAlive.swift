@@ -1,5 +1,6 @@
 import H264
 import NIOCore
+import RTSPMessages
 
 /// The keepalive of an ``RTSPClient``'s session: every `interval`, on the event loop's own clock
 /// (so a test on an `EmbeddedEventLoop` moves it with `advanceTime`), `send` writes a request

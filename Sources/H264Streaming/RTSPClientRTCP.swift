@@ -1,8 +1,9 @@
 import H264
 import NIOCore
+import RTP
 
 /// The RTCP of an ``RTSPClient``'s session, on its event loop: counts the RTP packets
-/// (``RTPSourceStatistics``, arrival times on the loop's clock), keeps the last sender report
+/// (`RTPSourceStatistics`, arrival times on the loop's clock), keeps the last sender report
 /// of the stream's source (for the access units' wall-clock time) and, once started, sends a
 /// receiver report with an SDES CNAME every `interval` through `send` (an interleaved frame on
 /// the RTCP channel, or a datagram to the server's RTCP port). Sans-I/O but for the timer.

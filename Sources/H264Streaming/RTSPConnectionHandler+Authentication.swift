@@ -1,6 +1,7 @@
 import H264
 import Logging
 import NIOCore
+import RTSPMessages
 
 extension RTSPConnectionHandler {
     /// The `401 Unauthorized` for `request` when the path it names (`path`, the mount path it

@@ -2,6 +2,7 @@ import Foundation
 import H264
 import HEVC
 import NIOCore
+import RTP
 
 /// What a playing session sends: the RTP packets of each access unit, and RTCP sender reports.
 extension RTSPConnectionHandler {

@@ -1,6 +1,8 @@
 import H264
 import HEVC
 import NIOCore
+import RTP
+import RTSPMessages
 
 /// The requests of a viewer (DESCRIBE, PLAY, PAUSE) and its joining and leaving the mount's
 /// ``Broadcaster``.

@@ -1,5 +1,7 @@
 import H264
 import NIOCore
+import RTP
+import RTSPMessages
 
 /// The requests of a publisher (ANNOUNCE, SETUP with `mode=record`, RECORD) on a record path.
 extension RTSPConnectionHandler {

@@ -4,6 +4,8 @@ import HEVC
 import Logging
 import NIOCore
 import NIOPosix
+import RTP
+import RTSPMessages
 
 /// One RTSP connection of an ``RTSPServer``: reads requests with `RTSPMessageReader` and
 /// answers them; its one session plays or records, by the mount path it is set up for. The

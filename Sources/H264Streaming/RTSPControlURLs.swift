@@ -1,4 +1,5 @@
 package import H264
+package import RTP
 
 /// Where a client sends SETUP and PLAY after DESCRIBE (RFC 2326 appendix C.1.1), read as FFmpeg,
 /// retina and gortsplib read what cameras send:
@@ -19,7 +20,7 @@ package struct RTSPControlURLs: Sendable, Equatable {
     package var track: String
     /// The URL of PLAY, TEARDOWN and the keepalive.
     package var aggregate: String
-    /// The repairs made (``H264Error/Code/invalidRTSPHeader``, field the header).
+    /// The repairs made (`H264Error.Code.invalidRTSPHeader`, field the header).
     package var warnings: [H264Error] = []
 
     /// The URLs of the stream `description` describes, DESCRIBE having gone to `requestURL`

@@ -1,6 +1,7 @@
 public import H264
 public import HEVC
 public import NIOCore
+public import RTP
 
 /// A publisher recording to a record path of an ``RTSPServer`` (RFC 2326 record mode; ``RTSPServer/mountRecording(_:authentication:)``, ``RTSPRecordServer``): the stream it
 /// announced, and the events of its RTP packets as they arrive, depacketized (access units

@@ -2,6 +2,7 @@ import H264
 import HEVC
 import Logging
 import NIOCore
+import RTP
 
 /// The publishing slot of a record path of an ``RTSPServer``: which RTSP connection holds it, the stream it
 /// announced (an H.264 or H.265 depacketizer, `SDPDepacketizer`), the ``RTSPPublisher`` its events go to once it records,

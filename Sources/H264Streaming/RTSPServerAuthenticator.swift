@@ -1,9 +1,10 @@
 import Crypto
 import H264
+import RTSPMessages
 
 /// The server side of RTSP authentication, without I/O: takes a request and says whether its
 /// `Authorization` lets it through (``RTSPServer/Authentication``'s users, method and realm;
-/// Digest nonces from ``RTSPDigestNonces``), or gives the `401 Unauthorized` to send, with its
+/// Digest nonces from `RTSPDigestNonces`), or gives the `401 Unauthorized` to send, with its
 /// challenges, and the reason to log (never a password).
 ///
 /// Digest (RFC 7616 clause 3.4; RFC 2069's form without `qop`, which GStreamer sends): the

@@ -1,5 +1,6 @@
 package import H264
 package import NIOCore
+package import RTSPMessages
 
 /// The request preamble of an RTSP server connection (`RTSPConnectionHandler`, in play and
 /// record mode alike): reading messages while keeping the timeouts, answering malformed

@@ -1,5 +1,7 @@
 import H264
 import HEVC
+import MediaContainers
+import RTP
 
 /// Where a ``Relay`` takes its stream from, as ``LiveFrame``s of either codec: a camera played with
 /// ``RTSPClient``, a publisher recording to an ``RTSPServer`` record path (``RTSPPublisher``),
@@ -125,7 +127,7 @@ public struct RelaySource: AsyncSequence, Sendable {
                         if let record = try? event?.videoFormat()?.hevc { format = .hevc(record) }
                     case .hevcFrame(let received)?:
                         let unit = received.hevcAccessUnit
-                        guard unit.hasPicture, case .hevc(let record)? = format else { continue }
+                        guard unit.hasPicture, let record = format?.hevc else { continue }
                         return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP,
                                          presentationTime: .milliseconds(received.presentationTime), decodeTime: .milliseconds(received.decodeTime))
                     }

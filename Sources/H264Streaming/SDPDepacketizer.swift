@@ -1,5 +1,6 @@
 import H264
 import HEVC
+import RTP
 
 /// The depacketizer an SDP asks for — an ``RTSPClient``'s stream, or a publisher's ANNOUNCE to a
 /// record path — chosen by its `rtpmap`: RFC 6184 for `H264`, RFC 7798 for `H265` (exactly one

@@ -1,4 +1,5 @@
 public import H264
+public import RTP
 
 extension SessionDescription {
     /// A depacketizer for the H.264 stream this SDP describes: its payload type, and its

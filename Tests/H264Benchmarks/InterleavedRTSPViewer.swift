@@ -5,6 +5,7 @@ import H264TestSupport
 
 #if canImport(Glibc)
 import Glibc
+import RTP
 #endif
 
 /// The cheapest RTSP viewer there is, for a server's CPU benchmark: DESCRIBE, SETUP with RTP

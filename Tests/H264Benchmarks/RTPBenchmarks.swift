@@ -3,6 +3,7 @@ import H264
 import H264Encoder
 import H264TestSupport
 import Testing
+import RTP
 
 /// The 30 frames of ``Frames720p`` encoded once (``benchmarkConfiguration(threads:)``, 1 thread),
 /// as the RTP benchmarks' access units.

@@ -5,6 +5,7 @@ import H264TestSupport
 
 #if canImport(Glibc)
 import Glibc
+import RTSPMessages
 #endif
 
 /// One abusive connection to an RTSP server on 127.0.0.1 (for `AbusiveConnectionsTests`), of

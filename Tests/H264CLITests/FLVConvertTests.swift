@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import H264
 import H264TestSupport
+import MediaContainers
 
 /// `h264 convert --to flv` and FLV input, checked against FFmpeg: ffprobe reads what we write,
 /// and we read what FFmpeg's FLV muxer writes.

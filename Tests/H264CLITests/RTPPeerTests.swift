@@ -5,6 +5,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import RTP
 #endif
 
 /// RTP against real peers, on 127.0.0.1 only: FFmpeg and GStreamer read what `h264 serve --rtp`

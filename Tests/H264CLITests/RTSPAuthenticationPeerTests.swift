@@ -2,6 +2,7 @@ import Foundation
 import H264
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// `--auth` against real peers on 127.0.0.1: FFmpeg (TCP and UDP, credentials in the URL) and
 /// GStreamer's `rtspsrc` (`user-id`/`user-pw`) play `h264 serve --rtsp … --auth u:p` with

@@ -5,6 +5,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import RTP
 #endif
 
 /// `h264 receive --listen rtsp://…`: FFmpeg (`-f rtsp`, over TCP interleaved and over UDP) and

@@ -3,6 +3,7 @@ import H264
 import H264Decoder
 import H264TestSupport
 import Testing
+import RTP
 
 /// `RTPDecoder`: access units from `RTPPacketizer` → `RTPDepacketizer` (or
 /// `RTPZeroCopyDepacketizer`, its views copied once into libavcodec's input) decoded from the

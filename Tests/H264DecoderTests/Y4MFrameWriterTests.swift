@@ -1,9 +1,10 @@
 import Foundation
 import H264
 import H264Decoder
-import H264Media
+import MediaContainers
 import H264TestSupport
 import Testing
+import RTP
 
 /// `Y4MFrameWriter` and `RTPY4MWriter` (moved out of `h264 decode` and `h264 receive`): the y4m
 /// they write, read back by FFmpeg, holds FFmpeg's own decoding of the stream frame for frame.

@@ -4,6 +4,7 @@ import H264Streaming
 import H264TestSupport
 import NIOPosix
 import Testing
+import MediaContainers
 
 /// `RTMPPublisher` (the README's "Go live") against nginx-rtmp on 127.0.0.1 (`record all`),
 /// its recording read by ffprobe: a resolution switch mid-stream (a new sequence header, and

@@ -2,7 +2,7 @@ import Foundation
 import H264
 import H264Decoder
 import H264Encoder
-import H264Media
+import MediaContainers
 import H264Streaming
 import H264TestSupport
 import NIOPosix

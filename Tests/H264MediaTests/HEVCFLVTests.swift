@@ -1,5 +1,5 @@
 import H264
-import H264Media
+import MediaContainers
 import H264TestSupport
 import HEVC
 import Testing

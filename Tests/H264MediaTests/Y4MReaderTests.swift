@@ -1,6 +1,6 @@
 import Foundation
 import H264
-import H264Media
+import MediaContainers
 import H264TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import H264
 @testable import H264Streaming
 import NIOCore
 import NIOEmbedded
+import RTSPMessages
 
 /// An `RTSPClientHandler` on a connected `EmbeddedChannel`: the test reads the requests it
 /// writes, answers them, and moves the loop's clock.

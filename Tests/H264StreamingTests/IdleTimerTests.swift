@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import H264TestSupport
 import Testing
+import RTP
 
 /// Idle timeouts run on the event loop's clock: on an `EmbeddedChannel` the test moves time,
 /// so a 10-second timeout is checked to the millisecond without waiting for it.

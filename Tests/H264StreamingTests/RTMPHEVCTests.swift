@@ -4,6 +4,8 @@ import H264TestSupport
 import HEVC
 import NIOPosix
 import Testing
+import MediaContainers
+import RTMPMessages
 
 /// H.265 over Enhanced RTMP (`hvc1`), our publisher against our ingest server, player and a
 /// scripted server: `connect` lists the FourCCs, `onMetaData` names `hvc1`, the hvcC goes as the

@@ -3,6 +3,7 @@ import H264Streaming
 import H264TestSupport
 import NIOPosix
 import Testing
+import MediaContainers
 
 /// ``RTMPIngestServer`` taking ``RTMPPublisher``'s publish on 127.0.0.1: the frames come out as
 /// they went in (format, AVCC bytes, decoding and composition times), the publish ends as

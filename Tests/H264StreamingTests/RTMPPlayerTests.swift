@@ -4,6 +4,8 @@ import H264TestSupport
 import HEVC
 import NIOPosix
 import Testing
+import MediaContainers
+import RTMPMessages
 
 /// ``RTMPPlayer`` against ``ScriptedRTMPServer`` on 127.0.0.1: the video messages come out as
 /// the FLV events they carry (format, AVCC bytes, decoding and composition times), the play ends

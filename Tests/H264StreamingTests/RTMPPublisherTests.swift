@@ -4,6 +4,8 @@ import H264TestSupport
 import HEVC
 import NIOPosix
 import Testing
+import MediaContainers
+import RTMPMessages
 
 /// ``RTMPPublisher`` against ``ScriptedRTMPServer`` on 127.0.0.1: the messages of a whole
 /// publish in order (what nginx-rtmp and FFmpeg read), and every bad peer: a close mid-handshake,

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTP
 
 /// Plain RTP over UDP on loopback: the sender's SDP, read by the receiver, bound on port 0
 /// (the port read from the receiver), and the access units sent arriving as they were.

@@ -2,6 +2,7 @@ import H264
 @testable import H264Streaming
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// Digest computed as the RFCs' worked examples say (values recomputed with Python's hashlib),
 /// the `Authorization` built from a challenge, the strongest scheme chosen, and when a 401 is

@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// The client's connection handler answers a 401 as a camera expects: once more with the
 /// strongest scheme, later requests authorized at once (nc counting up), a stale nonce retried

@@ -4,6 +4,8 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTP
+import RTSPMessages
 
 /// What cameras answer an RTSP client that the RFC does not allow, read as FFmpeg, retina and
 /// gortsplib read it; each case names its public source.

@@ -4,6 +4,8 @@ import NIOCore
 import NIOEmbedded
 import H264TestSupport
 import Testing
+import RTP
+import RTSPMessages
 
 /// The client's RTCP on an `EmbeddedChannel` and the loop's own clock: a receiver report on the
 /// RTCP interleaved channel every 5 s with the counts of what arrived (a lost packet included),

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// Redirects (RFC 2326 clause 11.3): a `302` with `Location` to DESCRIBE is followed to another
 /// server (without the credentials: another host would get them otherwise — here the same

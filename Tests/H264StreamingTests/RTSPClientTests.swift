@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTP
 
 /// `RTSPClient` against `RTSPServer`, both on loopback (the server's port read from the server):
 /// over TCP interleaved and over UDP the access units arrive as they were sent, with their

@@ -4,6 +4,8 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTP
+import RTSPMessages
 
 /// `RTSPClient.open` against a scripted camera on loopback that wants Digest credentials and
 /// serves RTP over TCP only: the automatic transport falls back from UDP on 461, the URL's user

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTP
 
 /// One `RTSPServer` with a play path and a record path at once, on real loopback sockets: what a
 /// publisher records to `/in` the program hands to the broadcaster of `/out`, and a viewer

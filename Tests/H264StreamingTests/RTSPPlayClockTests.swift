@@ -4,6 +4,8 @@ import NIOCore
 import NIOEmbedded
 import H264TestSupport
 import Testing
+import RTP
+import RTSPMessages
 
 /// RTP timestamps from the media clock: frames with presentation times keep their spacing
 /// however they reach the connection (`RTSPPlayClock`, and a playing connection on

@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTP
 
 /// The RTSP record server on real loopback sockets: bound on port 0 (the port read from the
 /// server), a publisher announcing, recording over TCP interleaved and tearing down, seen by the

@@ -2,6 +2,7 @@ import H264
 @testable import H264Streaming
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// The server's check of `Authorization`, without sockets: the RFCs' worked examples in reverse
 /// (the server accepts the RFC's answer for the RFC's nonce), and refusals — a wrong response,

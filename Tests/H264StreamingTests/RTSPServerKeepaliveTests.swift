@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// A UDP viewer that only sends RTCP receiver reports (as VLC does) keeps its RTSP session
 /// alive; once the reports stop, the session times out.

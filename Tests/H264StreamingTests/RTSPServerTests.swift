@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import H264TestSupport
 import Testing
+import RTP
 
 /// The RTSP play server on real loopback sockets: bound on port 0 (the port read from the
 /// server, not from a log), two mount paths, a viewer playing one over TCP interleaved, and

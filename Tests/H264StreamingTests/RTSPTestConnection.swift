@@ -2,6 +2,8 @@ import H264
 import H264Streaming
 import NIOCore
 import NIOPosix
+import RTP
+import RTSPMessages
 
 /// A test's RTSP connection on NIO: sends requests, and reads the messages the server sends
 /// (answers and interleaved frames) with the library's `RTSPMessageReader`, in order.

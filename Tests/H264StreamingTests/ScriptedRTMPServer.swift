@@ -3,6 +3,8 @@ import H264
 import NIOCore
 import NIOPosix
 import Testing
+import MediaContainers
+import RTMPMessages
 
 /// An RTMP server on 127.0.0.1 that answers a publisher as nginx-rtmp does — or misbehaves as a
 /// test asks — built on the module's own sans-I/O pieces (``RTMPHandshake`` in the server role,

@@ -1,6 +1,7 @@
 import H264
 import NIOCore
 import NIOPosix
+import RTSPMessages
 
 /// A camera on 127.0.0.1 whose answers a test writes: `answer` gets every request (in order, on
 /// the loop) and returns the response; ``requests`` yields each request as it comes.

@@ -2,6 +2,7 @@ import H264
 import H264Streaming
 import H264TestSupport
 import Testing
+import RTP
 
 /// The depacketizer an SDP makes takes its `sprop-parameter-sets` when they parse and starts
 /// without them when they do not, as FFmpeg does: such a camera's stream is still read with

@@ -1,6 +1,6 @@
 public import Foundation
 public import H264
-import H264Media
+import MediaContainers
 
 /// Locates test data. Every test reads only the checkout's own `Fixtures/` folder, whose files
 /// are listed, with their origin and terms, in `Fixtures/PROVENANCE`. A missing file is a thrown

@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import MediaContainers
 
 /// AMF0 (AMF0 specification, Adobe 2007, clause 2): byte vectors written from the spec's type
 /// table, round trips, and the bounded decoder's refusals — each with its code and field.

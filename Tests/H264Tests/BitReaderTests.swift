@@ -1,5 +1,6 @@
 import H264TestSupport
 import Testing
+import MediaCore
 @testable import H264
 
 @Suite(.ownThread) struct BitReaderTests {

@@ -1,6 +1,10 @@
 import Testing
 @testable import H264
 import H264TestSupport
+import MediaCore
+import H264
+import MediaContainers
+import RTP
 
 /// Annex-B where lengths (AVCC) or an RTP payload's NAL unit header belong: the one rule of
 /// `EmbeddedAnnexB`, as `AVCC.read`, the AVCC → Annex-B conversions, `FLVReader` and both

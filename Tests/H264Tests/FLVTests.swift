@@ -1,6 +1,8 @@
 import H264
 import H264TestSupport
 import Testing
+import HEVC
+import MediaContainers
 
 /// FLV tags and files (FLV specification annex E; Enhanced RTMP v2): byte vectors built here
 /// from those syntax tables, round trips through ``FLVWriter`` and ``FLVReader`` on the B-frame

@@ -1,6 +1,7 @@
 import Testing
 @testable import H264
 import H264TestSupport
+import MediaCore
 
 @Suite(.ownThread) struct FramingAVCCTests {
     @Test func splitsFourByteLengths() throws {

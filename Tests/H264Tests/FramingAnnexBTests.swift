@@ -1,6 +1,7 @@
 import Testing
 @testable import H264
 import H264TestSupport
+import MediaCore
 
 @Suite(.ownThread) struct FramingAnnexBTests {
     /// Hand-made byte vectors and the locations Annex B gives them (worked out by hand).

@@ -1,6 +1,8 @@
 import Testing
 @testable import H264
 import H264TestSupport
+import MediaCore
+import H264
 
 @Suite(.ownThread) struct FramingConversionTests {
     // Made-up but well-formed-looking units: SPS 67 42 00 1E AB, PPS 68 CE 38 80,

@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTP
 
 /// `RTCPPacket.packets(in:)` on real compound packets (what `h264 serve --rtsp` sends, and the
 /// layouts FFmpeg's rtpenc.c and rtpdec.c write), the receiver report written back, the reception

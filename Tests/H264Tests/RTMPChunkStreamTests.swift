@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTMPMessages
 
 /// The RTMP chunk stream (RTMP specification clause 5.3): the writer's bytes checked against
 /// the header layouts of clause 5.3.1, the reader against the writer (whole, byte by byte,

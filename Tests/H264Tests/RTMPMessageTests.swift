@@ -1,6 +1,8 @@
 import H264
 import H264TestSupport
 import Testing
+import MediaContainers
+import RTMPMessages
 
 /// RTMP's handshake (clause 5.2), control messages (5.4, 7.1.7) and commands (7.1.1, 7.2):
 /// byte layouts from the specification, a client and a server handshaking with each other, and

@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTP
 
 /// RTP as real cameras send it, each quirk read as FFmpeg and the other players read it: every
 /// access unit of a real stream comes out whole, with the timestamp of its pictures, and

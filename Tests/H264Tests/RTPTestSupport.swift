@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTP
 
 /// A real stream cut into access units and packetized: what the RTP tests send.
 struct PacketizedStream {

@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTP
 
 /// `RTPTimeline`: 90 kHz timestamps as times from the first, across the 32-bit wrap, stepping
 /// back for B-frames, from a given start.

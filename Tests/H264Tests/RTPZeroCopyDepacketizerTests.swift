@@ -1,6 +1,9 @@
 @testable import H264
 import H264TestSupport
 import Testing
+import MediaCore
+import H264
+import RTP
 
 /// `RTPZeroCopyDepacketizer` and `AccessUnitView`. That it gives `RTPDepacketizer`'s events for
 /// the same packets is checked by every depacketizer test (``DepacketizedEvents``); these check

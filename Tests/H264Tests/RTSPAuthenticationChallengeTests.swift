@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// `WWW-Authenticate` as cameras and servers write it: quoted and unquoted values, commas and
 /// escaped quotes inside quotes, several challenges in one value, any case, missing commas; and

@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// `RTSPAuthorization.parse` on what clients send: FFmpeg's Digest (quoted `algorithm`, `nc`
 /// and `qop` unquoted), GStreamer's (no `qop`), Basic's token; its text parses back to itself;

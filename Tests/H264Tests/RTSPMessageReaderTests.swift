@@ -1,6 +1,8 @@
 import H264
 import H264TestSupport
 import Testing
+import RTP
+import RTSPMessages
 
 @Suite("RTSP request reader, response writer, Transport header", .ownThread)
 struct RTSPMessageReaderTests {

@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTSPMessages
 
 /// What cameras send an RTSP client, read as FFmpeg and VLC read it: each case names its public
 /// source, and every chunking of the bytes gives the same messages.

@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTP
 
 /// SDPs of real cameras that FFmpeg plays, each read as FFmpeg reads it: what decides how the
 /// packets are read is kept, what is broken is skipped with a warning (code, field, offset), and

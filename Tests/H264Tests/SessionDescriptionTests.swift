@@ -1,6 +1,7 @@
 import H264
 import H264TestSupport
 import Testing
+import RTP
 
 @Suite("SDP session description", .ownThread)
 struct SessionDescriptionTests {

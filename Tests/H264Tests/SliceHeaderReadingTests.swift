@@ -1,6 +1,8 @@
 import Testing
 @testable import H264
 import H264TestSupport
+import MediaCore
+import H264
 
 /// The allocation-free slice-header reader of the access-unit boundary rule
 /// (`SliceHeader.read(header:payload:parameterSets:)`) and the bit cursor under every reader,

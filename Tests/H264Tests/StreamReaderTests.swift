@@ -1,6 +1,7 @@
 import Testing
 @testable import H264
 import H264TestSupport
+import MediaCore
 
 @Suite(.ownThread) struct StreamReaderTests {
     /// Whole-buffer parsing mapped to stream units: what every chunking must give.

@@ -2,6 +2,7 @@ import Testing
 import H264
 import HEVC
 import H264TestSupport
+import RTP
 
 /// Inputs the fuzz targets found, and other malformed parameter sets: each throws its code (or
 /// parses), never traps.

@@ -3,6 +3,7 @@ import H264
 import HEVC
 import H264TestSupport
 import Testing
+import RTP
 
 /// RFC 7798 against FFmpeg 5.1 as the peer, on 127.0.0.1: we depacketize what `ffmpeg -f rtp`
 /// sends of each shared stream (its SDP read by us) into the file's NAL units, access unit by

@@ -1,6 +1,7 @@
 import H264
 import HEVC
 import H264TestSupport
+import RTP
 
 /// What the HEVC RTP tests share: a shared stream cut into access units and packetized, and the
 /// depacketizer's events sorted by kind.

@@ -3,6 +3,7 @@ import Testing
 import H264
 import HEVC
 import H264TestSupport
+import RTP
 
 /// The H.265 SDP (RFC 7798 section 7): FFmpeg's, ours written and read back, DONL and the
 /// tolerated and refused values.

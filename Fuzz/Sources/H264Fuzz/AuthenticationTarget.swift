@@ -1,4 +1,5 @@
 import H264
+import RTSPMessages
 
 extension FuzzTarget {
     /// The input as a `WWW-Authenticate` value: parsing never traps; every scheme and parameter

@@ -1,4 +1,5 @@
 import H264
+import RTSPMessages
 
 extension FuzzTarget {
     /// The input as an `Authorization` value, as a server reads it: parsing never traps; a

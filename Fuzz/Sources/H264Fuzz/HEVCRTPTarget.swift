@@ -1,5 +1,6 @@
 import H264
 import HEVC
+import RTP
 
 extension FuzzTarget {
     /// `hevc-rtp`: (1) the input as packets (a 2-byte length before each) into

@@ -1,5 +1,5 @@
 import H264
-import H264Media
+import MediaContainers
 
 /// The y4m and FLV readers (H264Media, H264).
 extension FuzzTarget {

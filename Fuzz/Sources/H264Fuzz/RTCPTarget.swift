@@ -1,4 +1,5 @@
 import H264
+import RTP
 
 extension FuzzTarget {
     /// The input as a compound RTCP packet: parsing never traps; every receiver report parsed

@@ -1,4 +1,6 @@
 import H264
+import MediaContainers
+import RTMPMessages
 
 extension FuzzTarget {
     /// The input as the bytes of an RTMP connection after the handshake (`RTMPChunkReader`),

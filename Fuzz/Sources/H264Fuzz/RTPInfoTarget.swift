@@ -1,4 +1,5 @@
 import H264
+import RTSPMessages
 
 extension FuzzTarget {
     /// The input as an `RTP-Info` value (`RTSPRTPInfo(parsing:)`): never traps; every warning's

@@ -1,5 +1,5 @@
 import H264
-import H264Media
+import MediaContainers
 
 /// The fuzzed entry points, one per parser. A property violation traps (`fatalError`), which
 /// libFuzzer reports as a crash with the input that caused it.

@@ -1,4 +1,6 @@
 import H264
+import RTP
+import RTSPMessages
 
 /// The RTP depacketizers, the SDP reader and the RTSP message reader (H264).
 extension FuzzTarget {

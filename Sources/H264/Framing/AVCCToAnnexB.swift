@@ -9,7 +9,7 @@ extension AnnexB {
         /// elsewhere. This is what FFmpeg's `h264_mp4toannexb` writes.
         case minimal
         /// `00 00 00 01` before every NAL unit, as the in-place conversion
-        /// (``convertAVCCInPlace(_:)-([UInt8])``) produces.
+        /// (`convertAVCCInPlace(_:)`) produces.
         case fourByte
     }
 
@@ -21,12 +21,12 @@ extension AnnexB {
     /// kind is checked on its own: a sample with an in-band SPS but no PPS gets only the PPS).
     ///
     /// A sample that holds Annex-B where lengths belong (Chrome's MediaRecorder writes such MP4
-    /// and Matroska samples) is read as ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)``
+    /// and Matroska samples) is read as `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`
     /// reads it — from the start code on, as Annex-B, as FFmpeg's decoder reads it — and its NAL
     /// units are written as those of an AVCC sample would be (parameter sets inserted the same
     /// way); damaged units there (`forbidden_zero_bit` set) are left out. A genuine AVCC sample
     /// whose first length happens to read `00 00 01 xx` or `00 00 00 01` still reads as AVCC.
-    /// ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)`` gives the warning and
+    /// `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)` gives the warning and
     /// the skipped units.
     ///
     /// - Parameters:
@@ -36,7 +36,7 @@ extension AnnexB {
     ///     pictures; `nil` to insert nothing.
     ///   - startCodes: Which start codes to write (``StartCodeStyle/minimal`` by default).
     /// - Returns: The Annex-B bytes, built in one allocation.
-    /// - Throws: the errors of ``AVCC/nalUnits(in:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)``.
+    /// - Throws: the errors of `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)`.
     public static func fromAVCC(_ sample: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord? = nil,
                                 startCodes: StartCodeStyle = .minimal) throws(H264Error) -> [UInt8] {
         try convertFromAVCC(sample, lengthSize: lengthSize, parameterSets: parameterSets, startCodes: startCodes, wholeStream: false)
@@ -45,16 +45,16 @@ extension AnnexB {
     /// Converts a raw AVCC stream — many samples back to back, without container, as in a
     /// `.264` file written with length prefixes — to Annex-B.
     ///
-    /// Annex-B where a length belongs is read as in ``fromAVCC(_:lengthSize:parameterSets:startCodes:)``,
+    /// Annex-B where a length belongs is read as in `fromAVCC(_:lengthSize:parameterSets:startCodes:)`,
     /// from there to the end of the stream.
     ///
     /// Sample boundaries are not marked in such a stream, so access units are found by the rule
     /// ``AccessUnitAssembler`` follows (clauses 7.4.1.2.3 and 7.4.1.2.4), reading slice headers
     /// with the parameter sets seen so far in the stream (and those of `parameterSets`). Each
-    /// access unit is then treated as ``fromAVCC(_:lengthSize:parameterSets:startCodes:)``
+    /// access unit is then treated as `fromAVCC(_:lengthSize:parameterSets:startCodes:)`
     /// treats a sample.
     ///
-    /// - Throws: the errors of ``AVCC/nalUnits(in:lengthSize:allowingEmptyNALUnits:)-([UInt8],_,_)``.
+    /// - Throws: the errors of `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)`.
     public static func fromAVCCStream(_ stream: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord? = nil,
                                       startCodes: StartCodeStyle = .minimal) throws(H264Error) -> [UInt8] {
         try convertFromAVCC(stream, lengthSize: lengthSize, parameterSets: parameterSets, startCodes: startCodes, wholeStream: true)
@@ -66,15 +66,15 @@ extension AnnexB {
     /// One pass that costs a few operations per NAL unit and touches no payload byte. Nothing
     /// is inserted (the buffer cannot grow): parameter sets must already be in-band. Where
     /// Annex-B stands instead of a length field (by the rule of
-    /// ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``), the rest
+    /// `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`), the rest
     /// is left as it is: it is Annex-B already (its damaged units, if any, stay too).
     ///
     /// On error the NAL units before the bad length field have already been rewritten (the
     /// error's `byteOffset` says where the conversion stopped); validating first would cost a
     /// second walk over the buffer's length fields.
     ///
-    /// - Throws: ``H264Error/Code/truncated``, ``H264Error/Code/lengthPastEnd`` or
-    ///   ``H264Error/Code/emptyNALUnit``, with the byte offset of the length field.
+    /// - Throws: `H264Error.Code.truncated`, `H264Error.Code.lengthPastEnd` or
+    ///   `H264Error.Code.emptyNALUnit`, with the byte offset of the length field.
     public static func convertAVCCInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(H264Error) {
         guard let base = buffer.baseAddress else { return }
         let startCode = UInt32(1).bigEndian
@@ -85,7 +85,7 @@ extension AnnexB {
     }
 
     /// Rewrites AVCC data with 4-byte lengths to Annex-B in place (see
-    /// ``convertAVCCInPlace(_:)-(UnsafeMutableRawBufferPointer)``).
+    /// `convertAVCCInPlace(_:)`).
     public static func convertAVCCInPlace(_ bytes: inout [UInt8]) throws(H264Error) {
         let result = bytes.withUnsafeMutableBytes { buffer in
             Result { () throws(H264Error) in try convertAVCCInPlace(buffer) }

@@ -1,3 +1,4 @@
+public import MediaCore
 /// One access unit: the NAL units of one primary coded picture and those that belong with it
 /// (clause 7.4.1.2.3), in AVCC form.
 public struct AccessUnit: Hashable, Sendable {

@@ -1,7 +1,8 @@
+public import MediaCore
 /// Groups NAL units into access units (clauses 7.4.1.2.3 and 7.4.1.2.4).
 ///
 /// Where one access unit ends and the next begins is decided by one rule, shared with the raw
-/// AVCC stream conversion (``AnnexB/fromAVCCStream(_:lengthSize:parameterSets:startCodes:)``):
+/// AVCC stream conversion (`AnnexB.fromAVCCStream(_:lengthSize:parameterSets:startCodes:)`):
 /// a new access unit begins, once the current one holds a coded picture, with an access unit
 /// delimiter, SPS, PPS, SEI or NAL unit types 14…18, or with the first VCL NAL unit of a new
 /// primary coded picture (clause 7.4.1.2.4; a slice whose parameter sets are unknown falls back
@@ -9,7 +10,7 @@
 /// with the access unit before them; redundant coded pictures stay with their primary picture.
 ///
 /// A unit whose `forbidden_zero_bit` is set is not a NAL unit (garbage between start codes): it is
-/// dropped and reported as ``H264Error/Code/forbiddenZeroBit``, and assembly goes on with the
+/// dropped and reported as `H264Error.Code.forbiddenZeroBit`, and assembly goes on with the
 /// next start code. So is a slice whose first header elements (``SliceHeader/Prefix``) cannot be
 /// read (a NAL unit cut short), reported with the bit reader's error. A parameter set that does
 /// not parse stays in its access unit's data but is not used.
@@ -44,7 +45,7 @@ public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
     /// with its NAL unit's stream offset as `byteOffset` and its bit offset in that NAL unit.
     public var recentWarnings: [H264Error] { tracker.recentWarnings }
     /// How many problems ``recentErrors`` and ``recentWarnings`` keep.
-    public static let recentErrorLimit = 16
+    public static let recentErrorLimit = ProblemLog.recentLimit
 
     private var tracker: AccessUnitTracker
     private var data: [UInt8] = []
@@ -100,7 +101,7 @@ public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
     /// How many payload bytes after the header byte ``beginNALUnit(header:leading:streamOffset:)``
     /// needs: enough for ``SliceHeader/maximumEncodedSize`` bytes of RBSP even when every third
     /// byte is an emulation prevention byte.
-    static let leadingByteCount = 2 * SliceHeader.maximumEncodedSize
+    package static let leadingByteCount = 2 * SliceHeader.maximumEncodedSize
 
     /// Adds the next piece of the NAL unit begun with ``beginNALUnit(header:leading:streamOffset:)``.
     package mutating func appendToNALUnit(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -154,7 +155,7 @@ public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
 }
 
 extension AccessUnitAssembler {
-    /// Adds a NAL unit handed out by an ``AnnexBStreamReader``.
+    /// Adds a NAL unit handed out by an `AnnexBStreamReader`.
     ///
     /// - Returns: the access unit this NAL unit completed, if it begins a new one.
     public mutating func append(_ unit: StreamNALUnit) -> AccessUnit? {

@@ -1,6 +1,7 @@
+import MediaCore
 /// The access-unit boundary rule (clauses 7.4.1.2.3 and 7.4.1.2.4): whether a NAL unit begins a
 /// new access unit. The one rule behind ``AccessUnitAssembler`` and the raw AVCC stream
-/// conversion (``AnnexB/fromAVCCStream(_:lengthSize:parameterSets:startCodes:)``).
+/// conversion (`AnnexB.fromAVCCStream(_:lengthSize:parameterSets:startCodes:)`).
 ///
 /// A new access unit begins, once the current one holds a coded picture, with an access unit
 /// delimiter, SPS, PPS, SEI or NAL unit types 14…18, or with the first VCL NAL unit of a new
@@ -13,29 +14,29 @@
 /// stream stay with the access unit before them (an end of stream may follow an end of
 /// sequence); the next NAL unit begins a new one. Redundant coded pictures
 /// (`redundant_pic_cnt` > 0) stay with their primary picture.
-struct AccessUnitBoundary: Sendable {
+package struct AccessUnitBoundary: Sendable {
     /// What the rule found out about one NAL unit.
-    struct Decision {
+    package struct Decision {
         /// True when the NAL unit begins a new access unit (never for the very first unit).
-        var startsNew: Bool
+        package var startsNew: Bool
         /// What tells the slice's picture apart, when the unit is a slice whose parameter sets
         /// are known.
-        var picture: SliceHeader.PictureIdentity?
+        package var picture: SliceHeader.PictureIdentity?
         /// The slice header's tolerable problems (``SliceHeader/diagnostics``).
-        var diagnostics: [H264Error] = []
+        package var diagnostics: [H264Error] = []
         /// `first_mb_in_slice`, when the unit is a slice whose header prefix could be read.
-        var firstMb: Int?
+        package var firstMb: Int?
         /// Why a slice header could not be read, if it could not.
-        var problem: H264Error?
+        package var problem: H264Error?
         /// True when not even the slice header's ``SliceHeader/Prefix`` could be read: the unit
         /// is damaged and cannot be placed in any access unit.
-        var isDamaged = false
+        package var isDamaged = false
     }
 
     /// True while the current access unit holds no NAL unit.
-    private(set) var isEmpty = true
+    package private(set) var isEmpty = true
     /// `pic_parameter_set_id` of the current access unit's first primary slice.
-    private(set) var firstPPSId: Int?
+    package private(set) var firstPPSId: Int?
     private var hasVCL = false
     private var lastSlice: SliceHeader.PictureIdentity?
     private var lastFirstMb = -1
@@ -46,7 +47,7 @@ struct AccessUnitBoundary: Sendable {
     /// Decides whether `nalUnit` (its header byte first, whose `forbidden_zero_bit` is 0; never
     /// empty) begins a new access unit, reading slice headers with `parameterSets`. Follow it
     /// with ``record(_:type:)``.
-    func decide(_ nalUnit: some Collection<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
+    package func decide(_ nalUnit: some Collection<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
         // One non-generic rule over contiguous bytes.
         let decideContiguous = { (bytes: UnsafeBufferPointer<UInt8>) in
             decide(header: bytes[0], payload: UnsafeBufferPointer(rebasing: bytes.dropFirst()), type: type, parameterSets: parameterSets)
@@ -57,7 +58,7 @@ struct AccessUnitBoundary: Sendable {
     /// ``decide(_:type:parameterSets:)`` for the NAL unit whose header byte is `header` and whose
     /// following bytes begin `payload` (a fragmented NAL unit's rebuilt header byte and the
     /// bytes of its first fragment); only the slice header's bytes are read.
-    func decide(header: UInt8, payload: UnsafeBufferPointer<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
+    package func decide(header: UInt8, payload: UnsafeBufferPointer<UInt8>, type: NALUnitType, parameterSets: ParameterSetCache) -> Decision {
         // After end of sequence only an end of stream may follow in the same access unit.
         var decision = Decision(startsNew: !isEmpty && (closedByEndOfStream || (closedByEndOfSequence && type != .endOfStream)))
         switch type.rawValue {
@@ -93,7 +94,7 @@ struct AccessUnitBoundary: Sendable {
 
     /// Records the NAL unit just decided on: starts a new access unit first when the decision
     /// says so.
-    mutating func record(_ decision: Decision, type: NALUnitType) {
+    package mutating func record(_ decision: Decision, type: NALUnitType) {
         if decision.startsNew { self = AccessUnitBoundary() }
         isEmpty = false
         switch type.rawValue {

@@ -1,3 +1,4 @@
+public import MediaCore
 /// The receiving end of a live Annex-B stream (a TCP viewer, a pipe, a file being written):
 /// bytes in chunks of any size in, decodable access units out.
 ///
@@ -15,7 +16,7 @@
 /// }
 /// ```
 ///
-/// The bytes go through an ``AnnexBStreamReader`` and an ``AccessUnitAssembler``; the receiver
+/// The bytes go through an `AnnexBStreamReader` and an ``AccessUnitAssembler``; the receiver
 /// hands out only what a decoder can use: it starts at the first IDR picture (clause 3.69)
 /// whose sequence and picture parameter sets it has, and from there every access unit (all
 /// slices of one picture, in AVCC with 4-byte lengths) with its ``AccessUnit/formatDescription``

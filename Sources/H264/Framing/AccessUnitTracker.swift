@@ -1,31 +1,32 @@
+import MediaCore
 /// What an access-unit assembler knows of the stream apart from the bytes it keeps: the boundary
 /// rule's state, the parameter sets, the problems met, and the NAL unit types, stream offset and
 /// format of the access unit being assembled.
 ///
 /// One tracker serves both ways of keeping the bytes: ``AccessUnitAssembler`` copies them into
-/// one AVCC array, ``AccessUnitViewAssembler`` refers to the received packets that hold them. Both ask
+/// one AVCC array, `AccessUnitViewAssembler` refers to the received packets that hold them. Both ask
 /// it where each NAL unit goes and write the bytes themselves, so the rules (clauses 7.4.1.2.3
 /// and 7.4.1.2.4, damaged units, parameter-set storage, problem reports) stay in one place.
-struct AccessUnitTracker: Sendable {
+package struct AccessUnitTracker: Sendable {
     /// The parameter sets seen so far.
-    private(set) var parameterSets: ParameterSetCache
+    package private(set) var parameterSets: ParameterSetCache
     /// The problems met (``AccessUnitAssembler/errorCount`` and the rest).
-    private(set) var problems = ProblemLog()
+    package private(set) var problems = ProblemLog()
     /// See ``AccessUnitAssembler/errorCount``.
-    var errorCount: Int { problems.errorCount }
+    package var errorCount: Int { problems.errorCount }
     /// See ``AccessUnitAssembler/recentErrors``.
-    var recentErrors: [H264Error] { problems.recentErrors }
+    package var recentErrors: [H264Error] { problems.recentErrors }
     /// See ``AccessUnitAssembler/warningCount``.
-    var warningCount: Int { problems.warningCount }
+    package var warningCount: Int { problems.warningCount }
     /// See ``AccessUnitAssembler/recentWarnings``.
-    var recentWarnings: [H264Error] { problems.recentWarnings }
+    package var recentWarnings: [H264Error] { problems.recentWarnings }
     /// The types of the access unit's NAL units so far, in order (kept only when
     /// ``handsOutTypes``).
-    private(set) var types: [NALUnitType] = []
+    package private(set) var types: [NALUnitType] = []
     /// How many NAL units the access unit holds so far.
     private var nalUnitCount = 0
     /// Where the access unit being assembled begins in the byte stream.
-    private(set) var startOffset = 0
+    package private(set) var startOffset = 0
 
     private var boundary = AccessUnitBoundary()
     private var lastFormat: FormatDescription?
@@ -38,17 +39,17 @@ struct AccessUnitTracker: Sendable {
     private var openWarnings: [H264Error] = []
 
     /// What is known of an access unit when it is complete, apart from its bytes.
-    struct Closed {
+    package struct Closed {
         /// Empty unless ``handsOutTypes``.
-        var nalUnitTypes: [NALUnitType]
-        var streamOffset: Int
-        var byteCount: Int
-        var formatDescription: FormatDescription?
-        var formatChanged: Bool
+        package var nalUnitTypes: [NALUnitType]
+        package var streamOffset: Int
+        package var byteCount: Int
+        package var formatDescription: FormatDescription?
+        package var formatChanged: Bool
     }
 
     /// Where a whole NAL unit went.
-    enum Placement {
+    package enum Placement {
         /// Not a NAL unit, or a slice whose header cannot be read: reported, not kept.
         case dropped
         /// Kept; when it begins a new access unit, `closed` is the one before it, whose bytes
@@ -59,19 +60,19 @@ struct AccessUnitTracker: Sendable {
     /// Whether ``Closed/nalUnitTypes`` is filled: false for assemblers whose access units read
     /// their types from their bytes, so that no list is kept, handed out and allocated again
     /// for each access unit.
-    let handsOutTypes: Bool
+    package let handsOutTypes: Bool
 
-    init(parameterSets: ParameterSetCache, handsOutTypes: Bool = true) {
+    package init(parameterSets: ParameterSetCache, handsOutTypes: Bool = true) {
         self.parameterSets = parameterSets
         self.handsOutTypes = handsOutTypes
     }
 
     /// True while the access unit being assembled holds no NAL unit.
-    var isEmpty: Bool { nalUnitCount == 0 }
+    package var isEmpty: Bool { nalUnitCount == 0 }
 
     /// Decides where `nalUnit` (a whole NAL unit, header byte first) goes, reports what the rule
     /// found, and stores it when it is a parameter set.
-    mutating func place(_ nalUnit: some Collection<UInt8>, streamOffset: Int) -> Placement {
+    package mutating func place(_ nalUnit: some Collection<UInt8>, streamOffset: Int) -> Placement {
         guard let first = nalUnit.first else { return .dropped }
         guard first & 0x80 == 0 else {
             // Not a NAL unit: garbage between two start codes (FFmpeg skips these too). Report it
@@ -110,7 +111,7 @@ struct AccessUnitTracker: Sendable {
     /// ``place(_:streamOffset:)`` would place it whole. It does not when it would begin a new
     /// access unit, is damaged or not a NAL unit, or is a parameter set (stored whole); then
     /// nothing is recorded. Follow a true with ``endPieces()`` or ``dropPieces()``.
-    mutating func beginPieces(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
+    package mutating func beginPieces(header: UInt8, leading: UnsafeBufferPointer<UInt8>, streamOffset: Int) -> Bool {
         guard header & 0x80 == 0 else { return false }
         let type = NALUnitHeader(byte: header).nalUnitType
         guard type != .sequenceParameterSet && type != .pictureParameterSet else { return false }
@@ -127,7 +128,7 @@ struct AccessUnitTracker: Sendable {
 
     /// Ends the NAL unit begun with ``beginPieces(header:leading:streamOffset:)``: reports what the boundary
     /// rule found, as ``place(_:streamOffset:)`` would have.
-    mutating func endPieces() {
+    package mutating func endPieces() {
         if let problem = openProblem { report(problem.offset(by: openStreamOffset)); openProblem = nil }
         if !openWarnings.isEmpty {
             for warning in openWarnings { warn(warning.offset(by: openStreamOffset)) }
@@ -137,7 +138,7 @@ struct AccessUnitTracker: Sendable {
 
     /// Forgets the NAL unit begun with ``beginPieces(header:leading:streamOffset:)``, as if it had never
     /// begun.
-    mutating func dropPieces() {
+    package mutating func dropPieces() {
         if handsOutTypes { types.removeLast() }
         nalUnitCount -= 1
         openProblem = nil
@@ -148,7 +149,7 @@ struct AccessUnitTracker: Sendable {
     }
 
     /// Ends the access unit being assembled at `offset` in the byte stream and starts the next.
-    mutating func close(at offset: Int) -> Closed {
+    package mutating func close(at offset: Int) -> Closed {
         var format: FormatDescription?
         var changed = false
         if let id = boundary.firstPPSId, let current = self.format(forPPS: id) {

@@ -1,14 +1,14 @@
 /// An access unit that refers to the bytes of the packets it arrived in, instead of holding a
 /// copy of them: the counterpart of a `CMBlockBuffer` made of several memory blocks.
 ///
-/// ``RTPZeroCopyDepacketizer`` hands these out. Its NAL units are pieces of the received
+/// `RTPZeroCopyDepacketizer` hands these out. Its NAL units are pieces of the received
 /// buffers (a fragmented NAL unit is one piece per FU-A, after its rebuilt header byte), kept
 /// alive by the view, so the bytes are copied once, into wherever they go: a decoder's input
 /// buffer (``copyBytes(into:format:)``), a file or socket (``forEachPiece(format:_:)``), or an
 /// ``AccessUnit`` when an API needs one (``accessUnit``).
 ///
 /// It has the same NAL units, types, format and stream offsets as the ``AccessUnit`` that
-/// ``RTPDepacketizer`` builds from the same packets; ``accessUnit`` is that access unit.
+/// `RTPDepacketizer` builds from the same packets; ``accessUnit`` is that access unit.
 ///
 /// `@unchecked Sendable`: its one stored property is a `ManagedBuffer` (which Swift never lets
 /// be `Sendable`) that nothing changes after the view is made, and whose header holds only
@@ -20,48 +20,69 @@ public struct AccessUnitView: @unchecked Sendable {
     private let storage: Storage
 
     /// What a view knows apart from its pieces.
-    struct Header: Sendable {
-        var streamOffset: Int
-        var byteCount: Int
-        var formatDescription: FormatDescription?
-        var formatChanged: Bool
-        var encodedByteCount: Int
-        var nalUnitCount: Int
-        var pieceCount: Int
+    package struct Header: Sendable {
+        package var streamOffset: Int
+        package var byteCount: Int
+        package var formatDescription: FormatDescription?
+        package var formatChanged: Bool
+        package var encodedByteCount: Int
+        package var nalUnitCount: Int
+        package var pieceCount: Int
         /// The first received buffer the pieces refer to (most access units need no other), and
         /// the others.
-        var firstBuffer: [UInt8]
-        var otherBuffers: [[UInt8]]
+        package var firstBuffer: [UInt8]
+        package var otherBuffers: [[UInt8]]
         /// Bytes that were not in any received buffer as they are in the NAL unit: NAL units
         /// gathered before they could be placed (a fragmented parameter set, say).
-        var ownBytes: [UInt8]
+        package var ownBytes: [UInt8]
+
+        /// Memberwise.
+        package init(streamOffset: Int, byteCount: Int, formatDescription: FormatDescription?, formatChanged: Bool, encodedByteCount: Int, nalUnitCount: Int, pieceCount: Int, firstBuffer: [UInt8], otherBuffers: [[UInt8]], ownBytes: [UInt8]) {
+            self.streamOffset = streamOffset
+            self.byteCount = byteCount
+            self.formatDescription = formatDescription
+            self.formatChanged = formatChanged
+            self.encodedByteCount = encodedByteCount
+            self.nalUnitCount = nalUnitCount
+            self.pieceCount = pieceCount
+            self.firstBuffer = firstBuffer
+            self.otherBuffers = otherBuffers
+            self.ownBytes = ownBytes
+        }
     }
 
     /// The header, then the pieces: for each NAL unit in order, a ``Piece/nalUnit`` marker
     /// holding its size, then its pieces. A piece's `buffer` is 0 for `firstBuffer`, i ≥ 1 for
     /// `otherBuffers[i - 1]`, ``Piece/own`` for `ownBytes`, or ``Piece/literal`` for the one
     /// byte in its `start` (the rebuilt header byte of a fragmented NAL unit).
-    final class Storage: ManagedBuffer<Header, Piece> {
+    package final class Storage: ManagedBuffer<Header, Piece> {
         deinit {
             _ = withUnsafeMutablePointers { header, pieces in pieces.deinitialize(count: header.pointee.pieceCount) }
         }
     }
 
     /// A run of bytes of one buffer, or the marker before a NAL unit's pieces.
-    struct Piece: Sendable {
+    package struct Piece: Sendable {
         /// The buffer for ``AccessUnitView/ownBytes``.
-        static let own: Int32 = -1
+        package static let own: Int32 = -1
         /// The buffer of a one-byte piece whose byte is its `start`.
-        static let literal: Int32 = -2
+        package static let literal: Int32 = -2
         /// The buffer of the marker before a NAL unit, whose `count` is the NAL unit's size.
-        static let nalUnit: Int32 = -3
-        var buffer: Int32
-        var start: Int32
-        var count: Int32
+        package static let nalUnit: Int32 = -3
+        package var buffer: Int32
+        package var start: Int32
+        package var count: Int32
+
+        /// Memberwise.
+        package init(buffer: Int32, start: Int32, count: Int32) {
+            self.buffer = buffer
+            self.start = start
+            self.count = count
+        }
     }
 
     /// A view of `header` and a copy of the first `header.pieceCount` of `pieces`.
-    init(header: Header, pieces: borrowing [Piece]) {
+    package init(header: Header, pieces: borrowing [Piece]) {
         let count = header.pieceCount
         precondition(count <= pieces.count)
         storage = unsafeDowncast(Storage.create(minimumCapacity: count) { _ in header }, to: Storage.self)
@@ -94,11 +115,11 @@ public struct AccessUnitView: @unchecked Sendable {
     public var nalUnitCount: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.nalUnitCount } }
 
     /// The received buffers and the view's own bytes (see ``Header``).
-    var firstBuffer: [UInt8] { storage.withUnsafeMutablePointerToHeader { $0.pointee.firstBuffer } }
-    var otherBuffers: [[UInt8]] { storage.withUnsafeMutablePointerToHeader { $0.pointee.otherBuffers } }
-    var ownBytes: [UInt8] { storage.withUnsafeMutablePointerToHeader { $0.pointee.ownBytes } }
+    package var firstBuffer: [UInt8] { storage.withUnsafeMutablePointerToHeader { $0.pointee.firstBuffer } }
+    package var otherBuffers: [[UInt8]] { storage.withUnsafeMutablePointerToHeader { $0.pointee.otherBuffers } }
+    package var ownBytes: [UInt8] { storage.withUnsafeMutablePointerToHeader { $0.pointee.ownBytes } }
     /// The pieces, in order, markers included.
-    var pieces: [Piece] {
+    package var pieces: [Piece] {
         var pieces: [Piece] = []
         forEachRun { piece, _ in pieces.append(piece) }
         return pieces

@@ -1,3 +1,4 @@
+public import MediaCore
 /// The one-byte NAL unit header (ITU-T H.264 clause 7.3.1).
 public struct NALUnitHeader: Hashable, Sendable, CustomStringConvertible {
     /// `forbidden_zero_bit`: must be 0 in a conforming stream.
@@ -23,8 +24,8 @@ public struct NALUnitHeader: Hashable, Sendable, CustomStringConvertible {
 
     /// Decodes and validates the first byte of a NAL unit.
     ///
-    /// - Throws: ``H264Error/Code/emptyNALUnit`` for no bytes,
-    ///   ``H264Error/Code/forbiddenZeroBit`` when the forbidden bit is set.
+    /// - Throws: `H264Error.Code.emptyNALUnit` for no bytes,
+    ///   `H264Error.Code.forbiddenZeroBit` when the forbidden bit is set.
     public init<Bytes: Collection<UInt8>>(validating nalUnit: Bytes) throws(H264Error) {
         guard let first = nalUnit.first else {
             throw H264Error(.emptyNALUnit, field: "nal_unit_header", "NAL unit has no header byte")

@@ -1,3 +1,4 @@
+public import MediaCore
 extension SequenceParameterSet {
     /// How many frames a decoder may have to hold back to output pictures in order: the VUI's
     /// `max_num_reorder_frames` when the SPS has a bitstream restriction; 0 for

@@ -1,3 +1,4 @@
+public import MediaCore
 /// An `AVCDecoderConfigurationRecord` — the `avcC` box payload of ISO/IEC 14496-15 clause 5.3.3.
 ///
 /// It carries the parameter sets and the size of the NAL unit length prefix for AVCC
@@ -73,9 +74,9 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
     /// Parsing is as lenient as FFmpeg's where real files differ from the standard: reserved bits
     /// are not checked, and a High-profile record that ends after its PPS simply has no extension.
     ///
-    /// - Throws: ``H264Error/Code/invalidConfigurationRecord`` for a version other than 1 or a
-    ///   length size of 3 (``H264Error/Code/invalidLengthSize``), ``H264Error/Code/truncated``
-    ///   when a count or length runs past the end, ``H264Error/Code/emptyNALUnit`` for a
+    /// - Throws: `H264Error.Code.invalidConfigurationRecord` for a version other than 1 or a
+    ///   length size of 3 (`H264Error.Code.invalidLengthSize`), `H264Error.Code.truncated`
+    ///   when a count or length runs past the end, `H264Error.Code.emptyNALUnit` for a
     ///   zero-length parameter set.
     public init<Bytes: Collection<UInt8>>(parsing data: Bytes) throws(H264Error) {
         let bytes = Array(data)
@@ -138,7 +139,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
 
     /// The record serialised as `avcC` box payload bytes.
     ///
-    /// - Throws: ``H264Error/Code/valueOutOfRange`` when there are more than 31 SPS, more than
+    /// - Throws: `H264Error.Code.valueOutOfRange` when there are more than 31 SPS, more than
     ///   255 PPS or SPS extensions, or a parameter set longer than 65,535 bytes.
     public func serialized() throws(H264Error) -> [UInt8] {
         guard sequenceParameterSets.count <= 31 else {
@@ -187,9 +188,9 @@ extension AVCDecoderConfigurationRecord {
     /// units are ignored) and a record is built from them with a 4-byte length size; profile,
     /// compatibility and level come from the first SPS.
     ///
-    /// - Throws: the errors of ``init(parsing:)`` for an `avcC`; for Annex-B,
-    ///   ``H264Error/Code/missingStartCode`` when it does not begin with a start code and
-    ///   ``H264Error/Code/missingParameterSet`` without an SPS or PPS; ``H264Error/Code/truncated``
+    /// - Throws: the errors of `init(parsing:)` for an `avcC`; for Annex-B,
+    ///   `H264Error.Code.missingStartCode` when it does not begin with a start code and
+    ///   `H264Error.Code.missingParameterSet` without an SPS or PPS; `H264Error.Code.truncated`
     ///   for empty extradata.
     public init(extradata: [UInt8]) throws(H264Error) {
         guard let first = extradata.first else {
@@ -211,7 +212,7 @@ extension AVCDecoderConfigurationRecord {
 extension AVCC.ConversionResult {
     /// A configuration record holding the parameter sets found, with this length size.
     ///
-    /// - Throws: ``H264Error/Code/missingParameterSet`` without an SPS or a PPS.
+    /// - Throws: `H264Error.Code.missingParameterSet` without an SPS or a PPS.
     public func configurationRecord() throws(H264Error) -> AVCDecoderConfigurationRecord {
         var record = try AVCDecoderConfigurationRecord(sequenceParameterSets: sequenceParameterSets,
                                                        pictureParameterSets: pictureParameterSets,

@@ -1,3 +1,4 @@
+public import MediaCore
 /// The format of an H.264 stream: its parameter sets and NAL unit length size — what
 /// VideoToolbox calls a `CMVideoFormatDescription`.
 ///
@@ -6,8 +7,8 @@ public struct FormatDescription: Hashable, Sendable {
     /// The record, held by one reference: a format description travels with every access unit
     /// and frame, and copying one then retains one object rather than each parameter set list.
     private final class Storage: Sendable {
-        let configurationRecord: AVCDecoderConfigurationRecord
-        init(_ configurationRecord: AVCDecoderConfigurationRecord) { self.configurationRecord = configurationRecord }
+        package let configurationRecord: AVCDecoderConfigurationRecord
+        package init(_ configurationRecord: AVCDecoderConfigurationRecord) { self.configurationRecord = configurationRecord }
     }
 
     private let storage: Storage
@@ -34,8 +35,8 @@ public struct FormatDescription: Hashable, Sendable {
     ///
     /// Profile, compatibility and level come from the first SPS.
     ///
-    /// - Throws: ``H264Error/Code/missingParameterSet`` when there is no SPS or no PPS;
-    ///   ``H264Error/Code/truncated`` when the first SPS is shorter than 4 bytes.
+    /// - Throws: `H264Error.Code.missingParameterSet` when there is no SPS or no PPS;
+    ///   `H264Error.Code.truncated` when the first SPS is shorter than 4 bytes.
     public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(H264Error) {
         self.init(configurationRecord: try AVCDecoderConfigurationRecord(
             sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
@@ -73,8 +74,8 @@ extension AVCDecoderConfigurationRecord {
     /// the first SPS and, for High profiles, the extension's chroma format and bit depths from the
     /// parsed SPS.
     ///
-    /// - Throws: ``H264Error/Code/missingParameterSet`` without an SPS or PPS,
-    ///   ``H264Error/Code/truncated`` for an SPS shorter than 4 bytes.
+    /// - Throws: `H264Error.Code.missingParameterSet` without an SPS or PPS,
+    ///   `H264Error.Code.truncated` for an SPS shorter than 4 bytes.
     public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(H264Error) {
         guard let sps = sequenceParameterSets.first else {
             throw H264Error(.missingParameterSet, field: "sequenceParameterSets", "no SPS")

@@ -1,3 +1,4 @@
+public import MediaCore
 /// The sequence and picture parameter sets of a stream, by id, as they arrive in-band or from a
 /// configuration record.
 ///
@@ -8,15 +9,8 @@
 /// SPS is replaced, the PPS that name it are parsed again (their scaling lists depend on the SPS);
 /// those that no longer parse are dropped.
 public struct ParameterSetCache: Sendable {
-    /// What storing a parameter set did.
-    public enum Change: Hashable, Sendable {
-        /// The id was new.
-        case added
-        /// The same bytes were already stored under this id.
-        case unchanged
-        /// Different bytes were stored under this id and were replaced.
-        case replaced
-    }
+    /// What storing a parameter set did (`ParameterSetChange`, shared with H.265's cache).
+    public typealias Change = ParameterSetChange
 
     private var spsBytes: [Int: [UInt8]] = [:]
     private var ppsBytes: [Int: [UInt8]] = [:]
@@ -53,8 +47,8 @@ public struct ParameterSetCache: Sendable {
     /// Stores an SPS or PPS NAL unit (header byte first).
     ///
     /// - Returns: whether the id was new, unchanged or replaced.
-    /// - Throws: ``H264Error/Code/unexpectedNALUnitType`` for other NAL unit types, the parse
-    ///   errors of the parameter set, and ``H264Error/Code/missingParameterSet`` for a PPS
+    /// - Throws: `H264Error.Code.unexpectedNALUnitType` for other NAL unit types, the parse
+    ///   errors of the parameter set, and `H264Error.Code.missingParameterSet` for a PPS
     ///   naming an SPS that is not stored.
     @discardableResult
     public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes) throws(H264Error) -> Change {
@@ -150,8 +144,8 @@ public struct ParameterSetCache: Sendable {
 
     /// What a slice header using PPS `pictureParameterSetId` needs of that PPS and its SPS.
     ///
-    /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown.
-    func sliceHeaderFields(pictureParameterSetId: Int) throws(H264Error) -> SliceHeader.ParameterSetFields {
+    /// - Throws: `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown.
+    package func sliceHeaderFields(pictureParameterSetId: Int) throws(H264Error) -> SliceHeader.ParameterSetFields {
         if sliceHeaderFieldsById.indices.contains(pictureParameterSetId), let fields = sliceHeaderFieldsById[pictureParameterSetId] {
             return fields
         }

@@ -16,15 +16,6 @@ public struct PictureOrderCounter: Sendable {
     /// Creates a counter at the start of a stream.
     public init() {}
 
-    /// `PicOrderCntMsb` from the picture's `lsb` and the previous reference picture's LSB and MSB
-    /// (H.264 equation 8-3, H.265 equation 8-1: the same rule): the MSB steps by `maxLsb` when the
-    /// LSB wrapped around by half the range or more.
-    package static func picOrderCntMsb(lsb: Int, maxLsb: Int, prevLsb: Int, prevMsb: Int) -> Int {
-        if lsb < prevLsb && prevLsb - lsb >= maxLsb / 2 { return prevMsb &+ maxLsb }
-        if lsb > prevLsb && lsb - prevLsb > maxLsb / 2 { return prevMsb &- maxLsb }
-        return prevMsb
-    }
-
     /// The picture order count of the picture whose first slice header is `slice`; call once
     /// per picture, in decoding order.
     ///
@@ -42,7 +33,7 @@ public struct PictureOrderCounter: Sendable {
                 prevPicOrderCntLsb = 0
             }
             let lsb = slice.picOrderCntLsb
-            let msb = Self.picOrderCntMsb(lsb: lsb, maxLsb: 1 << (sps.log2MaxPicOrderCntLsbMinus4 + 4),
+            let msb = picOrderCntMsb(lsb: lsb, maxLsb: 1 << (sps.log2MaxPicOrderCntLsbMinus4 + 4),
                                           prevLsb: prevPicOrderCntLsb, prevMsb: prevPicOrderCntMsb)
             top = msb &+ lsb
             bottom = slice.fieldPicFlag ? top : top &+ slice.deltaPicOrderCntBottom

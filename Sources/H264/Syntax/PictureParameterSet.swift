@@ -1,3 +1,4 @@
+public import MediaCore
 /// A picture parameter set, `pic_parameter_set_rbsp()` (clause 7.3.2.2, semantics 7.4.2.2).
 ///
 /// Parsed from a whole NAL unit of type 8. Every element is read in clause 7.3 order and
@@ -75,8 +76,8 @@ public struct PictureParameterSet: Hashable, Sendable {
     /// - Parameters:
     ///   - nalUnit: the whole NAL unit, header byte included, emulation prevention bytes present.
     ///   - sequenceParameterSets: known sequence parameter sets by id.
-    /// - Throws: ``H264Error`` — as ``SequenceParameterSet/init(nalUnit:)``, plus
-    ///   ``H264Error/Code/missingParameterSet`` (field `seq_parameter_set_id`) when the SPS is
+    /// - Throws: `H264Error` — as ``SequenceParameterSet/init(nalUnit:)``, plus
+    ///   `H264Error.Code.missingParameterSet` (field `seq_parameter_set_id`) when the SPS is
     ///   needed but not given.
     public init(nalUnit: some Collection<UInt8>, sequenceParameterSets: [Int: SequenceParameterSet] = [:]) throws(H264Error) {
         var reader = BitReader(try RBSP.decodeNALUnit(nalUnit))
@@ -85,7 +86,7 @@ public struct PictureParameterSet: Hashable, Sendable {
 
     /// Every syntax element of a picture parameter set NAL unit in bitstream order, starting with
     /// the header's `forbidden_zero_bit`, `nal_ref_idc` and `nal_unit_type` and ending with the
-    /// RBSP trailing bits — FFmpeg's `trace_headers` names (see ``SyntaxElement``).
+    /// RBSP trailing bits — FFmpeg's `trace_headers` names (see `SyntaxElement`).
     ///
     /// - Throws: the errors of ``init(nalUnit:sequenceParameterSets:)``.
     public static func syntaxElements(nalUnit: some Collection<UInt8>,

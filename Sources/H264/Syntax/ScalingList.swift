@@ -1,3 +1,4 @@
+public import MediaCore
 /// One scaling list as coded by `scaling_list()` (clause 7.3.2.1.1.1): 16 weights for a 4x4
 /// transform or 64 for an 8x8 transform, in the order they are coded (zig-zag or field scan
 /// position, as Tables 7-3 and 7-4 list them).
@@ -39,7 +40,7 @@ public struct ScalingList: Hashable, Sendable {
 
     /// The default list (Table 7-3/7-4) for list index `index` of the 12 lists of clause 7.3.2.1.1:
     /// 0–2 intra 4x4, 3–5 inter 4x4, then 8x8 lists alternating intra (6, 8, 10) and inter (7, 9, 11).
-    static func defaultList(index: Int) -> ScalingList {
+    package static func defaultList(index: Int) -> ScalingList {
         switch index {
         case 0..<3: return .default4x4Intra
         case 3..<6: return .default4x4Inter
@@ -50,7 +51,7 @@ public struct ScalingList: Hashable, Sendable {
     /// Reads `scaling_list(ScalingList, sizeOfScalingList, useDefaultScalingMatrixFlag)`
     /// (clause 7.3.2.1.1.1). Elements are named `delta_scale[j]`, counted within the list; reading
     /// stops once `nextScale` becomes 0 and the remaining weights repeat the last one.
-    static func read(from reader: inout BitReader, size: Int) throws(H264Error) -> ScalingList {
+    package static func read(from reader: inout BitReader, size: Int) throws(H264Error) -> ScalingList {
         var values: [Int] = []
         values.reserveCapacity(size)
         var lastScale = 8
@@ -70,7 +71,7 @@ public struct ScalingList: Hashable, Sendable {
     }
 
     /// Reads the `*_scaling_list_present_flag[i]` loop of an SPS or PPS with `count` lists.
-    static func readLists(from reader: inout BitReader, count: Int, flagName: String) throws(H264Error) -> [ScalingList?] {
+    package static func readLists(from reader: inout BitReader, count: Int, flagName: String) throws(H264Error) -> [ScalingList?] {
         var lists: [ScalingList?] = []
         lists.reserveCapacity(count)
         for i in 0..<count {
@@ -110,7 +111,7 @@ public struct ScalingMatrix: Hashable, Sendable {
 
     /// Resolves coded lists (nil = not present) with fall-back rule A (`fallback` nil: defaults
     /// of Tables 7-3/7-4) or rule B (`fallback` = the sequence-level matrix) of Table 7-2.
-    static func resolving(_ coded: [ScalingList?], fallback: ScalingMatrix?) -> ScalingMatrix {
+    package static func resolving(_ coded: [ScalingList?], fallback: ScalingMatrix?) -> ScalingMatrix {
         var lists: [ScalingList] = []
         lists.reserveCapacity(12)
         for index in 0..<12 {

@@ -1,3 +1,4 @@
+public import MediaCore
 /// A sequence parameter set, `seq_parameter_set_rbsp()` (clause 7.3.2.1.1, semantics 7.4.2.1.1).
 ///
 /// Parsed from a whole NAL unit of type 7. Every element is read in clause 7.3 order and
@@ -85,7 +86,7 @@ public struct SequenceParameterSet: Hashable, Sendable {
     public let vuiParameters: VUIParameters?
     /// Tolerable problems met while parsing, in bitstream order: values out of range in elements
     /// that do not change how the rest is read (reserved bits, `level_idc`, the VUI's colour
-    /// description, timing and bitstream restriction, HRD rate order). Each is an ``H264Error``
+    /// description, timing and bitstream restriction, HRD rate order). Each is an `H264Error`
     /// with the code, field and bit offset an error would have; the value is kept.
     public let diagnostics: [H264Error]
 
@@ -93,11 +94,11 @@ public struct SequenceParameterSet: Hashable, Sendable {
     ///
     /// - Parameter nalUnit: the whole NAL unit, header byte included, emulation prevention
     ///   bytes still present.
-    /// - Throws: ``H264Error`` — ``H264Error/Code/emptyNALUnit``, ``H264Error/Code/forbiddenZeroBit``,
-    ///   ``H264Error/Code/unexpectedNALUnitType`` (not type 7), ``H264Error/Code/truncated``,
-    ///   ``H264Error/Code/expGolombOverflow``, ``H264Error/Code/valueOutOfRange`` (a value outside
-    ///   its range, or a crop window outside the picture), ``H264Error/Code/overflow`` (a picture
-    ///   size that overflows), ``H264Error/Code/invalidTrailingBits``. The error's `field` names
+    /// - Throws: `H264Error` — `H264Error.Code.emptyNALUnit`, `H264Error.Code.forbiddenZeroBit`,
+    ///   `H264Error.Code.unexpectedNALUnitType` (not type 7), `H264Error.Code.truncated`,
+    ///   `H264Error.Code.expGolombOverflow`, `H264Error.Code.valueOutOfRange` (a value outside
+    ///   its range, or a crop window outside the picture), `H264Error.Code.overflow` (a picture
+    ///   size that overflows), `H264Error.Code.invalidTrailingBits`. The error's `field` names
     ///   the element and `bitOffset` counts from the first bit of the header byte.
     public init(nalUnit: some Collection<UInt8>) throws(H264Error) {
         var reader = BitReader(try RBSP.decodeNALUnit(nalUnit))
@@ -106,7 +107,7 @@ public struct SequenceParameterSet: Hashable, Sendable {
 
     /// Every syntax element of a sequence parameter set NAL unit in bitstream order, starting with
     /// the header's `forbidden_zero_bit`, `nal_ref_idc` and `nal_unit_type` and ending with the
-    /// RBSP trailing bits — FFmpeg's `trace_headers` names (see ``SyntaxElement``).
+    /// RBSP trailing bits — FFmpeg's `trace_headers` names (see `SyntaxElement`).
     ///
     /// - Throws: the errors of ``init(nalUnit:)``.
     public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] {
@@ -116,7 +117,7 @@ public struct SequenceParameterSet: Hashable, Sendable {
     }
 
     /// The profiles whose SPS carries `chroma_format_idc` and the fields after it (clause 7.3.2.1.1).
-    static let highProfileIdcs: Set<Int> = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]
+    package static let highProfileIdcs: Set<Int> = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]
 
     private init(reader: inout BitReader) throws(H264Error) {
         try reader.readNALUnitHeader(expecting: .sequenceParameterSet)
@@ -231,15 +232,15 @@ public struct SequenceParameterSet: Hashable, Sendable {
     }
 
     /// `MaxFS` (frame size in macroblocks) of each `level_idc` of Table A-1 (9 is level 1b).
-    static let maxFrameSizes: [Int: Int] = [9: 99, 10: 99, 11: 396, 12: 396, 13: 396, 20: 396, 21: 792, 22: 1620, 30: 1620,
+    package static let maxFrameSizes: [Int: Int] = [9: 99, 10: 99, 11: 396, 12: 396, 13: 396, 20: 396, 21: 792, 22: 1620, 30: 1620,
                                             31: 3600, 32: 5120, 40: 8192, 41: 8192, 42: 8704, 50: 22080, 51: 36864,
                                             52: 36864, 60: 139_264, 61: 139_264, 62: 139_264]
 
-    static func cropUnitX(chromaArrayType: Int) -> Int {
+    package static func cropUnitX(chromaArrayType: Int) -> Int {
         chromaArrayType == 1 || chromaArrayType == 2 ? 2 : 1
     }
 
-    static func cropUnitY(chromaArrayType: Int, frameMbsOnlyFlag: Bool) -> Int {
+    package static func cropUnitY(chromaArrayType: Int, frameMbsOnlyFlag: Bool) -> Int {
         let fieldFactor = frameMbsOnlyFlag ? 1 : 2
         return chromaArrayType == 1 ? 2 * fieldFactor : fieldFactor
     }

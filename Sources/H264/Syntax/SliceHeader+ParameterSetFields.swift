@@ -1,18 +1,19 @@
+import MediaCore
 extension SliceHeader {
     /// What of a PPS and the SPS it names the leading elements of a slice header depend on: a
     /// plain value, kept per PPS by ``ParameterSetCache`` so that reading the slice header of
     /// each received picture copies no parameter set.
-    struct ParameterSetFields: Hashable, Sendable {
-        var separateColourPlaneFlag: Bool
-        var log2MaxFrameNumMinus4: Int
-        var frameMbsOnlyFlag: Bool
-        var picOrderCntType: Int
-        var log2MaxPicOrderCntLsbMinus4: Int
-        var deltaPicOrderAlwaysZeroFlag: Bool
-        var bottomFieldPicOrderInFramePresentFlag: Bool
-        var redundantPicCntPresentFlag: Bool
+    package struct ParameterSetFields: Hashable, Sendable {
+        package var separateColourPlaneFlag: Bool
+        package var log2MaxFrameNumMinus4: Int
+        package var frameMbsOnlyFlag: Bool
+        package var picOrderCntType: Int
+        package var log2MaxPicOrderCntLsbMinus4: Int
+        package var deltaPicOrderAlwaysZeroFlag: Bool
+        package var bottomFieldPicOrderInFramePresentFlag: Bool
+        package var redundantPicCntPresentFlag: Bool
 
-        init(pps: PictureParameterSet, sps: SequenceParameterSet) {
+        package init(pps: PictureParameterSet, sps: SequenceParameterSet) {
             separateColourPlaneFlag = sps.separateColourPlaneFlag
             log2MaxFrameNumMinus4 = sps.log2MaxFrameNumMinus4
             frameMbsOnlyFlag = sps.frameMbsOnlyFlag
@@ -25,8 +26,8 @@ extension SliceHeader {
 
         /// The fields of PPS `pictureParameterSetId` and its SPS.
         ///
-        /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown.
-        init(pictureParameterSetId: Int, pictureParameterSets: [Int: PictureParameterSet],
+        /// - Throws: `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown.
+        package init(pictureParameterSetId: Int, pictureParameterSets: [Int: PictureParameterSet],
              sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
             guard let pps = pictureParameterSets[pictureParameterSetId] else {
                 throw H264Error(.missingParameterSet, field: "pic_parameter_set_id",

@@ -10,24 +10,24 @@ extension SliceHeader {
     /// What tells the pictures of two slices apart (clause 7.4.1.2.4), and where the slice
     /// begins, as plain values: the boundary rule keeps the last slice's and compares with it
     /// without retaining anything.
-    struct PictureIdentity: Equatable, Sendable {
-        var firstMbInSlice: Int
-        var picParameterSetId: Int
-        var frameNum: Int
-        var idrPicId: Int
-        var picOrderCntLsb: Int
-        var deltaPicOrderCntBottom: Int
+    package struct PictureIdentity: Equatable, Sendable {
+        package var firstMbInSlice: Int
+        package var picParameterSetId: Int
+        package var frameNum: Int
+        package var idrPicId: Int
+        package var picOrderCntLsb: Int
+        package var deltaPicOrderCntBottom: Int
         /// `delta_pic_order_cnt[0]` and `[1]`, of which the first `deltaPicOrderCntCount` are present.
-        var deltaPicOrderCnt0: Int
-        var deltaPicOrderCnt1: Int
-        var deltaPicOrderCntCount: Int
-        var redundantPicCnt: Int
-        var nalRefIdc: UInt8
-        var isIDR: Bool
-        var fieldPicFlag: Bool
-        var bottomFieldFlag: Bool
+        package var deltaPicOrderCnt0: Int
+        package var deltaPicOrderCnt1: Int
+        package var deltaPicOrderCntCount: Int
+        package var redundantPicCnt: Int
+        package var nalRefIdc: UInt8
+        package var isIDR: Bool
+        package var fieldPicFlag: Bool
+        package var bottomFieldFlag: Bool
 
-        init(_ slice: SliceHeader) {
+        package init(_ slice: SliceHeader) {
             firstMbInSlice = slice.firstMbInSlice
             picParameterSetId = slice.picParameterSetId
             frameNum = slice.frameNum
@@ -45,7 +45,7 @@ extension SliceHeader {
         }
 
         /// See ``SliceHeader/startsNewPicture(after:)``: the one rule.
-        func startsNewPicture(after previous: PictureIdentity) -> Bool {
+        package func startsNewPicture(after previous: PictureIdentity) -> Bool {
             if redundantPicCnt > 0 { return false }
             if frameNum != previous.frameNum { return true }
             if picParameterSetId != previous.picParameterSetId { return true }

@@ -1,3 +1,4 @@
+public import MediaCore
 /// ``SliceHeader/Prefix``: the elements before any parameter set is needed, and their one reader.
 extension SliceHeader {
     /// The first three elements of a slice header (clause 7.3.3), which need no parameter set:
@@ -14,14 +15,14 @@ extension SliceHeader {
         /// `pic_parameter_set_id`, 0…255.
         public var picParameterSetId: Int
         /// The RBSP read so far and where the next element begins, to read on from.
-        let rbsp: [UInt8]
-        let nextBit: Int
+        package let rbsp: [UInt8]
+        package let nextBit: Int
 
         /// Reads `first_mb_in_slice`, `slice_type` and `pic_parameter_set_id` of a slice NAL unit.
         ///
         /// - Parameter nalUnit: the slice NAL unit, header byte first (emulation prevention still
         ///   present); only its first ``SliceHeader/maximumEncodedSize`` bytes are read.
-        /// - Throws: ``H264Error/Code/unexpectedNALUnitType`` for NAL units that do not start with
+        /// - Throws: `H264Error.Code.unexpectedNALUnitType` for NAL units that do not start with
         ///   a slice header, the NAL unit header's errors and the bit reader's errors.
         public init<Bytes: Collection<UInt8>>(nalUnit: Bytes) throws(H264Error) {
             // Read from contiguous bytes, by one non-generic reader: the slice header of every
@@ -32,7 +33,7 @@ extension SliceHeader {
         }
 
         /// ``init(nalUnit:)`` over contiguous bytes.
-        init(contiguous nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) {
+        package init(contiguous nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) {
             let header = try SliceHeader.sliceNALUnitHeader(nalUnit)
             let rbsp = RBSP.decode(buffer: UnsafeBufferPointer(rebasing: nalUnit.dropFirst()), limit: SliceHeader.maximumEncodedSize)
             let (elements, nextBit) = try rbsp.withUnsafeBufferPointer { (buffer) throws(H264Error) in
@@ -42,7 +43,7 @@ extension SliceHeader {
             self.init(header: header, elements: elements, rbsp: rbsp, nextBit: nextBit)
         }
 
-        init(header: NALUnitHeader, elements: PrefixElements, rbsp: [UInt8], nextBit: Int) {
+        package init(header: NALUnitHeader, elements: PrefixElements, rbsp: [UInt8], nextBit: Int) {
             nalUnitType = header.nalUnitType
             nalRefIdc = header.nalRefIdc
             firstMbInSlice = elements.firstMbInSlice
@@ -54,17 +55,17 @@ extension SliceHeader {
     }
 
     /// The three elements of a ``Prefix``.
-    struct PrefixElements {
-        var firstMbInSlice: Int
-        var sliceType: Int
-        var picParameterSetId: Int
+    package struct PrefixElements {
+        package var firstMbInSlice: Int
+        package var sliceType: Int
+        package var picParameterSetId: Int
     }
 
     /// The NAL unit header of a slice NAL unit.
     ///
-    /// - Throws: the NAL unit header's errors, ``H264Error/Code/unexpectedNALUnitType`` for NAL
+    /// - Throws: the NAL unit header's errors, `H264Error.Code.unexpectedNALUnitType` for NAL
     ///   units that do not start with a slice header.
-    static func sliceNALUnitHeader(_ nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) -> NALUnitHeader {
+    package static func sliceNALUnitHeader(_ nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) -> NALUnitHeader {
         let header = try NALUnitHeader(validating: nalUnit)
         let type = header.nalUnitType
         guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
@@ -75,7 +76,7 @@ extension SliceHeader {
     }
 
     /// Reads `first_mb_in_slice`, `slice_type` and `pic_parameter_set_id`.
-    static func readPrefixElements(_ reader: inout BitCursor) throws(H264Error) -> PrefixElements {
+    package static func readPrefixElements(_ reader: inout BitCursor) throws(H264Error) -> PrefixElements {
         let firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
         let sliceType = try reader.readUE("slice_type", max: 9)
         let picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)

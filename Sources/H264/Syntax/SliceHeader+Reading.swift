@@ -1,7 +1,8 @@
+public import MediaCore
 /// The allocation-free reader of a slice header for the access-unit boundary rule.
 extension SliceHeader {
     /// What ``read(header:payload:parameterSets:firstWindow:)`` found in a slice NAL unit.
-    enum Reading {
+    package enum Reading {
         /// Not even the ``Prefix`` could be read: the unit is damaged.
         case damaged(H264Error)
         /// The ``Prefix`` was read (its `first_mb_in_slice` is given), the rest not: its
@@ -19,7 +20,7 @@ extension SliceHeader {
     ///
     /// `firstWindow` is how many RBSP bytes are decoded first (more only when the header runs
     /// past them); a parameter so that tests can make every header run past it.
-    static func read(header: UInt8, payload: UnsafeBufferPointer<UInt8>, parameterSets: ParameterSetCache,
+    package static func read(header: UInt8, payload: UnsafeBufferPointer<UInt8>, parameterSets: ParameterSetCache,
                      firstWindow: Int = 16) -> Reading {
         let nalHeader: NALUnitHeader
         do throws(H264Error) {

@@ -1,3 +1,4 @@
+public import MediaCore
 /// The leading part of a slice header (clause 7.3.3): the elements that identify the picture a
 /// slice belongs to, as far as access-unit detection (clause 7.4.1.2.4) needs them.
 ///
@@ -67,8 +68,8 @@ public struct SliceHeader: Hashable, Sendable {
     ///     only its first ``maximumEncodedSize`` bytes are read.
     ///   - pictureParameterSets: the PPS by id; the slice's PPS names its SPS.
     ///   - sequenceParameterSets: the SPS by id.
-    /// - Throws: ``H264Error/Code/unexpectedNALUnitType`` for NAL units that do not start with a
-    ///   slice header, ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown,
+    /// - Throws: `H264Error.Code.unexpectedNALUnitType` for NAL units that do not start with a
+    ///   slice header, `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown,
     ///   and the bit reader's errors.
     public init<Bytes: Collection<UInt8>>(nalUnit: Bytes,
                                           pictureParameterSets: [Int: PictureParameterSet],
@@ -79,7 +80,7 @@ public struct SliceHeader: Hashable, Sendable {
 
     /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read.
     ///
-    /// - Throws: ``H264Error/Code/missingParameterSet`` when the PPS or its SPS is unknown, and
+    /// - Throws: `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown, and
     ///   the bit reader's errors.
     public init(prefix: Prefix, pictureParameterSets: [Int: PictureParameterSet],
                 sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
@@ -90,7 +91,7 @@ public struct SliceHeader: Hashable, Sendable {
 
     /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read,
     /// with the fields of its PPS and SPS.
-    init(prefix: Prefix, fields: ParameterSetFields) throws(H264Error) {
+    package init(prefix: Prefix, fields: ParameterSetFields) throws(H264Error) {
         self = try prefix.rbsp.withUnsafeBufferPointer { (buffer) throws(H264Error) in
             var reader = BitCursor(buffer, bitOffset: prefix.nextBit)
             return try SliceHeader(nalUnitType: prefix.nalUnitType, nalRefIdc: prefix.nalRefIdc,
@@ -102,7 +103,7 @@ public struct SliceHeader: Hashable, Sendable {
 
     /// Reads the elements after the ``Prefix`` (`colour_plane_id` … `redundant_pic_cnt`) with
     /// `reader`, which stands just after `pic_parameter_set_id`: the one reader of them.
-    init(nalUnitType type: NALUnitType, nalRefIdc: UInt8, elements: PrefixElements, reading reader: inout BitCursor,
+    package init(nalUnitType type: NALUnitType, nalRefIdc: UInt8, elements: PrefixElements, reading reader: inout BitCursor,
          fields: ParameterSetFields) throws(H264Error) {
         nalUnitType = type
         self.nalRefIdc = nalRefIdc

@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 extension AnnexB {
     /// True when an Annex-B byte stream carries H.265 rather than H.264, told from its NAL unit
@@ -18,7 +18,7 @@ extension AnnexB {
     }
 
     /// The codec of an Annex-B byte stream, told from its beginning by the rule of
-    /// ``carriesHEVC(_:nalUnitLimit:)``, or nil while the bytes so far cannot tell: every header
+    /// `carriesHEVC(_:nalUnitLimit:)`, or nil while the bytes so far cannot tell: every header
     /// read as H.265 but neither `nalUnitLimit` NAL units nor 1 MiB have come. So that a live
     /// stream is not held for 64 NAL units, an unfinished stream is H.265 as soon as its VPS,
     /// SPS and PPS and the first slice of an IRAP picture have come with valid headers. A

@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// One H.265 access unit: the NAL units of one coded picture and those that belong with it
 /// (clause 7.4.2.4.4), in length-prefixed form.

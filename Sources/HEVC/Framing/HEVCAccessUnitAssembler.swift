@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 /// Groups H.265 NAL units into access units (clause 7.4.2.4.4), as `AccessUnitAssembler`
 /// does for H.264, with the same tolerant reading.

@@ -1,4 +1,4 @@
-package import H264
+package import MediaCore
 
 /// The reader of an H.265 byte stream for `AnnexBDecoder` and `AnnexBFilePlayer`: NAL units
 /// from the one `AnnexBStreamReader`, cut into access units by `HEVCAccessUnitAssembler`, handed out from the first IRAP picture

@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 // HVCC (ISO/IEC 14496-15 length prefixes with an hvcC record) ⇄ Annex-B, over the shared
 // length-prefix reader (`AVCC.read`) and start-code scanner.
@@ -61,7 +61,7 @@ extension HEVCDecoderConfigurationRecord {
         try hvcc(accessUnits: HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes), parameterSetsInBand: parameterSetsInBand)
     }
 
-    /// ``hvcc(fromAnnexB:parameterSetsInBand:)`` of a stream already cut into access units
+    /// `hvcc(fromAnnexB:parameterSetsInBand:)` of a stream already cut into access units
     /// (`h264 convert` has them from its inspection).
     package static func hvcc(accessUnits: [HEVCAccessUnit], parameterSetsInBand: Bool) throws(H264Error)
         -> (configuration: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) {

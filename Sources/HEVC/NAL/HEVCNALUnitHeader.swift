@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 /// The two-byte H.265 NAL unit header, `nal_unit_header()` (ITU-T H.265 clause 7.3.1.2):
 /// `forbidden_zero_bit` (1 bit), `nal_unit_type` (6), `nuh_layer_id` (6),

@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 /// The `hvcC` box's payload, `HEVCDecoderConfigurationRecord` (ISO/IEC 14496-15 §8.3.3.1): the
 /// stream's profile, tier, level and format, the NAL unit length size, and arrays of NAL units

@@ -1,7 +1,7 @@
-import H264
+public import MediaCore
 
 /// The `hvcC` of a live H.265 stream as its access units come (a camera, a publisher, a file):
-/// what a relay hands its viewers as the stream's ``VideoFormatDescription``, and when it
+/// what a relay hands its viewers as the stream's `VideoFormatDescription`, and when it
 /// changes. Sans-I/O.
 ///
 /// It starts from a known record (an SDP's `sprop-vps/sps/pps`) or none; each access unit that

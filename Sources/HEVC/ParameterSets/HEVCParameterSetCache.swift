@@ -1,10 +1,10 @@
-public import H264
+public import MediaCore
 
 /// The video, sequence and picture parameter sets of an H.265 stream, by id, as they arrive
 /// in-band or from a configuration record.
 ///
 /// A parameter set that arrives again with identical bytes changes nothing; one whose bytes
-/// differ replaces the stored one and is reported as `ParameterSetCache.Change.replaced`
+/// differ replaces the stored one and is reported as `ParameterSetChange.replaced`
 /// (the same change values as H.264's `ParameterSetCache`). A PPS is checked against the
 /// SPS it names when that is known; unlike H.264, reading a PPS does not need it.
 public struct HEVCParameterSetCache: Hashable, Sendable {
@@ -30,7 +30,7 @@ public struct HEVCParameterSetCache: Hashable, Sendable {
     /// - Throws: `H264Error.Code.unexpectedNALUnitType` for other NAL unit types, and the
     ///   parse errors of the parameter set (nothing is stored then).
     @discardableResult
-    public mutating func store(_ nalUnit: some Collection<UInt8>) throws(H264Error) -> (change: ParameterSetCache.Change, diagnostics: [H264Error]) {
+    public mutating func store(_ nalUnit: some Collection<UInt8>) throws(H264Error) -> (change: ParameterSetChange, diagnostics: [H264Error]) {
         let unit = Array(nalUnit)
         let header = try HEVCNALUnitHeader(validating: unit)
         let type = header.nalUnitType
@@ -55,7 +55,7 @@ public struct HEVCParameterSetCache: Hashable, Sendable {
             throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0, bitOffset: 1,
                             "NAL unit type \(type) is not a parameter set")
         }
-        let change: ParameterSetCache.Change = bytes[type]?[id] == nil ? .added : .replaced
+        let change: ParameterSetChange = bytes[type]?[id] == nil ? .added : .replaced
         bytes[type, default: [:]][id] = unit
         return (change, diagnostics)
     }

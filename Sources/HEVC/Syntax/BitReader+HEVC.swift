@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 extension BitReader {
     /// A reader over the RBSP of an H.265 NAL unit (its two header bytes kept; only the first

@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// `hrd_parameters(commonInfPresentFlag, maxNumSubLayersMinus1)` (ITU-T H.265 clause E.2.2):
 /// the hypothetical reference decoder's timing and buffers, in the VUI and the VPS.

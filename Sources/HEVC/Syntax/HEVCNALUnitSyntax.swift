@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// A syntax structure read from one whole H.265 NAL unit by its clause 7.3 reading, with no
 /// other input (the VPS, the SPS): the one pair of entries behind its public `init(nalUnit:)`

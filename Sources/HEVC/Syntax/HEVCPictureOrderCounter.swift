@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// Derives `PicOrderCntVal` of successive H.265 pictures in decoding order (clause 8.3.1):
 /// presentation order within a coded video sequence is the order of these counts.
@@ -30,7 +30,7 @@ public struct HEVCPictureOrderCounter: Sendable {
         let lsb = slice.slicePicOrderCntLsb
         let noRaslOutput = type.isIRAP && (type.isIDR || type.isBLA || firstPicture)
         firstPicture = false
-        let msb = noRaslOutput ? 0 : PictureOrderCounter.picOrderCntMsb(lsb: lsb, maxLsb: sps.maxPicOrderCntLsb,
+        let msb = noRaslOutput ? 0 : picOrderCntMsb(lsb: lsb, maxLsb: sps.maxPicOrderCntLsb,
                                                                         prevLsb: prevPicOrderCntLsb, prevMsb: prevPicOrderCntMsb)
         if slice.nalUnitHeader.temporalId == 0 && !type.isLeadingPicture && !type.isSubLayerNonReference {
             prevPicOrderCntLsb = lsb

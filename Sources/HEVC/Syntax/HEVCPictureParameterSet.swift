@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 /// A picture parameter set, `pic_parameter_set_rbsp()` (ITU-T H.265 clause 7.3.2.3, semantics
 /// 7.4.3.3).

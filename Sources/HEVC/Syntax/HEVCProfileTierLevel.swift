@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// `profile_tier_level(profilePresentFlag, maxNumSubLayersMinus1)` (ITU-T H.265 clause 7.3.3,
 /// semantics 7.4.4): the general profile, tier and level, and those of each sub-layer that

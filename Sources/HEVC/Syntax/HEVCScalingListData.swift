@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// `scaling_list_data()` (ITU-T H.265 clause 7.3.4, semantics 7.4.5) as coded, in an SPS or a PPS.
 ///

@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 extension HEVCSequenceParameterSet {
     /// `SubWidthC` (Table 6-1): the conformance window's horizontal unit in luma samples.

@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 /// A sequence parameter set, `seq_parameter_set_rbsp()` (ITU-T H.265 clause 7.3.2.2, semantics
 /// 7.4.3.2).

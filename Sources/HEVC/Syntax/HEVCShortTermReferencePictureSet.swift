@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// A short-term reference picture set, `st_ref_pic_set(stRpsIdx)` (ITU-T H.265 clause 7.3.7,
 /// semantics 7.4.8), kept in its resolved form: the picture order count differences of the

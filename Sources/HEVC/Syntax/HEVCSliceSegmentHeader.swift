@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 /// The first elements of `slice_segment_header()` (ITU-T H.265 clause 7.3.6.1): those that
 /// place a slice segment in its picture and give the picture order count's low bits — as far as

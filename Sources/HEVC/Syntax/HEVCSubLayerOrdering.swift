@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// One sub-layer's decoded picture buffer needs, as the VPS (`vps_max_*[i]`) and the SPS
 /// (`sps_max_*[i]`) signal them (clauses 7.4.3.1 and 7.4.3.2.1).

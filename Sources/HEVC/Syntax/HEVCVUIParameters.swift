@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// `vui_parameters()` (ITU-T H.265 clause E.2.1): aspect ratio, colour description, field
 /// signalling, the default display window, timing with its HRD, and bitstream restrictions.

@@ -1,4 +1,4 @@
-public import H264
+public import MediaCore
 
 /// A video parameter set, `video_parameter_set_rbsp()` (ITU-T H.265 clause 7.3.2.1, semantics
 /// 7.4.3.1).

@@ -1,4 +1,4 @@
-import H264
+public import MediaCore
 
 /// A window inside the decoded picture, as four offsets in chroma sample units: the SPS's
 /// conformance window (`conf_win_*_offset`, clause 7.4.3.2.1) or the VUI's default display

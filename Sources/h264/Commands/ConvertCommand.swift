@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
-import H264Media
+import MediaContainers
 import HEVC
 
 /// `h264 convert --to avcc|annexb|flv INPUT -o OUTPUT`: between Annex-B, AVCC and FLV framing.

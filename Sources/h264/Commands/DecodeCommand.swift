@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Decoder
-import H264Media
+import MediaContainers
 
 /// `h264 decode INPUT -o OUTPUT`: H.264 or H.265 (Annex-B, or AVCC/HVCC with `--config`) to y4m,
 /// raw planes or FFmpeg's framemd5 listing.

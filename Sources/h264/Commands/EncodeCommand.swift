@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Encoder
-import H264Media
+import MediaContainers
 
 /// `h264 encode INPUT -o OUTPUT`: y4m (file or `-` for standard input) or raw I420 to H.264 or H.265.
 struct EncodeCommand: ParsableCommand {

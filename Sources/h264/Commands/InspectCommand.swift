@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
-import H264Media
+import MediaContainers
 
 /// `h264 inspect FILE`: the NAL units, access units and parameter sets of a stream, as tables or JSON.
 struct InspectCommand: ParsableCommand {

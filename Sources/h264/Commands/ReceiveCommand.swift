@@ -4,6 +4,7 @@ import H264
 import H264Streaming
 import HEVC
 import NIOPosix
+import RTP
 
 /// `h264 receive STREAM.sdp|rtsp://…|rtmp://… -o OUT.h264` (`RTPReceiver`, `RTSPClient`, `RTMPPlayer`), or with
 /// `--listen` the RTSP server a publisher pushes to (`RTSPRecordServer`): the discussion says the rest.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import H264
 import H264Encoder
-import H264Media
+import MediaContainers
 import H264Streaming
 import Logging
 import NIOCore

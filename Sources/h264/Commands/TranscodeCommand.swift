@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
-import H264Media
+import MediaContainers
 import H264Decoder
 import H264Encoder
 

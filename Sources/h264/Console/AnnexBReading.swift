@@ -1,6 +1,6 @@
 import H264
 import H264Decoder
-import H264Media
+import MediaContainers
 
 /// The read loop of `h264 decode` and `h264 transcode`, on the command's own thread: the input
 /// in 1 MiB chunks into H264Decoder's `AnnexBDecoder.decode(chunkSize:queueLimit:reading:afterChunk:)`,

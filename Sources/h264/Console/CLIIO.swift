@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
-import H264Media
+import MediaContainers
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import H264
 import H264Streaming
 import NIOPosix
+import MediaContainers
 
 extension ReceiveOptions {
     /// `h264 receive --listen rtmp://HOST:PORT/APP/KEY -o OUT.h264`: waits for one publisher

@@ -1,9 +1,10 @@
 import Foundation
 import H264
 import H264Decoder
-import H264Media
+import MediaContainers
 import H264Streaming
 import HEVC
+import RTP
 
 /// The output of `h264 receive`: the access units as Annex-B (H264Media's
 /// `ReceivedAnnexBWriter`: from the first IDR on, SPS and PPS before each IDR) up to `frames`,

@@ -1,6 +1,6 @@
 import ArgumentParser
 import H264
-import H264Media
+import MediaContainers
 
 extension FLVConversion {
     /// `--flv-syntax`: which FLV video tag syntax `--to flv` writes.

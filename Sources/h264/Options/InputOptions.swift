@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import H264
-import H264Media
+import MediaContainers
 
 /// The input of `h264 encode` and `h264 serve`: a y4m file, `-` for y4m on standard input, or
 /// raw I420 with `--size` and `--fps`.

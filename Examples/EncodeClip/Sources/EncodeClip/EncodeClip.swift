@@ -5,7 +5,7 @@
 import Foundation
 import H264
 import H264Encoder
-import H264Media
+import MediaContainers
 
 @main
 struct EncodeClip {

@@ -10,7 +10,7 @@
 import Foundation
 import H264
 import H264Encoder
-import H264Media
+import MediaContainers
 import H264Streaming
 import NIOPosix
 

@@ -1,0 +1,314 @@
+public import MediaCore
+public import H264
+/// Reads an FLV file's H.264 or H.265 video: access units with their decoding and presentation
+/// times, and the `FormatDescription` of each H.264 sequence header, from legacy (`CodecID` 7)
+/// and Enhanced RTMP (`avc1`) tags alike; H.265 (`hvc1`) sequence headers come as the hvcC's
+/// bytes and its frames as ``Event/hevcFrame(_:)`` (module `HEVC` reads both as its types:
+/// `VideoFormatDescription`, `HEVCAccessUnit`).
+///
+/// ```swift
+/// var reader = try FLVReader(bytes)                  // throws when there is no FLV header
+/// while let event = try reader.next() {              // throws when framing is lost
+///     switch event {
+///     case .sequenceHeader(let format):  decoder = makeDecoder(format)
+///     case .frame(let frame):            decode(frame.accessUnit.data, pts: frame.presentationTime)
+///     case .endOfSequence:               break
+///     case .hevcSequenceHeader, .hevcFrame: break        // H.265: see module HEVC
+///     case .skippedTag(let error):       log("damaged tag skipped: \(error)")
+///     case .warning(let warning):        log(warning)
+///     }
+/// }
+/// ```
+///
+/// Problems come in three kinds, as everywhere in this library:
+/// - fatal, thrown: the data is not FLV (`H264Error.Code.invalidFLVHeader`) or a tag header
+///   is not one (`H264Error.Code.flvFramingLost`: unknown tag type, stream id not 0), so where
+///   the next tag begins is unknown;
+/// - damaged, reported as ``Event/skippedTag(_:)`` and skipped: a video tag whose data does not
+///   parse (a bad avcC, NAL unit lengths running past the tag, another codec, an encrypted tag),
+///   or a last tag cut short by the end of the file (then reading ends);
+/// - tolerable, reported as ``Event/warning(_:)``: a `PreviousTagSize` that does not match the
+///   tag before it (FFmpeg does not check it either).
+///
+/// Audio and script data tags are skipped silently (counted in ``ignoredTagCount``).
+///
+/// A live stream (HTTP-FLV, a file being written) is read the same way: create the reader with
+/// ``init()``, ``append(_:)`` bytes as they arrive and call ``next()`` until it returns `nil`,
+/// which then means "more bytes needed"; ``finish()`` marks the end of the input. The events
+/// never depend on how the bytes were chunked.
+public struct FLVReader: Sendable {
+    /// What the reader found, in file order.
+    public enum Event: Hashable, Sendable {
+        /// A sequence header whose format differs from the one in force (the first one included).
+        case sequenceHeader(FormatDescription)
+        /// One H.264 access unit.
+        case frame(FLVVideoFrame)
+        /// An H.265 (`hvc1`) sequence header whose hvcC differs from the one in force (the first
+        /// one included): the record's bytes, their fixed part checked.
+        case hevcSequenceHeader([UInt8])
+        /// One H.265 access unit: 4-byte lengths, as for H.264, but no NAL unit types nor format
+        /// in its ``FLVVideoFrame/accessUnit`` (module `HEVC`'s `hevcAccessUnit` reads them).
+        case hevcFrame(FLVVideoFrame)
+        /// An end-of-sequence tag, with its timestamp in milliseconds.
+        case endOfSequence(timestamp: Int64)
+        /// A damaged or unsupported video tag (or a cut-off last tag), reported and skipped; the
+        /// error's `byteOffset` is in the file.
+        case skippedTag(H264Error)
+        /// A tolerable irregularity; the error's `byteOffset` is in the file.
+        case warning(H264Error)
+    }
+
+    /// The file header, once its bytes have been read.
+    public private(set) var header: FLVFileHeader?
+    /// The format of the H.264 sequence header in force.
+    public private(set) var formatDescription: FormatDescription?
+    /// The hvcC of the H.265 sequence header in force.
+    public private(set) var hevcConfiguration: [UInt8]?
+    /// How many audio and script data tags were skipped.
+    public private(set) var ignoredTagCount = 0
+
+    /// The bytes not yet consumed begin at `position`; `base` bytes were dropped before `bytes[0]`.
+    private var bytes: [UInt8] = []
+    private var base = 0
+    private var position = 0
+    /// True once no more bytes will come (a cut-off tail is then reported, not waited for).
+    private var complete = false
+    /// True after a fatal error: nothing more is read.
+    private var stopped = false
+    /// The size of the tag before `position`, which the `PreviousTagSize` there should equal.
+    private var previousTagSize = 0
+    private var expectingPreviousTagSize = true
+    private var formatChanged = false
+    private var hevcFormatChanged = false
+    /// Warnings found in the last tag read, handed out by ``next()`` before the next tag is read.
+    private var pendingWarnings: [H264Error] = []
+
+    /// Begins reading `bytes`, a whole FLV file (or as much of one as there is).
+    ///
+    /// - Throws: the errors of ``FLVFileHeader/init(parsing:)``.
+    public init(_ bytes: [UInt8]) throws(H264Error) {
+        let header = try FLVFileHeader(parsing: bytes)
+        self.header = header
+        self.bytes = bytes
+        position = header.dataOffset
+        complete = true
+    }
+
+    /// Begins reading a stream whose bytes will be given with ``append(_:)``.
+    public init() {}
+
+    /// Adds the next bytes of the stream.
+    public mutating func append(_ chunk: some Collection<UInt8>) {
+        guard !complete else { return }
+        // Drop what was consumed once it is most of the buffer, so a long stream does not grow it.
+        if position >= 1 << 16 && position * 2 >= bytes.count {
+            bytes.removeSubrange(0..<position)
+            base += position
+            position = 0
+        }
+        bytes.append(contentsOf: chunk)
+    }
+
+    /// Marks the end of the stream: ``next()`` then reports a cut-off last tag instead of
+    /// waiting for its bytes.
+    public mutating func finish() {
+        complete = true
+    }
+
+    /// The next event, or `nil` at the end of the data (or, for a stream not yet finished, when
+    /// more bytes are needed).
+    ///
+    /// - Throws: `H264Error.Code.flvFramingLost` (with the file offset) when a tag header is
+    ///   not one, and the errors of ``FLVFileHeader/init(parsing:)`` for a stream; reading then
+    ///   ends.
+    public mutating func next() throws(H264Error) -> Event? {
+        guard !stopped else { return nil }
+        if !pendingWarnings.isEmpty { return .warning(pendingWarnings.removeFirst()) }
+        if header == nil {
+            // A stream: the header is read once its bytes are all there (or the input ended).
+            let signature: [UInt8] = [0x46, 0x4C, 0x56]
+            let waiting = !complete && bytes.count < FLVFileHeader.size && bytes.prefix(3).elementsEqual(signature.prefix(bytes.count))
+            if waiting { return nil }
+            do throws(H264Error) {
+                let parsed = try FLVFileHeader(parsing: bytes)
+                header = parsed
+                position = parsed.dataOffset
+            } catch {
+                if !complete && error.code == .truncated && error.field == "DataOffset" && bytes.count >= FLVFileHeader.size {
+                    return nil // DataOffset beyond what has arrived
+                }
+                stopped = true
+                throw error
+            }
+        }
+        while position < bytes.count {
+            let remaining = bytes.count - position
+            if expectingPreviousTagSize {
+                guard remaining >= 4 else {
+                    guard complete else { return nil }
+                    let at = base + position
+                    position = bytes.count
+                    expectingPreviousTagSize = false
+                    return .warning(H264Error(.truncated, field: "PreviousTagSize", byteOffset: at,
+                                              "the file ends inside PreviousTagSize"))
+                }
+                expectingPreviousTagSize = false
+                let value = BigEndian.read(bytes, at: position, count: 4)
+                let at = base + position
+                position += 4
+                if value != previousTagSize {
+                    return .warning(H264Error(.flvPreviousTagSizeMismatch, field: "PreviousTagSize", byteOffset: at,
+                                              "PreviousTagSize \(value), but the tag before it has \(previousTagSize) bytes"))
+                }
+                continue
+            }
+            let tagStart = position
+            guard remaining >= FLVTagHeader.size else {
+                guard complete else { return nil }
+                position = bytes.count
+                return .skippedTag(H264Error(.truncated, field: "TagType", byteOffset: base + tagStart,
+                                             "the file ends inside a tag header (\(remaining) byte(s))"))
+            }
+            let tag: FLVTagHeader
+            do throws(H264Error) {
+                tag = try FLVTagHeader(parsing: bytes[tagStart..<tagStart + FLVTagHeader.size])
+            } catch {
+                position = bytes.count
+                stopped = true
+                throw error.offset(by: base + tagStart)
+            }
+            let dataStart = tagStart + FLVTagHeader.size
+            guard tag.dataSize <= bytes.count - dataStart else {
+                guard complete else { return nil }
+                position = bytes.count
+                return .skippedTag(H264Error(.truncated, field: "DataSize", byteOffset: base + tagStart + 1,
+                                             "a tag of \(tag.dataSize) data bytes, \(bytes.count - dataStart) left in the file"))
+            }
+            let dataEnd = dataStart + tag.dataSize
+            position = dataEnd
+            previousTagSize = FLVTagHeader.size + tag.dataSize
+            expectingPreviousTagSize = true
+            guard tag.tagType == .video else {
+                ignoredTagCount += 1
+                continue
+            }
+            guard !tag.filter else {
+                return .skippedTag(H264Error(.unsupported, field: "Filter", byteOffset: base + tagStart, "an encrypted video tag"))
+            }
+            if let event = video(tag, data: dataStart..<dataEnd, tagStart: tagStart) { return event }
+        }
+        return nil
+    }
+
+    /// Reads the video tag's data: an event, or nil for a sequence header that changes nothing.
+    private mutating func video(_ tag: FLVTagHeader, data: Range<Int>, tagStart: Int) -> Event? {
+        let video: FLVVideoTag
+        do throws(H264Error) {
+            video = try FLVVideoTag(parsing: bytes[data])
+        } catch {
+            return .skippedTag(error.offset(by: base + data.lowerBound))
+        }
+        switch video.packet {
+        case .sequenceHeader(let record):
+            let format = FormatDescription(configurationRecord: record)
+            guard format != formatDescription else { return nil }
+            formatChanged = formatDescription != nil
+            formatDescription = format
+            return .sequenceHeader(format)
+        case .hevcSequenceHeader(let record):
+            guard record != hevcConfiguration else { return nil }
+            hevcFormatChanged = hevcConfiguration != nil
+            hevcConfiguration = record
+            return .hevcSequenceHeader(record)
+        case .endOfSequence:
+            return .endOfSequence(timestamp: Int64(tag.timestamp))
+        case .codedFrames(let payload, let compositionTime):
+            let payloadStart = data.upperBound - payload.count
+            let hevc = video.codec == .hevc
+            // hvcC: lengthSizeMinusOne in the low bits of byte 21 (checked by FLVVideoTag).
+            let lengthSize = hevc ? hevcConfiguration.map { Int($0[21] & 0x03) + 1 } ?? 4 : formatDescription?.nalUnitLengthSize ?? 4
+            let units: [Range<Int>]
+            let annexBInside: Bool
+            do throws(H264Error) {
+                // Annex-B where lengths belong (some encoders write it into FLV tags) is read by
+                // the one rule of AVCC.read, its warning and skipped units reported after the frame.
+                let reading = try AVCC.read(payload, lengthSize: lengthSize, allowingEmptyNALUnits: true)
+                units = reading.nalUnits
+                annexBInside = reading.annexBOffset != nil
+                pendingWarnings += (reading.warnings + reading.skipped).map { $0.offset(by: base + payloadStart) }
+            } catch {
+                return .skippedTag(error.offset(by: base + payloadStart))
+            }
+            guard !units.isEmpty else {
+                return .skippedTag(H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: base + payloadStart,
+                                             "a coded-frames tag without NAL units"))
+            }
+            // Already 4-byte AVCC without empty units: keep the bytes as they are.
+            let data: [UInt8]
+            if lengthSize == 4 && !annexBInside && units.count * 4 + units.reduce(0, { $0 + $1.count }) == payload.count {
+                data = payload
+            } else {
+                // Lengths of 1 or 2 bytes (or empty units) are rewritten; each unit fits 4 bytes.
+                data = (try? AVCC.data(nalUnits: units.map { Array(payload[$0]) }, lengthSize: 4)) ?? []
+            }
+            let accessUnit = AccessUnit(data: data,
+                                        nalUnitTypes: hevc ? [] : units.map { NALUnitHeader(byte: payload[$0.lowerBound]).nalUnitType },
+                                        streamOffset: base + tagStart, byteCount: FLVTagHeader.size + tag.dataSize,
+                                        formatDescription: hevc ? nil : formatDescription, formatChanged: hevc ? hevcFormatChanged : formatChanged)
+            let frame = FLVVideoFrame(accessUnit: accessUnit, decodeTime: Int64(tag.timestamp),
+                                      compositionTime: compositionTime, frameType: video.frameType, syntax: video.syntax)
+            if hevc {
+                hevcFormatChanged = false
+                return .hevcFrame(frame)
+            }
+            formatChanged = false
+            return .frame(frame)
+        }
+    }
+}
+
+extension FLVReader {
+    /// Everything ``FLVReader`` found in a whole file.
+    public struct Contents: Hashable, Sendable {
+        /// The file header.
+        public var header: FLVFileHeader
+        /// The H.264 access units, in file (decoding) order.
+        public var frames: [FLVVideoFrame]
+        /// The formats of the H.264 sequence headers, in order (each differs from the one before).
+        public var formatDescriptions: [FormatDescription]
+        /// The H.265 access units, in file (decoding) order.
+        public var hevcFrames: [FLVVideoFrame] = []
+        /// The hvcC of each H.265 sequence header, in order (each differs from the one before).
+        public var hevcConfigurations: [[UInt8]] = []
+        /// How many end-of-sequence tags were read.
+        public var endOfSequenceCount: Int
+        /// The damaged or unsupported video tags that were skipped.
+        public var skippedTags: [H264Error]
+        /// The tolerable irregularities.
+        public var warnings: [H264Error]
+        /// How many audio and script data tags were skipped.
+        public var ignoredTagCount: Int
+    }
+
+    /// Reads a whole FLV file.
+    ///
+    /// - Throws: the fatal errors of ``init(_:)`` and ``next()``.
+    public static func read(_ bytes: [UInt8]) throws(H264Error) -> Contents {
+        var reader = try FLVReader(bytes)
+        var contents = Contents(header: reader.header ?? FLVFileHeader(), frames: [], formatDescriptions: [], endOfSequenceCount: 0,
+                                skippedTags: [], warnings: [], ignoredTagCount: 0)
+        while let event = try reader.next() {
+            switch event {
+            case .sequenceHeader(let format): contents.formatDescriptions.append(format)
+            case .frame(let frame): contents.frames.append(frame)
+            case .hevcSequenceHeader(let record): contents.hevcConfigurations.append(record)
+            case .hevcFrame(let frame): contents.hevcFrames.append(frame)
+            case .endOfSequence: contents.endOfSequenceCount += 1
+            case .skippedTag(let error): contents.skippedTags.append(error)
+            case .warning(let warning): contents.warnings.append(warning)
+            }
+        }
+        contents.ignoredTagCount = reader.ignoredTagCount
+        return contents
+    }
+}
