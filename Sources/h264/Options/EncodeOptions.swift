@@ -18,7 +18,9 @@ struct EncodeOptions: ParsableArguments {
     }
 
     @Option(help: "Session preset: \(Preset.allCases.map(\.rawValue).joined(separator: ", ")).") var preset: Preset?
-    @Option(help: "Average bit rate in bits per second (default: the recommendation for the size and rate).") var bitrate: Int?
+    @Option(help: "Average bit rate, as FFmpeg's -b:v: \(BitRateArgument.syntax) (default: recommended for the size and rate).",
+            transform: BitRateArgument.init(parsing:))
+    var bitrate: BitRateArgument?
     @Option(help: "Constant quality (x264 CRF, 0–51) instead of a bit rate.") var crf: Double?
     @Option(help: "Codec: h264 (x264, the default) or hevc (H.265 with x265; write .265).") var codec: String?
     @Option(help: "Profile: baseline, main or high (H.264); main or main10 (H.265, main10 for 10-bit input).") var profile: String?
@@ -38,7 +40,7 @@ struct EncodeOptions: ParsableArguments {
         c.expectedFrameRate = frameRate
         if let codec { c.codec = try Self.parse(codec, "unknown codec \(codec) (h264, hevc)") }
         if bitDepth > 8 { c.hevcProfile = .main10 }
-        if let bitrate { c.averageBitRate = bitrate }
+        if let bitrate { c.averageBitRate = bitrate.bitsPerSecond }
         if let crf { c.constantRateFactor = crf }
         if let profile { try c.setProfile(named: profile) }
         if let maxKeyframeInterval { c.maxKeyFrameInterval = maxKeyframeInterval }
