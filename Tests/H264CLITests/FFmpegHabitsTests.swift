@@ -48,4 +48,21 @@ struct FFmpegHabitsTests {
         #expect(result.stderr.contains("The value '2m' is invalid for '--bitrate <bitrate>'") && result.stderr.contains("write M"),
                 "\(result.stderr)")
     }
+
+    // MARK: Codec from the output's extension
+
+    @Test(arguments: [("x.265", VideoCodec.hevc), ("x.hevc", .hevc), ("x.h265", .hevc), ("dir/X.HEVC", .hevc), (".265", .hevc),
+                      ("x.264", .h264), ("x.h264", .h264), ("x", .h264), ("-", .h264), ("x.mp4", .h264), ("dir.265/x", .h264),
+                      ("x.265.264", .h264), ("x.2650", .h264)])
+    func codecFollowsExtension(path: String, codec: VideoCodec) throws {
+        #expect(EncodeOptions.codec(forOutput: path) == codec)
+        #expect(try EncodeOptions.parse([]).configuration(frameRate: 30, output: path).codec == codec)
+    }
+
+    /// `--codec` wins over the extension, both ways; without an output (serve) the default is H.264.
+    @Test func explicitCodecWins() throws {
+        #expect(try EncodeOptions.parse(["--codec", "h264"]).configuration(frameRate: 30, output: "x.265").codec == .h264)
+        #expect(try EncodeOptions.parse(["--codec", "hevc"]).configuration(frameRate: 30, output: "x.264").codec == .hevc)
+        #expect(try EncodeOptions.parse([]).configuration(frameRate: 30).codec == .h264)
+    }
 }

@@ -42,7 +42,7 @@ struct EncodeCommand: ParsableCommand {
         var (reader, total) = try source.open()
         let header = reader.header
         if let frames { total = min(total ?? frames, frames) }
-        let configuration = try encoding.configuration(frameRate: header.frameRate, bitDepth: header.bitDepth)
+        let configuration = try encoding.configuration(frameRate: header.frameRate, bitDepth: header.bitDepth, output: out.output)
 
         let output = out.output
         let file = try CLIIO.openOutput(output)

@@ -81,9 +81,9 @@ struct TranscodeCommand: ParsableCommand {
                     if let encoder = s.encoder { return encoder }
                     let seconds = frame.duration / .seconds(1)
                     let configuration = try options.configuration(frameRate: seconds > 0 ? 1 / seconds : 25, bitDepth: frame.bitDepth,
-                                                                  defaultPreset: .activeTranscoding)
+                                                                  defaultPreset: .activeTranscoding, output: outputName)
                     if frame.bitDepth > 8 && configuration.codec != .hevc {
-                        throw CLIError("\(name): 10-bit pictures are encoded as H.265 Main 10: add --codec hevc")
+                        throw CLIError("\(name): 10-bit pictures are encoded as H.265 Main 10: add --codec hevc (or write .265)")
                     }
                     let encoder = try EncoderSession(width: targetSize?.width ?? frame.width, height: targetSize?.height ?? frame.height,
                                                      configuration: configuration,

@@ -22,7 +22,8 @@ struct EncodeOptions: ParsableArguments {
             transform: BitRateArgument.init(parsing:))
     var bitrate: BitRateArgument?
     @Option(help: "Constant quality (x264 CRF, 0–51) instead of a bit rate.") var crf: Double?
-    @Option(help: "Codec: h264 (x264, the default) or hevc (H.265 with x265; write .265).") var codec: String?
+    @Option(help: "Codec: h264 (x264) or hevc (H.265 with x265) (default: hevc for -o *.265, *.h265, *.hevc, else h264).")
+    var codec: String?
     @Option(help: "Profile: baseline, main or high (H.264); main or main10 (H.265, main10 for 10-bit input).") var profile: String?
     @Option(help: "Most frames between keyframes.") var maxKeyframeInterval: Int?
     @Option(help: "Most seconds between keyframes.") var maxKeyframeIntervalDuration: Double?
@@ -33,11 +34,13 @@ struct EncodeOptions: ParsableArguments {
     @Option(help: "x264 threads (0: automatic).") var threads: Int?
 
     /// The session configuration these options describe, starting from `--preset` or, without
-    /// one, from `defaultPreset` (none: ``EncoderConfiguration/init()``); H.265 of 10-bit
-    /// input is Main 10 unless `--profile` says otherwise.
-    func configuration(frameRate: Double, bitDepth: Int = 8, defaultPreset: Preset? = nil) throws -> EncoderConfiguration {
+    /// one, from `defaultPreset` (none: ``EncoderConfiguration/init()``); the codec is `--codec`,
+    /// else the one `output`'s extension names (``codec(forOutput:)``); H.265 of 10-bit input is
+    /// Main 10 unless `--profile` says otherwise.
+    func configuration(frameRate: Double, bitDepth: Int = 8, defaultPreset: Preset? = nil, output: String? = nil) throws -> EncoderConfiguration {
         var c = (preset ?? defaultPreset)?.configuration ?? EncoderConfiguration()
         c.expectedFrameRate = frameRate
+        if let output { c.codec = Self.codec(forOutput: output) }
         if let codec { c.codec = try Self.parse(codec, "unknown codec \(codec) (h264, hevc)") }
         if bitDepth > 8 { c.hevcProfile = .main10 }
         if let bitrate { c.averageBitRate = bitrate.bitsPerSecond }
