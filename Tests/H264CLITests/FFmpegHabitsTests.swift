@@ -65,4 +65,102 @@ struct FFmpegHabitsTests {
         #expect(try EncodeOptions.parse(["--codec", "hevc"]).configuration(frameRate: 30, output: "x.264").codec == .hevc)
         #expect(try EncodeOptions.parse([]).configuration(frameRate: 30).codec == .h264)
     }
+
+    // MARK: Presets
+
+    /// No session preset is spelt like an x264 preset, so `--preset NAME` is never ambiguous.
+    @Test func sessionPresetNamesAreNotX264Names() {
+        #expect(PresetArgument.allValueStrings == Self.x264Presets)
+        #expect(Set(EncodeOptions.Preset.allCases.map(\.rawValue)).isDisjoint(with: Self.x264Presets))
+    }
+
+    @Test(arguments: FFmpegHabitsTests.x264Presets)
+    func presetTakesX264Names(name: String) throws {
+        let options = try EncodeOptions.parse(["--preset", name])
+        #expect(options.deprecations.isEmpty)
+        #expect(try options.configuration(frameRate: 30).x264Preset?.rawValue == name)
+        // With a session preset, --preset overrides only its x264 preset.
+        let live = try EncodeOptions.parse(["--session-preset", "live-capture", "--preset", name]).configuration(frameRate: 30)
+        #expect(live.x264Preset?.rawValue == name && live.realTime && live.maxKeyFrameIntervalDuration == 2)
+    }
+
+    /// The old spelling `--preset SESSION-PRESET` gives what `--session-preset` gives, with one
+    /// deprecation line naming the new spelling.
+    @Test(arguments: EncodeOptions.Preset.allCases)
+    func oldSessionPresetSpelling(preset: EncodeOptions.Preset) throws {
+        let old = try EncodeOptions.parse(["--preset", preset.rawValue])
+        let new = try EncodeOptions.parse(["--session-preset", preset.rawValue])
+        #expect(try old.configuration(frameRate: 30) == new.configuration(frameRate: 30))
+        #expect(try old.configuration(frameRate: 30) != EncodeOptions.parse([]).configuration(frameRate: 30))
+        #expect(old.deprecations.count == 1)
+        #expect(old.deprecations.first?.contains("--session-preset \(preset.rawValue)") == true)
+        #expect(new.deprecations.isEmpty)
+    }
+
+    @Test func oldSpeedSpelling() throws {
+        let old = try EncodeOptions.parse(["--speed", "superfast"])
+        #expect(try old.configuration(frameRate: 30).x264Preset?.rawValue == "superfast")
+        #expect(old.deprecations == ["--speed superfast is deprecated: write --preset superfast"])
+        // Both old spellings together (a script of before): both apply, one line each.
+        let both = try EncodeOptions.parse(["--preset", "background-transcoding", "--speed", "fast"])
+        let c = try both.configuration(frameRate: 30)
+        #expect(c.x264Preset?.rawValue == "fast" && c.threads == 2)
+        #expect(both.deprecations.count == 2)
+    }
+
+    /// Unknown names and contradicting old and new spellings are refused.
+    @Test func presetRefusals() throws {
+        for arguments in [["--preset", "fastest"], ["--preset", "liveCapture"], ["--session-preset", "veryfast"],
+                          ["--preset", "live-capture", "--session-preset", "live-capture"], ["--speed", "fast", "--preset", "slow"]] {
+            #expect(throws: (any Error).self, "\(arguments)") { try EncodeOptions.parse(arguments) }
+        }
+        #expect(throws: (any Error).self) { try EncodeOptions.parse(["--speed", "fastest"]).configuration(frameRate: 30) }
+    }
+
+    /// The old spellings work end to end and print exactly one line on standard error (with
+    /// `--quiet`, nothing else): `h264 COMMAND: warning: …`.
+    @Test(arguments: [(["--speed", "ultrafast"], ["--preset", "ultrafast"]), (["--preset", "live-capture"], ["--session-preset", "live-capture"])])
+    func deprecationLine(old: [String], new: [String]) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("x.264").path
+        let result = try CLI.run(["encode", Self.cars, "-o", out, "--frames", "3", "--quiet"] + old)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(result.stderr.hasSuffix("\n") && lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.hasPrefix("h264 encode: warning: \(old.joined(separator: " ")) is deprecated: write \(new.joined(separator: " "))") == true,
+                "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)).count > 0)
+        // The new spelling: not a word.
+        let quiet = try CLI.run(["encode", Self.cars, "-o", out, "--frames", "3", "--quiet"] + new)
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+    }
+
+    // MARK: End to end
+
+    /// `h264 encode cars.y4m -o x.265 --bitrate 500k --preset veryfast`: H.265 by the extension
+    /// alone, which ffprobe calls hevc and FFmpeg decodes (30 frames) without a word; `2M`
+    /// gives a larger file than `500k`, so the suffix reached the encoder.
+    @Test func encodeToDot265() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("x.265").path, larger = directory.appendingPathComponent("larger.hevc").path
+        let result = try CLI.run(["encode", Self.cars, "-o", out, "--bitrate", "500k", "--preset", "veryfast"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("encoded 30 frames 320x240") && !result.stderr.contains("warning"), "\(result.stderr)")
+        let probe = try Subprocess.run("timeout", ["60", "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                   "stream=codec_name", "-of", "default=nw=1", out])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
+        #expect(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "codec_name=hevc")
+        let decode = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-i", out, "-f", "framemd5", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        #expect(String(decoding: decode.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 30)
+        let null = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-i", out, "-f", "null", "-"])
+        #expect(null.status == 0 && null.stderr.isEmpty, "\(null.stderr)")
+
+        let second = try CLI.run(["encode", Self.cars, "-o", larger, "--bitrate", "2M", "--preset", "veryfast", "--quiet"])
+        #expect(second.status == 0, "\(second.stderr)")
+        let size = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+        #expect(size(larger) > size(out) * 3 / 2, "2M: \(size(larger)) bytes, 500k: \(size(out)) bytes")
+    }
 }

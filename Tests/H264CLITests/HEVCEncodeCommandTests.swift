@@ -37,7 +37,7 @@ struct HEVCEncodeCommandTests {
             try #require(made.status == 0, "\(made.stderr)")
         }
         let out = directory.appendingPathComponent("out.265").path
-        let result = try CLI.run(["encode", input, "-o", out, "--codec", "hevc", "--preset", "active-transcoding", "--quiet"])
+        let result = try CLI.run(["encode", input, "-o", out, "--codec", "hevc", "--session-preset", "active-transcoding", "--quiet"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(result.stderr)")
         let decoded = try Self.decode(out)

@@ -37,6 +37,7 @@ struct EncodeCommand: ParsableCommand {
     }
 
     private func encode() throws {
+        encoding.warnAboutOldSpellings(command: "encode")
         if configOut != nil && format != .avcc { throw CLIError("--config-out needs --format avcc") }
         if let frames, frames < 1 { throw CLIError("--frames must be at least 1") }
         var (reader, total) = try source.open()

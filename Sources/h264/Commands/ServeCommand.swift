@@ -37,6 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws { try await runReportingErrors(command: "serve") { try await serve() } }
 
     private func serve() async throws {
+        encoding.warnAboutOldSpellings(command: "serve")
         signal(SIGPIPE, SIG_IGN)
         let priority = ProcessPriority()
         var (reader, _) = try source.open()

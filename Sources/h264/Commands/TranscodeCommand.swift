@@ -44,6 +44,7 @@ struct TranscodeCommand: ParsableCommand {
     }
 
     private func transcode() throws {
+        encoding.warnAboutOldSpellings(command: "transcode")
         let name = input == "-" ? "<stdin>" : input
         let outputName = out.output
         let file = try CLIIO.openOutput(outputName)
