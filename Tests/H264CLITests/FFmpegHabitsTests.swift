@@ -163,4 +163,30 @@ struct FFmpegHabitsTests {
         let size = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
         #expect(size(larger) > size(out) * 3 / 2, "2M: \(size(larger)) bytes, 500k: \(size(out)) bytes")
     }
+
+    /// `h264 serve cars.y4m --loop --rtsp 127.0.0.1:0` without `--port`: no raw TCP server
+    /// (no tcp:// listening event), and FFmpeg plays the RTSP stream over TCP.
+    @Test func serveRTSPWithoutPort() throws {
+        let server = try LoggingProcess(executable: CLI.executable, ["serve", Self.cars, "--loop", "--rtsp", "127.0.0.1:0",
+                                                                     "--preset", "ultrafast", "--threads", "1", "--quiet"],
+                                        untilListening: "rtsp")
+        defer { server.kill() }
+        let port = try #require(server.listeningPort(scheme: "rtsp"), "\(server.stderr)")
+        // The TCP fan-out would have written its listening event before the RTSP server's.
+        #expect(server.listeningPort(scheme: "tcp") == nil, "\(server.events)")
+        let decode = try Subprocess.run("timeout", ["30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp",
+                                                    "-i", "rtsp://127.0.0.1:\(port)/live", "-frames:v", "5", "-f", "framemd5", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+        #expect(String(decoding: decode.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 5)
+        #expect(server.stop() == 0, "\(server.stderr)")
+    }
+
+    /// `serve` without any output says to pick one.
+    @Test func serveNeedsAnOutput() throws {
+        let result = try CLI.run(["serve", Self.cars])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("pick an output: --rtsp"), "\(result.stderr)")
+        #expect(throws: (any Error).self) { try ServeCommand.parse([Self.cars, "--port", "70000"]) }
+        #expect(try ServeCommand.parse([Self.cars, "--rtp", "udp://127.0.0.1:5004"]).network.port == nil)
+    }
 }
