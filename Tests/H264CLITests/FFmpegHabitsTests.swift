@@ -189,4 +189,23 @@ struct FFmpegHabitsTests {
         #expect(throws: (any Error).self) { try ServeCommand.parse([Self.cars, "--port", "70000"]) }
         #expect(try ServeCommand.parse([Self.cars, "--rtp", "udp://127.0.0.1:5004"]).network.port == nil)
     }
+
+    // MARK: Help
+
+    /// Every command's help opens with at most 5 lines (abstract and discussion at 80 columns)
+    /// before its usage and options.
+    @Test func helpOpensShort() throws {
+        let commands = H264Command.configuration.subcommands
+        #expect(commands.count == 8)
+        for command in commands {
+            let help = command.helpMessage(columns: 80)
+            let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+            let usage = try #require(lines.firstIndex { $0.hasPrefix("USAGE:") }, "\(help)")
+            let opening = lines[..<usage].filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            #expect(opening.first?.hasPrefix("OVERVIEW: ") == true, "\(help)")
+            #expect(opening.count <= 5, "\(command): \(opening.count) lines\n\(opening.joined(separator: "\n"))")
+        }
+        let encode = EncodeCommand.helpMessage(columns: 80)
+        #expect(encode.contains("--session-preset") && encode.contains("--preset") && !encode.contains("--speed"), "\(encode)")
+    }
 }

@@ -14,12 +14,11 @@ import NIOPosix
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Encode video at its frame rate and stream it live as Annex-B H.264 over TCP.",
+        abstract: "Encode video at its frame rate; serve it over RTSP, RTMP, RTP or TCP.",
         discussion: """
-        Every client that connects first gets SPS, PPS and an IDR made for it (clients joining together share one), \
-        then the live pictures. A client that cannot keep up is skipped to the next IDR; the others never wait. \
-        Watch with: ffplay -f h264 tcp://127.0.0.1:PORT (or ffmpeg -f h264 -i tcp://127.0.0.1:PORT …). \
-        SIGINT or SIGTERM stops the server (exit status 0). Started under nice (nice -n -10 h264 serve …), every thread of the server keeps that priority.
+        Outputs (at least one): --rtsp HOST:PORT (rtsp://HOST:PORT/live), --rtmp URL, --rtp udp://HOST:PORT, \
+        --port N (ffplay -f h264 tcp://HOST:N). Each viewer starts at an IDR made for it; one that cannot keep up \
+        skips to the next IDR. SIGINT or SIGTERM stops the server (exit status 0).
         """)
 
     @OptionGroup var source: InputOptions
