@@ -23,7 +23,7 @@ import Testing
     @Test func fiveHundredAbusersAndOneGoodViewer() throws {
         let server = try LoggingProcess(executable: CLI.executable, [
             "serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--loop", "--port", "0", "--rtsp", "127.0.0.1:0", "--auth", "u:p",
-            "--client-queue-frames", "\(Self.queueFrames)", "--send-buffer-size", "65536", "--speed", "ultrafast", "--threads", "1", "--quiet",
+            "--client-queue-frames", "\(Self.queueFrames)", "--send-buffer-size", "65536", "--preset", "ultrafast", "--threads", "1", "--quiet",
         ], untilListening: "rtsp")
         defer { server.kill() }
         let port = try #require(server.listeningPort(scheme: "rtsp"), "\(server.stderr)")

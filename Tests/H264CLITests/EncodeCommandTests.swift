@@ -66,7 +66,7 @@ struct EncodeCommandTests {
             let y4m = try run("ffmpeg", ["-nostdin", "-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "320x240", "-r", "30",
                                          "-i", rawPath, "-f", "yuv4mpegpipe", "-"])
             try #require(y4m.status == 0)
-            result = try h264(["-", "-o", out, "--preset", "live-capture"], stdin: y4m.stdout)
+            result = try h264(["-", "-o", out, "--session-preset", "live-capture"], stdin: y4m.stdout)
         default: result = try h264([rawPath, "--size", "320x240", "--fps", "30", "-o", out, "--profile", "main"])
         }
         #expect(result.status == 0, "\(result.stderr)")
@@ -109,7 +109,7 @@ struct EncodeCommandTests {
         defer { try? FileManager.default.removeItem(atPath: ours); try? FileManager.default.removeItem(atPath: theirs) }
         let x264 = try run("x264", ["--quiet", "--preset", preset, "--tune", tune, "--crf", crf, "-o", theirs, y4mPath])
         try #require(x264.status == 0, "\(x264.stderr)")
-        let result = try h264([y4mPath, "-o", ours, "--speed", preset, "--tune", tune, "--crf", crf, "--quiet"])
+        let result = try h264([y4mPath, "-o", ours, "--preset", preset, "--tune", tune, "--crf", crf, "--quiet"])
         #expect(result.status == 0, "\(result.stderr)")
         let oursBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ours)))
         let theirBytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: theirs)))

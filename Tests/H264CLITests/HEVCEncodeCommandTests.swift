@@ -37,7 +37,7 @@ struct HEVCEncodeCommandTests {
             try #require(made.status == 0, "\(made.stderr)")
         }
         let out = directory.appendingPathComponent("out.265").path
-        let result = try CLI.run(["encode", input, "-o", out, "--codec", "hevc", "--preset", "active-transcoding", "--quiet"])
+        let result = try CLI.run(["encode", input, "-o", out, "--codec", "hevc", "--session-preset", "active-transcoding", "--quiet"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "\(result.stderr)")
         let decoded = try Self.decode(out)
@@ -76,13 +76,13 @@ struct HEVCEncodeCommandTests {
 
     /// Main 10 in, Main 10 out: `h264 transcode main10_cropped.265 --codec hevc` gives FFmpeg a
     /// Main 10 stream of the input's 30 pictures, `yuv420p10le` at 200×120, within 40 dB of the
-    /// input's pictures (FFmpeg's PSNR on the 10-bit samples); without `--codec hevc` it says
-    /// what to add and writes nothing.
+    /// input's pictures (FFmpeg's PSNR on the 10-bit samples); into a .264 file without
+    /// `--codec hevc` it says what to add and writes nothing.
     @Test func transcodesMain10() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = try TestFixtures.path("hevc/main10_cropped.265"), out = directory.appendingPathComponent("out.265").path
-        let refused = try CLI.run(["transcode", input, "-o", out, "--quiet"])
+        let refused = try CLI.run(["transcode", input, "-o", directory.appendingPathComponent("out.264").path, "--quiet"])
         #expect(refused.status == 1 && refused.stderr.contains("10-bit pictures are encoded as H.265 Main 10: add --codec hevc"),
                 "\(refused.stderr)")
         let result = try CLI.run(["transcode", input, "-o", out, "--codec", "hevc", "--quiet"])

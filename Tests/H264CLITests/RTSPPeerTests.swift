@@ -23,7 +23,7 @@ import Glibc
         init(_ arguments: [String] = []) throws {
             running = try LoggingProcess(executable: CLI.executable,
                                          ["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--port", "0",
-                                          "--rtsp", "127.0.0.1:0", "--loop", "--speed", "ultrafast", "--threads", "1"] + arguments,
+                                          "--rtsp", "127.0.0.1:0", "--loop", "--preset", "ultrafast", "--threads", "1"] + arguments,
                                          untilListening: Self.scheme(arguments))
             guard let port = running.listeningPort(scheme: Self.scheme(arguments)) else {
                 running.kill()

@@ -37,7 +37,7 @@ import Testing
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("camera.264").path, output = directory.appendingPathComponent("out.h264").path
-        let encoded = try CLI.run(["encode", TestFixtures.url("cars_320x240_30f.y4m").path, "-o", file, "--speed", "ultrafast", "--threads", "1"])
+        let encoded = try CLI.run(["encode", TestFixtures.url("cars_320x240_30f.y4m").path, "-o", file, "--preset", "ultrafast", "--threads", "1"])
         try #require(encoded.status == 0, "\(encoded.stderr)")
         var camera = try Self.camera(file, port: 0)
         defer { camera.process.kill() }

@@ -22,7 +22,7 @@ import Glibc
         let repeated = directory.appendingPathComponent("long.y4m"), output = directory.appendingPathComponent("long.264")
         try (y4m[..<headerEnd] + (0..<6).reduce(Data()) { data, _ in data + frames }).write(to: repeated)
         let encoded = try CLI.run(["encode", repeated.path, "-o", output.path, "--max-keyframe-interval", "\(keyframeInterval)",
-                                   "--speed", "ultrafast", "--threads", "1"])
+                                   "--preset", "ultrafast", "--threads", "1"])
         #expect(encoded.status == 0, "\(encoded.stderr)")
         return output.path
     }
@@ -182,7 +182,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("one-gop.264").path
         let encoded = try CLI.run(["encode", TestFixtures.url("cars_320x240_30f.y4m").path, "-o", file, "--max-keyframe-interval", "300",
-                                   "--speed", "ultrafast"])
+                                   "--preset", "ultrafast"])
         #expect(encoded.status == 0, "\(encoded.stderr)")
         let (relay, url) = try Self.relay(file, ["--port", "0"])
         defer { relay.kill() }

@@ -19,7 +19,7 @@ import Testing
     static let frameBytes = 320 * 240 * 3 / 2
     /// The encoder settings of these tests: x264 `ultrafast` on one thread (about a
     /// millisecond per 320×240 frame).
-    static let light = ["--speed", "ultrafast", "--threads", "1"]
+    static let light = ["--preset", "ultrafast", "--threads", "1"]
 
     static func server(_ arguments: [String]) throws -> ServeProcess {
         try ServeProcess(executable: CLI.executable, input: y4m, arguments + light)

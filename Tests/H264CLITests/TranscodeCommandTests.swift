@@ -10,7 +10,7 @@ import Testing
         return result.stdout
     }
 
-    @Test(arguments: [["--speed", "veryfast", "--allow-frame-reordering"], ["--preset", "live-capture", "--crf", "18"]])
+    @Test(arguments: [["--preset", "veryfast", "--allow-frame-reordering"], ["--session-preset", "live-capture", "--crf", "18"]])
     func transcodesEveryFrame(_ options: [String]) throws {
         let path = try TestFixtures.path("conformance/CABA3_SVA_B.264")   // 176x144, 33 frames, Main
         let directory = try CLI.temporaryDirectory()

@@ -8,19 +8,11 @@ import HEVC
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert between Annex-B byte streams and AVCC (length-prefixed) streams.",
+        abstract: "Convert between Annex-B and AVCC/HVCC (length-prefixed) streams.",
         discussion: """
-        --to avcc reads Annex-B and writes length-prefixed NAL units; with --parameter-sets config \
-        the SPS and PPS move out of the stream into the avcC written to --config-out. \
-        --to annexb reads AVCC (lengths of --length-size bytes, or the size the --config avcC names) \
-        and writes a byte stream with start codes, inserting the avcC's SPS and PPS before each IDR \
-        access unit that lacks them.
-        H.265 is told from the stream's NAL headers (--to avcc: HVCC, its hvcC to --config-out) or \
-        from an hvcC given as --config (--to annexb: its VPS, SPS and PPS before each IRAP picture).
-        Values out of range that do not change how the rest is read, and damaged NAL units, do not \
-        stop the conversion (every NAL unit is carried over as it is): each is printed once on \
-        standard error as a warning, as `h264 inspect` finds it (exit status 0), or as an error with \
-        --strict (exit status 1, nothing written).
+        --to avcc: start codes to lengths (--parameter-sets config moves the parameter sets into --config-out); \
+        --to annexb: lengths to start codes, the --config record's parameter sets before each keyframe. Damaged \
+        NAL units are carried over with a warning (errors with --strict, nothing written).
         """
     )
 

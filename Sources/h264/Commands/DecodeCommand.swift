@@ -9,14 +9,11 @@ import MediaContainers
 struct DecodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",
-        abstract: "Decode H.264 or H.265 (Annex-B, or AVCC/HVCC with --config) to y4m, raw YUV or a framemd5 listing.",
+        abstract: "Decode H.264 or H.265 to y4m, raw YUV or a framemd5 listing.",
         discussion: """
-        INPUT is an Annex-B byte stream (- for standard input), read in chunks as a network stream would \
-        arrive, H.264 or H.265 told from its NAL headers, or length-prefixed NAL units with --config FILE.avcC or \
-        FILE.hvcC. Decoding starts at the first IDR (H.265: IRAP) picture. --format y4m (default) writes a yuv4mpegpipe stream (ffplay, x264 and 'h264 encode' read it); \
-        raw writes the planes back to back in the stream's own pixel format, as 'ffmpeg -i INPUT -f rawvideo -' \
-        does (yuv420p, yuv422p10le, gbrp for RGB 4:4:4 …); y4m cannot hold planar RGB (gbrp …). --framemd5 writes what 'ffmpeg -i INPUT -f framemd5 -' writes \
-        instead of the pictures. Frames are timed from the SPS's frame rate (25 fps without one).
+        INPUT: an Annex-B stream (- for standard input), or length-prefixed NAL units with --config FILE.avcC \
+        or FILE.hvcC; decoding starts at the first IDR (H.265: IRAP). --format y4m (default) or raw (as ffmpeg \
+        -f rawvideo, in the stream's pixel format); --framemd5 writes what ffmpeg -f framemd5 writes.
         """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case y4m, raw }

@@ -8,11 +8,11 @@ import MediaContainers
 struct EncodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
-        abstract: "Encode y4m or raw I420 video to H.264 or, with --codec hevc, H.265 (Annex-B .h264/.265, or AVCC/HVCC).",
+        abstract: "Encode y4m or raw I420 to H.264 or H.265 (Annex-B, or AVCC/HVCC).",
         discussion: """
-        INPUT is a .y4m file, - for y4m on standard input (ffmpeg -i in.mp4 -f yuv4mpegpipe - | h264 encode - -o out.h264), \
-        or raw I420 with --size WxH --fps N; 10-bit y4m (C420p10) encodes as H.265 Main 10. Annex-B output carries the parameter sets \
-        (SPS, PPS; H.265: VPS, SPS, PPS) before every keyframe and plays in ffplay and VLC.
+        INPUT: a .y4m file, - for y4m on standard input, or raw I420 with --size WxH --fps N. \
+        -o x.265 (.h265, .hevc) writes H.265, other names H.264, unless --codec says otherwise; \
+        10-bit y4m encodes as H.265 Main 10. Example: h264 encode in.y4m -o out.265 --bitrate 2M --preset veryfast
         """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case annexb, avcc }
@@ -37,12 +37,13 @@ struct EncodeCommand: ParsableCommand {
     }
 
     private func encode() throws {
+        encoding.warnAboutOldSpellings(command: "encode")
         if configOut != nil && format != .avcc { throw CLIError("--config-out needs --format avcc") }
         if let frames, frames < 1 { throw CLIError("--frames must be at least 1") }
         var (reader, total) = try source.open()
         let header = reader.header
         if let frames { total = min(total ?? frames, frames) }
-        let configuration = try encoding.configuration(frameRate: header.frameRate, bitDepth: header.bitDepth)
+        let configuration = try encoding.configuration(frameRate: header.frameRate, bitDepth: header.bitDepth, output: out.output)
 
         let output = out.output
         let file = try CLIIO.openOutput(output)

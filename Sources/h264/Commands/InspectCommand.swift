@@ -7,19 +7,11 @@ import MediaContainers
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "List the NAL units, access units and parameter sets of an H.264 or H.265 stream.",
+        abstract: "List NAL units, access units and parameter sets of H.264/H.265.",
         discussion: """
-        FILE is an Annex-B byte stream, or AVCC (length-prefixed NAL units without container) when \
-        --config or --length-size is given. '-' reads standard input.
-        With --json, prints one object: {"access_units":[{"offset":…,"bytes":…,"nal_types":[…]},…],\
-        "sps":[[["name",value],…],…],"pps":[…],"diagnostics":[{"kind":…,"code":…,"field":…,\
-        "byte_offset":…,"bit_offset":…,"message":…},…]} — each distinct SPS and PPS once, in order of \
-        first appearance, its syntax elements in bitstream order with the spec's names.
-        An H.265 Annex-B stream is told from its NAL unit headers (no flag): the JSON then has a \
-        "vps" list too, with FFmpeg's trace_headers names.
-        Values out of range that do not change how the rest is read are kept, and damaged NAL units \
-        are skipped: each is printed once on standard error as a warning (exit status 0), or as an \
-        error with --strict (exit status 1).
+        FILE: an Annex-B stream ('-' for standard input), or AVCC with --config or --length-size. --json prints \
+        one object (access_units, vps, sps, pps, diagnostics). Out-of-range values and damaged NAL units are \
+        warnings (exit status 0), or errors with --strict (exit status 1).
         """
     )
 

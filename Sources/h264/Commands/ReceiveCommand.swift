@@ -11,34 +11,11 @@ import RTP
 struct ReceiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "receive",
-        abstract: "Receive H.264 over RTSP (rtsp:// URL; H.265 too), RTMP (rtmp:// URL) or plain RTP (SDP file) and write Annex-B.",
+        abstract: "Receive H.264 over RTSP (H.265 too), RTMP or RTP (SDP) as Annex-B.",
         discussion: """
-        With an SDP file: listens on the SDP's UDP port (IPv4, unicast). With an rtsp:// URL: sends OPTIONS, \
-        DESCRIBE, SETUP (RTP/AVP over UDP, then RTP/AVP/TCP interleaved=0-1 if the server answers 461 or no packet comes within 3 s of PLAY; one of them only \
-        with --transport udp|tcp) and PLAY, answers a 401 with --user/--password or the URL's USER:PASSWORD@ (Digest \
-        SHA-256, Digest MD5 or Basic), keeps the session alive at half its timeout, reads the RTP packets \
-        (interleaved in the RTSP connection, or from the UDP port pair it opened) and sends TEARDOWN at the end (a \
-        status other than 200 is an error naming it). \
-        With --listen and an rtsp:// URL (port 0: a free one; the URL is printed): the RTSP server one publisher \
-        pushes to (RFC 2326 record mode, as ffmpeg -f rtsp speaks it: ANNOUNCE with the SDP, SETUP with \
-        mode=record over TCP interleaved or UDP, RECORD); a second publisher gets 453; waiting for a publisher has \
-        no time limit (--idle-timeout counts from its RECORD); the recording ends at the publisher's TEARDOWN or \
-        when it disconnects. In every mode: \
-        puts packets back in order, drops access units hit by loss (reported on standard error) and writes every \
-        access unit from the first IDR on, with SPS and PPS (from the stream or the SDP's sprop-parameter-sets) \
-        before each IDR. Stops after --frames access units, after --idle-timeout seconds without a packet, or on \
-        SIGINT/SIGTERM (exit status 0). \
-        Decoded output: with -o FILE.y4m (or --decode, e.g. -o - --decode | ffplay -) the access units are decoded \
-        as they arrive (libavcodec, as h264 decode) and written as y4m, --frames counting decoded frames; \
-        --decoded FILE.y4m writes that beside the Annex-B of -o. The y4m frame rate is the SPS's VUI timing, else \
-        the spacing of the RTP timestamps, else 30; a size change is an error (y4m has one size); stopping flushes \
-        the decoder. \
-        Examples: h264 serve in.y4m --port 0 --rtsp 127.0.0.1:8554, then h264 receive rtsp://127.0.0.1:8554/live \
-        -o out.h264; h264 serve in.y4m --port 0 --rtp udp://127.0.0.1:5004 --sdp s.sdp, then h264 receive s.sdp -o out.h264; \
-        h264 receive --listen rtsp://127.0.0.1:8554/live -o out.h264, then ffmpeg -re -i in.264 -c copy -f rtsp \
-        rtsp://127.0.0.1:8554/live. With --listen rtmp://HOST:PORT/APP/KEY: one RTMP publisher to that application \
-        and key (ffmpeg -c copy -f flv, OBS, rtmp2sink); the recording ends when it unpublishes or disconnects. \
-        With rtmp[s]://HOST[:PORT]/APP/KEY: plays that stream from an RTMP server until its publisher stops.
+        From an rtsp:// or rtmp:// URL, or the SDP file of a plain RTP stream; --listen rtsp://… or rtmp://… waits for one publisher. \
+        Writes every access unit from the first IDR (-o FILE.y4m or --decode: decoded y4m). Stops after \
+        --frames, after --idle-timeout or on SIGINT/SIGTERM (exit status 0).
         """)
 
     @Argument(help: "An rtsp:// or rtmp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")

@@ -11,17 +11,11 @@ import NIOPosix
 struct RelayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relay",
-        abstract: "Serve one H.264 or H.265 source (camera, publisher or file) to any number of viewers, without re-encoding.",
+        abstract: "Serve one H.264 or H.265 source to many viewers, without re-encoding.",
         discussion: """
-        SOURCE is a camera's rtsp:// or rtsps:// URL (played as the RTSP client options say), an rtmp[s]:// stream played from an RTMP server, or an Annex-B file played at its frame rate (the SPS's VUI timing, \
-        else --fps, else 30; --loop repeats it, else the relay ends after the last frame and exits 0); with --listen \
-        rtsp://HOST:PORT/PATH (or rtmp://HOST:PORT/APP/KEY) the source is one publisher pushing there (ffmpeg -f rtsp or -f flv, rtspclientsink). \
-        Viewers play rtsp://HOST:PORT/PATH (RTP over TCP or UDP; rtsps:// with --tls-certificate), and with --port read raw Annex-B over TCP; \
-        --rtmp rtmp://HOST[:PORT]/APP/KEY publishes the source to an RTMP server too (or alone, without --rtsp). \
-        A relay cannot ask its source for an IDR, so it keeps the current GOP (at most --gop-bytes and --gop-frames; \
-        past that nothing is kept until the next IDR) and a viewer who joins starts at once from the last IDR. \
-        SIGINT or SIGTERM stops it (exit status 0). \
-        Example: h264 relay rtsp://camera.local/stream --rtsp 0.0.0.0:8554/cam1, then ffplay rtsp://HOST:8554/cam1.
+        SOURCE: an rtsp[s]:// or rtmp[s]:// URL, or an Annex-B file played at its rate (--loop repeats it); \
+        --listen takes one publisher instead. Viewers play --rtsp HOST:PORT/PATH or raw Annex-B on --port; \
+        --rtmp publishes too. Example: h264 relay rtsp://camera.local/stream --rtsp 0.0.0.0:8554/cam1
         """)
 
     @Argument(help: "An rtsp[s]:// or rtmp[s]:// URL, or an Annex-B file (none with --listen).") var source: String?

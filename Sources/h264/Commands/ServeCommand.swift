@@ -8,17 +8,17 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// `h264 serve INPUT --port N`: encodes INPUT paced at its frame rate (H264Streaming's
-/// `FramePacer`) and streams Annex-B over TCP to every connected client.
+/// `h264 serve INPUT --rtsp HOST:PORT` (or `--rtmp`, `--rtp`, `--port N`): encodes INPUT paced
+/// at its frame rate (H264Streaming's `FramePacer`) and streams it to every viewer: over RTSP,
+/// RTMP, RTP, and with `--port` as Annex-B over TCP.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Encode video at its frame rate and stream it live as Annex-B H.264 over TCP.",
+        abstract: "Encode video at its frame rate; serve it over RTSP, RTMP, RTP or TCP.",
         discussion: """
-        Every client that connects first gets SPS, PPS and an IDR made for it (clients joining together share one), \
-        then the live pictures. A client that cannot keep up is skipped to the next IDR; the others never wait. \
-        Watch with: ffplay -f h264 tcp://127.0.0.1:PORT (or ffmpeg -f h264 -i tcp://127.0.0.1:PORT …). \
-        SIGINT or SIGTERM stops the server (exit status 0). Started under nice (nice -n -10 h264 serve …), every thread of the server keeps that priority.
+        Outputs (at least one): --rtsp HOST:PORT (rtsp://HOST:PORT/live), --rtmp URL, --rtp udp://HOST:PORT, \
+        --port N (ffplay -f h264 tcp://HOST:N). Each viewer starts at an IDR made for it; one that cannot keep up \
+        skips to the next IDR. SIGINT or SIGTERM stops the server (exit status 0).
         """)
 
     @OptionGroup var source: InputOptions
@@ -32,11 +32,15 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
         if !auth.users.isEmpty && network.rtsp == nil { throw ValidationError("--auth protects the RTSP server: give --rtsp too") }
+        if network.port == nil && network.rtsp == nil && network.rtp == nil && rtmp.rtmp == nil {
+            throw ValidationError("pick an output: --rtsp HOST:PORT, --rtmp URL, --rtp udp://HOST:PORT or --port N (raw Annex-B over TCP)")
+        }
     }
 
     func run() async throws { try await runReportingErrors(command: "serve") { try await serve() } }
 
     private func serve() async throws {
+        encoding.warnAboutOldSpellings(command: "serve")
         signal(SIGPIPE, SIG_IGN)
         let priority = ProcessPriority()
         var (reader, _) = try source.open()
@@ -63,17 +67,26 @@ struct ServeCommand: AsyncParsableCommand {
         let stopCatchingSignals = stop.catchSignals()
         defer { stopCatchingSignals() }
 
-        let tcpServer: AnnexBFanOutServer
-        do {
-            tcpServer = try await AnnexBFanOutServer.start(host: network.host, port: network.port, group: group, broadcaster: broadcaster,
-                                                           sendBufferSize: network.sendBufferSize)
-        } catch {
-            try? await group.shutdownGracefully()
-            throw CLIError("cannot listen on \(network.host):\(network.port): \(error)")
+        // The raw Annex-B TCP fan-out, with --port only.
+        var tcpServer: AnnexBFanOutServer?
+        if let port = network.port {
+            do {
+                tcpServer = try await AnnexBFanOutServer.start(host: network.host, port: port, group: group, broadcaster: broadcaster,
+                                                               sendBufferSize: network.sendBufferSize)
+            } catch {
+                try? await group.shutdownGracefully()
+                throw CLIError("cannot listen on \(network.host):\(port): \(error)")
+            }
         }
-        let url = "tcp://\(network.host):\(tcpServer.localAddress?.port ?? network.port)", eventLog = try EventLog(path: network.events)
-        FileHandle.standardError.write(Data("h264 serve: listening on \(url) (\(header.width)x\(header.height) at \(ProgressLine.format(header.frameRate)) fps)\n".utf8))
-        eventLog.write(.listening(url: url))
+        let eventLog = try EventLog(path: network.events)
+        let stream = "\(header.width)x\(header.height) at \(ProgressLine.format(header.frameRate)) fps"
+        if let tcpServer, let port = network.port {
+            let url = "tcp://\(network.host):\(tcpServer.localAddress?.port ?? port)"
+            FileHandle.standardError.write(Data("h264 serve: listening on \(url) (\(stream))\n".utf8))
+            eventLog.write(.listening(url: url))
+        } else {
+            FileHandle.standardError.write(Data("h264 serve: serving \(stream)\n".utf8))
+        }
         let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, auth: auth, logger: logger, eventLog: eventLog)
         let followers = [eventLog.follow(broadcaster.events), eventLog.follow(rtspServer?.events)]
 
@@ -105,7 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The input ended: each client is closed once its queue has been written (at most two
         // seconds). Stopped or failed: at once.
         session.invalidate()
-        await tcpServer.shutdown()
+        await tcpServer?.shutdown()
         await rtspServer?.shutdown()
         await broadcaster.closeAll(flushing: outcome.ending == .inputEnded)
         await rtpSender?.shutdown()

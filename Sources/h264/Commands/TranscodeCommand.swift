@@ -10,15 +10,11 @@ import H264Encoder
 struct TranscodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transcode",
-        abstract: "Decode an Annex-B H.264 or H.265 stream and encode it again (Annex-B out, --codec hevc for H.265) with the encode options.",
+        abstract: "Decode H.264 or H.265 and encode it again, with the encode options.",
         discussion: """
-        INPUT is an Annex-B byte stream ('-' for standard input) of 8-bit or 10-bit 4:2:0 pictures (10-bit \
-        ones are encoded as H.265 Main 10: --codec hevc). Each decoded frame \
-        goes to the encoder with its time stamp (one copy of its planes, into the encoder's frame); a size \
-        change in the input starts a new encoder, whose first frame is an IDR with new SPS and PPS. Without \
-        --preset the encoder uses active-transcoding. --size WxH scales every picture (libyuv's box \
-        filter; one encoder for the whole stream, whatever the input's size changes). --threads sets \
-        x264's threads, --decoder-threads libavcodec's.
+        INPUT: an Annex-B stream ('-' for standard input) of 8-bit or 10-bit 4:2:0 pictures. -o x.265 (or \
+        --codec hevc) writes H.265, which 10-bit input needs. The default session preset is active-transcoding; \
+        --size WxH scales every picture.
         """)
 
     @Argument(help: "The stream to transcode ('-' for standard input).") var input: String
@@ -44,6 +40,7 @@ struct TranscodeCommand: ParsableCommand {
     }
 
     private func transcode() throws {
+        encoding.warnAboutOldSpellings(command: "transcode")
         let name = input == "-" ? "<stdin>" : input
         let outputName = out.output
         let file = try CLIIO.openOutput(outputName)
@@ -81,9 +78,9 @@ struct TranscodeCommand: ParsableCommand {
                     if let encoder = s.encoder { return encoder }
                     let seconds = frame.duration / .seconds(1)
                     let configuration = try options.configuration(frameRate: seconds > 0 ? 1 / seconds : 25, bitDepth: frame.bitDepth,
-                                                                  defaultPreset: .activeTranscoding)
+                                                                  defaultPreset: .activeTranscoding, output: outputName)
                     if frame.bitDepth > 8 && configuration.codec != .hevc {
-                        throw CLIError("\(name): 10-bit pictures are encoded as H.265 Main 10: add --codec hevc")
+                        throw CLIError("\(name): 10-bit pictures are encoded as H.265 Main 10: add --codec hevc (or write .265)")
                     }
                     let encoder = try EncoderSession(width: targetSize?.width ?? frame.width, height: targetSize?.height ?? frame.height,
                                                      configuration: configuration,

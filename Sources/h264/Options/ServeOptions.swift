@@ -6,11 +6,12 @@ import H264Streaming
 import Logging
 import NIOCore
 
-/// Where `h264 serve` sends its stream: the TCP fan-out, and with `--rtp` and `--rtsp` plain
-/// RTP and an RTSP server.
+/// Where `h264 serve` sends its stream: with `--port` the TCP fan-out, with `--rtp` and
+/// `--rtsp` plain RTP and an RTSP server (at least one of them, or `--rtmp`: ServeCommand
+/// checks).
 struct ServeOutputOptions: ParsableArguments {
-    @Option(help: "TCP port to listen on (0: any free port; the address is printed on standard error).") var port: Int
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Serve raw Annex-B over TCP on this port (0: any free port; the address is printed on standard error).") var port: Int?
+    @Option(help: "Address the --port server listens on.") var host = "127.0.0.1"
     @Option(help: "Frames a client may have in flight before it is skipped to the next IDR (default: one second's worth).")
     var clientQueueFrames: Int?
     @Option(help: "Kernel send buffer per client in bytes (SO_SNDBUF; default: the system's). Smaller keeps slow clients closer to live.")
@@ -25,7 +26,7 @@ struct ServeOutputOptions: ParsableArguments {
     @Flag(help: "With --rtmp: when the connection drops, publish again (after 1 s, doubling up to 30 s), from the next IDR.") var reconnect = false
 
     func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
         if sdp != nil && rtp == nil { throw ValidationError("--sdp describes the --rtp stream: give --rtp too") }
         if let clientQueueFrames, clientQueueFrames < 1 { throw ValidationError("--client-queue-frames must be at least 1") }
         if let sendBufferSize, !(1024...(64 << 20)).contains(sendBufferSize) { throw ValidationError("--send-buffer-size must be 1024…67108864") }
