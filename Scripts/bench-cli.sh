@@ -29,7 +29,7 @@ run() { # name command…
     cpu[$name]+="$(echo "$line" | awk '{print $2 + $3}') "
 }
 for _ in $(seq "$RUNS"); do
-    run h264 "$h264" encode "$input" -o "$work/h264.h264" --speed ultrafast --tune zerolatency --crf 23 \
+    run h264 "$h264" encode "$input" -o "$work/h264.h264" --preset ultrafast --tune zerolatency --crf 23 \
         --profile high --threads "$THREADS" --quiet
     run x264 x264 --preset ultrafast --tune zerolatency --crf 23 --profile high --threads "$THREADS" \
         --quiet -o "$work/x264.264" "$input"

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 Scripts/install-deps.sh --runtime
 swift build -c release --product h264
 mkdir -p out
-"$(swift build -c release --show-bin-path)/h264" encode Fixtures/cars_320x240_30f.y4m -o out/cars.h264 --preset active-transcoding "$@"
+"$(swift build -c release --show-bin-path)/h264" encode Fixtures/cars_320x240_30f.y4m -o out/cars.h264 --session-preset active-transcoding "$@"
 echo "Play it with:  ffplay out/cars.h264   (or: vlc out/cars.h264)"

@@ -5,7 +5,7 @@
 cd "$(dirname "$0")/.."
 B=.build/debug/h264; F=Fixtures/cars_320x240_30f.y4m; PORT=${PORT:-18554}; CYCLES=${1:-5}; FRAMES=${2:-600}
 D=$(mktemp -d)
-start() { $B serve $F --port 0 --rtsp 127.0.0.1:$PORT --loop --speed ultrafast --threads 1 --quiet >/dev/null 2>>$D/serve.log & S=$!; }
+start() { $B serve $F --rtsp 127.0.0.1:$PORT --loop --preset ultrafast --threads 1 --quiet >/dev/null 2>>$D/serve.log & S=$!; }
 start; sleep 1.5
 $B receive rtsp://127.0.0.1:$PORT/live -o $D/out.h264 --reconnect --frames $FRAMES --idle-timeout 10 2>$D/recv.log & R=$!
 for i in $(seq 1 $CYCLES); do

@@ -23,7 +23,7 @@ struct RelayBenchmarks {
         try (y4m[..<headerEnd] + (0..<6).reduce(Data()) { data, _ in data + y4m[headerEnd...] }).write(to: repeated)
         let encoded = try Subprocess.run(ServeProcess.h264Executable.path, ["encode", repeated.path, "-o", output.path,
                                                                             "--max-keyframe-interval", "\(keyframeInterval)",
-                                                                            "--speed", "ultrafast", "--threads", "1"])
+                                                                            "--preset", "ultrafast", "--threads", "1"])
         #expect(encoded.status == 0, "\(encoded.stderr)")
         return output.path
     }

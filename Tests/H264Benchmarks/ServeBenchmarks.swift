@@ -33,7 +33,7 @@ struct ServeBenchmarks {
     /// (the 50) and every viewer's wait for its first IDR in frame intervals (all 60).
     static func run() throws -> (fps: [Double], idrFrames: [Double], untimestampedReads: Int) {
         let server = try ServeProcess(executable: ServeProcess.h264Executable, input: y4m,
-                                      ["--loop", "--quiet", "--speed", "ultrafast", "--threads", "1"],
+                                      ["--loop", "--quiet", "--preset", "ultrafast", "--threads", "1"],
                                       nice: serverNice)
         defer { server.kill() }
         // The viewers stand for other machines: they read at nice −10 where that is allowed,
