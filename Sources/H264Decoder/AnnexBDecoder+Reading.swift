@@ -11,7 +11,7 @@ extension AnnexBDecoder {
     ///   - read: fills the buffer it is given and returns how many bytes it wrote, 0 at the end.
     ///   - afterChunk: runs after each chunk is decoded (check the output side's error, show
     ///     progress); what it throws ends the reading.
-    /// - Throws: what `read` or `afterChunk` threw, or an `H264Error` for a stream whose
+    /// - Throws: what `read` or `afterChunk` threw, or an `MediaError` for a stream whose
     ///   framing is lost (naming its byte offset) or a failing session.
     public mutating func decode(chunkSize: Int = 1 << 20, queueLimit: Int = 8,
                                 reading read: (UnsafeMutableRawBufferPointer) throws -> Int,

@@ -65,7 +65,7 @@ public struct AnnexBDecoder: Sendable {
     ///   - chunk: the next bytes of the stream.
     ///   - presentationTimeStamp: the time of the first access unit that begins in `chunk`.
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
-    public mutating func append(_ chunk: some Collection<UInt8>, presentationTimeStamp: Duration? = nil) throws(H264Error) {
+    public mutating func append(_ chunk: some Collection<UInt8>, presentationTimeStamp: Duration? = nil) throws(MediaError) {
         if let presentationTimeStamp { marks.append((streamLength, presentationTimeStamp)) }
         try take(chunk)
     }
@@ -73,13 +73,13 @@ public struct AnnexBDecoder: Sendable {
     /// Adds bytes in place (a read buffer) and decodes every access unit they complete.
     ///
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
-    public mutating func append(contentsOf chunk: UnsafeRawBufferPointer, presentationTimeStamp: Duration? = nil) throws(H264Error) {
+    public mutating func append(contentsOf chunk: UnsafeRawBufferPointer, presentationTimeStamp: Duration? = nil) throws(MediaError) {
         if let presentationTimeStamp { marks.append((streamLength, presentationTimeStamp)) }
         try take(chunk)
     }
 
     /// Holds `chunk` while the codec is not known, else reads it.
-    private mutating func take(_ chunk: some Collection<UInt8>) throws(H264Error) {
+    private mutating func take(_ chunk: some Collection<UInt8>) throws(MediaError) {
         guard undecided == nil else {
             undecided!.append(contentsOf: chunk)
             try decide(isComplete: false)
@@ -92,7 +92,7 @@ public struct AnnexBDecoder: Sendable {
     private var streamLength: Int { undecided?.count ?? hevc?.streamLength ?? receiver.streamLength }
 
     /// Hands `chunk` to the reader of the stream's codec and decodes what it completes.
-    private mutating func read(_ chunk: some Collection<UInt8>) throws(H264Error) {
+    private mutating func read(_ chunk: some Collection<UInt8>) throws(MediaError) {
         if hevc != nil {
             hevc!.append(chunk)
             while let unit = hevc!.next() { try decode(unit) }
@@ -103,7 +103,7 @@ public struct AnnexBDecoder: Sendable {
     }
 
     /// Chooses the reader once the session or the held bytes tell the codec, and reads them.
-    private mutating func decide(isComplete: Bool) throws(H264Error) {
+    private mutating func decide(isComplete: Bool) throws(MediaError) {
         guard let held = undecided else { return }
         guard let codec = session.codec ?? AnnexB.codec(ofStreamBeginning: held, isComplete: isComplete) else { return }
         undecided = nil
@@ -116,7 +116,7 @@ public struct AnnexBDecoder: Sendable {
     ///
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)` and
     ///   `DecoderSession.waitForAsynchronousFrames()`.
-    public mutating func finish() throws(H264Error) {
+    public mutating func finish() throws(MediaError) {
         try decide(isComplete: true)
         if hevc != nil {
             for unit in hevc!.finish() { try decode(unit) }
@@ -125,7 +125,7 @@ public struct AnnexBDecoder: Sendable {
         try session.waitForAsynchronousFrames()
     }
 
-    private mutating func handle(_ event: AccessUnitReceiver.Event) throws(H264Error) {
+    private mutating func handle(_ event: AccessUnitReceiver.Event) throws(MediaError) {
         switch event {
         case .accessUnit(let unit):
             let (time, duration) = timing(streamOffset: unit.streamOffset,
@@ -138,7 +138,7 @@ public struct AnnexBDecoder: Sendable {
         }
     }
 
-    private mutating func decode(_ unit: HEVCAccessUnit) throws(H264Error) {
+    private mutating func decode(_ unit: HEVCAccessUnit) throws(MediaError) {
         let (time, duration) = timing(streamOffset: unit.streamOffset, framesPerSecond: hevc?.signalledFrameRate?.framesPerSecond ?? 0)
         try session.decode(unit, presentationTimeStamp: time, duration: duration)
     }

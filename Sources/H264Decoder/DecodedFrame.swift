@@ -29,7 +29,7 @@ import H264
 /// (``Layout/packedBGRA``, ``ChromaFormat/none``). Grey formats (`gray`, `gray10le` …,
 /// ``ChromaFormat/monochrome``) are described as well, though libavcodec's H.264 decoder does
 /// not output them. A format outside all these makes the session report
-/// `H264Error.Code.decoderFailed` rather than hand out a frame it cannot describe.
+/// `MediaError.Code.decoderFailed` rather than hand out a frame it cannot describe.
 ///
 /// Each plane's geometry (``plane(_:)``) comes from libavutil's pixel-format descriptor, so the
 /// rows of the planes, ``Plane/rowByteCount`` bytes each, one plane after another, are

@@ -34,7 +34,7 @@ public struct DecodedFrameOutput: Sendable {
     ///
     /// - Throws: for y4m, the errors of ``Y4MFrameWriter/bytes(of:index:rate:)`` (a pixel format
     ///   y4m cannot hold, a format change).
-    public mutating func bytes(of frame: DecodedFrame) throws(H264Error) -> [UInt8] {
+    public mutating func bytes(of frame: DecodedFrame) throws(MediaError) -> [UInt8] {
         let rate = FrameRate(frameDuration: frame.duration)
         let bytes: [UInt8]
         switch format {

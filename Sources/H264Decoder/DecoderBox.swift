@@ -37,7 +37,7 @@ final class DecoderBox: @unchecked Sendable {
 
     init(decoder: LibAVCodecDecoder) { self.decoder = decoder }
 
-    func decode(_ job: Job, initialFormat: StreamFormat?, deliver: (DecodedFrame) -> Void) throws(H264Error) {
+    func decode(_ job: Job, initialFormat: StreamFormat?, deliver: (DecodedFrame) -> Void) throws(MediaError) {
         guard let decoder else { return }
         var prefix: [[UInt8]] = []
         if let format = job.format ?? initialFormat, format != sentFormat {
@@ -53,7 +53,7 @@ final class DecoderBox: @unchecked Sendable {
         }
         let prefixBytes = prefix.reduce(0) { $0 + 4 + $1.count }
         let result = try decoder.send(size: prefixBytes + (job.view?.encodedByteCount ?? body.count), presentationTimeStamp: job.presentationTimeStamp.map(Self.microseconds),
-                                      duration: Self.microseconds(job.duration), isKeyframe: job.isKeyframe) { (buffer) throws(H264Error) in
+                                      duration: Self.microseconds(job.duration), isKeyframe: job.isKeyframe) { (buffer) throws(MediaError) in
             var position = 0
             for nal in prefix {
                 buffer.storeBytes(of: UInt32(1).bigEndian, toByteOffset: position, as: UInt32.self)
@@ -72,7 +72,7 @@ final class DecoderBox: @unchecked Sendable {
         try decoder.receiveFrames(mark: &mark, deliver)
     }
 
-    func drain(deliver: (DecodedFrame) -> Void) throws(H264Error) {
+    func drain(deliver: (DecodedFrame) -> Void) throws(MediaError) {
         try decoder?.drain(mark: &mark, deliver)
     }
 

@@ -41,7 +41,7 @@ public struct DecoderConfiguration: Hashable, Sendable {
 
     /// The pixel format of the output frames: ``OutputPixelFormat/native`` (the default) or a
     /// forced 8-bit format, converted by libyuv from 8-bit 4:2:0, 4:2:2, 4:4:4 and 10-bit 4:2:0
-    /// (other sources make the session report `H264Error.Code.decoderFailed`).
+    /// (other sources make the session report `MediaError.Code.decoderFailed`).
     /// VideoToolbox's `kCVPixelBufferPixelFormatTypeKey` in the destination image buffer attributes.
     public var outputPixelFormat: OutputPixelFormat = .native
 
@@ -93,10 +93,10 @@ public struct DecoderConfiguration: Hashable, Sendable {
 
     /// Checks every property.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming the first invalid property.
-    public func validate() throws(H264Error) {
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming the first invalid property.
+    public func validate() throws(MediaError) {
         if case .count(let n) = threads, !(1...64).contains(n) {
-            throw H264Error(.invalidConfiguration, field: "threads", "\(n) threads: use 1…64 or .automatic")
+            throw MediaError(.invalidConfiguration, field: "threads", "\(n) threads: use 1…64 or .automatic")
         }
         try frameBuffering.validate()
     }

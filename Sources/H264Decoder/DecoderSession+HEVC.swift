@@ -5,7 +5,7 @@ public import Logging
 /// H.265: the same session, opened on libavcodec's HEVC decoder. The codec is chosen once, from
 /// the configuration (`DecoderConfiguration.codec`), the format description, or the type of
 /// the first access unit, and a session keeps it: an access unit of the other codec throws
-/// `H264Error.Code.invalidConfiguration`.
+/// `MediaError.Code.invalidConfiguration`.
 extension DecoderSession {
     /// Creates a session that decodes H.265 (VideoToolbox's `VTDecompressionSessionCreate` with
     /// a `kCMVideoCodecType_HEVC` format description). Cheap: libavcodec opens with the first
@@ -19,9 +19,9 @@ extension DecoderSession {
     ///     must be `.hevc`.
     ///   - logger: where the session reports damaged input and libavcodec failures.
     ///   - outputHandler: called with every decoded frame on the decoding queue.
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property.
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property.
     public convenience init(hevcFormatDescription: HEVCDecoderConfigurationRecord?, configuration: DecoderConfiguration = DecoderConfiguration(),
-                            logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
+                            logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
         var configuration = configuration
         if configuration.codec == nil { configuration.codec = .hevc }
         try self.init(format: hevcFormatDescription.map(StreamFormat.hevc), configuration: configuration, logger: logger,
@@ -53,12 +53,12 @@ extension DecoderSession {
     ///     session's (or use the parameter sets in band).
     ///   - presentationTimeStamp: when the picture is shown; nil when unknown.
     ///   - duration: how long it is shown.
-    /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``;
-    ///   `H264Error.Code.invalidConfiguration` in a session decoding H.264; the errors of
+    /// - Throws: `MediaError.Code.invalidState` after ``invalidate()``;
+    ///   `MediaError.Code.invalidConfiguration` in a session decoding H.264; the errors of
     ///   `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)` when the data is not AVCC;
-    ///   `H264Error.Code.decoderFailed` when libavcodec cannot open or failed earlier.
+    ///   `MediaError.Code.decoderFailed` when libavcodec cannot open or failed earlier.
     public func decode(_ accessUnit: HEVCAccessUnit, formatDescription: HEVCDecoderConfigurationRecord? = nil,
-                       presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
+                       presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(MediaError) {
         try Self.checkAVCC(accessUnit.data, lengthSize: 4)
         try enqueue(Job(data: accessUnit.data, lengthSize: 4, format: formatDescription.map(StreamFormat.hevc), codec: .hevc,
                         carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet), isKeyframe: accessUnit.isIRAP,
@@ -77,7 +77,7 @@ extension DecoderSession {
     ///   - duration: how long it is shown.
     /// - Throws: as ``decode(_:formatDescription:presentationTimeStamp:duration:)``.
     public func decode(hvcc: [UInt8], formatDescription: HEVCDecoderConfigurationRecord? = nil,
-                       presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
+                       presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(MediaError) {
         let lengthSize = formatDescription?.nalUnitLengthSize ?? initialFormat?.nalUnitLengthSize ?? 4
         try Self.checkAVCC(hvcc, lengthSize: lengthSize)
         try enqueue(Job(data: hvcc, lengthSize: lengthSize, format: formatDescription.map(StreamFormat.hevc), codec: .hevc,

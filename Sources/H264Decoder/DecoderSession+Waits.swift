@@ -8,9 +8,9 @@ extension DecoderSession {
     /// The session stays usable: the next access unit should begin with a keyframe, as after a
     /// seek.
     ///
-    /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the output
+    /// - Throws: `MediaError.Code.invalidState` after invalidate or from inside the output
     ///   handler (it would wait for itself); an error libavcodec reported while decoding.
-    public func waitForAsynchronousFrames() throws(H264Error) {
+    public func waitForAsynchronousFrames() throws(MediaError) {
         try flushAndWait("waitForAsynchronousFrames", codec: \.decoder) { try $0.drain(deliver: $1) }
     }
 
@@ -18,9 +18,9 @@ extension DecoderSession {
     /// `VTDecompressionSessionFinishDelayedFrames`): they are output after the access units
     /// already queued. The session stays usable.
     ///
-    /// - Throws: `H264Error.Code.invalidState` after invalidate; an error libavcodec
+    /// - Throws: `MediaError.Code.invalidState` after invalidate; an error libavcodec
     ///   reported while decoding an earlier access unit.
-    public func finishDelayedFrames() throws(H264Error) {
+    public func finishDelayedFrames() throws(MediaError) {
         try flushLater("finishDelayedFrames", codec: \.decoder) { try $0.drain(deliver: $1) }
     }
 
@@ -28,8 +28,8 @@ extension DecoderSession {
     /// decoded included): back-pressure for a producer that reads faster than libavcodec
     /// decodes. A receiving thread of a live stream should not call it.
     ///
-    /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
-    public func waitForQueuedAccessUnits(downTo count: Int) throws(H264Error) {
+    /// - Throws: `MediaError.Code.invalidState` from inside the output handler.
+    public func waitForQueuedAccessUnits(downTo count: Int) throws(MediaError) {
         try jobs.checkNotCurrent("waitForQueuedAccessUnits")
         jobs.waitForJobs(downTo: count)
     }

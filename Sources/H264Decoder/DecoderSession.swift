@@ -16,7 +16,7 @@ import Synchronization
 /// ## Lifecycle
 /// A session is a state machine, `created → configured → decoding → invalidated` — the one
 /// lifecycle of both sessions (`EncoderSession` calls `decoding` `prepared`), applied under the
-/// session's lock — and every illegal call throws `H264Error.Code.invalidState` (never a
+/// session's lock — and every illegal call throws `MediaError.Code.invalidState` (never a
 /// crash), with the same wording on both sessions ("decode after invalidate"):
 /// - ``init(formatDescription:configuration:logger:outputHandler:)`` (VideoToolbox's
 ///   `VTDecompressionSessionCreate`) validates the configuration; libavcodec opens with the
@@ -95,19 +95,19 @@ public final class DecoderSession: Sendable {
     ///   - configuration: threads and real-time mode (validated here).
     ///   - logger: where the session reports damaged input and libavcodec failures.
     ///   - outputHandler: called with every decoded frame on the decoding queue.
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property.
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property.
     public convenience init(formatDescription: FormatDescription? = nil, configuration: DecoderConfiguration = DecoderConfiguration(),
-                            logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
+                            logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
         try self.init(format: formatDescription.map(StreamFormat.h264), configuration: configuration, logger: logger,
                       outputHandler: outputHandler)
     }
 
     /// The one initializer behind the H.264 and H.265 ones.
     init(format formatDescription: StreamFormat?, configuration: DecoderConfiguration,
-         logger: Logger, outputHandler: OutputHandler?) throws(H264Error) {
+         logger: Logger, outputHandler: OutputHandler?) throws(MediaError) {
         try configuration.validate()
         if let codec = configuration.codec, let format = formatDescription, format.codec != codec {
-            throw H264Error(.invalidConfiguration, field: "codec", "a \(format.codec.rawValue) format description for a \(codec.rawValue) session")
+            throw MediaError(.invalidConfiguration, field: "codec", "a \(format.codec.rawValue) format description for a \(codec.rawValue) session")
         }
         initialFormat = formatDescription
         shared = Locked(DecoderSessionState(configuration: configuration, format: formatDescription))
@@ -185,10 +185,10 @@ public final class DecoderSession: Sendable {
 
     /// Changes the configuration before the first access unit.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property (the
-    ///   configuration is then unchanged); `H264Error.Code.invalidState` once decoding or
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property (the
+    ///   configuration is then unchanged); `MediaError.Code.invalidState` once decoding or
     ///   invalidated.
-    public func configure(_ change: (inout DecoderConfiguration) -> Void) throws(H264Error) {
+    public func configure(_ change: (inout DecoderConfiguration) -> Void) throws(MediaError) {
         try applyConfiguration(change)
     }
 
@@ -212,11 +212,11 @@ public final class DecoderSession: Sendable {
     ///   - presentationTimeStamp: when the picture is shown (carried to its ``DecodedFrame``,
     ///     at microsecond precision); nil when unknown.
     ///   - duration: how long it is shown.
-    /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``; the errors of
+    /// - Throws: `MediaError.Code.invalidState` after ``invalidate()``; the errors of
     ///   `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)` when `data` is not AVCC with
-    ///   4-byte lengths (checked here, before queuing); `H264Error.Code.decoderFailed` when
+    ///   4-byte lengths (checked here, before queuing); `MediaError.Code.decoderFailed` when
     ///   libavcodec cannot open, or for a failure while decoding an earlier access unit.
-    public func decode(_ accessUnit: AccessUnit, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
+    public func decode(_ accessUnit: AccessUnit, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(MediaError) {
         try Self.checkAVCC(accessUnit.data, lengthSize: 4)
         try enqueue(Job(data: accessUnit.data, lengthSize: 4, format: accessUnit.formatDescription.map(StreamFormat.h264), codec: .h264,
                         carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet),
@@ -236,7 +236,7 @@ public final class DecoderSession: Sendable {
     ///   - duration: how long it is shown.
     /// - Throws: as ``decode(_:presentationTimeStamp:duration:)-(AccessUnit,_,_)``, but for the
     ///   AVCC check: a view's NAL units are whole by construction.
-    public func decode(_ accessUnit: AccessUnitView, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
+    public func decode(_ accessUnit: AccessUnitView, presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(MediaError) {
         try enqueue(Job(data: [], view: accessUnit, lengthSize: 4, format: accessUnit.formatDescription.map(StreamFormat.h264), codec: .h264,
                         carriesParameterSets: accessUnit.nalUnitTypes.contains(.sequenceParameterSet),
                         isKeyframe: accessUnit.isIDR, presentationTimeStamp: presentationTimeStamp, duration: duration))
@@ -253,12 +253,12 @@ public final class DecoderSession: Sendable {
     ///     sets without one.
     ///   - presentationTimeStamp: when the picture is shown; nil when unknown.
     ///   - duration: how long it is shown.
-    /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``; the errors of
+    /// - Throws: `MediaError.Code.invalidState` after ``invalidate()``; the errors of
     ///   `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)` for bytes that are not AVCC
-    ///   (checked here, before queuing); `H264Error.Code.decoderFailed` for a failure of
+    ///   (checked here, before queuing); `MediaError.Code.decoderFailed` for a failure of
     ///   libavcodec.
     public func decode(avcc: [UInt8], formatDescription: FormatDescription? = nil,
-                       presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(H264Error) {
+                       presentationTimeStamp: Duration? = nil, duration: Duration = .zero) throws(MediaError) {
         let format = formatDescription.map(StreamFormat.h264) ?? initialFormat
         try Self.checkAVCC(avcc, lengthSize: format?.nalUnitLengthSize ?? 4)
         try enqueue(Job(data: avcc, lengthSize: format?.nalUnitLengthSize ?? 4, format: formatDescription.map(StreamFormat.h264), codec: nil,
@@ -269,16 +269,16 @@ public final class DecoderSession: Sendable {
     /// Checks that `bytes` split into NAL units (without collecting them: no allocation),
     /// tolerating Annex-B where lengths belong as `AVCC` reads it (libavcodec reads that part
     /// as Annex-B, after the in-place conversion leaves it as it is).
-    static func checkAVCC(_ bytes: [UInt8], lengthSize: Int) throws(H264Error) {
+    static func checkAVCC(_ bytes: [UInt8], lengthSize: Int) throws(MediaError) {
         let result = bytes.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in
+            Result { () throws(MediaError) in
                 _ = try AVCC.walk(buffer, lengthSize: lengthSize, allowingEmptyNALUnits: false, toleratingAnnexB: true) { _, _ in }
             }
         }
         try result.get()
     }
 
-    func enqueue(_ job: Job) throws(H264Error) {
+    func enqueue(_ job: Job) throws(MediaError) {
         let decoder = try openDecoder(caller: "decode", firstJob: job)
         if let error = sink.takeError() { throw error }
         jobs.enqueue(QueuedJob(job: job, decoder: decoder))
@@ -286,13 +286,13 @@ public final class DecoderSession: Sendable {
 
     /// The session's decoder, opened on the caller's thread for the first access unit, with the
     /// reorder depth its SPS allows (see `SequenceParameterSet.maximumReorderDepth`).
-    private func openDecoder(caller: String, firstJob job: Job) throws(H264Error) -> DecoderBox {
-        try shared.withLock { (s) throws(H264Error) -> DecoderBox in
+    private func openDecoder(caller: String, firstJob job: Job) throws(MediaError) -> DecoderBox {
+        try shared.withLock { (s) throws(MediaError) -> DecoderBox in
             var lifecycle = s.lifecycle
             try lifecycle.apply(.run(caller))
             let codec = s.codec ?? s.configuration.codec ?? job.format?.codec ?? initialFormat?.codec ?? job.codec ?? .h264
             if let other = job.format?.codec ?? job.codec, other != codec {
-                throw H264Error(.invalidConfiguration, field: "codec", "\(caller): a \(other.rawValue) access unit for a session decoding \(codec.rawValue)")
+                throw MediaError(.invalidConfiguration, field: "codec", "\(caller): a \(other.rawValue) access unit for a session decoding \(codec.rawValue)")
             }
             if let format = job.format { s.format = format }
             if let decoder = s.decoder { return decoder }

@@ -54,7 +54,7 @@ public struct RTPDecoder: Sendable {
     ///
     /// - Parameter received: an access unit from `RTPDepacketizer`, in decoding order.
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
-    public mutating func decode(_ received: RTPDepacketizer.ReceivedAccessUnit) throws(H264Error) {
+    public mutating func decode(_ received: RTPDepacketizer.ReceivedAccessUnit) throws(MediaError) {
         let unit = received.accessUnit
         guard let time = presentationTime(of: received.timestamp, nalUnitTypes: unit.nalUnitTypes,
                                           formatDescription: unit.formatDescription) else { return }
@@ -68,7 +68,7 @@ public struct RTPDecoder: Sendable {
     ///
     /// - Parameter received: an access unit from `RTPZeroCopyDepacketizer`, in decoding order.
     /// - Throws: the errors of `DecoderSession.decode(_:presentationTimeStamp:duration:)`.
-    public mutating func decode(_ received: RTPZeroCopyDepacketizer.ReceivedAccessUnit) throws(H264Error) {
+    public mutating func decode(_ received: RTPZeroCopyDepacketizer.ReceivedAccessUnit) throws(MediaError) {
         let unit = received.accessUnit
         guard let time = presentationTime(of: received.timestamp, nalUnitTypes: unit.nalUnitTypes,
                                           formatDescription: unit.formatDescription) else { return }
@@ -100,7 +100,7 @@ public struct RTPDecoder: Sendable {
     /// `VTDecompressionSessionWaitForAsynchronousFrames`). The session stays usable.
     ///
     /// - Throws: the errors of `DecoderSession.waitForAsynchronousFrames()`.
-    public mutating func finish() throws(H264Error) {
+    public mutating func finish() throws(MediaError) {
         try session.waitForAsynchronousFrames()
     }
 }

@@ -49,8 +49,8 @@ public final class RTPY4MWriter: Sendable {
     ///   - write: takes each frame's bytes (the stream header with the first), on the
     ///     session's queue; what it throws ends the output (reported by ``decode(_:)`` and
     ///     ``finish()``).
-    /// - Throws: an `H264Error` when the decoder cannot open.
-    public init(frames: Int?, write: @escaping @Sendable ([UInt8]) throws -> Void) throws(H264Error) {
+    /// - Throws: an `MediaError` when the decoder cannot open.
+    public init(frames: Int?, write: @escaping @Sendable ([UInt8]) throws -> Void) throws(MediaError) {
         self.frames = frames
         self.write = write
         let state = Locked(State())
@@ -89,7 +89,7 @@ public final class RTPY4MWriter: Sendable {
     public func decode(_ received: RTPDepacketizer.ReceivedAccessUnit) throws {
         if let error = state.withLock({ $0.error }) { throw error }
         guard !done else { return }
-        try decoder.withLock { decoder throws(H264Error) in try decoder.decode(received) }
+        try decoder.withLock { decoder throws(MediaError) in try decoder.decode(received) }
     }
 
     /// Outputs the delayed frames and writes a frame still held for the rate.
@@ -97,7 +97,7 @@ public final class RTPY4MWriter: Sendable {
     /// - Returns: how many frames were written, damaged, and access units skipped.
     /// - Throws: the first error of the output or of the session.
     public func finish() throws -> Summary {
-        try decoder.withLock { decoder throws(H264Error) in try decoder.finish() }
+        try decoder.withLock { decoder throws(MediaError) in try decoder.finish() }
         session.invalidate()
         let s = state.withLock { (s) -> State in
             if s.error == nil, let held = s.held {

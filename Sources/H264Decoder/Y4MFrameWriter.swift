@@ -1,21 +1,21 @@
 public import H264
 import MediaContainers
 
-extension H264Error.Code {
+extension MediaError.Code {
     /// A decoded frame's pixel format that y4m cannot hold (planar RGB, packed BGRA, NV12, a
     /// bit depth without a y4m `C` tag).
-    public static let y4mUnsupportedPixelFormat = H264Error.Code(rawValue: "y4mUnsupportedPixelFormat")
+    public static let y4mUnsupportedPixelFormat = MediaError.Code(rawValue: "y4mUnsupportedPixelFormat")
     /// A decoded frame whose size or pixel format differs from the first one's: a y4m stream
     /// has one.
-    public static let y4mFormatChanged = H264Error.Code(rawValue: "y4mFormatChanged")
+    public static let y4mFormatChanged = MediaError.Code(rawValue: "y4mFormatChanged")
 }
 
 /// The y4m (yuv4mpegpipe) bytes of decoded frames: the stream header (an H264Media
 /// `Y4MHeader`) before the first frame, then `FRAME` and the packed planes of each.
 ///
 /// A y4m stream has one size and pixel format: a frame of another is an error
-/// (`H264Error.Code.y4mFormatChanged`), and so is a first frame whose pixel format y4m cannot
-/// hold (`H264Error.Code.y4mUnsupportedPixelFormat`).
+/// (`MediaError.Code.y4mFormatChanged`), and so is a first frame whose pixel format y4m cannot
+/// hold (`MediaError.Code.y4mUnsupportedPixelFormat`).
 public struct Y4MFrameWriter: Sendable {
     /// The first frame's width, height and pixel format name; nil before it.
     public private(set) var format: (width: Int, height: Int, pixelFormat: String)?
@@ -30,15 +30,15 @@ public struct Y4MFrameWriter: Sendable {
     ///   - index: its index in the output, for the error.
     ///   - rate: the stream's frame rate, written in the header.
     /// - Returns: the header (first frame only), the `FRAME` line and the planes.
-    /// - Throws: `H264Error.Code.y4mFormatChanged` for a frame whose size or pixel format
-    ///   differs from the first's; `H264Error.Code.y4mUnsupportedPixelFormat` for a pixel format
+    /// - Throws: `MediaError.Code.y4mFormatChanged` for a frame whose size or pixel format
+    ///   differs from the first's; `MediaError.Code.y4mUnsupportedPixelFormat` for a pixel format
     ///   y4m cannot hold.
-    public mutating func bytes(of frame: DecodedFrame, index: Int, rate: FrameRate) throws(H264Error) -> [UInt8] {
+    public mutating func bytes(of frame: DecodedFrame, index: Int, rate: FrameRate) throws(MediaError) -> [UInt8] {
         var bytes: [UInt8] = []
         let size = (frame.width, frame.height, frame.pixelFormatName)
         if let first = format {
             guard first == size else {
-                throw H264Error(.y4mFormatChanged, field: "frame \(index)", "frame \(index) is \(frame.width)x\(frame.height) "
+                throw MediaError(.y4mFormatChanged, field: "frame \(index)", "frame \(index) is \(frame.width)x\(frame.height) "
                     + "\(frame.pixelFormatName), the stream began \(first.0)x\(first.1) \(first.2): y4m cannot change")
             }
         } else {
@@ -58,9 +58,9 @@ public struct Y4MFrameWriter: Sendable {
     ///   - frame: the first frame of the stream.
     ///   - rate: the stream's frame rate.
     /// - Returns: the header line, `\n` included.
-    /// - Throws: `H264Error.Code.y4mUnsupportedPixelFormat` naming the pixel format when y4m
+    /// - Throws: `MediaError.Code.y4mUnsupportedPixelFormat` naming the pixel format when y4m
     ///   cannot hold it.
-    public static func header(_ frame: DecodedFrame, rate: FrameRate) throws(H264Error) -> String {
+    public static func header(_ frame: DecodedFrame, rate: FrameRate) throws(MediaError) -> String {
         let idc: Int? = switch frame.chromaFormat {
         case .monochrome: 0
         case .yuv420: 1
@@ -75,7 +75,7 @@ public struct Y4MFrameWriter: Sendable {
             case .semiPlanar: "interleaved chroma"
             case .planar: "\(frame.bitDepth)-bit \(frame.chromaFormat == .monochrome ? "grey" : "YUV")"
             }
-            throw H264Error(.y4mUnsupportedPixelFormat, field: frame.pixelFormatName,
+            throw MediaError(.y4mUnsupportedPixelFormat, field: frame.pixelFormatName,
                             "y4m cannot hold \(frame.pixelFormatName) (\(kind))")
         }
         let sar = frame.sampleAspectRatio

@@ -55,9 +55,9 @@ public struct AnnexBWriter: Sendable {
     /// Appends the Annex-B bytes of `frame` to `output`, sending parameter sets whenever the
     /// receiver might lack them (see ``needsParameterSets(before:)``).
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``;
+    /// - Throws: `MediaError.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``;
     ///   `output` is then as it was.
-    public mutating func write(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
+    public mutating func write(_ frame: EncodedFrame, to output: inout [UInt8]) throws(MediaError) {
         let withParameterSets = needsParameterSets(before: frame)
         try Self.append(frame, parameterSets: withParameterSets, delimiter: accessUnitDelimiters, to: &output)
         if withParameterSets {
@@ -69,8 +69,8 @@ public struct AnnexBWriter: Sendable {
     /// The Annex-B bytes of `frame`: an access unit delimiter when enabled, SPS and PPS before
     /// an IDR, then the frame's NAL units.
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``.
-    public func annexB(_ frame: EncodedFrame) throws(H264Error) -> [UInt8] {
+    /// - Throws: `MediaError.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``.
+    public func annexB(_ frame: EncodedFrame) throws(MediaError) -> [UInt8] {
         var out: [UInt8] = []
         try append(frame, to: &out)
         return out
@@ -79,9 +79,9 @@ public struct AnnexBWriter: Sendable {
     /// Appends the Annex-B bytes of `frame` to `output`: an access unit delimiter when enabled,
     /// SPS and PPS before an IDR, then the frame's NAL units. Stateless (see ``write(_:to:)``).
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``;
+    /// - Throws: `MediaError.Code.lengthPastEnd` or `.truncated` for a malformed ``EncodedFrame/data``;
     ///   `output` is then as it was.
-    public func append(_ frame: EncodedFrame, to output: inout [UInt8]) throws(H264Error) {
+    public func append(_ frame: EncodedFrame, to output: inout [UInt8]) throws(MediaError) {
         try Self.append(frame, parameterSets: frame.isKeyframe, delimiter: accessUnitDelimiters, to: &output)
     }
 
@@ -133,7 +133,7 @@ public struct AnnexBWriter: Sendable {
     }
 
     private static func append(_ frame: EncodedFrame, parameterSets: Bool, delimiter: Bool,
-                               to output: inout [UInt8]) throws(H264Error) {
+                               to output: inout [UInt8]) throws(MediaError) {
         let start = output.count
         let needed = start + byteCount(of: frame, parameterSets: parameterSets, delimiter: delimiter)
         if output.capacity < needed {
@@ -154,7 +154,7 @@ public struct AnnexBWriter: Sendable {
         let dataStart = output.count
         output.append(contentsOf: frame.data)
         do {
-            try output.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in
+            try output.withUnsafeMutableBufferPointer { (buffer) throws(MediaError) in
                 try convertLengthsToStartCodes(UnsafeMutableBufferPointer(rebasing: buffer[dataStart...]))
             }
         } catch {
@@ -173,16 +173,16 @@ public struct AnnexBWriter: Sendable {
     ///
     /// The walk over the lengths is `AVCC.forEachNALUnit(in:lengthSize:allowingEmptyNALUnits:_:)`.
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end,
-    ///   `H264Error.Code.truncated` when fewer than 4 bytes remain for a length; the
+    /// - Throws: `MediaError.Code.lengthPastEnd` when a length runs past the end,
+    ///   `MediaError.Code.truncated` when fewer than 4 bytes remain for a length; the
     ///   buffer is then partly converted.
-    public static func convertLengthsToStartCodes(_ data: inout [UInt8]) throws(H264Error) {
-        try data.withUnsafeMutableBufferPointer { (buffer) throws(H264Error) in
+    public static func convertLengthsToStartCodes(_ data: inout [UInt8]) throws(MediaError) {
+        try data.withUnsafeMutableBufferPointer { (buffer) throws(MediaError) in
             try convertLengthsToStartCodes(buffer)
         }
     }
 
-    static func convertLengthsToStartCodes(_ buffer: UnsafeMutableBufferPointer<UInt8>) throws(H264Error) {
+    static func convertLengthsToStartCodes(_ buffer: UnsafeMutableBufferPointer<UInt8>) throws(MediaError) {
         try AVCC.forEachNALUnit(in: UnsafeRawBufferPointer(buffer), lengthSize: 4, allowingEmptyNALUnits: true) { lengthOffset, _ in
             buffer[lengthOffset] = 0; buffer[lengthOffset + 1] = 0; buffer[lengthOffset + 2] = 0; buffer[lengthOffset + 3] = 1
         }

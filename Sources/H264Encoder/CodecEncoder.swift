@@ -11,21 +11,21 @@ protocol CodecEncoder: AnyObject {
     var format: VideoFormatDescription { get }
     /// Encodes one frame; returns what the library outputs now (zero or one access unit).
     func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration,
-                forceKeyframe: Bool) throws(H264Error) -> EncodedFrame?
+                forceKeyframe: Bool) throws(MediaError) -> EncodedFrame?
     /// Changes the average bit rate and VBV live, without a new keyframe.
-    func reconfigure(_ c: EncoderConfiguration) throws(H264Error)
+    func reconfigure(_ c: EncoderConfiguration) throws(MediaError)
     /// Drains every delayed frame, then closes the encoder (no frame may follow).
-    func flushAndClose() throws(H264Error) -> [EncodedFrame]
+    func flushAndClose() throws(MediaError) -> [EncodedFrame]
     /// Closes the encoder once (idempotent).
     func close()
 }
 
 /// Opens the encoder of `configuration.codec` for frames of `width` × `height`.
 ///
-/// - Throws: `H264Error.Code.unsupported` for H.265 in a build without the trait
+/// - Throws: `MediaError.Code.unsupported` for H.265 in a build without the trait
 ///   `HEVCEncoding`; what the encoder's initializer throws.
 func openCodecEncoder(width: Int, height: Int, configuration: EncoderConfiguration,
-                      logger: Logger) throws(H264Error) -> any CodecEncoder {
+                      logger: Logger) throws(MediaError) -> any CodecEncoder {
     switch configuration.codec {
     case .h264:
         return try X264Encoder(width: width, height: height, configuration: configuration, logger: logger)

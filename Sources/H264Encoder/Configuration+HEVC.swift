@@ -27,25 +27,25 @@ extension EncoderConfiguration {
     public static let validHEVCLevels: Set<Int> = [10, 20, 21, 30, 31, 40, 41, 50, 51, 52, 60, 61, 62]
 
     /// The error for ``codec`` `.hevc` in a build without the package trait `HEVCEncoding`.
-    static var hevcEncodingNotBuilt: H264Error {
-        H264Error(.unsupported, field: "codec",
+    static var hevcEncodingNotBuilt: MediaError {
+        MediaError(.unsupported, field: "codec",
                   "H.265 encoding is not in this build: enable swift-h264's package trait HEVCEncoding (needs libx265)")
     }
 
     /// The checks that depend on ``codec``.
-    func validateCodec() throws(H264Error) {
+    func validateCodec() throws(MediaError) {
         guard codec == .hevc else { return }
         #if !HEVCEncoding
         throw Self.hevcEncodingNotBuilt
         #else
         if case .fixed(let level) = level, !Self.validHEVCLevels.contains(level) {
-            throw H264Error(.invalidConfiguration, field: "level", "\(level) is not an H.265 level (10 × the level number, Table A.8)")
+            throw MediaError(.invalidConfiguration, field: "level", "\(level) is not an H.265 level (10 × the level number, Table A.8)")
         }
         if entropyMode == .cavlc {
-            throw H264Error(.invalidConfiguration, field: "entropyMode", "H.265 has no CAVLC: it always codes with CABAC")
+            throw MediaError(.invalidConfiguration, field: "entropyMode", "H.265 has no CAVLC: it always codes with CABAC")
         }
         if let tune = x264Tune, tune == .film || tune == .stillimage {
-            throw H264Error(.invalidConfiguration, field: "x264Tune", "x265 has no tune \(tune.rawValue)")
+            throw MediaError(.invalidConfiguration, field: "x264Tune", "x265 has no tune \(tune.rawValue)")
         }
         #endif
     }

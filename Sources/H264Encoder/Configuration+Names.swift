@@ -5,9 +5,9 @@ extension EncoderConfiguration {
     /// Sets the profile of ``codec`` from its name: `baseline`, `main` or `high` into ``profile``
     /// for H.264; `main` or `main10` into ``hevcProfile`` for H.265.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` (field `profile`) for a name the codec
+    /// - Throws: `MediaError.Code.invalidConfiguration` (field `profile`) for a name the codec
     ///   has no profile of, listing those it has.
-    public mutating func setProfile(named name: String) throws(H264Error) {
+    public mutating func setProfile(named name: String) throws(MediaError) {
         switch codec {
         case .h264:
             guard let value = Profile(rawValue: name) else { throw Self.unknown(name, Profile.allCases.map(\.rawValue)) }
@@ -18,20 +18,20 @@ extension EncoderConfiguration {
         }
     }
 
-    private static func unknown(_ name: String, _ names: [String]) -> H264Error {
-        H264Error(.invalidConfiguration, field: "profile", "unknown profile \(name) (\(names.joined(separator: ", ")))")
+    private static func unknown(_ name: String, _ names: [String]) -> MediaError {
+        MediaError(.invalidConfiguration, field: "profile", "unknown profile \(name) (\(names.joined(separator: ", ")))")
     }
 }
 
 extension EncoderConfiguration.DataRateLimit {
     /// A limit written `BYTES:SECONDS` (`125000:1` is 125,000 bytes in any second).
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` (field `dataRateLimits`) when the text
+    /// - Throws: `MediaError.Code.invalidConfiguration` (field `dataRateLimits`) when the text
     ///   is not two numbers around a colon.
-    public init(parsing text: String) throws(H264Error) {
+    public init(parsing text: String) throws(MediaError) {
         let parts = text.split(separator: ":")
         guard parts.count == 2, let bytes = Int(parts[0]), let seconds = Double(parts[1]) else {
-            throw H264Error(.invalidConfiguration, field: "dataRateLimits", "bad data-rate limit \(text) (BYTES:SECONDS)")
+            throw MediaError(.invalidConfiguration, field: "dataRateLimits", "bad data-rate limit \(text) (BYTES:SECONDS)")
         }
         self.init(bytes: bytes, seconds: seconds)
     }

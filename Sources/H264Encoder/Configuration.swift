@@ -226,10 +226,10 @@ public struct EncoderConfiguration: Hashable, Sendable {
 
     /// Checks every property; throws for the first invalid one, naming it in `field`.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration`.
-    public func validate() throws(H264Error) {
-        func fail(_ field: String, _ message: String) -> H264Error {
-            H264Error(.invalidConfiguration, field: field, message)
+    /// - Throws: `MediaError.Code.invalidConfiguration`.
+    public func validate() throws(MediaError) {
+        func fail(_ field: String, _ message: String) -> MediaError {
+            MediaError(.invalidConfiguration, field: field, message)
         }
         try validateCodec()
         if codec == .h264, case .fixed(let idc) = level, !Level.validLevelIdcs.contains(idc) {
@@ -266,13 +266,13 @@ public struct EncoderConfiguration: Hashable, Sendable {
         try frameBuffering.validate()
     }
 
-    static func validate(_ limits: [DataRateLimit]) throws(H264Error) {
+    static func validate(_ limits: [DataRateLimit]) throws(MediaError) {
         for (i, limit) in limits.enumerated() {
             guard limit.bytes > 0, limit.bytes <= 1_000_000_000 else {
-                throw H264Error(.invalidConfiguration, field: "dataRateLimits[\(i)].bytes", "\(limit.bytes) is outside 1…1000000000")
+                throw MediaError(.invalidConfiguration, field: "dataRateLimits[\(i)].bytes", "\(limit.bytes) is outside 1…1000000000")
             }
             guard limit.seconds.isFinite, limit.seconds >= 0.001, limit.seconds <= 3600 else {
-                throw H264Error(.invalidConfiguration, field: "dataRateLimits[\(i)].seconds", "\(limit.seconds) is outside 0.001…3600")
+                throw MediaError(.invalidConfiguration, field: "dataRateLimits[\(i)].seconds", "\(limit.seconds) is outside 0.001…3600")
             }
         }
     }

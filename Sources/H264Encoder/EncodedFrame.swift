@@ -86,14 +86,14 @@ public struct EncodedFrame: Sendable {
 
     /// The NAL units (without length prefixes), as slices of ``data``.
     ///
-    /// - Throws: `H264Error.Code.lengthPastEnd` when a length runs past the end of data,
-    ///   `H264Error.Code.truncated` when fewer than 4 bytes remain for a length (never for
+    /// - Throws: `MediaError.Code.lengthPastEnd` when a length runs past the end of data,
+    ///   `MediaError.Code.truncated` when fewer than 4 bytes remain for a length (never for
     ///   frames a session made).
-    public func nalUnits() throws(H264Error) -> [ArraySlice<UInt8>] {
+    public func nalUnits() throws(MediaError) -> [ArraySlice<UInt8>] {
         var units: [ArraySlice<UInt8>] = []
         let data = self.data
         let walk = data.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in
+            Result { () throws(MediaError) in
                 try AVCC.forEachNALUnit(in: buffer, lengthSize: 4, allowingEmptyNALUnits: true) { _, range in
                     units.append(data[range])
                 }

@@ -27,8 +27,8 @@ final class Lane: @unchecked Sendable {
 
     var openFormat: VideoFormatDescription? { cachedFormat.withLock { $0 } }
 
-    private func withEncoder<R>(_ body: (any CodecEncoder) throws(H264Error) -> R) throws(H264Error) -> R {
-        try encoder.withLock { (slot) throws(H264Error) -> R in
+    private func withEncoder<R>(_ body: (any CodecEncoder) throws(MediaError) -> R) throws(MediaError) -> R {
+        try encoder.withLock { (slot) throws(MediaError) -> R in
             if slot == nil {
                 let opened = try openCodecEncoder(width: width, height: height,
                                                   configuration: configuration.withLock { $0 }, logger: logger)
@@ -40,28 +40,28 @@ final class Lane: @unchecked Sendable {
     }
 
     /// Opens the encoder if needed; returns its format.
-    func open() throws(H264Error) -> VideoFormatDescription {
+    func open() throws(MediaError) -> VideoFormatDescription {
         try withEncoder { $0.format }
     }
 
-    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(H264Error) -> EncodedFrame? {
-        try withEncoder { (e) throws(H264Error) in
+    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(MediaError) -> EncodedFrame? {
+        try withEncoder { (e) throws(MediaError) in
             try e.encode(frame, presentationTimeStamp: presentationTimeStamp, duration: duration, forceKeyframe: forceKeyframe)
         }
     }
 
     /// Drains the encoder and closes it; a later frame reopens a fresh encoder.
-    func flush() throws(H264Error) -> [EncodedFrame] {
-        try encoder.withLock { (slot) throws(H264Error) -> [EncodedFrame] in
+    func flush() throws(MediaError) -> [EncodedFrame] {
+        try encoder.withLock { (slot) throws(MediaError) -> [EncodedFrame] in
             guard let open = slot else { return [] }
             slot = nil
             return try open.flushAndClose()
         }
     }
 
-    func reconfigure(_ c: EncoderConfiguration) throws(H264Error) {
+    func reconfigure(_ c: EncoderConfiguration) throws(MediaError) {
         configuration.withLock { $0 = c }
-        try encoder.withLock { (slot) throws(H264Error) in
+        try encoder.withLock { (slot) throws(MediaError) in
             try slot?.reconfigure(c)
         }
     }

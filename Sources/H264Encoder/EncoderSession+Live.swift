@@ -14,17 +14,17 @@ extension EncoderSession {
     /// frames: 781 bytes per frame before, 827–849 after, with or without VBV and tune
     /// `zerolatency`, in our session and in a plain C loop over libx265 alike.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` for a rate outside
-    ///   1000…1000000000 or in constant-quality mode; `H264Error.Code.unsupported` for an
+    /// - Throws: `MediaError.Code.invalidConfiguration` for a rate outside
+    ///   1000…1000000000 or in constant-quality mode; `MediaError.Code.unsupported` for an
     ///   H.265 session whose encoder is open (prepared or encoding);
-    ///   `H264Error.Code.invalidState` after invalidate.
-    public func setAverageBitRate(_ bitsPerSecond: Int) throws(H264Error) {
-        try changeLive { (c, encoderOpen) throws(H264Error) in
+    ///   `MediaError.Code.invalidState` after invalidate.
+    public func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
+        try changeLive { (c, encoderOpen) throws(MediaError) in
             guard c.constantRateFactor == nil else {
-                throw H264Error(.invalidConfiguration, field: "averageBitRate", "the session encodes at constant quality (constantRateFactor)")
+                throw MediaError(.invalidConfiguration, field: "averageBitRate", "the session encodes at constant quality (constantRateFactor)")
             }
             guard c.codec != .hevc || !encoderOpen else {
-                throw H264Error(.unsupported, field: "averageBitRate",
+                throw MediaError(.unsupported, field: "averageBitRate",
                                 "libx265 does not follow a live bit-rate change: set averageBitRate before the session prepares")
             }
             c.averageBitRate = bitsPerSecond
@@ -34,15 +34,15 @@ extension EncoderSession {
     /// Changes the data-rate limits (VBV) live, without a new IDR.
     /// The corresponding x264 call is `x264_encoder_reconfig`; the x265 call is `x265_encoder_reconfig`.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming a bad limit;
-    ///   `H264Error.Code.invalidState` after invalidate.
-    public func setDataRateLimits(_ limits: [EncoderConfiguration.DataRateLimit]) throws(H264Error) {
-        try changeLive { (c, _) throws(H264Error) in c.dataRateLimits = limits }
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming a bad limit;
+    ///   `MediaError.Code.invalidState` after invalidate.
+    public func setDataRateLimits(_ limits: [EncoderConfiguration.DataRateLimit]) throws(MediaError) {
+        try changeLive { (c, _) throws(MediaError) in c.dataRateLimits = limits }
     }
 
     /// `change` gets the configuration, and whether an encoder is open (one to reconfigure).
-    private func changeLive(_ change: (inout EncoderConfiguration, Bool) throws(H264Error) -> Void) throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
+    private func changeLive(_ change: (inout EncoderConfiguration, Bool) throws(MediaError) -> Void) throws(MediaError) {
+        try shared.withLock { (s) throws(MediaError) in
             try s.lifecycle.apply(.use("rate change"))
             var updated = s.configuration
             try change(&updated, s.current != nil || s.prewarmed != nil)
@@ -60,12 +60,12 @@ extension EncoderSession {
     /// Prepares a second encoder for an anticipated size change (x264 opening costs real time:
     /// do it here, off the capture path). Replaces an earlier prewarmed encoder.
     ///
-    /// - Throws: `H264Error.Code.invalidFrame` for a bad size;
-    ///   `H264Error.Code.invalidState` after invalidate;
-    ///   `H264Error.Code.encoderFailed` when x264 cannot open.
-    public func prewarm(width: Int, height: Int) throws(H264Error) {
+    /// - Throws: `MediaError.Code.invalidFrame` for a bad size;
+    ///   `MediaError.Code.invalidState` after invalidate;
+    ///   `MediaError.Code.encoderFailed` when x264 cannot open.
+    public func prewarm(width: Int, height: Int) throws(MediaError) {
         try Self.validateSize(width: width, height: height)
-        let configuration = try shared.withLock { (s) throws(H264Error) -> EncoderConfiguration in
+        let configuration = try shared.withLock { (s) throws(MediaError) -> EncoderConfiguration in
             try s.lifecycle.apply(.use("prewarm"))
             return s.configuration
         }
@@ -85,14 +85,14 @@ extension EncoderSession {
     /// frame is the new encoder's first output, an IDR with the new SPS, PPS and format
     /// description. Frames must then have the prewarmed size.
     ///
-    /// - Throws: `H264Error.Code.invalidState` when nothing is prewarmed or after
+    /// - Throws: `MediaError.Code.invalidState` when nothing is prewarmed or after
     ///   invalidate.
-    public func switchToPrewarmedSession() throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
+    public func switchToPrewarmedSession() throws(MediaError) {
+        try shared.withLock { (s) throws(MediaError) in
             var lifecycle = s.lifecycle
             try lifecycle.apply(.run("switch"))
             guard let next = s.prewarmed else {
-                throw H264Error(.invalidState, "no prewarmed session: call prewarm(width:height:) first")
+                throw MediaError(.invalidState, "no prewarmed session: call prewarm(width:height:) first")
             }
             if let old = s.current { enqueueRetire(old) }
             s.current = next
@@ -119,8 +119,8 @@ extension EncoderSession {
     /// as a file transcoder, so queued frames do not pile up in memory. Capture code should not
     /// call it.
     ///
-    /// - Throws: `H264Error.Code.invalidState` from inside the output handler.
-    public func waitForQueuedFrames() throws(H264Error) {
+    /// - Throws: `MediaError.Code.invalidState` from inside the output handler.
+    public func waitForQueuedFrames() throws(MediaError) {
         try jobs.checkNotCurrent("waitForQueuedFrames")
         jobs.sync {}
     }
@@ -137,9 +137,9 @@ extension EncoderSession {
     /// ``waitForQueuedFrames()`` waits for every frame (and for a pending flush or switch).
     ///
     /// - Parameter count: how many frames may still be waiting; a negative count is taken as 0.
-    /// - Throws: `H264Error.Code.invalidState` from inside the output handler (it would
+    /// - Throws: `MediaError.Code.invalidState` from inside the output handler (it would
     ///   wait for itself).
-    public func waitForQueuedFrames(downTo count: Int) throws(H264Error) {
+    public func waitForQueuedFrames(downTo count: Int) throws(MediaError) {
         try jobs.checkNotCurrent("waitForQueuedFrames")
         jobs.waitForJobs(downTo: count)
     }

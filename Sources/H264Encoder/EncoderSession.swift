@@ -11,7 +11,7 @@ package import H264SessionCore
 /// ## Lifecycle
 /// A session is a state machine, `created → configured → prepared → invalidated` — the one
 /// lifecycle of both sessions (`DecoderSession` calls `prepared` `decoding`), applied under
-/// the session's lock — and every illegal call throws `H264Error.Code.invalidState` (never a
+/// the session's lock — and every illegal call throws `MediaError.Code.invalidState` (never a
 /// crash), with the same wording on both sessions ("encode after invalidate"):
 /// - ``init(width:height:configuration:logger:outputHandler:)`` validates and allocates nothing
 ///   of x264 (cheap);
@@ -82,10 +82,10 @@ public final class EncoderSession: Sendable {
     ///   - configuration: the encoder properties (validated here).
     ///   - logger: where x264's log lines go (x264's level follows the logger's `logLevel`).
     ///   - outputHandler: called with every encoded frame on the encoding queue.
-    /// - Throws: `H264Error.Code.invalidFrame` for a bad size,
-    ///   `H264Error.Code.invalidConfiguration` naming the first invalid property.
+    /// - Throws: `MediaError.Code.invalidFrame` for a bad size,
+    ///   `MediaError.Code.invalidConfiguration` naming the first invalid property.
     public init(width: Int, height: Int, configuration: EncoderConfiguration = EncoderConfiguration(),
-                logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(H264Error) {
+                logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
         try Self.validateSize(width: width, height: height)
         try configuration.validate()
         shared = Locked(EncoderSessionState(configuration: configuration, width: width, height: height))
@@ -116,9 +116,9 @@ public final class EncoderSession: Sendable {
         return logger
     }
 
-    static func validateSize(width: Int, height: Int) throws(H264Error) {
+    static func validateSize(width: Int, height: Int) throws(MediaError) {
         guard (2...16_384).contains(width), (2...16_384).contains(height), width % 2 == 0, height % 2 == 0 else {
-            throw H264Error(.invalidFrame, field: "size", "\(width)×\(height): width and height must be even and in 2…16384")
+            throw MediaError(.invalidFrame, field: "size", "\(width)×\(height): width and height must be even and in 2…16384")
         }
     }
 
@@ -147,10 +147,10 @@ public final class EncoderSession: Sendable {
     /// ```swift
     /// try session.configure { $0.averageBitRate = 2_000_000; $0.maxKeyFrameIntervalDuration = 1 }
     /// ```
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property (the
-    ///   configuration is then unchanged); `H264Error.Code.invalidState` once prepared (or
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property (the
+    ///   configuration is then unchanged); `MediaError.Code.invalidState` once prepared (or
     ///   while ``prepare()`` opens x264) or invalidated.
-    public func configure(_ change: (inout EncoderConfiguration) -> Void) throws(H264Error) {
+    public func configure(_ change: (inout EncoderConfiguration) -> Void) throws(MediaError) {
         try applyConfiguration(change)
     }
 
@@ -161,12 +161,12 @@ public final class EncoderSession: Sendable {
     ///
     /// - Returns: the format the first frames will carry: H.264's SPS, PPS and `avcC`, or
     ///   H.265's VPS, SPS, PPS and `hvcC`.
-    /// - Throws: `H264Error.Code.invalidState` after invalidate;
-    ///   `H264Error.Code.encoderFailed` or `H264Error.Code.invalidConfiguration` when x264
+    /// - Throws: `MediaError.Code.invalidState` after invalidate;
+    ///   `MediaError.Code.encoderFailed` or `MediaError.Code.invalidConfiguration` when x264
     ///   cannot open (the session is then as it was before the call, and can be configured).
     @discardableResult
-    public func prepare() throws(H264Error) -> VideoFormatDescription {
-        let lane = try shared.withLock { (s) throws(H264Error) -> Lane in
+    public func prepare() throws(MediaError) -> VideoFormatDescription {
+        let lane = try shared.withLock { (s) throws(MediaError) -> Lane in
             try s.lifecycle.apply(.prepare)
             if let lane = s.current { return lane }
             let lane = Lane(width: s.width, height: s.height, configuration: s.configuration, logger: logger)
@@ -186,7 +186,7 @@ public final class EncoderSession: Sendable {
             throw error
         }
         do {
-            try shared.withLock { (s) throws(H264Error) in _ = try s.lifecycle.apply(.prepared) }
+            try shared.withLock { (s) throws(MediaError) in _ = try s.lifecycle.apply(.prepared) }
         } catch {
             lane.close()   // invalidated while x264 opened
             throw error
@@ -221,16 +221,16 @@ public final class EncoderSession: Sendable {
     ///   - forceKeyframe: encode this very frame as an IDR (a viewer joined, a packet was lost).
     ///     The corresponding x264 field is `x264_picture_t.i_type = X264_TYPE_IDR`; the x265
     ///     field `x265_picture.sliceType = X265_TYPE_IDR`.
-    /// - Throws: `H264Error.Code.invalidState` after ``invalidate()``;
-    ///   `H264Error.Code.invalidTimestamp` when `presentationTimeStamp` is not later than
+    /// - Throws: `MediaError.Code.invalidState` after ``invalidate()``;
+    ///   `MediaError.Code.invalidTimestamp` when `presentationTimeStamp` is not later than
     ///   the previous frame's; an error x264 reported for an earlier queued frame.
     public func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration = .zero,
-                       forceKeyframe: Bool = false) throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
+                       forceKeyframe: Bool = false) throws(MediaError) {
+        try shared.withLock { (s) throws(MediaError) in
             var lifecycle = s.lifecycle
             try lifecycle.apply(.run("encode"))
             if let last = s.lastPresentationTimeStamp, presentationTimeStamp <= last {
-                throw H264Error(.invalidTimestamp, field: "presentationTimeStamp",
+                throw MediaError(.invalidTimestamp, field: "presentationTimeStamp",
                                 "\(presentationTimeStamp) is not after the previous frame's \(last)")
             }
             if let error = sink.takeError() { throw error }
@@ -261,9 +261,9 @@ public final class EncoderSession: Sendable {
     /// `VTCompressionSessionCompleteFrames`). x264 cannot continue after a flush, so the next
     /// frame starts a fresh encoder with an IDR (same parameter sets for the same settings).
     ///
-    /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the
+    /// - Throws: `MediaError.Code.invalidState` after invalidate or from inside the
     ///   output handler (it would wait for itself); an error x264 reported while encoding.
-    public func completeFrames() throws(H264Error) {
+    public func completeFrames() throws(MediaError) {
         try flushAndWait("completeFrames", codec: \.current) { lane, deliver in
             for encoded in try lane.flush() { deliver(encoded) }
         }

@@ -20,8 +20,8 @@ extension VideoFrame {
     ///
     /// The corresponding libyuv calls are `NV12ToI420` and `ARGBToI420`.
     ///
-    /// - Throws: `H264Error.Code.invalidFrame` when libyuv refuses the conversion.
-    func withPlanarPlanes<R>(scratch: inout [UInt8], _ body: (PlanarPlanes) -> R) throws(H264Error) -> R {
+    /// - Throws: `MediaError.Code.invalidFrame` when libyuv refuses the conversion.
+    func withPlanarPlanes<R>(scratch: inout [UInt8], _ body: (PlanarPlanes) -> R) throws(MediaError) -> R {
         switch pixelFormat {
         case .i420, .yuv420p10:
             return planes[0].storage.withUnsafeBufferPointer { p0 in
@@ -57,7 +57,7 @@ extension VideoFrame {
                 }
             }
             guard status == 0 else {
-                throw H264Error(.invalidFrame, field: "planes[0]", "libyuv could not convert \(pixelFormat.rawValue) to I420")
+                throw MediaError(.invalidFrame, field: "planes[0]", "libyuv could not convert \(pixelFormat.rawValue) to I420")
             }
             return scratch.withUnsafeBufferPointer { buffer in
                 let y = buffer.baseAddress!

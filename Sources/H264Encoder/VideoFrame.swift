@@ -62,37 +62,37 @@ public struct VideoFrame: Sendable {
 
     /// Creates a frame after checking that the planes hold `width` × `height` pixels.
     ///
-    /// - Throws: `H264Error.Code.invalidFrame` for a zero, negative or (for the 4:2:0
+    /// - Throws: `MediaError.Code.invalidFrame` for a zero, negative or (for the 4:2:0
     ///   formats, including BGRA which is converted to 4:2:0) odd size, the wrong number of
     ///   planes, a stride shorter than a row, or a plane whose last row runs past its storage.
-    public init(pixelFormat: PixelFormat, width: Int, height: Int, planes: [Plane]) throws(H264Error) {
+    public init(pixelFormat: PixelFormat, width: Int, height: Int, planes: [Plane]) throws(MediaError) {
         guard width > 0, height > 0 else {
-            throw H264Error(.invalidFrame, field: "size", "\(width)×\(height): width and height must be at least 1")
+            throw MediaError(.invalidFrame, field: "size", "\(width)×\(height): width and height must be at least 1")
         }
         guard width <= 16_384, height <= 16_384 else {
-            throw H264Error(.invalidFrame, field: "size", "\(width)×\(height) exceeds 16384×16384")
+            throw MediaError(.invalidFrame, field: "size", "\(width)×\(height) exceeds 16384×16384")
         }
         guard width % 2 == 0, height % 2 == 0 else {
-            throw H264Error(.invalidFrame, field: "size", "\(width)×\(height): 4:2:0 needs an even width and height")
+            throw MediaError(.invalidFrame, field: "size", "\(width)×\(height): 4:2:0 needs an even width and height")
         }
         guard planes.count == pixelFormat.planeCount else {
-            throw H264Error(.invalidFrame, field: "planes", "\(pixelFormat.rawValue) needs \(pixelFormat.planeCount) planes, got \(planes.count)")
+            throw MediaError(.invalidFrame, field: "planes", "\(pixelFormat.rawValue) needs \(pixelFormat.planeCount) planes, got \(planes.count)")
         }
         for (index, plane) in planes.enumerated() {
             let (rowBytes, rows) = Self.geometry(pixelFormat, plane: index, width: width, height: height)
             let name = "planes[\(index)]"
             guard plane.offset >= 0 else {
-                throw H264Error(.invalidFrame, field: name, "negative offset \(plane.offset)")
+                throw MediaError(.invalidFrame, field: name, "negative offset \(plane.offset)")
             }
             guard plane.bytesPerRow >= rowBytes else {
-                throw H264Error(.invalidFrame, field: name, "stride \(plane.bytesPerRow) is shorter than a row of \(rowBytes) bytes")
+                throw MediaError(.invalidFrame, field: name, "stride \(plane.bytesPerRow) is shorter than a row of \(rowBytes) bytes")
             }
             // offset + stride × (rows − 1) + rowBytes, overflow-checked.
             let (a, o1) = plane.bytesPerRow.multipliedReportingOverflow(by: rows - 1)
             let (b, o2) = a.addingReportingOverflow(rowBytes)
             let (needed, o3) = b.addingReportingOverflow(plane.offset)
             guard !o1, !o2, !o3, needed <= plane.storage.count else {
-                throw H264Error(.invalidFrame, field: name,
+                throw MediaError(.invalidFrame, field: name,
                                 "\(rows) rows of \(rowBytes) bytes with stride \(plane.bytesPerRow) from offset \(plane.offset) need \(o1 || o2 || o3 ? "too many" : String(needed)) bytes, storage has \(plane.storage.count)")
             }
         }
@@ -106,10 +106,10 @@ public struct VideoFrame: Sendable {
     /// bytes), NV12 (Y, UV, same size), BGRA (`width × height × 4` bytes) or 10-bit 4:2:0
     /// (Y, U, V, `width × height × 3` bytes). No copy is made.
     ///
-    /// - Throws: `H264Error.Code.invalidFrame` as ``init(pixelFormat:width:height:planes:)``.
-    public init(pixelFormat: PixelFormat, width: Int, height: Int, contiguous bytes: [UInt8]) throws(H264Error) {
+    /// - Throws: `MediaError.Code.invalidFrame` as ``init(pixelFormat:width:height:planes:)``.
+    public init(pixelFormat: PixelFormat, width: Int, height: Int, contiguous bytes: [UInt8]) throws(MediaError) {
         guard width > 0, height > 0, width <= 16_384, height <= 16_384 else {
-            throw H264Error(.invalidFrame, field: "size", "\(width)×\(height) is outside 1…16384")
+            throw MediaError(.invalidFrame, field: "size", "\(width)×\(height) is outside 1…16384")
         }
         let luma = width * height
         let planes: [Plane]

@@ -10,14 +10,14 @@ extension VideoFrame {
     /// - Parameters:
     ///   - width: The new width: even, 2…16384.
     ///   - height: The new height: even, 2…16384.
-    /// - Throws: `H264Error.Code.invalidFrame` for a frame that is not I420 (field
+    /// - Throws: `MediaError.Code.invalidFrame` for a frame that is not I420 (field
     ///   `pixelFormat`) or a size that is odd or out of range (field `size`).
-    public func scaled(width: Int, height: Int) throws(H264Error) -> VideoFrame {
+    public func scaled(width: Int, height: Int) throws(MediaError) -> VideoFrame {
         guard pixelFormat == .i420 else {
-            throw H264Error(.invalidFrame, field: "pixelFormat", "scaling takes I420 frames, not \(pixelFormat.rawValue)")
+            throw MediaError(.invalidFrame, field: "pixelFormat", "scaling takes I420 frames, not \(pixelFormat.rawValue)")
         }
         guard (2...16_384).contains(width), (2...16_384).contains(height), width % 2 == 0, height % 2 == 0 else {
-            throw H264Error(.invalidFrame, field: "size", "\(width)×\(height): scaling needs even sizes in 2…16384")
+            throw MediaError(.invalidFrame, field: "size", "\(width)×\(height): scaling needs even sizes in 2…16384")
         }
         let luma = width * height
         var output = [UInt8](repeating: 0, count: luma + 2 * (luma / 4))
@@ -36,7 +36,7 @@ extension VideoFrame {
             }
         }
         guard status == 0 else {
-            throw H264Error(.invalidFrame, field: "size", "libyuv could not scale \(self.width)×\(self.height) to \(width)×\(height)")
+            throw MediaError(.invalidFrame, field: "size", "libyuv could not scale \(self.width)×\(self.height) to \(width)×\(height)")
         }
         return try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: output)
     }

@@ -8,8 +8,8 @@ package protocol SessionConfiguration: Sendable {
 
     /// Checks every property.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming the first invalid property.
-    func validate() throws(H264Error)
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming the first invalid property.
+    func validate() throws(MediaError)
 }
 
 /// What a session keeps behind its one lock, as far as the shared session code reads it: the
@@ -87,11 +87,11 @@ extension CodecSession {
     /// The session's `configure(_:)`: applies `change` to a copy, validates it and keeps it,
     /// if the lifecycle allows configuring.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` naming an invalid property (the
-    ///   configuration is then unchanged); `H264Error.Code.invalidState` when the lifecycle
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property (the
+    ///   configuration is then unchanged); `MediaError.Code.invalidState` when the lifecycle
     ///   refuses ``SessionLifecycle/Event/configure``.
-    package func applyConfiguration(_ change: (inout SharedState.Configuration) -> Void) throws(H264Error) {
-        try shared.withLock { (s) throws(H264Error) in
+    package func applyConfiguration(_ change: (inout SharedState.Configuration) -> Void) throws(MediaError) {
+        try shared.withLock { (s) throws(MediaError) in
             var lifecycle = s.lifecycle
             try lifecycle.apply(.configure)
             var updated = s.configuration
@@ -104,8 +104,8 @@ extension CodecSession {
 
     /// Takes the session's codec under the lock for the call `call` (a
     /// ``SessionLifecycle/Event/use(_:)``), throwing after invalidation.
-    private func codec<Codec>(for call: String, _ take: (SharedState) -> Codec?) throws(H264Error) -> Codec? {
-        try shared.withLock { (s) throws(H264Error) -> Codec? in
+    private func codec<Codec>(for call: String, _ take: (SharedState) -> Codec?) throws(MediaError) -> Codec? {
+        try shared.withLock { (s) throws(MediaError) -> Codec? in
             try s.lifecycle.apply(.use(call))
             return take(s)
         }
@@ -115,10 +115,10 @@ extension CodecSession {
     /// `completeFrames()` and `waitForAsynchronousFrames()`. `flush` delivers every output the
     /// codec still holds; an error it throws is thrown here.
     ///
-    /// - Throws: `H264Error.Code.invalidState` after invalidate or from inside the output
+    /// - Throws: `MediaError.Code.invalidState` after invalidate or from inside the output
     ///   handler; the first error the codec reported on the queue.
     package func flushAndWait<Codec>(_ call: String, codec take: (SharedState) -> Codec?,
-                                     flush: (Codec, (Output) -> Void) throws -> Void) throws(H264Error) {
+                                     flush: (Codec, (Output) -> Void) throws -> Void) throws(MediaError) {
         try jobs.checkNotCurrent(call)
         let codec = try codec(for: call, take)
         let sink = self.sink
@@ -132,10 +132,10 @@ extension CodecSession {
     /// Queues a flush of the codec after every queued job, without waiting for it (the
     /// decoder's `finishDelayedFrames()`).
     ///
-    /// - Throws: `H264Error.Code.invalidState` after invalidate; the first error the codec
+    /// - Throws: `MediaError.Code.invalidState` after invalidate; the first error the codec
     ///   reported on the queue.
     package func flushLater<Codec: Sendable>(_ call: String, codec take: (SharedState) -> Codec?,
-                                             flush: @escaping @Sendable (Codec, (Output) -> Void) throws -> Void) throws(H264Error) {
+                                             flush: @escaping @Sendable (Codec, (Output) -> Void) throws -> Void) throws(MediaError) {
         let codec = try codec(for: call, take)
         if let error = sink.takeError() { throw error }
         guard let codec else { return }

@@ -62,8 +62,8 @@ package final class JobQueue<Job: Sendable>: Sendable {
 
     /// Throws the session's one error for a wait from the output handler.
     ///
-    /// - Throws: `H264Error.Code.invalidState` on this queue.
-    package func checkNotCurrent(_ call: String) throws(H264Error) {
+    /// - Throws: `MediaError.Code.invalidState` on this queue.
+    package func checkNotCurrent(_ call: String) throws(MediaError) {
         if isCurrent { throw SessionLifecycle.fromOutputHandler(call) }
     }
 

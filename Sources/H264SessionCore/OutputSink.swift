@@ -27,7 +27,7 @@ package final class OutputSink<Output: Sendable>: Sendable {
         var continuation: AsyncStream<Output>.Continuation?
         var dropped = 0
         /// The first error reported on the queue, until a call throws it.
-        var error: H264Error?
+        var error: MediaError?
     }
 
     private let handler: Handler?
@@ -35,11 +35,11 @@ package final class OutputSink<Output: Sendable>: Sendable {
     /// Set once an error waits in `State.error`: ``takeError()`` reads it without the lock, so
     /// a call on the hot path (`encode`, `decode`) takes no lock of the sink when nothing failed.
     private let hasError = Atomic<Bool>(false)
-    /// The code of a non-`H264Error` failure (`encoderFailed`, `decoderFailed`).
-    private let failureCode: H264Error.Code
+    /// The code of a non-`MediaError` failure (`encoderFailed`, `decoderFailed`).
+    private let failureCode: MediaError.Code
 
     /// A sink that hands outputs to `handler` (and to `frames` once read).
-    package init(handler: Handler?, failureCode: H264Error.Code) {
+    package init(handler: Handler?, failureCode: MediaError.Code) {
         self.handler = handler
         self.failureCode = failureCode
     }
@@ -92,9 +92,9 @@ package final class OutputSink<Output: Sendable>: Sendable {
     }
 
     /// Keeps the first error of the queue for the next call to throw (an error that is not an
-    /// `H264Error` gets the sink's failure code).
+    /// `MediaError` gets the sink's failure code).
     package func record(_ error: any Error) {
-        let h264 = error as? H264Error ?? H264Error(failureCode, "\(error)")
+        let h264 = error as? MediaError ?? MediaError(failureCode, "\(error)")
         state.withLock { s in
             if s.error == nil { s.error = h264 }
             hasError.store(true, ordering: .releasing)   // under the lock: true exactly while an error waits
@@ -109,7 +109,7 @@ package final class OutputSink<Output: Sendable>: Sendable {
     }
 
     /// The error kept by ``record(_:)``, once.
-    package func takeError() -> H264Error? {
+    package func takeError() -> MediaError? {
         guard hasError.load(ordering: .acquiring) else { return nil }
         return state.withLock { s in
             defer { s.error = nil }

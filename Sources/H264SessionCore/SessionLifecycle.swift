@@ -5,7 +5,7 @@ package import H264
 /// `DecoderSession` (whose `decoding` is ``State/running``) are written.
 ///
 /// ``apply(_:)`` takes an event and returns the new state, or throws
-/// `H264Error.Code.invalidState` for a call the state does not allow (the state is then
+/// `MediaError.Code.invalidState` for a call the state does not allow (the state is then
 /// unchanged). A session applies every event under its one lock. ``Event/invalidate`` is
 /// allowed in every state, any number of times; every other call after it throws
 /// "CALL after invalidate".
@@ -64,10 +64,10 @@ package struct SessionLifecycle: Sendable {
 
     /// Applies `event`; returns the new state.
     ///
-    /// - Throws: `H264Error.Code.invalidState` when the state does not allow the event (the
+    /// - Throws: `MediaError.Code.invalidState` when the state does not allow the event (the
     ///   state is then unchanged).
     @discardableResult
-    package mutating func apply(_ event: Event) throws(H264Error) -> State {
+    package mutating func apply(_ event: Event) throws(MediaError) -> State {
         switch (event, state) {
         case (.invalidate, _):
             state = .invalidated
@@ -76,10 +76,10 @@ package struct SessionLifecycle: Sendable {
         case (_, .invalidated):
             throw Self.afterInvalidate(Self.callName(event))
         case (.configure, .running):
-            throw H264Error(.invalidState, field: "configuration", configureWhileRunning)
+            throw MediaError(.invalidState, field: "configuration", configureWhileRunning)
         case (.configure, _):
             guard preparing == 0 else {
-                throw H264Error(.invalidState, field: "configuration", "the session is being prepared")
+                throw MediaError(.invalidState, field: "configuration", "the session is being prepared")
             }
             state = .configured
         case (.prepare, _):
@@ -96,14 +96,14 @@ package struct SessionLifecycle: Sendable {
     }
 
     /// The error of any call after `invalidate()`: `invalidState`, "CALL after invalidate".
-    package static func afterInvalidate(_ call: String) -> H264Error {
-        H264Error(.invalidState, "\(call) after invalidate")
+    package static func afterInvalidate(_ call: String) -> MediaError {
+        MediaError(.invalidState, "\(call) after invalidate")
     }
 
     /// The error of a wait from inside the output handler: `invalidState`, "CALL cannot be
     /// called from the output handler".
-    package static func fromOutputHandler(_ call: String) -> H264Error {
-        H264Error(.invalidState, "\(call) cannot be called from the output handler")
+    package static func fromOutputHandler(_ call: String) -> MediaError {
+        MediaError(.invalidState, "\(call) cannot be called from the output handler")
     }
 
     private static func callName(_ event: Event) -> String {

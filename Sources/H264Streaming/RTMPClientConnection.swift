@@ -67,7 +67,7 @@ struct RTMPClientConnection: Sendable {
                 throw caught.flatMap { $0 }.map { RTMPError(.tls, "\(target): \(RTSPTLSTrust.describe(handshakeFailure: $0))") } ?? error
             }
             try await loop.submit {
-                do throws(H264Error) { try handler.value.setChunkSize(settings.chunkSize) } catch {
+                do throws(MediaError) { try handler.value.setChunkSize(settings.chunkSize) } catch {
                     throw RTMPError(.invalidUse, "\(target): \(error)", underlying: error)
                 }
             }.get()

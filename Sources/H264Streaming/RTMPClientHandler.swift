@@ -102,7 +102,7 @@ final class RTMPClientHandler: ChannelInboundHandler {
     }
 
     /// Sets the outgoing chunk size (after the Set Chunk Size message).
-    func setChunkSize(_ size: Int) throws(H264Error) {
+    func setChunkSize(_ size: Int) throws(MediaError) {
         var bytes: [UInt8] = []
         try writer.setChunkSize(size, appendingTo: &bytes)
         write(bytes)
@@ -112,7 +112,7 @@ final class RTMPClientHandler: ChannelInboundHandler {
     func write(_ messages: [RTMPMessage], chunkStreamId: Int) {
         var bytes: [UInt8] = []
         for message in messages {
-            do throws(H264Error) {
+            do throws(MediaError) {
                 try writer.append(message, chunkStreamId: chunkStreamId, to: &bytes)
             } catch {
                 logger.warning("\(url): not sent: \(message.type): \(error)")
@@ -162,7 +162,7 @@ final class RTMPClientHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = Array(buffer: unwrapInboundIn(data))
-        do throws(H264Error) {
+        do throws(MediaError) {
             if !handshake.isComplete {
                 write(try handshake.receive(bytes))
                 guard handshake.isComplete else { return }
@@ -185,7 +185,7 @@ final class RTMPClientHandler: ChannelInboundHandler {
         }
     }
 
-    private func handle(_ message: RTMPMessage) throws(H264Error) {
+    private func handle(_ message: RTMPMessage) throws(MediaError) {
         switch message.type {
         case .video: playback?(.video(message))
         case .userControl:

@@ -32,12 +32,12 @@ public struct RTMPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The `code` of the server's `_error` or `onStatus` information object, for ``Code/rejected``.
     public var statusCode: String?
     /// The protocol error behind ``Code/protocolViolation`` or ``Code/invalidUse``.
-    public var underlying: H264Error?
+    public var underlying: MediaError?
     /// The message.
     public var description: String
 
     /// An error with `code` and `description`.
-    public init(_ code: Code, _ description: String, statusCode: String? = nil, underlying: H264Error? = nil) {
+    public init(_ code: Code, _ description: String, statusCode: String? = nil, underlying: MediaError? = nil) {
         self.code = code
         self.description = description
         self.statusCode = statusCode

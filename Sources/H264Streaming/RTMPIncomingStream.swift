@@ -24,7 +24,7 @@ public final class RTMPIncomingStream: AsyncSequence, Sendable {
         /// The connection closed.
         case connectionClosed
         /// The publisher broke RTMP (the error says how).
-        case protocolViolation(H264Error)
+        case protocolViolation(MediaError)
         /// ``RTMPIncomingStream/stop()`` or the server's shutdown ended it.
         case stopped
     }

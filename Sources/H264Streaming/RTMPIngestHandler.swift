@@ -47,7 +47,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = Array(buffer: unwrapInboundIn(data))
-        do throws(H264Error) {
+        do throws(MediaError) {
             if !handshake.isComplete {
                 send(bytes: try handshake.receive(bytes))
                 guard handshake.isComplete else { return }
@@ -66,7 +66,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
         }
     }
 
-    private func handle(_ message: RTMPMessage) throws(H264Error) {
+    private func handle(_ message: RTMPMessage) throws(MediaError) {
         switch message.type {
         case .commandAMF0: try handle(try RTMPCommand(parsing: message.payload))
         case .video: if let stream { video.events(of: message).forEach(stream.deliver) }
@@ -78,7 +78,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
         }
     }
 
-    private func handle(_ command: RTMPCommand) throws(H264Error) {
+    private func handle(_ command: RTMPCommand) throws(MediaError) {
         let status = { (level: String, code: String, description: String) in
             AMF0Value.object([AMF0Property("level", .string(level)), AMF0Property("code", .string(code)),
                               AMF0Property("description", .string(description))])
@@ -137,7 +137,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
 
     private func send(_ message: RTMPMessage, on chunkStreamId: Int) {
         var bytes: [UInt8] = []
-        do throws(H264Error) {
+        do throws(MediaError) {
             try writer.append(message, chunkStreamId: chunkStreamId, to: &bytes)
         } catch {
             logger.warning("RTMP publisher: not sent: \(error)")

@@ -103,7 +103,7 @@ extension RTMPPublisher {
         if let failure = handler.failure, !reconnectIfAllowed(after: failure) { throw failure }
         let writable = handler.failure == nil && handler.isWritable
         let (messages, metadata) = try state.withLock { state throws(RTMPError) -> ([RTMPMessage], RTMPMessage?) in
-            do throws(H264Error) {
+            do throws(MediaError) {
                 let messages = try state.timeline.messages(avcc: avcc, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime,
                                                            presentationTime: presentationTime, writable: writable)
                 guard !messages.isEmpty, !state.metadataSent else { return (messages, nil) }

@@ -30,10 +30,10 @@ struct RTMPVideoTimeline: Sendable {
     /// The messages for one access unit; empty when it is dropped: the connection is not
     /// `writable` (then everything up to the next IDR goes), or no IDR has come yet.
     ///
-    /// - Throws: `H264Error.Code.valueOutOfRange` when the composition time does not fit SI24,
-    ///   `H264Error.Code.rtmpMessageTooLarge` for an access unit over ``maximumFrameBytes``.
+    /// - Throws: `MediaError.Code.valueOutOfRange` when the composition time does not fit SI24,
+    ///   `MediaError.Code.rtmpMessageTooLarge` for an access unit over ``maximumFrameBytes``.
     mutating func messages(avcc: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, decodeTime: Duration,
-                           presentationTime: Duration, writable: Bool) throws(H264Error) -> [RTMPMessage] {
+                           presentationTime: Duration, writable: Bool) throws(MediaError) -> [RTMPMessage] {
         guard writable, !awaitingKeyframe || isKeyframe else {
             if !writable && !awaitingKeyframe { statistics.skipsToKeyframe += 1 }
             statistics.framesDropped += 1
@@ -45,7 +45,7 @@ struct RTMPVideoTimeline: Sendable {
         let decodeMilliseconds = Self.milliseconds(decodeTime - origin)
         let compositionMilliseconds = Self.milliseconds(presentationTime - origin) - decodeMilliseconds
         guard let composition = Int32(exactly: compositionMilliseconds), FLVVideoTag.compositionTimeRange.contains(composition) else {
-            throw H264Error(.valueOutOfRange, field: "CompositionTime", "PTS − DTS = \(compositionMilliseconds) ms does not fit SI24")
+            throw MediaError(.valueOutOfRange, field: "CompositionTime", "PTS − DTS = \(compositionMilliseconds) ms does not fit SI24")
         }
         let timestamp = max(lastTimestamp, UInt32(truncatingIfNeeded: max(decodeMilliseconds, 0)))
         var messages: [RTMPMessage] = []
@@ -56,7 +56,7 @@ struct RTMPVideoTimeline: Sendable {
             statistics.sequenceHeaders += 1
         }
         guard avcc.count <= Self.maximumFrameBytes else {
-            throw H264Error(.rtmpMessageTooLarge, field: "message length", "an access unit of \(avcc.count) bytes does not fit an RTMP message")
+            throw MediaError(.rtmpMessageTooLarge, field: "message length", "an access unit of \(avcc.count) bytes does not fit an RTMP message")
         }
         let tag = FLVVideoTag(frameType: isKeyframe ? .keyframe : .interFrame,
                               packet: .codedFrames(data: avcc, compositionTime: composition), syntax: syntax, codec: format.codec)

@@ -54,7 +54,7 @@ public final class RTPReceiver: AsyncSequence, Sendable {
     ///   - reorderWindow: how many later packets may wait for a missing one before it counts as lost.
     ///   - idleTimeout: the sequence ends when no packet came for this long; nil: never.
     ///   - receiveBufferSize: the socket's kernel receive buffer (`SO_RCVBUF`).
-    /// - Throws: `H264Error` for an SDP this receiver cannot take (packetization-mode 2); the
+    /// - Throws: `MediaError` for an SDP this receiver cannot take (packetization-mode 2); the
     ///   error of binding the port.
     public static func start(description: SessionDescription, host: String = "0.0.0.0", port: Int? = nil,
                              group: any EventLoopGroup, reorderWindow: Int = 16, idleTimeout: Duration? = nil,

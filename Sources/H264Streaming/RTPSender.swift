@@ -75,11 +75,11 @@ public final class RTPSender: Sendable {
     /// - Parameters:
     ///   - frame: the access unit, length-prefixed.
     ///   - presentationTime: its presentation time (the RTP timestamp's source, 90 kHz).
-    /// - Throws: `H264Error` for an access unit the packetizer cannot send.
-    public func send(_ frame: LiveFrame, presentationTime: Duration) throws(H264Error) {
+    /// - Throws: `MediaError` for an access unit the packetizer cannot send.
+    public func send(_ frame: LiveFrame, presentationTime: Duration) throws(MediaError) {
         var datagrams: [AddressedEnvelope<ByteBuffer>] = []
         let allocator = channel.allocator, destination = self.destination
-        try packetizer.withLock { packetizer throws(H264Error) in
+        try packetizer.withLock { packetizer throws(MediaError) in
             try packetizer.packetize(avcc: frame.avcc, presentationTime: presentationTime, format: frame.format) { packet in
                 var buffer = allocator.buffer(capacity: packet.byteCount)
                 buffer.writeBytes(packet.prefix)

@@ -22,7 +22,7 @@ extension RTSPClient {
     ///   (``RTSPClientError/Code/unauthorized``: `DESCRIBE rtsp://…: 401 Unauthorized: wrong user
     ///   or password`), another answer than 200 (`DESCRIBE URL: 404 Not Found`), a missing answer
     ///   or one without what is needed, a redirect loop or a fourth redirect
-    ///   (``RTSPClientError/Code/redirect``); `H264Error` for an SDP this client cannot receive
+    ///   (``RTSPClientError/Code/redirect``); `MediaError` for an SDP this client cannot receive
     ///   (packetization-mode 2). Messages name the URL without its user info. Reconnection
     ///   (``Configuration/reconnect``) applies once this has succeeded.
     public static func open(url: String, group: any EventLoopGroup, configuration: Configuration = .init(),

@@ -51,7 +51,7 @@ public final class RTSPClient: AsyncSequence, Sendable {
         /// Packets were lost.
         case loss(RTPDepacketizer.Loss)
         /// A damaged packet or NAL unit, reported and skipped.
-        case diagnostic(H264Error)
+        case diagnostic(MediaError)
         /// With ``Configuration/reconnect``: the connection ended (why), and the client is
         /// reconnecting.
         case disconnected(Ending)
@@ -148,7 +148,7 @@ public final class RTSPClient: AsyncSequence, Sendable {
     /// What the camera's answers had that the standards do not allow and the client tolerated
     /// (of the latest connection): the SDP's warnings, a `Content-Base` without a scheme, bogus
     /// `RTP-Info` values; each is also logged as a warning.
-    public var warnings: [H264Error] { connection.warnings }
+    public var warnings: [MediaError] { connection.warnings }
     /// The played track's entry of the PLAY answer's `RTP-Info` (of the latest connection); nil
     /// without one.
     public var rtpInfo: RTSPRTPInfo.Stream? { connection.rtpInfo }

@@ -22,7 +22,7 @@ struct RTSPClientConnection: Sendable {
     let transport: RTSPTransport
     let aggregateURL: String
     /// What was tolerated in the answers: the SDP's warnings, a repaired `Content-Base`, `RTP-Info`.
-    let warnings: [H264Error]
+    let warnings: [MediaError]
     /// The track's `RTP-Info` entry of the PLAY answer; nil without one.
     let rtpInfo: RTSPRTPInfo.Stream?
     let channel: any Channel

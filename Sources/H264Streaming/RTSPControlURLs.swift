@@ -20,8 +20,8 @@ package struct RTSPControlURLs: Sendable, Equatable {
     package var track: String
     /// The URL of PLAY, TEARDOWN and the keepalive.
     package var aggregate: String
-    /// The repairs made (`H264Error.Code.invalidRTSPHeader`, field the header).
-    package var warnings: [H264Error] = []
+    /// The repairs made (`MediaError.Code.invalidRTSPHeader`, field the header).
+    package var warnings: [MediaError] = []
 
     /// The URLs of the stream `description` describes, DESCRIBE having gone to `requestURL`
     /// (absolute, without user info) and answered with these headers.
@@ -39,7 +39,7 @@ package struct RTSPControlURLs: Sendable, Equatable {
                 } else {
                     base = scheme + "://" + value
                 }
-                warnings.append(H264Error(.invalidRTSPHeader, field: name, "\(value) has no scheme: read as \(base)"))
+                warnings.append(MediaError(.invalidRTSPHeader, field: name, "\(value) has no scheme: read as \(base)"))
             }
         }
         self.base = base

@@ -26,7 +26,7 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
         /// A loss hit a picture: a keyframe would repair the stream (no feedback is sent).
         case keyframeRequest
         /// A damaged packet or NAL unit, reported and skipped.
-        case diagnostic(H264Error)
+        case diagnostic(MediaError)
 
         /// An H.264 depacketizer's event.
         init(_ event: RTPDepacketizer.Event) { self.init(event, accessUnit: Event.accessUnit) }

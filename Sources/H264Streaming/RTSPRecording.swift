@@ -55,8 +55,8 @@ final class RTSPRecording {
     /// Gives the slot to `connection` for the stream `description` announces.
     ///
     /// - Returns: false when another connection holds the slot.
-    /// - Throws: `H264Error` (`unsupported`) for packetization-mode 2.
-    func announce(_ description: SessionDescription, by connection: ObjectIdentifier) throws(H264Error) -> Bool {
+    /// - Throws: `MediaError` (`unsupported`) for packetization-mode 2.
+    func announce(_ description: SessionDescription, by connection: ObjectIdentifier) throws(MediaError) -> Bool {
         guard publisher == nil || publisher == connection, !isRecording, !isClosed else { return false }
         stream = Stream(depacketizer: try SDPDepacketizer(description, reorderWindow: configuration.reorderWindow),
                         description: description)

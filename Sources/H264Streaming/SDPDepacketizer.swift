@@ -13,7 +13,7 @@ struct SDPDepacketizer: Sendable {
 
     /// The depacketizer `description` asks for, with its `sprop-…` parameter sets known before
     /// the first packet (one that does not parse is left out: the in-band ones are used).
-    init(_ description: SessionDescription, reorderWindow: Int) throws(H264Error) {
+    init(_ description: SessionDescription, reorderWindow: Int) throws(MediaError) {
         guard description.encodingName.uppercased() == "H265" else {
             h264 = try description.depacketizer(reorderWindow: reorderWindow)
             return
@@ -29,7 +29,7 @@ struct SDPDepacketizer: Sendable {
     }
 
     /// The SDP text parsed as H.264 or H.265, whichever video format comes first.
-    static func sessionDescription(parsing text: String) throws(H264Error) -> SessionDescription {
+    static func sessionDescription(parsing text: String) throws(MediaError) -> SessionDescription {
         try SessionDescription(parsing: text, encodingNames: ["H264", "H265"])
     }
 

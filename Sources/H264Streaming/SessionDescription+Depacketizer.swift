@@ -11,10 +11,10 @@ extension SessionDescription {
     /// Parameter sets in the SDP that do not parse (a camera's broken `sprop-parameter-sets`,
     /// retina#42, VStarcam) are left out, as FFmpeg leaves them: the stream's in-band ones are used.
     ///
-    /// - Throws: `H264Error` `unsupported` for packetization-mode 2 (interleaved).
-    public func depacketizer(reorderWindow: Int = 16) throws(H264Error) -> RTPDepacketizer {
+    /// - Throws: `MediaError` `unsupported` for packetization-mode 2 (interleaved).
+    public func depacketizer(reorderWindow: Int = 16) throws(MediaError) -> RTPDepacketizer {
         guard packetizationMode != 2 else {
-            throw H264Error(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
+            throw MediaError(.unsupported, field: "packetization-mode", "packetization-mode 2 (interleaved) is not supported")
         }
         var parameterSets = ParameterSetCache()
         if let format = try? formatDescription(), let cache = try? ParameterSetCache(configurationRecord: format.configurationRecord) {

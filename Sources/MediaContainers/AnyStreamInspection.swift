@@ -18,7 +18,7 @@ public enum AnyStreamInspection: Sendable {
     ///   - lengthSize: the stream is AVCC H.264 with lengths of this many bytes.
     /// - Throws: the errors of ``StreamInspection/init(bytes:configurationRecord:lengthSize:)``
     ///   and ``HEVCStreamInspection/init(annexB:)`` (framing lost).
-    public init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(H264Error) {
+    public init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(MediaError) {
         if configurationRecord == nil, lengthSize == nil, AnnexB.carriesHEVC(bytes) {
             self = .hevc(try HEVCStreamInspection(annexB: bytes))
         } else {

@@ -9,7 +9,7 @@ extension FLVConversion {
     ///
     /// - Throws: lost framing, a stream without an SPS, the parse errors of its first parameter
     ///   sets, and the errors of `FLVWriter`.
-    static func flv(fromHEVCAnnexB bytes: [UInt8], frameRate: Double?) throws(H264Error) -> [UInt8] {
+    static func flv(fromHEVCAnnexB bytes: [UInt8], frameRate: Double?) throws(MediaError) -> [UInt8] {
         let units = try HEVCStreamInspection(annexB: bytes).accessUnits.filter(\.hasPicture)
         let (record, samples) = try HEVCDecoderConfigurationRecord.hvcc(accessUnits: units, parameterSetsInBand: false)
         let sps = record.sequenceParameterSet

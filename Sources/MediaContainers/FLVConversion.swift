@@ -25,11 +25,11 @@ public enum FLVConversion {
     /// - Returns: the FLV file's bytes.
     /// - Throws: `missingParameterSet` when no picture comes with its SPS
     ///   and PPS; the errors of `FLVWriter`.
-    public static func flv(fromAnnexB bytes: [UInt8], frameRate: Double?, syntax: FLVVideoTag.Syntax) throws(H264Error) -> [UInt8] {
+    public static func flv(fromAnnexB bytes: [UInt8], frameRate: Double?, syntax: FLVVideoTag.Syntax) throws(MediaError) -> [UInt8] {
         if AnnexB.carriesHEVC(bytes) { return try flv(fromHEVCAnnexB: bytes, frameRate: frameRate) }
         let pictures = AccessUnitAssembler.accessUnits(inAnnexB: bytes).filter(\.hasPicture)
         guard let first = pictures.first(where: { $0.formatDescription != nil })?.formatDescription else {
-            throw H264Error(.missingParameterSet, field: "seq_parameter_set_rbsp", "no picture with its SPS and PPS in the stream")
+            throw MediaError(.missingParameterSet, field: "seq_parameter_set_rbsp", "no picture with its SPS and PPS in the stream")
         }
         let rate = frameRate ?? FrameRate.framesPerSecond(signalledBy: first.sequenceParameterSet)
         let times = timestamps(of: pictures, frameRate: rate)
@@ -98,9 +98,9 @@ public enum FLVConversion {
     ///   `missingParameterSet` when the file has no frames; an hvcC whose arrays do not parse
     ///   is reported there too, and the frames after it get no parameter sets).
     /// - Throws: the fatal errors of `FLVReader.read(_:)`.
-    public static func annexB(fromFLV bytes: [UInt8]) throws(H264Error) -> (bytes: [UInt8], diagnostics: [H264Error]) {
+    public static func annexB(fromFLV bytes: [UInt8]) throws(MediaError) -> (bytes: [UInt8], diagnostics: [MediaError]) {
         var reader = try FLVReader(bytes)
-        var output: [UInt8] = [], diagnostics: [H264Error] = [], frames = 0
+        var output: [UInt8] = [], diagnostics: [MediaError] = [], frames = 0
         var hevcRecord: HEVCDecoderConfigurationRecord?
         output.reserveCapacity(bytes.count)
         while let event = try reader.next() {
@@ -113,7 +113,7 @@ public enum FLVConversion {
                 output += try AnnexB.fromHVCC(frame.accessUnit.data, lengthSize: 4, configuration: hevcRecord)
                 frames += 1
             case .hevcSequenceHeader:
-                do throws(H264Error) { hevcRecord = try event.videoFormat()?.hevc } catch {
+                do throws(MediaError) { hevcRecord = try event.videoFormat()?.hevc } catch {
                     hevcRecord = nil
                     diagnostics.append(error)
                 }
@@ -122,7 +122,7 @@ public enum FLVConversion {
             }
         }
         if frames == 0 {
-            return (output, diagnostics + [H264Error(.missingParameterSet, field: "VIDEODATA", "no H.264 or H.265 frames in the file")])
+            return (output, diagnostics + [MediaError(.missingParameterSet, field: "VIDEODATA", "no H.264 or H.265 frames in the file")])
         }
         return (output, diagnostics)
     }

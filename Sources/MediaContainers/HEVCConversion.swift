@@ -13,8 +13,8 @@ public enum HEVCConversion {
     ///     false (`hvc1`) to keep them in the record only.
     /// - Throws: lost framing, a stream without an SPS, and the parse errors of its first
     ///   parameter sets.
-    public static func hvcc(fromAnnexB bytes: [UInt8], parameterSetsInBand: Bool) throws(H264Error)
-        -> (hvcc: [UInt8], configuration: HEVCDecoderConfigurationRecord, diagnostics: [H264Error]) {
+    public static func hvcc(fromAnnexB bytes: [UInt8], parameterSetsInBand: Bool) throws(MediaError)
+        -> (hvcc: [UInt8], configuration: HEVCDecoderConfigurationRecord, diagnostics: [MediaError]) {
         let inspection = try HEVCStreamInspection(annexB: bytes)
         let (record, samples) = try HEVCDecoderConfigurationRecord.hvcc(accessUnits: inspection.accessUnits, parameterSetsInBand: parameterSetsInBand)
         return (Array(samples.map(\.data).joined()), record, inspection.diagnostics.map(\.error))
@@ -29,7 +29,7 @@ public enum HEVCConversion {
     ///   - configuration: the bytes of the `hvcC` or `avcC`.
     ///   - lengthSize: the samples' length size; nil for the record's.
     /// - Throws: a malformed record, a length size other than 1, 2 or 4, and lost framing.
-    public static func annexB(fromSamples samples: [UInt8], configuration: [UInt8], lengthSize: Int? = nil) throws(H264Error) -> [UInt8] {
+    public static func annexB(fromSamples samples: [UInt8], configuration: [UInt8], lengthSize: Int? = nil) throws(MediaError) -> [UInt8] {
         if let record = HEVCDecoderConfigurationRecord.recognizing(configuration) {
             return try AnnexB.fromHVCC(samples, lengthSize: lengthSize ?? record.nalUnitLengthSize, configuration: record)
         }

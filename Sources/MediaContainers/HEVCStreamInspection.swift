@@ -34,7 +34,7 @@ public struct HEVCStreamInspection: Sendable {
     ///
     /// - Parameter bytes: the stream.
     /// - Throws: lost framing (a stream that is not Annex-B).
-    public init(annexB bytes: [UInt8]) throws(H264Error) {
+    public init(annexB bytes: [UInt8]) throws(MediaError) {
         var assembler = HEVCAccessUnitAssembler()
         var sequenceParameterSetsById: [Int: HEVCSequenceParameterSet] = [:]
         let units = try AnnexB.nalUnits(validating: bytes).lazy.map { (offset: $0.startCodeOffset, range: $0.range) }

@@ -4,7 +4,7 @@ public import H264
 /// assembler took: its skipped units each time, each distinct warning once.
 struct InspectionDiagnostics {
     private(set) var all: [StreamInspection.Diagnostic] = []
-    private var seenWarnings = Set<H264Error>()
+    private var seenWarnings = Set<MediaError>()
     private var errorsBefore = 0
     private var warningsBefore = 0
 

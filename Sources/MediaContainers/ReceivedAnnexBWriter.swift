@@ -49,8 +49,8 @@ public struct ReceivedAnnexBWriter: Sendable {
     ///
     /// - Parameter unit: an access unit ``take(_:)-(HEVCAccessUnit)`` accepted.
     /// - Returns: its Annex-B bytes.
-    /// - Throws: an `H264Error` for a unit whose lengths do not frame it.
-    public func annexB(_ unit: HEVCAccessUnit) throws(H264Error) -> [UInt8] {
+    /// - Throws: an `MediaError` for a unit whose lengths do not frame it.
+    public func annexB(_ unit: HEVCAccessUnit) throws(MediaError) -> [UInt8] {
         let prefix = unit.isIRAP && !unit.nalUnitTypes.contains(.sequenceParameterSet) ? hevcParameterSets : []
         return try AnnexB.fromAVCC(AVCC.data(nalUnits: prefix), lengthSize: 4) + AnnexB.fromAVCC(unit.data, lengthSize: 4)
     }
@@ -75,8 +75,8 @@ public struct ReceivedAnnexBWriter: Sendable {
     ///
     /// - Parameter unit: an access unit ``take(_:)-(AccessUnit)`` accepted.
     /// - Returns: its Annex-B bytes.
-    /// - Throws: an `H264Error` for a unit whose lengths do not frame it.
-    public func annexB(_ unit: AccessUnit) throws(H264Error) -> [UInt8] {
+    /// - Throws: an `MediaError` for a unit whose lengths do not frame it.
+    public func annexB(_ unit: AccessUnit) throws(MediaError) -> [UInt8] {
         let record = unit.formatDescription?.configurationRecord ?? parameterSets?.configurationRecord
         return try AnnexB.fromAVCC(unit.data, lengthSize: 4, parameterSets: record)
     }

@@ -15,10 +15,10 @@ public enum SizeAndRate {
     ///   - text: the digits.
     ///   - field: the field named in the error (`W`, `--size`).
     ///   - what: how the message names it, directly followed by `text` (`width W`, `--size width `).
-    /// - Throws: `H264.H264Error.Code.badDimension`.
-    public static func dimension(_ text: Substring, field: String, _ what: String) throws(H264Error) -> Int {
+    /// - Throws: `H264.MediaError.Code.badDimension`.
+    public static func dimension(_ text: Substring, field: String, _ what: String) throws(MediaError) -> Int {
         guard let value = Int(text), (1...maxDimension).contains(value) else {
-            throw H264Error(.badDimension, field: field, "bad \(what)\(text) (1…\(maxDimension))")
+            throw MediaError(.badDimension, field: field, "bad \(what)\(text) (1…\(maxDimension))")
         }
         return value
     }
@@ -29,27 +29,27 @@ public enum SizeAndRate {
     ///   - width: the width in luma samples.
     ///   - height: the height in luma samples.
     ///   - field: the field named in the error.
-    /// - Throws: `H264.H264Error.Code.badDimension`.
-    public static func checkEven(width: Int, height: Int, field: String) throws(H264Error) {
+    /// - Throws: `H264.MediaError.Code.badDimension`.
+    public static func checkEven(width: Int, height: Int, field: String) throws(MediaError) {
         guard width % 2 == 0, height % 2 == 0 else {
-            throw H264Error(.badDimension, field: field, "\(width)×\(height): 4:2:0 needs an even width and height")
+            throw MediaError(.badDimension, field: field, "\(width)×\(height): 4:2:0 needs an even width and height")
         }
     }
 
     /// `WxH` (`--size`): both 1…16384 and even.
     ///
     /// - Parameter text: the option's value, e.g. `640x480`.
-    /// - Throws: `H264.H264Error.Code.badDimension` with the field `--size`.
-    public static func size(_ text: String) throws(H264Error) -> (width: Int, height: Int) {
+    /// - Throws: `H264.MediaError.Code.badDimension` with the field `--size`.
+    public static func size(_ text: String) throws(MediaError) -> (width: Int, height: Int) {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        do throws(H264Error) {
-            guard parts.count == 2 else { throw H264Error(.badDimension, field: "--size", text) }
+        do throws(MediaError) {
+            guard parts.count == 2 else { throw MediaError(.badDimension, field: "--size", text) }
             let width = try dimension(parts[0], field: "--size", "--size width ")
             let height = try dimension(parts[1], field: "--size", "--size height ")
             try checkEven(width: width, height: height, field: "--size")
             return (width, height)
         } catch {
-            throw H264Error(.badDimension, field: "--size", "bad --size \(text) (WxH, even, up to \(maxDimension))")
+            throw MediaError(.badDimension, field: "--size", "bad --size \(text) (WxH, even, up to \(maxDimension))")
         }
     }
 
@@ -62,9 +62,9 @@ public enum SizeAndRate {
     ///   - decimal: whether a plain number is accepted too.
     ///   - field: the field named in the error (`F`, `--fps`).
     ///   - what: how the message names it, directly followed by `text` (`frame rate F`, `--fps `).
-    /// - Throws: `H264.H264Error.Code.badFrameRate`.
+    /// - Throws: `H264.MediaError.Code.badFrameRate`.
     public static func rate(_ text: Substring, separator: Character, decimal: Bool, field: String, _ what: String)
-        throws(H264Error) -> FrameRate {
+        throws(MediaError) -> FrameRate {
         let parts = text.split(separator: separator, omittingEmptySubsequences: false)
         var rate: FrameRate?
         if parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), (1...1_000_000).contains(n), (1...1_000_000).contains(d) {
@@ -75,7 +75,7 @@ public enum SizeAndRate {
         }
         guard let rate, frameRates.contains(rate.framesPerSecond) else {
             let form = decimal ? "a number or N\(separator)D" : "n\(separator)d"
-            throw H264Error(.badFrameRate, field: field,
+            throw MediaError(.badFrameRate, field: field,
                             "bad \(what)\(text) (\(form), \(formatted(frameRates.lowerBound))…\(formatted(frameRates.upperBound)) fps)")
         }
         return rate

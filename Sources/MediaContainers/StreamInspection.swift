@@ -16,14 +16,14 @@ public struct StreamInspection: Sendable {
         /// A warning or a skip.
         public var kind: Kind
         /// What was found, where.
-        public var error: H264Error
+        public var error: MediaError
 
         /// A diagnostic of `kind` for `error`.
         ///
         /// - Parameters:
         ///   - kind: a kept value or a skipped unit.
         ///   - error: what was found, where.
-        public init(kind: Kind, error: H264Error) {
+        public init(kind: Kind, error: MediaError) {
             self.kind = kind
             self.error = error
         }
@@ -69,7 +69,7 @@ public struct StreamInspection: Sendable {
     ///   - lengthSize: the AVCC length size, or nil for Annex-B.
     /// - Throws: lost framing (a stream that is not Annex-B, an AVCC length past the end) and
     ///   parameter sets of the configuration record that do not parse.
-    public init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(H264Error) {
+    public init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(MediaError) {
         var units: [(offset: Int, range: Range<Int>)] = []
         if let lengthSize {
             let reading = try AVCC.read(bytes, lengthSize: lengthSize)
@@ -113,7 +113,7 @@ public struct StreamInspection: Sendable {
         diagnostics += pass.diagnostics
     }
 
-    private mutating func dump(_ nalUnit: [UInt8], offset: Int, cache: inout ParameterSetCache) throws(H264Error) {
+    private mutating func dump(_ nalUnit: [UInt8], offset: Int, cache: inout ParameterSetCache) throws(MediaError) {
         do {
             let header = try NALUnitHeader(validating: nalUnit)
             if header.nalUnitType == .sequenceParameterSet {

@@ -50,7 +50,7 @@ public struct BufferSource: ByteSource, Sendable {
 /// Frame bytes go straight from the source into the caller's buffer (``readFrame(into:)``):
 /// only the few bytes read ahead with a `FRAME` line are copied, so a caller that reuses its
 /// buffers reads video without allocating or faulting in fresh memory per frame. Errors are the
-/// source's own, or `H264Error` values with the y4m codes (`truncatedFrame` …).
+/// source's own, or `MediaError` values with the y4m codes (`truncatedFrame` …).
 public struct Y4MFrameReader<Source: ByteSource> {
     private var source: Source
     private var parser: Y4MReader
@@ -71,7 +71,7 @@ public struct Y4MFrameReader<Source: ByteSource> {
     /// Opens a y4m stream: reads and parses its header.
     ///
     /// - Parameter source: the y4m bytes.
-    /// - Throws: the source's error, or an `H264Error` for a bad header.
+    /// - Throws: the source's error, or an `MediaError` for a bad header.
     public init(y4m source: Source) throws {
         self.source = source
         buffer = [UInt8](repeating: 0, count: Self.readAhead)
@@ -101,7 +101,7 @@ public struct Y4MFrameReader<Source: ByteSource> {
     /// consumed is dropped.
     private mutating func step() throws -> Y4MReader.Step {
         while true {
-            let step = try buffer.withUnsafeBytes { b throws(H264Error) in
+            let step = try buffer.withUnsafeBytes { b throws(MediaError) in
                 try parser.step(UnsafeRawBufferPointer(rebasing: b[start..<end]), isComplete: atEnd)
             }
             switch step {
@@ -142,7 +142,7 @@ public struct Y4MFrameReader<Source: ByteSource> {
     ///
     /// - Parameter frame: the buffer to fill (reused frame to frame).
     /// - Returns: false at the end of the input.
-    /// - Throws: the source's error, or an `H264Error` (a truncated frame …).
+    /// - Throws: the source's error, or an `MediaError` (a truncated frame …).
     public mutating func readFrame(into frame: inout [UInt8]) throws -> Bool {
         guard case .frame = try step() else { return false }
         let size = parser.frameBytes

@@ -77,15 +77,15 @@ public struct Y4MHeader: Hashable, Sendable {
     /// `A` is kept when it is `n:d`; `X` fields are kept; tags this reader does not know are
     /// ignored, as FFmpeg's y4m demuxer ignores them.
     ///
-    /// - Throws: `H264.H264Error.Code.notY4M`, `H264.H264Error.Code.badDimension`,
-    ///   `H264.H264Error.Code.missingDimension`, `H264.H264Error.Code.badFrameRate`,
-    ///   `H264.H264Error.Code.unsupportedInterlacing`, `H264.H264Error.Code.unsupportedChroma`,
+    /// - Throws: `H264.MediaError.Code.notY4M`, `H264.MediaError.Code.badDimension`,
+    ///   `H264.MediaError.Code.missingDimension`, `H264.MediaError.Code.badFrameRate`,
+    ///   `H264.MediaError.Code.unsupportedInterlacing`, `H264.MediaError.Code.unsupportedChroma`,
     ///   each naming its tag as the field.
-    public static func parse(_ line: some Collection<UInt8>) throws(H264Error) -> Y4MHeader {
+    public static func parse(_ line: some Collection<UInt8>) throws(MediaError) -> Y4MHeader {
         let text = String(decoding: line, as: UTF8.self)
         var fields = text.split(separator: " ", omittingEmptySubsequences: true)
         guard fields.first == "YUV4MPEG2" else {
-            throw H264Error(.notY4M, field: "YUV4MPEG2", "not a y4m stream: the header must start with YUV4MPEG2")
+            throw MediaError(.notY4M, field: "YUV4MPEG2", "not a y4m stream: the header must start with YUV4MPEG2")
         }
         fields.removeFirst()
         var width: Int?, height: Int?
@@ -103,12 +103,12 @@ public struct Y4MHeader: Hashable, Sendable {
                 (header.frameRateNumerator, header.frameRateDenominator) = (rate.numerator, rate.denominator)
             case "I":
                 guard value == "p" || value == "?" else {
-                    throw H264Error(.unsupportedInterlacing, field: "I", "interlaced input I\(value) is not supported (progressive only)")
+                    throw MediaError(.unsupportedInterlacing, field: "I", "interlaced input I\(value) is not supported (progressive only)")
                 }
             case "C":
                 let c = String(value)
                 guard accepted.contains(c) else {
-                    throw H264Error(.unsupportedChroma, field: "C",
+                    throw MediaError(.unsupportedChroma, field: "C",
                                     "unsupported chroma format C\(c): only 4:2:0, 8-bit (420, 420jpeg, 420paldv, 420mpeg2) or 10-bit (420p10)")
                 }
                 header.colorspace = c
@@ -123,8 +123,8 @@ public struct Y4MHeader: Hashable, Sendable {
                 break
             }
         }
-        guard let width else { throw H264Error(.missingDimension, field: "W", "the header has no width (W)") }
-        guard let height else { throw H264Error(.missingDimension, field: "H", "the header has no height (H)") }
+        guard let width else { throw MediaError(.missingDimension, field: "W", "the header has no width (W)") }
+        guard let height else { throw MediaError(.missingDimension, field: "H", "the header has no height (H)") }
         try SizeAndRate.checkEven(width: width, height: height, field: "W")
         header.width = width
         header.height = height

@@ -82,18 +82,18 @@ public struct Y4MReader: Sendable {
     /// - Parameters:
     ///   - bytes: the unread input (what earlier steps consumed left out).
     ///   - isComplete: true when no bytes will follow `bytes`.
-    /// - Throws: the header's errors (``Y4MHeader/parse(_:)``), `H264.H264Error.Code.emptyInput`,
-    ///   `H264.H264Error.Code.truncatedHeader`, `H264.H264Error.Code.truncatedFrameHeader` and
-    ///   `H264.H264Error.Code.badFrameHeader`, with the byte offset in the stream.
+    /// - Throws: the header's errors (``Y4MHeader/parse(_:)``), `H264.MediaError.Code.emptyInput`,
+    ///   `H264.MediaError.Code.truncatedHeader`, `H264.MediaError.Code.truncatedFrameHeader` and
+    ///   `H264.MediaError.Code.badFrameHeader`, with the byte offset in the stream.
     /// - Precondition: no frame is open (``endFrame(receivedBytes:)`` ended the last one).
-    public mutating func step(_ bytes: UnsafeRawBufferPointer, isComplete: Bool) throws(H264Error) -> Step {
+    public mutating func step(_ bytes: UnsafeRawBufferPointer, isComplete: Bool) throws(MediaError) -> Step {
         precondition(!inFrame, "Y4MReader.step called before endFrame(receivedBytes:)")
         guard header != nil else {
             guard let end = lineEnd(bytes, limit: Self.maxHeaderLength) else {
                 if bytes.count >= Self.maxHeaderLength || (isComplete && !bytes.isEmpty) {
-                    throw H264Error(.truncatedHeader, field: "YUV4MPEG2", byteOffset: bytesConsumed, "truncated y4m header (no end of line)")
+                    throw MediaError(.truncatedHeader, field: "YUV4MPEG2", byteOffset: bytesConsumed, "truncated y4m header (no end of line)")
                 }
-                if isComplete { throw H264Error(.emptyInput, byteOffset: 0, "empty input: no y4m header") }
+                if isComplete { throw MediaError(.emptyInput, byteOffset: 0, "empty input: no y4m header") }
                 return .needMoreBytes
             }
             do {
@@ -112,14 +112,14 @@ public struct Y4MReader: Sendable {
         if bytes.isEmpty { return isComplete ? .end : .needMoreBytes }
         guard let end = lineEnd(bytes, limit: Self.maxFrameLineLength) else {
             if bytes.count >= Self.maxFrameLineLength || isComplete {
-                throw H264Error(.truncatedFrameHeader, field: "FRAME", byteOffset: bytesConsumed,
+                throw MediaError(.truncatedFrameHeader, field: "FRAME", byteOffset: bytesConsumed,
                                 "truncated y4m: frame \(framesRead + 1) has an incomplete FRAME line")
             }
             return .needMoreBytes
         }
         let line = bytes[..<end]
         guard line.starts(with: "FRAME".utf8), line.count == 5 || line[5] == 0x20 else {
-            throw H264Error(.badFrameHeader, field: "FRAME", byteOffset: bytesConsumed,
+            throw MediaError(.badFrameHeader, field: "FRAME", byteOffset: bytesConsumed,
                             "malformed y4m: frame \(framesRead + 1) does not start with FRAME")
         }
         bytesConsumed += end + 1
@@ -132,14 +132,14 @@ public struct Y4MReader: Sendable {
     /// - Parameter receivedBytes: how many of its ``frameBytes`` the input held (fewer only
     ///   when the input ended).
     /// - Returns: true for a whole frame; false when raw I420 input ended cleanly (no bytes).
-    /// - Throws: `H264.H264Error.Code.truncatedFrame` when the input ended inside the frame.
+    /// - Throws: `H264.MediaError.Code.truncatedFrame` when the input ended inside the frame.
     /// - Precondition: ``step(_:isComplete:)`` returned ``Step/frame(consumed:)``.
-    public mutating func endFrame(receivedBytes: Int) throws(H264Error) -> Bool {
+    public mutating func endFrame(receivedBytes: Int) throws(MediaError) -> Bool {
         precondition(inFrame, "Y4MReader.endFrame(receivedBytes:) without a frame")
         inFrame = false
         if layout == .rawI420 && receivedBytes == 0 { return false }
         guard receivedBytes == frameBytes else {
-            throw H264Error(.truncatedFrame, byteOffset: bytesConsumed + receivedBytes,
+            throw MediaError(.truncatedFrame, byteOffset: bytesConsumed + receivedBytes,
                             "truncated input: frame \(framesRead + 1) has \(receivedBytes) of \(frameBytes) bytes")
         }
         bytesConsumed += receivedBytes

@@ -56,10 +56,10 @@ public struct Y4MStreamReader: Sendable {
     ///
     /// - Throws: the errors of ``Y4MReader/step(_:isComplete:)`` and
     ///   ``Y4MReader/endFrame(receivedBytes:)``; after an error the reader is not to be used again.
-    public mutating func nextFrame() throws(H264Error) -> [UInt8]? {
+    public mutating func nextFrame() throws(MediaError) -> [UInt8]? {
         while !inFrame {
             let step = try buffer.withUnsafeBytes { bytes in
-                Result { () throws(H264Error) in
+                Result { () throws(MediaError) in
                     try reader.step(UnsafeRawBufferPointer(rebasing: bytes[start...]), isComplete: isComplete)
                 }
             }.get()
@@ -86,13 +86,13 @@ public struct Y4MStreamReader: Sendable {
     ///
     /// - Parameter bytes: the stream.
     /// - Throws: the errors of ``nextFrame()``.
-    public static func frames(in bytes: some Sequence<UInt8>) throws(H264Error) -> (header: Y4MHeader, frames: [[UInt8]]) {
+    public static func frames(in bytes: some Sequence<UInt8>) throws(MediaError) -> (header: Y4MHeader, frames: [[UInt8]]) {
         var reader = Y4MStreamReader()
         reader.append(bytes)
         reader.finish()
         var frames: [[UInt8]] = []
         while let frame = try reader.nextFrame() { frames.append(frame) }
-        guard let header = reader.header else { throw H264Error(.emptyInput, byteOffset: 0, "empty input: no y4m header") }
+        guard let header = reader.header else { throw MediaError(.emptyInput, byteOffset: 0, "empty input: no y4m header") }
         return (header, frames)
     }
 }

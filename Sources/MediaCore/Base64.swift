@@ -21,10 +21,10 @@ public enum Base64 {
 
     /// Decodes text; padding is optional, whitespace is not allowed.
     ///
-    /// - Throws: ``H264Error/Code/valueOutOfRange`` (field `base64`) for a character outside
+    /// - Throws: ``MediaError/Code/valueOutOfRange`` (field `base64`) for a character outside
     ///   the alphabet, padding before the end, or a length that leaves a single dangling
     ///   character; the byte offset is that of the character in `text`.
-    public static func decode(_ text: some StringProtocol) throws(H264Error) -> [UInt8] {
+    public static func decode(_ text: some StringProtocol) throws(MediaError) -> [UInt8] {
         var output: [UInt8] = []
         var accumulator: UInt32 = 0
         var count = 0
@@ -33,12 +33,12 @@ public enum Base64 {
             if character == UInt8(ascii: "=") {
                 padding += 1
                 guard padding <= 2 else {
-                    throw H264Error(.valueOutOfRange, field: "base64", byteOffset: offset, "more than two padding characters")
+                    throw MediaError(.valueOutOfRange, field: "base64", byteOffset: offset, "more than two padding characters")
                 }
                 continue
             }
             guard padding == 0, let value = value(of: character) else {
-                throw H264Error(.valueOutOfRange, field: "base64", byteOffset: offset,
+                throw MediaError(.valueOutOfRange, field: "base64", byteOffset: offset,
                                 padding > 0 ? "data after padding" : "character \(character) is not base64")
             }
             accumulator = accumulator << 6 | UInt32(value)
@@ -60,7 +60,7 @@ public enum Base64 {
             output.append(UInt8(truncatingIfNeeded: accumulator >> 10))
             output.append(UInt8(truncatingIfNeeded: accumulator >> 2))
         default:
-            throw H264Error(.valueOutOfRange, field: "base64", byteOffset: text.utf8.count, "a single character cannot end base64 data")
+            throw MediaError(.valueOutOfRange, field: "base64", byteOffset: text.utf8.count, "a single character cannot end base64 data")
         }
         return output
     }

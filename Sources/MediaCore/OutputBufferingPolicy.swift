@@ -31,11 +31,11 @@ public enum OutputBufferingPolicy: Hashable, Sendable {
 
     /// Checks the limit.
     ///
-    /// - Throws: `H264Error.Code.invalidConfiguration` (field `frameBuffering`) unless the limit
+    /// - Throws: `MediaError.Code.invalidConfiguration` (field `frameBuffering`) unless the limit
     ///   is in 1…100000.
-    public func validate() throws(H264Error) {
+    public func validate() throws(MediaError) {
         guard (1...100_000).contains(limit) else {
-            throw H264Error(.invalidConfiguration, field: "frameBuffering", "a limit of \(limit) outputs: use 1…100000")
+            throw MediaError(.invalidConfiguration, field: "frameBuffering", "a limit of \(limit) outputs: use 1…100000")
         }
     }
 }

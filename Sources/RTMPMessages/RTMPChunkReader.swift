@@ -91,10 +91,10 @@ public struct RTMPChunkReader: Sendable {
 
     /// The next complete message; nil until its last chunk has come.
     ///
-    /// - Throws: `H264Error.Code.invalidRTMPChunk`, `H264Error.Code.rtmpMessageTooLarge`,
-    ///   `H264Error.Code.rtmpChunkSizeOutOfRange` and the errors of
+    /// - Throws: `MediaError.Code.invalidRTMPChunk`, `MediaError.Code.rtmpMessageTooLarge`,
+    ///   `MediaError.Code.rtmpChunkSizeOutOfRange` and the errors of
     ///   ``RTMPControlMessage/init(_:)`` for control messages: all fatal.
-    public mutating func nextMessage() throws(H264Error) -> RTMPMessage? {
+    public mutating func nextMessage() throws(MediaError) -> RTMPMessage? {
         while let message = try readChunk() {
             if let message {
                 try apply(message)
@@ -105,7 +105,7 @@ public struct RTMPChunkReader: Sendable {
     }
 
     /// Applies the control messages that change how chunks are read.
-    private mutating func apply(_ message: RTMPMessage) throws(H264Error) {
+    private mutating func apply(_ message: RTMPMessage) throws(MediaError) {
         switch message.type {
         case .setChunkSize, .abort, .windowAcknowledgementSize:
             switch try RTMPControlMessage(message) {
@@ -125,7 +125,7 @@ public struct RTMPChunkReader: Sendable {
 
     /// Reads one chunk: nil when its bytes have not all come (nothing consumed), `.some(nil)`
     /// when it was read and its message is not complete, `.some(message)` when it completed one.
-    private mutating func readChunk() throws(H264Error) -> RTMPMessage?? {
+    private mutating func readChunk() throws(MediaError) -> RTMPMessage?? {
         let start = position
         var index = position
         let end = buffer.count
@@ -149,7 +149,7 @@ public struct RTMPChunkReader: Sendable {
         var stream = streams[id] ?? ChunkStream()
         let startsMessage = stream.partial == nil
         guard format == 0 || stream.hasHeader else {
-            throw H264Error(.invalidRTMPChunk, field: "fmt", byteOffset: start,
+            throw MediaError(.invalidRTMPChunk, field: "fmt", byteOffset: start,
                             "a type \(format) chunk on chunk stream \(id), which has had no type 0 chunk")
         }
         var timestampField: Int?
@@ -159,7 +159,7 @@ public struct RTMPChunkReader: Sendable {
             if format <= 1 {
                 guard let length = take(3), let type = take(1) else { return nil }
                 if !startsMessage && length != stream.length {
-                    throw H264Error(.invalidRTMPChunk, field: "message length", byteOffset: start,
+                    throw MediaError(.invalidRTMPChunk, field: "message length", byteOffset: start,
                                     "chunk stream \(id) changed its message length from \(stream.length) to \(length) inside a message")
                 }
                 stream.length = length
@@ -180,7 +180,7 @@ public struct RTMPChunkReader: Sendable {
             timestamp = UInt32(extended)
         }
         guard stream.length <= maximumMessageLength else {
-            throw H264Error(.rtmpMessageTooLarge, field: "message length", byteOffset: start,
+            throw MediaError(.rtmpMessageTooLarge, field: "message length", byteOffset: start,
                             "a message of \(stream.length) bytes; the bound is \(maximumMessageLength)")
         }
         let received = stream.partial?.count ?? 0
@@ -196,7 +196,7 @@ public struct RTMPChunkReader: Sendable {
                 stream.timestamp &+= stream.delta
             }
             guard partialCount < Self.maximumPartialMessages || stream.length <= count else {
-                throw H264Error(.invalidRTMPChunk, field: "chunk stream id", byteOffset: start,
+                throw MediaError(.invalidRTMPChunk, field: "chunk stream id", byteOffset: start,
                                 "more than \(Self.maximumPartialMessages) chunk streams with a partial message")
             }
         } else if format != 3 {
@@ -207,7 +207,7 @@ public struct RTMPChunkReader: Sendable {
         stream.hasHeader = true
         let completes = received + count == stream.length
         guard completes || partialBytes + count <= maximumMessageLength else {
-            throw H264Error(.rtmpMessageTooLarge, field: "partial messages", byteOffset: start,
+            throw MediaError(.rtmpMessageTooLarge, field: "partial messages", byteOffset: start,
                             "\(partialBytes + count) bytes of unfinished messages; the bound is \(maximumMessageLength)")
         }
         var payload = stream.partial ?? []

@@ -33,10 +33,10 @@ public struct RTMPChunkWriter: Sendable {
 
     /// Appends a `Set Chunk Size` message (at the old size) and writes at `size` from then on.
     ///
-    /// - Throws: `H264Error.Code.rtmpChunkSizeOutOfRange` for a size outside 1…65,536.
-    public mutating func setChunkSize(_ size: Int, appendingTo output: inout [UInt8]) throws(H264Error) {
+    /// - Throws: `MediaError.Code.rtmpChunkSizeOutOfRange` for a size outside 1…65,536.
+    public mutating func setChunkSize(_ size: Int, appendingTo output: inout [UInt8]) throws(MediaError) {
         guard (1...Self.maximumChunkSize).contains(size) else {
-            throw H264Error(.rtmpChunkSizeOutOfRange, field: "chunk size", "chunk size \(size) is not 1…\(Self.maximumChunkSize)")
+            throw MediaError(.rtmpChunkSizeOutOfRange, field: "chunk size", "chunk size \(size) is not 1…\(Self.maximumChunkSize)")
         }
         try append(RTMPControlMessage.setChunkSize(UInt32(size)).message, chunkStreamId: RTMPControlMessage.chunkStreamId, to: &output)
         chunkSize = size
@@ -52,15 +52,15 @@ public struct RTMPChunkWriter: Sendable {
     ///   - message: the message (its payload at most 16,777,215 bytes: the length field's 24 bits).
     ///   - chunkStreamId: 2…65,599 (2 is for control messages; 3 and up for the rest).
     ///   - output: where the chunks go.
-    /// - Throws: `H264Error.Code.rtmpMessageTooLarge` for a payload over 16,777,215 bytes,
-    ///   `H264Error.Code.valueOutOfRange` for a chunk stream id outside 2…65,599; nothing is
+    /// - Throws: `MediaError.Code.rtmpMessageTooLarge` for a payload over 16,777,215 bytes,
+    ///   `MediaError.Code.valueOutOfRange` for a chunk stream id outside 2…65,599; nothing is
     ///   written then.
-    public mutating func append(_ message: RTMPMessage, chunkStreamId: Int, to output: inout [UInt8]) throws(H264Error) {
+    public mutating func append(_ message: RTMPMessage, chunkStreamId: Int, to output: inout [UInt8]) throws(MediaError) {
         guard message.payload.count <= 0xFF_FFFF else {
-            throw H264Error(.rtmpMessageTooLarge, field: "message length", "\(message.payload.count) bytes do not fit 24 bits")
+            throw MediaError(.rtmpMessageTooLarge, field: "message length", "\(message.payload.count) bytes do not fit 24 bits")
         }
         guard (2...65_599).contains(chunkStreamId) else {
-            throw H264Error(.valueOutOfRange, field: "chunk stream id", "chunk stream id \(chunkStreamId) is not 2…65599")
+            throw MediaError(.valueOutOfRange, field: "chunk stream id", "chunk stream id \(chunkStreamId) is not 2…65599")
         }
         let length = message.payload.count
         var format = 0

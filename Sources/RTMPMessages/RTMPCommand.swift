@@ -28,21 +28,21 @@ public struct RTMPCommand: Hashable, Sendable {
 
     /// Reads a command message's payload.
     ///
-    /// - Throws: the errors of `AMF0Reader`; `H264Error.Code.invalidRTMPMessage` when the
+    /// - Throws: the errors of `AMF0Reader`; `MediaError.Code.invalidRTMPMessage` when the
     ///   payload does not start with a string name, or its transaction id is not a number. A
     ///   command of its name alone gets transaction 0, one without a command object null.
-    public init(parsing payload: some Collection<UInt8>) throws(H264Error) {
+    public init(parsing payload: some Collection<UInt8>) throws(MediaError) {
         var reader = AMF0Reader(payload)
         let values = try reader.readAll()
         guard case .string(let name)? = values.first else {
-            throw H264Error(.invalidRTMPMessage, field: "command name", byteOffset: 0, "a command message must start with its name")
+            throw MediaError(.invalidRTMPMessage, field: "command name", byteOffset: 0, "a command message must start with its name")
         }
         // FFmpeg's listening server sends `onFCPublish` with its name alone: tolerated as
         // transaction 0. A transaction id of another type is an error.
         var transactionId = 0.0
         if values.count >= 2 {
             guard case .number(let number) = values[1] else {
-                throw H264Error(.invalidRTMPMessage, field: "transaction id", "\(name)'s transaction id is not a number")
+                throw MediaError(.invalidRTMPMessage, field: "transaction id", "\(name)'s transaction id is not a number")
             }
             transactionId = number
         }

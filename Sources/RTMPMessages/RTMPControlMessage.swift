@@ -22,14 +22,14 @@ public enum RTMPControlMessage: Hashable, Sendable {
 
     /// Reads a control message; nil when `message` is not of types 1–6.
     ///
-    /// - Throws: `H264Error.Code.invalidRTMPMessage` when the payload is shorter than the type
-    ///   needs (field named), `H264Error.Code.rtmpChunkSizeOutOfRange` for a chunk size of 0
+    /// - Throws: `MediaError.Code.invalidRTMPMessage` when the payload is shorter than the type
+    ///   needs (field named), `MediaError.Code.rtmpChunkSizeOutOfRange` for a chunk size of 0
     ///   or with the top bit set.
-    public init?(_ message: RTMPMessage) throws(H264Error) {
+    public init?(_ message: RTMPMessage) throws(MediaError) {
         let payload = message.payload
-        func uint32(_ field: String, at offset: Int = 0) throws(H264Error) -> UInt32 {
+        func uint32(_ field: String, at offset: Int = 0) throws(MediaError) -> UInt32 {
             guard payload.count >= offset + 4 else {
-                throw H264Error(.invalidRTMPMessage, field: field, byteOffset: offset,
+                throw MediaError(.invalidRTMPMessage, field: field, byteOffset: offset,
                                 "\(message.type) needs \(offset + 4) bytes, has \(payload.count)")
             }
             return UInt32(BigEndian.read(payload, at: offset, count: 4))
@@ -38,7 +38,7 @@ public enum RTMPControlMessage: Hashable, Sendable {
         case .setChunkSize:
             let size = try uint32("chunk size")
             guard size >= 1, size <= 0x7FFF_FFFF else {
-                throw H264Error(.rtmpChunkSizeOutOfRange, field: "chunk size", byteOffset: 0,
+                throw MediaError(.rtmpChunkSizeOutOfRange, field: "chunk size", byteOffset: 0,
                                 "Set Chunk Size \(size) is not 1…2147483647")
             }
             self = .setChunkSize(size)
@@ -49,7 +49,7 @@ public enum RTMPControlMessage: Hashable, Sendable {
         case .setPeerBandwidth:
             let size = try uint32("acknowledgement window size")
             guard payload.count >= 5 else {
-                throw H264Error(.invalidRTMPMessage, field: "limit type", byteOffset: 4, "Set Peer Bandwidth needs 5 bytes")
+                throw MediaError(.invalidRTMPMessage, field: "limit type", byteOffset: 4, "Set Peer Bandwidth needs 5 bytes")
             }
             self = .setPeerBandwidth(size, limitType: payload[4])
         default: return nil
@@ -96,17 +96,17 @@ public enum RTMPUserControlEvent: Hashable, Sendable {
 
     /// Reads an event from a user control message's payload.
     ///
-    /// - Throws: `H264Error.Code.invalidRTMPMessage` when the payload is shorter than the
+    /// - Throws: `MediaError.Code.invalidRTMPMessage` when the payload is shorter than the
     ///   event needs.
-    public init(_ payload: [UInt8]) throws(H264Error) {
-        func uint32(at offset: Int) throws(H264Error) -> UInt32 {
+    public init(_ payload: [UInt8]) throws(MediaError) {
+        func uint32(at offset: Int) throws(MediaError) -> UInt32 {
             guard payload.count >= offset + 4 else {
-                throw H264Error(.invalidRTMPMessage, field: "event data", byteOffset: offset, "the user control event is truncated")
+                throw MediaError(.invalidRTMPMessage, field: "event data", byteOffset: offset, "the user control event is truncated")
             }
             return UInt32(BigEndian.read(payload, at: offset, count: 4))
         }
         guard payload.count >= 2 else {
-            throw H264Error(.invalidRTMPMessage, field: "event type", byteOffset: 0, "a user control message without its event type")
+            throw MediaError(.invalidRTMPMessage, field: "event type", byteOffset: 0, "a user control message without its event type")
         }
         let eventType = UInt16(BigEndian.read(payload, at: 0, count: 2))
         switch eventType {

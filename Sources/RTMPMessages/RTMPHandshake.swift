@@ -55,16 +55,16 @@ public struct RTMPHandshake: Sendable {
     /// Takes the peer's bytes; returns what to send now (C2 for a client once S0 and S1 have
     /// come, S0 S1 S2 for a server once C0 and C1 have come; else empty).
     ///
-    /// - Throws: `H264Error.Code.invalidRTMPHandshake` when the peer's version byte is not 3
+    /// - Throws: `MediaError.Code.invalidRTMPHandshake` when the peer's version byte is not 3
     ///   (fatal).
-    public mutating func receive(_ bytes: some Collection<UInt8>) throws(H264Error) -> [UInt8] {
+    public mutating func receive(_ bytes: some Collection<UInt8>) throws(MediaError) -> [UInt8] {
         guard !isComplete else {
             remainder.append(contentsOf: bytes)
             return []
         }
         received.append(contentsOf: bytes)
         if let version = received.first, version != Self.version {
-            throw H264Error(.invalidRTMPHandshake, field: role == .client ? "S0" : "C0", byteOffset: 0,
+            throw MediaError(.invalidRTMPHandshake, field: role == .client ? "S0" : "C0", byteOffset: 0,
                             "RTMP version \(version), not 3\(version == 0x16 ? " (a TLS handshake: rtmps://?)" : "")")
         }
         var output: [UInt8] = []

@@ -16,7 +16,7 @@ public import HEVC
 ///
 /// - Single NAL unit packets (types 0–47), aggregation packets (AP, 48: 16-bit sizes) and
 ///   fragmentation units (FU, 49) are read; PACI (50) and the undefined types 51–63 are
-///   dropped with an `H264Error.Code.unsupported` diagnostic.
+///   dropped with an `MediaError.Code.unsupported` diagnostic.
 /// - With `sprop-max-don-diff` > 0 (``init(configuration:parameterSets:maximumDONDifference:)``)
 ///   every payload carries decoding order numbers (DONL, and DOND in APs): they are skipped and
 ///   the NAL units kept in transmission order (senders send in decoding order unless they

@@ -61,10 +61,10 @@ public struct HEVCRTPPacketizer: Sendable {
     ///   of type 48–63 (the payload structures of RFC 7798, and unspecified). Nothing is
     ///   emitted when it throws.
     public mutating func packetize(hvcc: UnsafeRawBufferPointer, lengthSize: Int = 4, presentationTime: Duration,
-                                   parameterSets: [[UInt8]] = [], emit: (Packet) -> Void) throws(H264Error) {
+                                   parameterSets: [[UInt8]] = [], emit: (Packet) -> Void) throws(MediaError) {
         let limit = configuration.payloadLimit
         guard limit >= RTPPacketizer.minimumPayloadLimit(RFC7798PayloadFormat.self) else {
-            throw H264Error(.valueOutOfRange, field: "maximumTransmissionUnit",
+            throw MediaError(.valueOutOfRange, field: "maximumTransmissionUnit",
                             "an MTU of \(configuration.maximumTransmissionUnit) leaves \(limit) bytes for the RTP payload")
         }
         let units = try AVCC.read(hvcc, lengthSize: lengthSize, allowingEmptyNALUnits: true).nalUnits
@@ -72,12 +72,12 @@ public struct HEVCRTPPacketizer: Sendable {
         var irap = false
         for range in units {
             guard range.count >= 2 else {
-                throw H264Error(.truncated, field: "nal_unit_header", byteOffset: range.lowerBound,
+                throw MediaError(.truncated, field: "nal_unit_header", byteOffset: range.lowerBound,
                                 "a NAL unit of \(range.count) bytes, shorter than its 2-byte header")
             }
             let type = (hvcc[range.lowerBound] >> 1) & 0x3F
             guard type < 48 else {
-                throw H264Error(.unsupported, field: "nal_unit_type", byteOffset: range.lowerBound,
+                throw MediaError(.unsupported, field: "nal_unit_type", byteOffset: range.lowerBound,
                                 "NAL unit type \(type) cannot be sent in RTP: RFC 7798 gives types 48–63 other meanings")
             }
             kinds.insert(type)
@@ -101,7 +101,7 @@ public struct HEVCRTPPacketizer: Sendable {
     /// Packetizes one H.264 access unit by RFC 6184 with the same sequence numbers and timestamps
     /// (the one `RTPPacketizer` inside): what lets ``VideoRTPPacketizer`` send either codec.
     package mutating func packetize(avcc: UnsafeRawBufferPointer, presentationTime: Duration, formatDescription: FormatDescription,
-                                    emit: (Packet) -> Void) throws(H264Error) {
+                                    emit: (Packet) -> Void) throws(MediaError) {
         try packetizer.packetize(avcc: avcc, presentationTime: presentationTime, formatDescription: formatDescription, emit: emit)
     }
 
@@ -109,10 +109,10 @@ public struct HEVCRTPPacketizer: Sendable {
     /// senders; the closure form avoids the copies). See
     /// ``packetize(hvcc:lengthSize:presentationTime:parameterSets:emit:)``.
     public mutating func packets(hvcc: [UInt8], lengthSize: Int = 4, presentationTime: Duration,
-                                 parameterSets: [[UInt8]] = []) throws(H264Error) -> [[UInt8]] {
+                                 parameterSets: [[UInt8]] = []) throws(MediaError) -> [[UInt8]] {
         var packets: [[UInt8]] = []
         let result = hvcc.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in
+            Result { () throws(MediaError) in
                 try packetize(hvcc: buffer, lengthSize: lengthSize, presentationTime: presentationTime,
                               parameterSets: parameterSets) { packets.append($0.bytes()) }
             }

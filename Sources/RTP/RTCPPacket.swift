@@ -11,7 +11,7 @@ public import MediaCore
 /// ``packets(in:)-(UnsafeRawBufferPointer)`` reads every packet of the compound; a damaged one
 /// (version not 2, a length past the end, more report blocks or padding than the packet holds)
 /// makes the whole compound invalid, as RFC 3550 appendix A.2 says, and is thrown as an
-/// `H264Error`. Parsing is bounded by the input's size and never traps.
+/// `MediaError`. Parsing is bounded by the input's size and never traps.
 public enum RTCPPacket: Hashable, Sendable {
     /// SR (packet type 200): the sender's report, its ``RTCPSenderReport/canonicalName`` from an
     /// SDES CNAME item of the same SSRC in the compound (empty without one), and the reception
@@ -28,29 +28,29 @@ public enum RTCPPacket: Hashable, Sendable {
 
     /// The packets of a compound RTCP packet (a UDP payload or an interleaved frame's data).
     ///
-    /// - Throws: `H264Error.Code.truncated` when a packet's length, report count, SDES item or
-    ///   BYE reason goes past its end; `H264Error.Code.valueOutOfRange` for a version other than
+    /// - Throws: `MediaError.Code.truncated` when a packet's length, report count, SDES item or
+    ///   BYE reason goes past its end; `MediaError.Code.valueOutOfRange` for a version other than
     ///   2 (field `V`) or padding larger than the packet (field `P`).
-    public static func packets(in bytes: UnsafeRawBufferPointer) throws(H264Error) -> [RTCPPacket] {
+    public static func packets(in bytes: UnsafeRawBufferPointer) throws(MediaError) -> [RTCPPacket] {
         var packets: [RTCPPacket] = []
         var offset = 0
         while offset < bytes.count {
             guard bytes.count - offset >= 4 else {
-                throw H264Error(.truncated, field: "rtcp_header", byteOffset: offset, "\(bytes.count - offset) bytes, an RTCP header needs 4")
+                throw MediaError(.truncated, field: "rtcp_header", byteOffset: offset, "\(bytes.count - offset) bytes, an RTCP header needs 4")
             }
             let first = bytes[offset], type = bytes[offset + 1]
             guard first >> 6 == 2 else {
-                throw H264Error(.valueOutOfRange, field: "V", byteOffset: offset, "RTCP version \(first >> 6), not 2")
+                throw MediaError(.valueOutOfRange, field: "V", byteOffset: offset, "RTCP version \(first >> 6), not 2")
             }
             let size = ((Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])) + 1) * 4
             guard size <= bytes.count - offset else {
-                throw H264Error(.truncated, field: "length", byteOffset: offset, "an RTCP packet of \(size) bytes, \(bytes.count - offset) left")
+                throw MediaError(.truncated, field: "length", byteOffset: offset, "an RTCP packet of \(size) bytes, \(bytes.count - offset) left")
             }
             var end = offset + size
             if first & 0x20 != 0 {
                 let padding = Int(bytes[end - 1])
                 guard padding >= 1, padding <= size - 4 else {
-                    throw H264Error(.valueOutOfRange, field: "P", byteOffset: end - 1, "\(padding) padding bytes in an RTCP packet of \(size)")
+                    throw MediaError(.valueOutOfRange, field: "P", byteOffset: end - 1, "\(padding) padding bytes in an RTCP packet of \(size)")
                 }
                 end -= padding
             }
@@ -69,20 +69,20 @@ public enum RTCPPacket: Hashable, Sendable {
     }
 
     /// ``packets(in:)-(UnsafeRawBufferPointer)`` on bytes in an array.
-    public static func packets(in bytes: [UInt8]) throws(H264Error) -> [RTCPPacket] {
-        try bytes.withUnsafeBytes { buffer in Result { () throws(H264Error) in try packets(in: buffer) } }.get()
+    public static func packets(in bytes: [UInt8]) throws(MediaError) -> [RTCPPacket] {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(MediaError) in try packets(in: buffer) } }.get()
     }
 
     /// One packet's body (after the 4-byte header, without padding) as `type` with `count`
     /// (RC or SC) items.
-    private static func packet(type: UInt8, count: Int, body: UnsafeRawBufferPointer, at offset: Int) throws(H264Error) -> RTCPPacket {
+    private static func packet(type: UInt8, count: Int, body: UnsafeRawBufferPointer, at offset: Int) throws(MediaError) -> RTCPPacket {
         func word(_ index: Int) -> UInt32 { UInt32(BigEndian.read(body, at: index, count: 4)) }
-        func need(_ bytes: Int, _ field: String) throws(H264Error) {
+        func need(_ bytes: Int, _ field: String) throws(MediaError) {
             guard body.count >= bytes else {
-                throw H264Error(.truncated, field: field, byteOffset: offset, "\(field) needs \(bytes) bytes, the packet has \(body.count)")
+                throw MediaError(.truncated, field: field, byteOffset: offset, "\(field) needs \(bytes) bytes, the packet has \(body.count)")
             }
         }
-        func blocks(from start: Int) throws(H264Error) -> [RTCPReceptionReport] {
+        func blocks(from start: Int) throws(MediaError) -> [RTCPReceptionReport] {
             try need(start + count * 24, "report_block")
             return (0..<count).map { RTCPReceptionReport(parsing: body, at: start + $0 * 24) }
         }

@@ -133,23 +133,23 @@ public struct RTCPSourceDescription: Hashable, Sendable {
 
     /// The `count` chunks of an SDES packet's body; each ends at an END item (type 0) and the
     /// next begins at a 32-bit boundary.
-    package static func chunks(count: Int, in body: UnsafeRawBufferPointer, at offset: Int) throws(H264Error) -> [RTCPSourceDescription] {
+    package static func chunks(count: Int, in body: UnsafeRawBufferPointer, at offset: Int) throws(MediaError) -> [RTCPSourceDescription] {
         var chunks: [RTCPSourceDescription] = []
         var index = 0
         for _ in 0..<count {
             guard body.count - index >= 4 else {
-                throw H264Error(.truncated, field: "SDES", byteOffset: offset + 4 + index, "an SDES chunk past the packet's end")
+                throw MediaError(.truncated, field: "SDES", byteOffset: offset + 4 + index, "an SDES chunk past the packet's end")
             }
             var chunk = RTCPSourceDescription(ssrc: UInt32(BigEndian.read(body, at: index, count: 4)), items: [])
             index += 4
             while true {
                 guard index < body.count else {
-                    throw H264Error(.truncated, field: "SDES", byteOffset: offset + 4 + index, "an SDES chunk without its END item")
+                    throw MediaError(.truncated, field: "SDES", byteOffset: offset + 4 + index, "an SDES chunk without its END item")
                 }
                 let type = body[index]
                 if type == 0 { break }
                 guard index + 2 <= body.count, index + 2 + Int(body[index + 1]) <= body.count else {
-                    throw H264Error(.truncated, field: "SDES", byteOffset: offset + 4 + index, "an SDES item past the packet's end")
+                    throw MediaError(.truncated, field: "SDES", byteOffset: offset + 4 + index, "an SDES item past the packet's end")
                 }
                 let text = UnsafeRawBufferPointer(rebasing: body[(index + 2)..<(index + 2 + Int(body[index + 1]))])
                 chunk.items.append(Item(type: type, text: String(decoding: text, as: UTF8.self)))

@@ -19,7 +19,7 @@ public import H264
 ///
 /// - Single NAL unit packets (types 1–23), STAP-A (24) and FU-A (28) are read; STAP-B (25),
 ///   MTAP16 (26), MTAP24 (27) and FU-B (29) — interleaved mode only — and the undefined types 0,
-///   30 and 31 are dropped with an `H264Error.Code.unsupported` diagnostic.
+///   30 and 31 are dropped with an `MediaError.Code.unsupported` diagnostic.
 /// - RTP header extensions, CSRC lists and padding are parsed and skipped (``RTPHeader``).
 /// - Packets are put back in sequence-number order within a window of
 ///   ``Configuration/reorderWindow`` packets: a packet that is missing while that many later
@@ -28,7 +28,7 @@ public import H264
 ///   those with the same timestamp as the first packet after the gap), reports a
 ///   ``RTPDepacketizerEvent/loss(_:)`` and raises ``RTPDepacketizerEvent/keyframeRequest``. An FU-A without its start
 ///   fragment (a stream joined mid-NAL unit) drops that access unit the same way, with a
-///   `H264Error.Code.missingFragmentStart` diagnostic. A single FU-A with both S and E set is
+///   `MediaError.Code.missingFragmentStart` diagnostic. A single FU-A with both S and E set is
 ///   a whole NAL unit.
 /// - Access units end at the packet with the marker bit, once they hold a picture; a sender
 ///   that never sets the marker bit is handled by the access-unit boundary rule of
@@ -51,7 +51,7 @@ public struct RTPDepacketizer: RTPDepacketizerCoreWrapper {
         public var payloadType: UInt8?
         /// The largest access unit kept while it is received, in bytes: one that grows past it
         /// (a sender that never ends a fragmented NAL unit or a picture) is dropped with an
-        /// `H264Error.Code.overflow` diagnostic.
+        /// `MediaError.Code.overflow` diagnostic.
         public var maximumAccessUnitSize: Int
 
         /// Creates a configuration.

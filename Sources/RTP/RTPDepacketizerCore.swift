@@ -92,20 +92,20 @@ package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
 
     @inline(never)
     private mutating func rejectPayloadType(_ header: RTPHeader) {
-        report(H264Error(.unexpectedPayloadType, field: "PT", byteOffset: 1,
+        report(MediaError(.unexpectedPayloadType, field: "PT", byteOffset: 1,
                          "payload type \(header.payloadType), expected \(configuration.payloadType ?? 0)"))
     }
 
     @inline(never)
     private mutating func changeSource(to header: RTPHeader) {
-        report(H264Error(.ssrcChanged, field: "SSRC", byteOffset: 8, "SSRC \(header.ssrc) after \(ssrc ?? 0): starting over"))
+        report(MediaError(.ssrcChanged, field: "SSRC", byteOffset: 8, "SSRC \(header.ssrc) after \(ssrc ?? 0): starting over"))
         dropPending()
         waiting = []
         expected = nil
     }
 
     /// Counts a packet that could not be read at all, and reports why.
-    package mutating func reject(_ error: H264Error) {
+    package mutating func reject(_ error: MediaError) {
         packetCount += 1
         report(error)
     }
@@ -136,7 +136,7 @@ package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
     package mutating func finish() {
         while !waiting.isEmpty { skipToEarliestWaiting() }
         if fragmentInProgress {
-            report(H264Error(.incompleteFragment, field: "FU header", "the stream ended inside a fragmented NAL unit"))
+            report(MediaError(.incompleteFragment, field: "FU header", "the stream ended inside a fragmented NAL unit"))
             dropPending()
         } else if !discarding {
             closeAccessUnit(endedByMarker: false)
@@ -272,7 +272,7 @@ package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
 
     @inline(never)
     private mutating func dropFragmentWithoutStart(_ header: RTPHeader) {
-        report(H264Error(.missingFragmentStart, field: "FU header", byteOffset: 1,
+        report(MediaError(.missingFragmentStart, field: "FU header", byteOffset: 1,
                          "\(Format.fragmentName) fragment without its start in packet \(header.sequenceNumber): its access unit is dropped"))
         if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
         dropPending()
@@ -306,7 +306,7 @@ package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
 
     @inline(never)
     private mutating func dropIncompleteFragment(_ header: RTPHeader) -> Bool {
-        report(H264Error(.incompleteFragment, field: "FU header",
+        report(MediaError(.incompleteFragment, field: "FU header",
                          "a fragmented NAL unit ended without its end fragment before packet \(header.sequenceNumber): its access unit is dropped"))
         dropPending()
         // The rest of that access unit goes with it, as after a fragment without its start: not
@@ -339,7 +339,7 @@ package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         guard !discarding else { return false }
         if pendingNALCount == 0 { pendingTimestamp = header.timestamp }
         if pendingByteCount + 4 + byteCount > configuration.maximumAccessUnitSize {
-            report(H264Error(.overflow, field: "access unit",
+            report(MediaError(.overflow, field: "access unit",
                              "an access unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): dropped"))
             if pendingNALCount == 0 { droppedAccessUnitCount += 1 }
             dropPending()
@@ -388,7 +388,7 @@ package struct RTPDepacketizerCore<Storage: RTPAccessUnitStorage>: Sendable {
         fragment.removeAll(keepingCapacity: true)
     }
 
-    package mutating func report(_ error: H264Error) {
+    package mutating func report(_ error: MediaError) {
         events.append(.diagnostic(error))
     }
 }

@@ -10,7 +10,7 @@ public enum RTPDepacketizerEvent<Unit: Sendable>: Sendable {
     /// loss refer to what was lost.
     case keyframeRequest
     /// A packet or NAL unit was dropped: unsupported, damaged, late or out of place.
-    case diagnostic(H264Error)
+    case diagnostic(MediaError)
 }
 
 extension RTPDepacketizerEvent: Equatable where Unit: Equatable {}

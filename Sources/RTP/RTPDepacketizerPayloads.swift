@@ -6,18 +6,18 @@ public import MediaCore
 extension RTPDepacketizerCore {
     @inline(never)
     package mutating func reportEmptyPayload(_ header: RTPHeader) {
-        report(H264Error(.emptyNALUnit, field: "RTP payload", byteOffset: RTPHeader.fixedSize, "packet \(header.sequenceNumber) has no payload"))
+        report(MediaError(.emptyNALUnit, field: "RTP payload", byteOffset: RTPHeader.fixedSize, "packet \(header.sequenceNumber) has no payload"))
     }
 
     @inline(never)
     package mutating func reportShortPayload(_ count: Int, _ header: RTPHeader) {
-        report(H264Error(.truncated, field: "payload header", byteOffset: RTPHeader.fixedSize,
+        report(MediaError(.truncated, field: "payload header", byteOffset: RTPHeader.fixedSize,
                          "packet \(header.sequenceNumber) has \(count) payload byte(s), fewer than its \(Format.nalHeaderSize)-byte payload header; dropped"))
     }
 
     @inline(never)
     package mutating func reportUnsupported(type: UInt8, _ header: RTPHeader) {
-        report(H264Error(.unsupported, field: "nal_unit_type", byteOffset: 0,
+        report(MediaError(.unsupported, field: "nal_unit_type", byteOffset: 0,
                          "\(Format.unsupportedReason(type: type)); packet \(header.sequenceNumber) dropped"))
     }
 
@@ -43,7 +43,7 @@ extension RTPDepacketizerCore {
     package mutating func singleWithDecodingOrderNumber(_ payload: UnsafeRawBufferPointer, _ header: RTPHeader) {
         let size = Format.nalHeaderSize
         guard payload.count > size + 2 else {
-            report(H264Error(.truncated, field: "DONL", byteOffset: size,
+            report(MediaError(.truncated, field: "DONL", byteOffset: size,
                              "single NAL unit packet \(header.sequenceNumber) of \(payload.count) bytes has no room for its DONL and payload; packet dropped"))
             return
         }
@@ -71,13 +71,13 @@ extension RTPDepacketizerCore {
         while position < payload.count {
             let sizeAt = sizeOffset(at: position, first: count == 0)
             guard payload.count - sizeAt >= 2 else {
-                report(H264Error(.truncated, field: sizeAt == position ? "NALU size" : "DONL", byteOffset: position,
+                report(MediaError(.truncated, field: sizeAt == position ? "NALU size" : "DONL", byteOffset: position,
                                  "\(name) in packet \(header.sequenceNumber) ends inside a size field; packet dropped"))
                 return
             }
             let size = Int(payload[sizeAt]) << 8 | Int(payload[sizeAt + 1])
             guard size > 0, size <= payload.count - sizeAt - 2 else {
-                report(H264Error(size == 0 ? .emptyNALUnit : .lengthPastEnd, field: "NALU size", byteOffset: sizeAt,
+                report(MediaError(size == 0 ? .emptyNALUnit : .lengthPastEnd, field: "NALU size", byteOffset: sizeAt,
                                  "\(name) unit of \(size) bytes with \(payload.count - sizeAt - 2) left in packet \(header.sequenceNumber); packet dropped"))
                 return
             }
@@ -85,7 +85,7 @@ extension RTPDepacketizerCore {
             count += 1
         }
         if count == 0 {
-            report(H264Error(.emptyNALUnit, field: "NALU size", byteOffset: start, "\(name) without NAL units in packet \(header.sequenceNumber)"))
+            report(MediaError(.emptyNALUnit, field: "NALU size", byteOffset: start, "\(name) without NAL units in packet \(header.sequenceNumber)"))
             return
         }
         position = start
@@ -103,13 +103,13 @@ extension RTPDepacketizerCore {
 extension RTPDepacketizerCore {
     @inline(never)
     package mutating func reportShortFragment(_ count: Int, _ header: RTPHeader) {
-        report(H264Error(.truncated, field: "FU header", byteOffset: 0,
+        report(MediaError(.truncated, field: "FU header", byteOffset: 0,
                          "\(Format.fragmentName) of \(count) bytes in packet \(header.sequenceNumber); packet dropped"))
     }
 
     @inline(never)
     package mutating func dropOversizedFragment(_ header: RTPHeader) {
-        report(H264Error(.overflow, field: "FU header",
+        report(MediaError(.overflow, field: "FU header",
                          "a fragmented NAL unit passed \(configuration.maximumAccessUnitSize) bytes at packet \(header.sequenceNumber): its access unit is dropped"))
         dropPending()
         discarding = true

@@ -12,7 +12,7 @@ extension RTPDepacketizerCore {
         let sequenceNumber = header.sequenceNumber
         let distance = Int16(bitPattern: sequenceNumber &- expectedNumber)
         if distance < 0 || waiting.contains(where: { $0.sequenceNumber == sequenceNumber }) {
-            report(H264Error(.latePacket, field: "sequence number", byteOffset: 2,
+            report(MediaError(.latePacket, field: "sequence number", byteOffset: 2,
                              "packet \(sequenceNumber) arrived after the depacketizer moved past it (expected \(expectedNumber))"))
             return
         }

@@ -43,11 +43,11 @@ public struct RTPHeader: Hashable, Sendable {
     /// its padding.
     ///
     /// - Returns: the header and the range of the payload in `packet`.
-    /// - Throws: `H264Error.Code.truncated` when the packet is shorter than its header, CSRC
+    /// - Throws: `MediaError.Code.truncated` when the packet is shorter than its header, CSRC
     ///   list or extension say (field `rtp_header`, `CSRC`, `header_extension`);
-    ///   `H264Error.Code.valueOutOfRange` for a version other than 2 (field `V`) or a padding
+    ///   `MediaError.Code.valueOutOfRange` for a version other than 2 (field `V`) or a padding
     ///   count larger than the payload (field `P`).
-    public static func parse(_ packet: UnsafeRawBufferPointer) throws(H264Error) -> (header: RTPHeader, payload: Range<Int>) {
+    public static func parse(_ packet: UnsafeRawBufferPointer) throws(MediaError) -> (header: RTPHeader, payload: Range<Int>) {
         try parseInline(packet)
     }
 
@@ -55,13 +55,13 @@ public struct RTPHeader: Hashable, Sendable {
     /// every packet (``RTPDepacketizer``): the header comes back in registers, not through
     /// memory.
     @inline(__always)
-    package static func parseInline(_ packet: UnsafeRawBufferPointer) throws(H264Error) -> (header: RTPHeader, payload: Range<Int>) {
+    package static func parseInline(_ packet: UnsafeRawBufferPointer) throws(MediaError) -> (header: RTPHeader, payload: Range<Int>) {
         guard packet.count >= fixedSize else {
-            throw H264Error(.truncated, field: "rtp_header", byteOffset: 0, "\(packet.count) bytes, an RTP header needs 12")
+            throw MediaError(.truncated, field: "rtp_header", byteOffset: 0, "\(packet.count) bytes, an RTP header needs 12")
         }
         let first = packet[0]
         guard first >> 6 == 2 else {
-            throw H264Error(.valueOutOfRange, field: "V", byteOffset: 0, "RTP version \(first >> 6), expected 2")
+            throw MediaError(.valueOutOfRange, field: "V", byteOffset: 0, "RTP version \(first >> 6), expected 2")
         }
         let csrcCount = Int(first & 0x0F)
         var header = RTPHeader(marker: packet[1] & 0x80 != 0, payloadType: packet[1] & 0x7F,
@@ -69,18 +69,18 @@ public struct RTPHeader: Hashable, Sendable {
                                timestamp: readUInt32(packet, at: 4), ssrc: readUInt32(packet, at: 8))
         var position = fixedSize
         guard packet.count - position >= 4 * csrcCount else {
-            throw H264Error(.truncated, field: "CSRC", byteOffset: position, "\(csrcCount) CSRCs do not fit the packet")
+            throw MediaError(.truncated, field: "CSRC", byteOffset: position, "\(csrcCount) CSRCs do not fit the packet")
         }
         header.csrcCount = csrcCount
         position += 4 * csrcCount
         if first & 0x10 != 0 {
             header.hadExtension = true
             guard packet.count - position >= 4 else {
-                throw H264Error(.truncated, field: "header_extension", byteOffset: position, "no room for the extension header")
+                throw MediaError(.truncated, field: "header_extension", byteOffset: position, "no room for the extension header")
             }
             let words = Int(packet[position + 2]) << 8 | Int(packet[position + 3])
             guard packet.count - position - 4 >= 4 * words else {
-                throw H264Error(.truncated, field: "header_extension", byteOffset: position, "extension of \(words) words runs past the packet")
+                throw MediaError(.truncated, field: "header_extension", byteOffset: position, "extension of \(words) words runs past the packet")
             }
             position += 4 + 4 * words
         }
@@ -88,7 +88,7 @@ public struct RTPHeader: Hashable, Sendable {
         if first & 0x20 != 0 {
             let padding = Int(packet[packet.count - 1])
             guard padding >= 1, padding <= end - position else {
-                throw H264Error(.valueOutOfRange, field: "P", byteOffset: packet.count - 1,
+                throw MediaError(.valueOutOfRange, field: "P", byteOffset: packet.count - 1,
                                 "padding count \(padding) with \(end - position) bytes after the header")
             }
             header.paddingCount = padding
@@ -98,9 +98,9 @@ public struct RTPHeader: Hashable, Sendable {
     }
 
     /// Parses an RTP packet's header; see ``parse(_:)-(UnsafeRawBufferPointer)``.
-    public static func parse(_ packet: [UInt8]) throws(H264Error) -> (header: RTPHeader, payload: Range<Int>) {
+    public static func parse(_ packet: [UInt8]) throws(MediaError) -> (header: RTPHeader, payload: Range<Int>) {
         let result = packet.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in try parse(buffer) }
+            Result { () throws(MediaError) in try parse(buffer) }
         }
         return try result.get()
     }

@@ -11,7 +11,7 @@ public import H264
 /// ```
 ///
 /// - Packetization-mode 0 (``PacketizationMode/singleNALUnit``) sends each NAL unit in a packet
-///   of its own; a NAL unit larger than the payload limit is an error (`H264Error.Code.nalUnitTooLarge`)
+///   of its own; a NAL unit larger than the payload limit is an error (`MediaError.Code.nalUnitTooLarge`)
 ///   that says to make smaller slices.
 /// - Packetization-mode 1 (``PacketizationMode/nonInterleaved``) also aggregates consecutive
 ///   small NAL units into STAP-A packets (type 24; F = OR of the aggregated F bits, NRI = the
@@ -153,18 +153,18 @@ public struct RTPPacketizer: Sendable {
     ///     not carry its own; nil sends none.
     ///   - emit: called once per packet, in sending order.
     /// - Throws: as `AVCC.nalUnits(in:lengthSize:)` for malformed input;
-    ///   `H264Error.Code.valueOutOfRange` (field `maximumTransmissionUnit`) when the MTU
-    ///   leaves fewer than 3 payload bytes; `H264Error.Code.unsupported` for a NAL unit of
+    ///   `MediaError.Code.valueOutOfRange` (field `maximumTransmissionUnit`) when the MTU
+    ///   leaves fewer than 3 payload bytes; `MediaError.Code.unsupported` for a NAL unit of
     ///   type 0 or 24–31 (unspecified in H.264, payload structures in RFC 6184);
-    ///   `H264Error.Code.nalUnitTooLarge` in
+    ///   `MediaError.Code.nalUnitTooLarge` in
     ///   packetization-mode 0 for a NAL unit over the payload limit. Nothing is emitted when
     ///   it throws.
     public mutating func packetize(avcc: UnsafeRawBufferPointer, lengthSize: Int = 4, presentationTime: Duration,
                                    formatDescription: FormatDescription? = nil,
-                                   emit: (Packet) -> Void) throws(H264Error) {
+                                   emit: (Packet) -> Void) throws(MediaError) {
         let limit = configuration.payloadLimit
         guard limit >= 3 else {
-            throw H264Error(.valueOutOfRange, field: "maximumTransmissionUnit",
+            throw MediaError(.valueOutOfRange, field: "maximumTransmissionUnit",
                             "an MTU of \(configuration.maximumTransmissionUnit) leaves \(limit) bytes for the RTP payload")
         }
         // Annex-B where lengths belong is sent as its NAL units (the rule of AVCC.read).
@@ -176,7 +176,7 @@ public struct RTPPacketizer: Sendable {
             case 7: hasSPS = true
             case 8: hasPPS = true
             case 0, 24...31:
-                throw H264Error(.unsupported, field: "nal_unit_type", byteOffset: range.lowerBound,
+                throw MediaError(.unsupported, field: "nal_unit_type", byteOffset: range.lowerBound,
                                 "NAL unit type \(avcc[range.lowerBound] & 0x1F) cannot be sent in RTP: RFC 6184 gives types 0 and 24–31 other meanings")
             default: break
             }
@@ -195,7 +195,7 @@ public struct RTPPacketizer: Sendable {
             let oversized = units.first { $0.count > limit }
                 ?? (sendParameterSets ? parameterSetRanges.first { $0.count > limit } : nil)
             if let oversized {
-                throw H264Error(.nalUnitTooLarge, field: "packetization-mode",
+                throw MediaError(.nalUnitTooLarge, field: "packetization-mode",
                                 "a \(oversized.count)-byte NAL unit does not fit a \(limit)-byte RTP payload in packetization-mode 0: " +
                                 "encode with smaller slices (a maximum slice size) or use packetization-mode 1")
             }
@@ -209,9 +209,9 @@ public struct RTPPacketizer: Sendable {
     /// ``packetize(avcc:lengthSize:presentationTime:formatDescription:emit:)-(UnsafeRawBufferPointer,_,_,_,_)``.
     public mutating func packetize(avcc: [UInt8], lengthSize: Int = 4, presentationTime: Duration,
                                    formatDescription: FormatDescription? = nil,
-                                   emit: (Packet) -> Void) throws(H264Error) {
+                                   emit: (Packet) -> Void) throws(MediaError) {
         let result = avcc.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in
+            Result { () throws(MediaError) in
                 try packetize(avcc: buffer, lengthSize: lengthSize, presentationTime: presentationTime,
                               formatDescription: formatDescription, emit: emit)
             }
@@ -222,7 +222,7 @@ public struct RTPPacketizer: Sendable {
     /// Packetizes one access unit into packets copied out as arrays (for tests and simple senders;
     /// the closure form avoids the copies).
     public mutating func packets(avcc: [UInt8], lengthSize: Int = 4, presentationTime: Duration,
-                                 formatDescription: FormatDescription? = nil) throws(H264Error) -> [[UInt8]] {
+                                 formatDescription: FormatDescription? = nil) throws(MediaError) -> [[UInt8]] {
         var packets: [[UInt8]] = []
         try packetize(avcc: avcc, lengthSize: lengthSize, presentationTime: presentationTime,
                       formatDescription: formatDescription) { packets.append($0.bytes()) }

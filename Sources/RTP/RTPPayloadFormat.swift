@@ -24,7 +24,7 @@ package protocol RTPPayloadFormat: Sendable {
     /// True when a NAL unit with `firstByte` first is a coded slice (VCL): an access unit takes
     /// its timestamp from its first one, and a marker bit ends it only once it has one.
     static func isVCL(firstByte: UInt8) -> Bool
-    /// Why a payload of `type` is not read, for its `H264Error.Code.unsupported` diagnostic.
+    /// Why a payload of `type` is not read, for its `MediaError.Code.unsupported` diagnostic.
     static func unsupportedReason(type: UInt8) -> String
     /// The payload header of an aggregation packet of `nalUnits` (each at least
     /// ``nalHeaderSize`` bytes); a one-byte header leaves the second byte 0.

@@ -63,7 +63,7 @@ public struct RTPZeroCopyDepacketizer: RTPDepacketizerCoreWrapper {
     /// copying from it. Many packets may share one buffer, as a `recvmmsg` or a read of RTP over
     /// a TCP connection fills it; it is kept once per access unit.
     ///
-    /// A range outside `buffer` is reported as an `H264Error.Code.lengthPastEnd` diagnostic
+    /// A range outside `buffer` is reported as an `MediaError.Code.lengthPastEnd` diagnostic
     /// and counted as a packet that could not be read.
     ///
     /// - Parameters:
@@ -71,7 +71,7 @@ public struct RTPZeroCopyDepacketizer: RTPDepacketizerCoreWrapper {
     ///   - buffer: the bytes received.
     public mutating func append(packet range: Range<Int>, in buffer: [UInt8]) {
         guard range.lowerBound >= 0, range.upperBound <= buffer.count else {
-            core.reject(H264Error(.lengthPastEnd, field: "packet range",
+            core.reject(MediaError(.lengthPastEnd, field: "packet range",
                                   "packet at \(range) of a \(buffer.count)-byte buffer: not read"))
             return
         }

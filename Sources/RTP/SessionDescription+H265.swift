@@ -15,7 +15,7 @@ extension SessionDescription {
     /// units; an entry that is not a parameter set of its kind is skipped with a warning, as for
     /// H.264) and `sprop-max-don-diff`. Others (`profile-id`, `tier-flag`, `level-id` …) are
     /// read from the parameter sets themselves, not from here.
-    package static func h265FormatParameters(_ text: Substring, offset: Int?, warnings: inout [H264Error]) throws(H264Error)
+    package static func h265FormatParameters(_ text: Substring, offset: Int?, warnings: inout [MediaError]) throws(MediaError)
         -> FormatParameters {
         var result = FormatParameters()
         var sets: [UInt8: [[UInt8]]] = [:]
@@ -26,14 +26,14 @@ extension SessionDescription {
             let key = pair[0].trimmingSpaces.lowercased(), value = pair[1].trimmingSpaces
             if key == "sprop-max-don-diff" {
                 guard let number = Int(value), (0...32_767).contains(number) else {
-                    throw H264Error(.invalidSessionDescription, field: key, byteOffset: offset, "\"\(value)\" is not a number from 0 to 32767")
+                    throw MediaError(.invalidSessionDescription, field: key, byteOffset: offset, "\"\(value)\" is not a number from 0 to 32767")
                 }
                 result.maximumDONDifference = number
             } else if let type = types[key] {
                 for entry in value.split(separator: ",", omittingEmptySubsequences: false) {
                     let unit = try? Base64.decode(entry.trimmingSpaces)
                     guard let unit, unit.count > 2, unit[0] & 0x80 == 0, (unit[0] >> 1) & 0x3F == type else {
-                        warnings.append(H264Error(.invalidSessionDescription, field: key, byteOffset: offset,
+                        warnings.append(MediaError(.invalidSessionDescription, field: key, byteOffset: offset,
                                                   "entry \"\(entry)\" is not a parameter set of its kind: skipped (the in-band ones are used)"))
                         continue
                     }

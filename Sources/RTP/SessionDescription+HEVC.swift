@@ -24,16 +24,16 @@ extension SessionDescription {
     /// `rtpmap` names H265.
     ///
     /// - Throws: as `init(parsing:encodingNames:)`.
-    public init(parsingHEVC text: String) throws(H264Error) {
+    public init(parsingHEVC text: String) throws(MediaError) {
         try self.init(parsing: text, encodingNames: ["H265"])
     }
 
     /// The parameter sets of `sprop-vps`, `sprop-sps` and `sprop-pps`, stored in a cache to
     /// give an ``HEVCRTPDepacketizer``; one that does not parse is left out, with its error in
     /// the returned list.
-    public func hevcParameterSets() -> (cache: HEVCParameterSetCache, errors: [H264Error]) {
+    public func hevcParameterSets() -> (cache: HEVCParameterSetCache, errors: [MediaError]) {
         var cache = HEVCParameterSetCache()
-        var errors: [H264Error] = []
+        var errors: [MediaError] = []
         for unit in parameterSets {
             do {
                 try cache.store(unit)
@@ -50,9 +50,9 @@ extension SessionDescription {
     /// `sprop-vps`, `sprop-sps` and `sprop-pps`, else the H.264 format of
     /// `sprop-parameter-sets`.
     ///
-    /// - Throws: `H264Error`: `missingParameterSet` without an SPS (the parameter sets then come
+    /// - Throws: `MediaError`: `missingParameterSet` without an SPS (the parameter sets then come
     ///   in band), and the parameter sets' parse errors.
-    public func videoFormat() throws(H264Error) -> VideoFormatDescription {
+    public func videoFormat() throws(MediaError) -> VideoFormatDescription {
         if encodingName.uppercased() == "H265" { return .hevc(try HEVCDecoderConfigurationRecord(parameterSets: parameterSets)) }
         return .h264(try formatDescription())
     }

@@ -47,12 +47,12 @@ public struct SessionDescription: Hashable, Sendable {
     /// in PLAY and TEARDOWN (RFC 2326 appendix C.1.1), absolute, relative to the base, or `*`
     /// (the base itself, as scottlamb/retina#68's camera sends it); nil when absent.
     public var sessionControl: String?
-    /// What parsing tolerated (code `H264Error.Code.invalidSessionDescription`, the field, the
+    /// What parsing tolerated (code `MediaError.Code.invalidSessionDescription`, the field, the
     /// byte offset of its line): a malformed `c=` line, a `profile-level-id` in base64 or not
     /// readable, `sprop-parameter-sets` entries that are not parameter sets (skipped: the
     /// stream's in-band ones are used), an `fmtp` for another payload type than the `rtpmap`'s.
     /// Real cameras send all of these, and FFmpeg plays them. Empty for a description made here.
-    public var warnings: [H264Error] = []
+    public var warnings: [MediaError] = []
 
     /// Creates a description from its fields.
     public init(sessionName: String = "h264", address: String, port: Int, payloadType: UInt8 = 96, clockRate: Int = 90_000,
@@ -80,8 +80,8 @@ public struct SessionDescription: Hashable, Sendable {
 
     /// The format the `sprop-parameter-sets` describe.
     ///
-    /// - Throws: `H264Error.Code.missingParameterSet` when they lack an SPS or a PPS.
-    public func formatDescription() throws(H264Error) -> FormatDescription {
+    /// - Throws: `MediaError.Code.missingParameterSet` when they lack an SPS or a PPS.
+    public func formatDescription() throws(MediaError) -> FormatDescription {
         try FormatDescription(sequenceParameterSets: parameterSets.filter { $0.first.map { $0 & 0x1F } == 7 },
                               pictureParameterSets: parameterSets.filter { $0.first.map { $0 & 0x1F } == 8 })
     }
@@ -115,10 +115,10 @@ public struct SessionDescription: Hashable, Sendable {
 
     /// Parses an SDP text, tolerating what real cameras send (see `warnings`).
     ///
-    /// - Throws: `H264Error.Code.invalidSessionDescription` (field: the SDP line or parameter)
+    /// - Throws: `MediaError.Code.invalidSessionDescription` (field: the SDP line or parameter)
     ///   without an H.264 `m=video` section, or with a malformed `m=`, `rtpmap` or
     ///   `packetization-mode`: what decides how the packets are read.
-    public init(parsing text: String) throws(H264Error) {
+    public init(parsing text: String) throws(MediaError) {
         try self.init(parsing: text, encodingNames: ["H264"])
     }
 
@@ -128,7 +128,7 @@ public struct SessionDescription: Hashable, Sendable {
     ///
     /// - Throws: as `init(parsing:)`; for H.265, `sprop-max-don-diff` that is not a number
     ///   from 0 to 32767.
-    public init(parsing text: String, encodingNames: [String]) throws(H264Error) {
+    public init(parsing text: String, encodingNames: [String]) throws(MediaError) {
         let accepted = Set(encodingNames.map { $0.uppercased() })
         var sessionName = ""
         var sessionAddress: String?
@@ -139,7 +139,7 @@ public struct SessionDescription: Hashable, Sendable {
         var rtpmaps: [UInt8: (rate: Int, name: String)] = [:]
         var fmtps: [UInt8: (parameters: Substring, offset: Int)] = [:]
         var control: String?, sessionControl: String?, beforeMedia = true
-        var warnings: [H264Error] = []
+        var warnings: [MediaError] = []
         // "\r\n" is one Character: split on any line end.
         for line in text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
             let offset = text.utf8.distance(from: text.startIndex, to: line.startIndex)
@@ -153,7 +153,7 @@ public struct SessionDescription: Hashable, Sendable {
                 guard !doneVideo, value.hasPrefix("video ") else { continue }
                 let fields = value.split(separator: " ")
                 guard fields.count >= 4, let number = Int(fields[1].split(separator: "/").first ?? ""), (0...65_535).contains(number) else {
-                    throw H264Error(.invalidSessionDescription, field: "m=", byteOffset: offset, "malformed media line \"\(line)\"")
+                    throw MediaError(.invalidSessionDescription, field: "m=", byteOffset: offset, "malformed media line \"\(line)\"")
                 }
                 inVideo = true
                 port = number
@@ -165,7 +165,7 @@ public struct SessionDescription: Hashable, Sendable {
                 let fields = value.split(separator: " ")
                 guard fields.count >= 3, fields[0] == "IN" else {
                     // go2rtc#1663: a camera's `c=IN` without an address.
-                    warnings.append(H264Error(.invalidSessionDescription, field: "c=", byteOffset: offset,
+                    warnings.append(MediaError(.invalidSessionDescription, field: "c=", byteOffset: offset,
                                               "malformed connection line \"\(line)\" ignored"))
                     continue
                 }
@@ -179,12 +179,12 @@ public struct SessionDescription: Hashable, Sendable {
             if value.hasPrefix("rtpmap:") {
                 let fields = value.dropFirst("rtpmap:".count).split(separator: " ", maxSplits: 1)
                 guard fields.count == 2, let type = UInt8(fields[0]) else {
-                    throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed \"\(line)\"")
+                    throw MediaError(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed \"\(line)\"")
                 }
                 let encoding = fields[1].split(separator: "/")
                 if encoding.count >= 2, accepted.contains(encoding[0].trimmingSpaces.uppercased()) {
                     guard let rate = Int(encoding[1].trimmingSpaces), rate > 0 else {
-                        throw H264Error(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed clock rate in \"\(line)\"")
+                        throw MediaError(.invalidSessionDescription, field: "a=rtpmap", byteOffset: offset, "malformed clock rate in \"\(line)\"")
                     }
                     rtpmaps[type] = (rate, encoding[0].trimmingSpaces.uppercased())
                 }
@@ -196,13 +196,13 @@ public struct SessionDescription: Hashable, Sendable {
             }
         }
         guard let port, let payloadType = formats.first(where: { rtpmaps[$0] != nil }), let (clockRate, name) = rtpmaps[payloadType] else {
-            throw H264Error(.invalidSessionDescription, field: "m=video",
+            throw MediaError(.invalidSessionDescription, field: "m=video",
                             "no video media with an \(encodingNames.joined(separator: " or ")) rtpmap")
         }
         var fmtp = fmtps[payloadType]
         if fmtp == nil, fmtps.count == 1, let (type, other) = fmtps.first {
             // retina#110: a camera whose fmtp names another payload type than its rtpmap.
-            warnings.append(H264Error(.invalidSessionDescription, field: "a=fmtp", byteOffset: other.offset,
+            warnings.append(MediaError(.invalidSessionDescription, field: "a=fmtp", byteOffset: other.offset,
                                       "the fmtp of payload type \(type) used for payload type \(payloadType)"))
             fmtp = other
         }
@@ -224,13 +224,13 @@ public struct SessionDescription: Hashable, Sendable {
     /// (kept as nil), and `sprop-parameter-sets` entries that are not SPS or PPS (retina#42,
     /// VStarcam: a NAL header with the forbidden bit; FFmpeg#181, Hikvision: an empty entry)
     /// are tolerated, each with a warning at the fmtp line's `offset`.
-    private static func formatParameters(_ text: Substring, offset: Int?, warnings: inout [H264Error]) throws(H264Error)
+    private static func formatParameters(_ text: Substring, offset: Int?, warnings: inout [MediaError]) throws(MediaError)
         -> FormatParameters {
         var mode = 0
         var profileLevelId: [UInt8]?
         var parameterSets: [[UInt8]] = []
         func warn(_ field: String, _ message: String) {
-            warnings.append(H264Error(.invalidSessionDescription, field: field, byteOffset: offset, message))
+            warnings.append(MediaError(.invalidSessionDescription, field: field, byteOffset: offset, message))
         }
         for parameter in text.split(separator: ";") {
             let pair = parameter.split(separator: "=", maxSplits: 1)
@@ -239,7 +239,7 @@ public struct SessionDescription: Hashable, Sendable {
             switch key {
             case "packetization-mode":
                 guard let number = Int(value), (0...2).contains(number) else {
-                    throw H264Error(.invalidSessionDescription, field: "packetization-mode", byteOffset: offset, "\"\(value)\" is not 0, 1 or 2")
+                    throw MediaError(.invalidSessionDescription, field: "packetization-mode", byteOffset: offset, "\"\(value)\" is not 0, 1 or 2")
                 }
                 mode = number
             case "profile-level-id":

@@ -51,7 +51,7 @@ public struct VideoRTPPacketizer: Sendable {
     ///   and ``HEVCRTPPacketizer/packetize(hvcc:lengthSize:presentationTime:parameterSets:emit:)``;
     ///   nothing is emitted when it throws.
     public mutating func packetize(avcc: UnsafeRawBufferPointer, presentationTime: Duration, format: VideoFormatDescription,
-                                   emit: (Packet) -> Void) throws(H264Error) {
+                                   emit: (Packet) -> Void) throws(MediaError) {
         if let description = format.h264 {
             try packetizer.packetize(avcc: avcc, presentationTime: presentationTime, formatDescription: description, emit: emit)
         } else {
@@ -62,9 +62,9 @@ public struct VideoRTPPacketizer: Sendable {
     /// Packetizes one access unit held in an array; see
     /// ``packetize(avcc:presentationTime:format:emit:)-(UnsafeRawBufferPointer,_,_,_)``.
     public mutating func packetize(avcc: [UInt8], presentationTime: Duration, format: VideoFormatDescription,
-                                   emit: (Packet) -> Void) throws(H264Error) {
+                                   emit: (Packet) -> Void) throws(MediaError) {
         let result = avcc.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in
+            Result { () throws(MediaError) in
                 try packetize(avcc: buffer, presentationTime: presentationTime, format: format, emit: emit)
             }
         }

@@ -18,7 +18,7 @@ public import MediaCore
 ///
 /// "Need more bytes" is not an error: `next()` returns nil until a whole message is there.
 /// Everything is bounded (``Limits``): a request line, header section or body over its limit
-/// throws `H264Error.Code.rtspMessageTooLarge` without waiting for the rest.
+/// throws `MediaError.Code.rtspMessageTooLarge` without waiting for the rest.
 ///
 /// - A request whose request line or header lines are malformed, but whose end is known (the
 ///   empty line, and a readable `Content-Length`), is reported as ``Message/malformedRequest(_:cSeq:)``
@@ -63,7 +63,7 @@ public struct RTSPMessageReader: Sendable {
         case interleavedFrame(channel: UInt8, payload: [UInt8])
         /// A request that was skipped because it is malformed: the error (code, field, byte
         /// offset in the message) and its `CSeq` when one could be read, for the 400 or 505 answer.
-        case malformedRequest(H264Error, cSeq: String?)
+        case malformedRequest(MediaError, cSeq: String?)
     }
 
     /// The bounds in force.
@@ -101,11 +101,11 @@ public struct RTSPMessageReader: Sendable {
 
     /// The next whole message, or nil when more bytes are needed.
     ///
-    /// - Throws: `H264Error.Code.rtspMessageTooLarge` (field `Request-Line`, `header` or
-    ///   `Content-Length`) for a message over the `limits`; `H264Error.Code.invalidRTSPMessage`
+    /// - Throws: `MediaError.Code.rtspMessageTooLarge` (field `Request-Line`, `header` or
+    ///   `Content-Length`) for a message over the `limits`; `MediaError.Code.invalidRTSPMessage`
     ///   (field `Content-Length`) when the body's length cannot be read. Both are fatal: the
     ///   reader ignores everything after.
-    public mutating func next() throws(H264Error) -> Message? {
+    public mutating func next() throws(MediaError) -> Message? {
         guard skipToMessage() else { return nil }
         if buffer[start] == UInt8(ascii: "$") {
             guard let length = interleavedFrameLength() else { return nil }
@@ -195,7 +195,7 @@ public struct RTSPMessageReader: Sendable {
     }
 
     /// The end of the header section (the index after its empty line), or nil if not there yet.
-    private func headerEnd() throws(H264Error) -> Int? {
+    private func headerEnd() throws(MediaError) -> Int? {
         var index = start
         var lineStart = start
         let end = min(buffer.count, start + limits.maximumHeaderSize)
@@ -203,7 +203,7 @@ public struct RTSPMessageReader: Sendable {
             if buffer[index] == 0x0A {
                 let line = lineStart..<index
                 if lineStart == start, line.count + 1 > limits.maximumRequestLineSize {
-                    throw H264Error(.rtspMessageTooLarge, field: "Request-Line", byteOffset: 0,
+                    throw MediaError(.rtspMessageTooLarge, field: "Request-Line", byteOffset: 0,
                                     "a request line over \(limits.maximumRequestLineSize) bytes")
                 }
                 // The empty line: LF alone or CR LF.
@@ -213,17 +213,17 @@ public struct RTSPMessageReader: Sendable {
             index += 1
         }
         if lineStart == start, end - start >= limits.maximumRequestLineSize {
-            throw H264Error(.rtspMessageTooLarge, field: "Request-Line", byteOffset: 0,
+            throw MediaError(.rtspMessageTooLarge, field: "Request-Line", byteOffset: 0,
                             "a request line over \(limits.maximumRequestLineSize) bytes")
         }
         if end - start >= limits.maximumHeaderSize {
-            throw H264Error(.rtspMessageTooLarge, field: "header", byteOffset: 0,
+            throw MediaError(.rtspMessageTooLarge, field: "header", byteOffset: 0,
                             "a header section over \(limits.maximumHeaderSize) bytes")
         }
         return nil
     }
 
-    private mutating func nextRequest() throws(H264Error) -> Message? {
+    private mutating func nextRequest() throws(MediaError) -> Message? {
         guard let end = try headerEnd() else { return nil }
         // Lines without their CR LF; offsets are relative to the message's first byte.
         var lines: [(offset: Int, bytes: ArraySlice<UInt8>)] = []
@@ -237,18 +237,18 @@ public struct RTSPMessageReader: Sendable {
         lines.removeLast() // the empty line
 
         // Header fields first, leniently: Content-Length is needed to skip even a malformed request.
-        var problem: H264Error?
+        var problem: MediaError?
         var headers: [(name: String, value: String)] = []
         for (offset, bytes) in lines.dropFirst() {
             if let bad = bytes.firstIndex(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
-                problem = problem ?? H264Error(.invalidRTSPMessage, field: "header", byteOffset: offset + bad - bytes.startIndex,
+                problem = problem ?? MediaError(.invalidRTSPMessage, field: "header", byteOffset: offset + bad - bytes.startIndex,
                                                "a control character in a header line")
                 continue
             }
             let text = String(decoding: bytes, as: UTF8.self)
             if text.first == " " || text.first == "\t" {
                 if headers.isEmpty {
-                    problem = problem ?? H264Error(.invalidRTSPMessage, field: "header", byteOffset: offset,
+                    problem = problem ?? MediaError(.invalidRTSPMessage, field: "header", byteOffset: offset,
                                                    "a continuation line before any header field")
                 } else {
                     let more = text.trimmingASCIIWhitespace()
@@ -261,7 +261,7 @@ public struct RTSPMessageReader: Sendable {
             }
             guard let colon = text.firstIndex(of: ":"), colon > text.startIndex,
                   text[..<colon].allSatisfy(Self.isTokenCharacter) else {
-                problem = problem ?? H264Error(.invalidRTSPMessage, field: "header", byteOffset: offset,
+                problem = problem ?? MediaError(.invalidRTSPMessage, field: "header", byteOffset: offset,
                                                "a header line that is not NAME: VALUE")
                 continue
             }
@@ -271,10 +271,10 @@ public struct RTSPMessageReader: Sendable {
         var bodyLength = 0
         if let lengthText = headers.first(where: { $0.name.lowercased() == "content-length" })?.value {
             guard !lengthText.isEmpty, lengthText.count <= 9, lengthText.allSatisfy(\.isASCIIDigit), let length = Int(lengthText) else {
-                throw H264Error(.invalidRTSPMessage, field: "Content-Length", "Content-Length \(lengthText.prefix(32)) is not a number")
+                throw MediaError(.invalidRTSPMessage, field: "Content-Length", "Content-Length \(lengthText.prefix(32)) is not a number")
             }
             guard length <= limits.maximumBodySize else {
-                throw H264Error(.rtspMessageTooLarge, field: "Content-Length",
+                throw MediaError(.rtspMessageTooLarge, field: "Content-Length",
                                 "a body of \(length) bytes, over \(limits.maximumBodySize)")
             }
             bodyLength = length
@@ -287,7 +287,7 @@ public struct RTSPMessageReader: Sendable {
         if problem == nil, let status = Self.statusLine(lines[0].bytes) {
             return .response(RTSPResponse(status: status, cSeq: nil, headers: headers, body: body))
         }
-        do throws(H264Error) {
+        do throws(MediaError) {
             let (method, uri, version) = try Self.requestLine(lines[0].bytes)
             if let problem { throw problem }
             return .request(RTSPRequest(method: method, uri: uri, version: version, headers: headers, body: body))
@@ -297,29 +297,29 @@ public struct RTSPMessageReader: Sendable {
     }
 
     /// `Method SP Request-URI SP RTSP-Version` (RFC 2326 clause 6.1).
-    private static func requestLine(_ bytes: ArraySlice<UInt8>) throws(H264Error) -> (String, String, String) {
+    private static func requestLine(_ bytes: ArraySlice<UInt8>) throws(MediaError) -> (String, String, String) {
         if let bad = bytes.firstIndex(where: { $0 <= 0x20 && $0 != 0x20 || $0 == 0x7F }) {
-            throw H264Error(.invalidRTSPMessage, field: "Request-Line", byteOffset: bad - bytes.startIndex,
+            throw MediaError(.invalidRTSPMessage, field: "Request-Line", byteOffset: bad - bytes.startIndex,
                             "a control character in the request line")
         }
         let parts = bytes.split(separator: 0x20, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
-            throw H264Error(.invalidRTSPMessage, field: "Request-Line", byteOffset: 0,
+            throw MediaError(.invalidRTSPMessage, field: "Request-Line", byteOffset: 0,
                             "a request line that is not METHOD URI RTSP/1.0")
         }
         let method = String(decoding: parts[0], as: UTF8.self)
         guard method.allSatisfy(isTokenCharacter) else {
-            throw H264Error(.invalidRTSPMessage, field: "Method", byteOffset: 0, "a method that is not a token")
+            throw MediaError(.invalidRTSPMessage, field: "Method", byteOffset: 0, "a method that is not a token")
         }
         let uri = String(decoding: parts[1], as: UTF8.self)
         let version = String(decoding: parts[2], as: UTF8.self)
         guard version == "RTSP/1.0" else {
             let offset = parts[2].startIndex - bytes.startIndex
             if version.hasPrefix("RTSP/") || version.hasPrefix("HTTP/") {
-                throw H264Error(.unsupportedRTSPVersion, field: "RTSP-Version", byteOffset: offset,
+                throw MediaError(.unsupportedRTSPVersion, field: "RTSP-Version", byteOffset: offset,
                                 "\(version.prefix(16)): only RTSP/1.0 is served")
             }
-            throw H264Error(.invalidRTSPMessage, field: "RTSP-Version", byteOffset: offset, "no RTSP version")
+            throw MediaError(.invalidRTSPMessage, field: "RTSP-Version", byteOffset: offset, "no RTSP version")
         }
         return (method, uri, version)
     }

@@ -13,7 +13,7 @@ public import MediaCore
 /// retina play them. An `rtptime` or `seq` that is not a number in range (a negative `rtptime`:
 /// scottlamb/moonfire-nvr#224, OMNY M5S2A) is left out with a warning; an empty parameter (a
 /// trailing `;`: scottlamb/retina#117, Laureii) is skipped; a parameter without `=` or a stream
-/// without `url` is warned about. Each warning is `H264Error.Code.invalidRTSPHeader` with the
+/// without `url` is warned about. Each warning is `MediaError.Code.invalidRTSPHeader` with the
 /// parameter as its field and its byte offset in the header's value.
 public struct RTSPRTPInfo: Hashable, Sendable {
     /// One stream's entry.
@@ -36,14 +36,14 @@ public struct RTSPRTPInfo: Hashable, Sendable {
     /// The entries, in the header's order.
     public var streams: [Stream]
     /// What was tolerated (see the type's discussion).
-    public var warnings: [H264Error]
+    public var warnings: [MediaError]
 
     /// Reads the value of an `RTP-Info` header.
     public init(parsing value: String) {
         var streams: [Stream] = []
-        var warnings: [H264Error] = []
+        var warnings: [MediaError] = []
         func warn(_ field: String, _ part: Substring, _ message: String) {
-            warnings.append(H264Error(.invalidRTSPHeader, field: "RTP-Info \(field)",
+            warnings.append(MediaError(.invalidRTSPHeader, field: "RTP-Info \(field)",
                                       byteOffset: value.utf8.distance(from: value.startIndex, to: part.startIndex), message))
         }
         for entry in value.split(separator: ",") where entry.contains(where: { $0 != ";" && $0 != " " && $0 != "\t" }) {
@@ -82,7 +82,7 @@ public struct RTSPRTPInfo: Hashable, Sendable {
     /// 1) with one entry that names another URL gets that entry, with a warning (retina's
     /// reading, for the GW Security GW4089IP: RFC 2326 clause 14.3 asks for such forgiveness);
     /// otherwise nil, with a warning when there were entries.
-    public func stream(for url: String, streamCount: Int = 1, warnings: inout [H264Error]) -> Stream? {
+    public func stream(for url: String, streamCount: Int = 1, warnings: inout [MediaError]) -> Stream? {
         func trimmed(_ text: String) -> Substring { text.hasSuffix("/") ? text.dropLast() : Substring(text) }
         let wanted = trimmed(url)
         if let match = streams.first(where: { entry in
@@ -94,10 +94,10 @@ public struct RTSPRTPInfo: Hashable, Sendable {
         guard !streams.isEmpty else { return nil }
         let named = streams.map { $0.url ?? "(none)" }.joined(separator: ", ")
         if streams.count == 1, streamCount == 1 {
-            warnings.append(H264Error(.invalidRTSPHeader, field: "RTP-Info url", "url \(named) is not \(url): taken as its entry (one stream)"))
+            warnings.append(MediaError(.invalidRTSPHeader, field: "RTP-Info url", "url \(named) is not \(url): taken as its entry (one stream)"))
             return streams[0]
         }
-        warnings.append(H264Error(.invalidRTSPHeader, field: "RTP-Info url", "no entry for \(url) (urls: \(named)): ignored"))
+        warnings.append(MediaError(.invalidRTSPHeader, field: "RTP-Info url", "no entry for \(url) (urls: \(named)): ignored"))
         return nil
     }
 }

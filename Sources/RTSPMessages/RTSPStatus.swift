@@ -55,7 +55,7 @@ public struct RTSPStatus: Hashable, Sendable, CustomStringConvertible {
     /// The answer to a request that ``RTSPMessageReader`` refused: 414 for a request line over
     /// the limit, 413 for a body over it, 505 for another version than RTSP/1.0, 461 for an
     /// unreadable `Transport`, 400 otherwise.
-    public init(for error: H264Error) {
+    public init(for error: MediaError) {
         switch (error.code, error.field) {
         case (.rtspMessageTooLarge, "Request-Line"): self = .requestURITooLarge
         case (.rtspMessageTooLarge, "Content-Length"): self = .requestEntityTooLarge

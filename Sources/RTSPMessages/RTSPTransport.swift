@@ -47,10 +47,10 @@ public struct RTSPTransport: Hashable, Sendable {
 
     /// Parses every transport of a `Transport` header value.
     ///
-    /// - Throws: `H264Error.Code.invalidTransport` (field: the parameter) for an empty
+    /// - Throws: `MediaError.Code.invalidTransport` (field: the parameter) for an empty
     ///   specification, a protocol that is not `NAME/PROFILE[/UDP|TCP]`, or a malformed port,
     ///   channel or SSRC value.
-    public static func parseList(_ value: String) throws(H264Error) -> [RTSPTransport] {
+    public static func parseList(_ value: String) throws(MediaError) -> [RTSPTransport] {
         var transports: [RTSPTransport] = []
         for spec in value.split(separator: ",", omittingEmptySubsequences: false) {
             transports.append(try RTSPTransport(parsing: spec))
@@ -87,19 +87,19 @@ public struct RTSPTransport: Hashable, Sendable {
     /// Parses one transport specification.
     ///
     /// - Throws: as ``parseList(_:)``.
-    public init(parsing spec: some StringProtocol) throws(H264Error) {
+    public init(parsing spec: some StringProtocol) throws(MediaError) {
         let parts = spec.split(separator: ";", omittingEmptySubsequences: true).map { $0.trimmingASCIIWhitespace() }
         guard let protocolText = parts.first, !protocolText.isEmpty else {
-            throw H264Error(.invalidTransport, field: "transport-protocol", "an empty transport specification")
+            throw MediaError(.invalidTransport, field: "transport-protocol", "an empty transport specification")
         }
         let names = protocolText.split(separator: "/", omittingEmptySubsequences: false)
         guard names.count == 2 || names.count == 3, names.allSatisfy({ !$0.isEmpty }) else {
-            throw H264Error(.invalidTransport, field: "transport-protocol", "\(protocolText.prefix(32)) is not PROTOCOL/PROFILE[/LOWER]")
+            throw MediaError(.invalidTransport, field: "transport-protocol", "\(protocolText.prefix(32)) is not PROTOCOL/PROFILE[/LOWER]")
         }
         self.init(profile: names[0].uppercased() + "/" + names[1].uppercased())
         if names.count == 3 {
             guard let lower = LowerTransport(rawValue: names[2].uppercased()) else {
-                throw H264Error(.invalidTransport, field: "lower-transport", "\(names[2].prefix(16)) is neither UDP nor TCP")
+                throw MediaError(.invalidTransport, field: "lower-transport", "\(names[2].prefix(16)) is neither UDP nor TCP")
             }
             lowerTransport = lower
         }
@@ -115,7 +115,7 @@ public struct RTSPTransport: Hashable, Sendable {
             case "server_port": serverPorts = try Self.range(value, field: "server_port", maximum: 65_535)
             case "ssrc":
                 guard let value, (1...8).contains(value.count), let number = UInt32(value, radix: 16) else {
-                    throw H264Error(.invalidTransport, field: "ssrc", "ssrc wants 1 to 8 hexadecimal digits")
+                    throw MediaError(.invalidTransport, field: "ssrc", "ssrc wants 1 to 8 hexadecimal digits")
                 }
                 ssrc = number
             case "mode": mode = value.map { $0.filter { $0 != "\"" }.uppercased() }
@@ -125,7 +125,7 @@ public struct RTSPTransport: Hashable, Sendable {
     }
 
     /// `N` or `N-M` with N ≤ M ≤ maximum.
-    private static func range(_ value: String?, field: String, maximum: Int) throws(H264Error) -> ClosedRange<Int> {
+    private static func range(_ value: String?, field: String, maximum: Int) throws(MediaError) -> ClosedRange<Int> {
         let bounds = (value ?? "").split(separator: "-", omittingEmptySubsequences: false)
         let numbers = bounds.compactMap { text -> Int? in
             guard (1...5).contains(text.count), text.allSatisfy(\.isASCIIDigit) else { return nil }
@@ -133,7 +133,7 @@ public struct RTSPTransport: Hashable, Sendable {
         }
         guard numbers.count == bounds.count, (1...2).contains(numbers.count), numbers.allSatisfy({ $0 <= maximum }),
               numbers[0] <= numbers[numbers.count - 1] else {
-            throw H264Error(.invalidTransport, field: field, "\(field) wants N or N-M within 0…\(maximum)")
+            throw MediaError(.invalidTransport, field: field, "\(field) wants N or N-M within 0…\(maximum)")
         }
         return numbers[0]...numbers[numbers.count - 1]
     }

@@ -37,7 +37,7 @@ struct OnePassConversionTests {
         large += Self.stream(count: 400, sliceBytes: 3000)
         #expect(large.count >= 1 << 20)
         #expect { try AVCC.fromAnnexB(large) } throws: { error in
-            guard let error = error as? H264Error else { return false }
+            guard let error = error as? MediaError else { return false }
             return error.code == .missingStartCode && error.byteOffset == 2
         }
     }
@@ -45,7 +45,7 @@ struct OnePassConversionTests {
     @Test func largeInputWithoutStartCodeThrowsMissingStartCode() throws {
         let large = [UInt8](repeating: 0x11, count: 1 << 20)
         #expect { try AVCC.fromAnnexB(large) } throws: { error in
-            (error as? H264Error)?.code == .missingStartCode && (error as? H264Error)?.byteOffset == 0
+            (error as? MediaError)?.code == .missingStartCode && (error as? MediaError)?.byteOffset == 0
         }
         #expect(try AVCC.fromAnnexB([UInt8](repeating: 0, count: 1 << 20)).data.isEmpty)
     }
@@ -54,7 +54,7 @@ struct OnePassConversionTests {
         let large = Self.stream(count: 20, sliceBytes: 70_000)
         #expect(large.count >= 1 << 20)
         #expect { try AVCC.fromAnnexB(large, lengthSize: 2) } throws: { error in
-            (error as? H264Error)?.code == .valueOutOfRange && (error as? H264Error)?.byteOffset == 19
+            (error as? MediaError)?.code == .valueOutOfRange && (error as? MediaError)?.byteOffset == 19
         }
     }
 }

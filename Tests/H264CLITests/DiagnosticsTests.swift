@@ -23,7 +23,7 @@ import H264TestSupport
     }
 
     /// The warning's bit offset: where the SPS parser finds the value.
-    static func warning() throws -> H264Error {
+    static func warning() throws -> MediaError {
         let sps = try SequenceParameterSet(nalUnit: SyntheticStream.sps(vui: SyntheticStream.bitstreamRestrictionVUI(log2MaxMvLengthHorizontal: 16)))
         return try #require(sps.diagnostics.first)
     }

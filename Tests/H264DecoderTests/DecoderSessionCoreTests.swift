@@ -31,7 +31,7 @@ import Testing
         var yielded = 0
         for await _ in stream { yielded += 1 }
         #expect(yielded == 0)
-        let error = #expect(throws: H264Error.self) { try session.decode(try Self.units(1)[0]) }
+        let error = #expect(throws: MediaError.self) { try session.decode(try Self.units(1)[0]) }
         #expect(error?.code == .invalidState && error?.message == "decode after invalidate")
     }
 
@@ -79,10 +79,10 @@ import Testing
     @Test func aBufferingLimitOutOfRangeIsAConfigurationError() throws {
         var configuration = DecoderConfiguration()
         configuration.frameBuffering = .keepingNewest(0)
-        let error = #expect(throws: H264Error.self) { try DecoderSession(configuration: configuration) }
+        let error = #expect(throws: MediaError.self) { try DecoderSession(configuration: configuration) }
         #expect(error?.code == .invalidConfiguration && error?.field == "frameBuffering")
         let session = try DecoderSession()
-        #expect((#expect(throws: H264Error.self) { try session.configure { $0.threads = .count(0) } })?.code == .invalidConfiguration)
+        #expect((#expect(throws: MediaError.self) { try session.configure { $0.threads = .count(0) } })?.code == .invalidConfiguration)
         session.invalidate()
     }
 
@@ -94,11 +94,11 @@ import Testing
         let stream = session.frames
         let units = try Self.units(5)
         for unit in units { try session.decode(unit) }
-        let codes = Collector<H264Error.Code>()
+        let codes = Collector<MediaError.Code>()
         await withTaskGroup(of: Void.self) { group in
             for i in 0..<64 {
                 group.addTask {
-                    do throws(H264Error) {
+                    do throws(MediaError) {
                         switch i % 4 {
                         case 0, 2: session.invalidate()
                         case 1: try session.finishDelayedFrames()

@@ -210,47 +210,47 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
     @Test("AVCC that does not parse is refused at the call, before queuing")
     func malformedAVCC() throws {
         let session = try DecoderSession()
-        #expect(throws: H264Error.self) { try session.decode(avcc: [0, 0, 0, 9, 0x65]) }
-        #expect(throws: H264Error.self) { try session.decode(avcc: [0, 0]) }
+        #expect(throws: MediaError.self) { try session.decode(avcc: [0, 0, 0, 9, 0x65]) }
+        #expect(throws: MediaError.self) { try session.decode(avcc: [0, 0]) }
         session.invalidate()
     }
 
     @Test("lifecycle: created → decoding → invalidated; every illegal call throws; invalidate is idempotent")
     func lifecycle() throws {
-        #expect(throws: H264Error.self) { try DecoderSession(configuration: DecoderConfiguration(threads: .count(0))) }
+        #expect(throws: MediaError.self) { try DecoderSession(configuration: DecoderConfiguration(threads: .count(0))) }
         let session = try DecoderSession()
         #expect(session.state == .created)
         try session.configure { $0.threads = .count(2) }
-        #expect(throws: H264Error.self) { try session.configure { $0.threads = .count(100) } }
+        #expect(throws: MediaError.self) { try session.configure { $0.threads = .count(100) } }
         #expect(session.configuration.threads == .count(2))
         let bytes = try TestFixtures.data("conformance/BA_MW_D.264")
         for unit in AccessUnitAssembler.accessUnits(inAnnexB: bytes).prefix(3) { try session.decode(unit) }
         #expect(session.state == .decoding)
-        #expect(throws: H264Error.self) { try session.configure { $0.realTime = true } }
+        #expect(throws: MediaError.self) { try session.configure { $0.realTime = true } }
         try session.waitForAsynchronousFrames()
         try session.waitForAsynchronousFrames()   // usable again after a drain
         session.invalidate()
         session.invalidate()
         #expect(session.state == .invalidated)
         let unit = AccessUnitAssembler.accessUnits(inAnnexB: bytes)[0]
-        do throws(H264Error) {
+        do throws(MediaError) {
             try session.decode(unit)
             Issue.record("decode after invalidate did not throw")
         } catch {
             #expect(error.code == .invalidState)
         }
-        #expect(throws: H264Error.self) { try session.waitForAsynchronousFrames() }
-        #expect(throws: H264Error.self) { try session.finishDelayedFrames() }
+        #expect(throws: MediaError.self) { try session.waitForAsynchronousFrames() }
+        #expect(throws: MediaError.self) { try session.finishDelayedFrames() }
         #expect(!session.canAccept(unit.formatDescription!))
     }
 
     @Test("waiting from inside the output handler is an error, not a deadlock")
     func waitFromHandler() throws {
-        let errors = Locked<[H264Error.Code]>([])
+        let errors = Locked<[MediaError.Code]>([])
         let holder = Locked<DecoderSession?>(nil)
         let session = try DecoderSession { _ in
             guard let s = holder.withLock({ $0 }) else { return }
-            do throws(H264Error) { try s.waitForAsynchronousFrames() } catch { errors.withLock { $0.append(error.code) } }
+            do throws(MediaError) { try s.waitForAsynchronousFrames() } catch { errors.withLock { $0.append(error.code) } }
         }
         holder.withLock { $0 = session }
         let bytes = try TestFixtures.data("conformance/BA_MW_D.264")

@@ -75,7 +75,7 @@ import Testing
         #expect(session.codec == .hevc)
         #expect(collected.withLock { $0 } == reference)
         let h264Unit = AccessUnit(data: [0, 0, 0, 2, 0x09, 0xF0], nalUnitTypes: [.accessUnitDelimiter], streamOffset: 0, byteCount: 6)
-        #expect(throws: H264Error.self) { try session.decode(h264Unit) }
+        #expect(throws: MediaError.self) { try session.decode(h264Unit) }
         session.invalidate()
 
         let parameterSetTypes: Set<HEVCNALUnitType> = [.videoParameterSet, .sequenceParameterSet, .pictureParameterSet]
@@ -106,9 +106,9 @@ import Testing
         let record = try HEVCDecoderConfigurationRecord(parameterSets: sets)
         var h264Only = DecoderConfiguration()
         h264Only.codec = .h264
-        #expect(throws: H264Error.self) { try DecoderSession(hevcFormatDescription: record, configuration: h264Only) }
+        #expect(throws: MediaError.self) { try DecoderSession(hevcFormatDescription: record, configuration: h264Only) }
         let session = try DecoderSession(configuration: h264Only)
         #expect(!session.canAccept(record))
-        #expect(throws: H264Error.self) { try session.decode(units[0]) }
+        #expect(throws: MediaError.self) { try session.decode(units[0]) }
     }
 }

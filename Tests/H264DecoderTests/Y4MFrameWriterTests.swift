@@ -52,7 +52,7 @@ import RTP
         let other = try #require(try DecoderTestSupport.decode(annexB: try TestFixtures.data(Self.otherSize), keep: true).frames.first)
         var writer = Y4MFrameWriter()
         _ = try writer.bytes(of: first, index: 0, rate: FrameRate(numerator: 25, denominator: 1))
-        let error = #expect(throws: H264Error.self) {
+        let error = #expect(throws: MediaError.self) {
             try writer.bytes(of: other, index: 1, rate: FrameRate(numerator: 25, denominator: 1))
         }
         #expect(error?.code == .y4mFormatChanged)
@@ -65,7 +65,7 @@ import RTP
         let frame = try #require(try DecoderTestSupport.decode(annexB: try TestFixtures.data(Self.stream),
                                                                configuration: configuration, keep: true).frames.first)
         var writer = Y4MFrameWriter()
-        let error = #expect(throws: H264Error.self) {
+        let error = #expect(throws: MediaError.self) {
             try writer.bytes(of: frame, index: 0, rate: FrameRate(numerator: 25, denominator: 1))
         }
         #expect(error?.code == .y4mUnsupportedPixelFormat)

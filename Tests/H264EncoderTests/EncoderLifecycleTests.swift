@@ -25,15 +25,15 @@ struct EncoderLifecycleTests {
         #expect(format.codec == codec)
         #expect(session.formatDescription == format.h264)
         #expect(try session.prepare() == format)
-        #expect(throws: H264Error.self) { try session.configure { $0.profile = .main } }
+        #expect(throws: MediaError.self) { try session.configure { $0.profile = .main } }
         session.invalidate()
         session.invalidate()
         #expect(session.state == .invalidated)
-        let encodeError = #expect(throws: H264Error.self) { try session.encode(try frame(), presentationTimeStamp: .zero) }
+        let encodeError = #expect(throws: MediaError.self) { try session.encode(try frame(), presentationTimeStamp: .zero) }
         #expect(encodeError?.code == .invalidState)
-        #expect((#expect(throws: H264Error.self) { try session.completeFrames() })?.code == .invalidState)
-        #expect((#expect(throws: H264Error.self) { try session.prepare() })?.code == .invalidState)
-        #expect((#expect(throws: H264Error.self) { try session.setAverageBitRate(1_000_000) })?.code == .invalidState)
+        #expect((#expect(throws: MediaError.self) { try session.completeFrames() })?.code == .invalidState)
+        #expect((#expect(throws: MediaError.self) { try session.prepare() })?.code == .invalidState)
+        #expect((#expect(throws: MediaError.self) { try session.setAverageBitRate(1_000_000) })?.code == .invalidState)
     }
 
     /// The encoder refuses to open — x264: lossless CRF 0 in the High profile, which
@@ -45,7 +45,7 @@ struct EncoderLifecycleTests {
         var configuration = EncoderConfiguration.liveCapture.with(codec)
         if codec == .h264 { configuration.constantRateFactor = 0 } else { configuration.level = .fixed(10) }
         let session = try EncoderSession(width: 320, height: 240, configuration: configuration)
-        let failure = #expect(throws: H264Error.self) { try session.prepare() }
+        let failure = #expect(throws: MediaError.self) { try session.prepare() }
         #expect(failure?.code == (codec == .h264 ? .invalidConfiguration : .encoderFailed))
         #expect(session.state == .created)
         #expect(session.format == nil)
@@ -74,19 +74,19 @@ struct EncoderLifecycleTests {
     @Test(arguments: VideoCodec.allCases)
     func switchWithoutPrewarmIsAnError(codec: VideoCodec) throws {
         let session = try EncoderSession(width: 320, height: 240, configuration: EncoderConfiguration().with(codec))
-        #expect((#expect(throws: H264Error.self) { try session.switchToPrewarmedSession() })?.code == .invalidState)
+        #expect((#expect(throws: MediaError.self) { try session.switchToPrewarmedSession() })?.code == .invalidState)
     }
 
     /// completeFrames and both waits would wait for the handler itself: each throws.
     @Test(arguments: VideoCodec.allCases)
     func completeFramesFromTheHandlerIsAnError(codec: VideoCodec) throws {
-        let seen = Locked<[H264Error.Code?]>([])
+        let seen = Locked<[MediaError.Code?]>([])
         let box = Locked<EncoderSession?>(nil)
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency.with(codec)) { _ in
             let s = box.withLock { $0 }
-            do { try s?.completeFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
-            do { try s?.waitForQueuedFrames() } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
-            do { try s?.waitForQueuedFrames(downTo: 0) } catch { seen.withLock { $0.append((error as? H264Error)?.code) } }
+            do { try s?.completeFrames() } catch { seen.withLock { $0.append((error as? MediaError)?.code) } }
+            do { try s?.waitForQueuedFrames() } catch { seen.withLock { $0.append((error as? MediaError)?.code) } }
+            do { try s?.waitForQueuedFrames(downTo: 0) } catch { seen.withLock { $0.append((error as? MediaError)?.code) } }
         }
         box.withLock { $0 = session }
         try session.encode(try frame(), presentationTimeStamp: .zero)
@@ -162,11 +162,11 @@ struct EncoderLifecycleTests {
             let delivered = Collector<EncodedFrame>()
             let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture.with(codec), outputHandler: delivered.handler)
             let frames = try (0..<10).map { try frame($0) }
-            let outcomes = Locked<[H264Error.Code?]>([])   // nil: accepted
+            let outcomes = Locked<[MediaError.Code?]>([])   // nil: accepted
             DispatchQueue.concurrentPerform(iterations: 3) { worker in
                 if worker == 0 {
                     for (i, f) in frames.enumerated() {
-                        do throws(H264Error) {
+                        do throws(MediaError) {
                             try session.encode(f, presentationTimeStamp: .milliseconds(i * 100) / 3)
                             outcomes.withLock { $0.append(nil) }
                         } catch {
@@ -186,7 +186,7 @@ struct EncoderLifecycleTests {
             session.waitForQueue()
             #expect(delivered.count <= accepted)
             #expect(delivered.all.map(frameIndex) == Array(0..<delivered.count))
-            #expect((#expect(throws: H264Error.self) { try session.encode(frames[0], presentationTimeStamp: .seconds(1)) })?.code == .invalidState)
+            #expect((#expect(throws: MediaError.self) { try session.encode(frames[0], presentationTimeStamp: .seconds(1)) })?.code == .invalidState)
         }
     }
 

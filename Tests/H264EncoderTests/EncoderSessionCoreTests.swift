@@ -32,7 +32,7 @@ import Testing
         var yielded = 0
         for await _ in stream { yielded += 1 }
         #expect(yielded == 0)
-        let error = #expect(throws: H264Error.self) { try session.encode(try frame(20), presentationTimeStamp: .seconds(1)) }
+        let error = #expect(throws: MediaError.self) { try session.encode(try frame(20), presentationTimeStamp: .seconds(1)) }
         #expect(error?.code == .invalidState && error?.message == "encode after invalidate")
     }
 
@@ -57,7 +57,7 @@ import Testing
     @Test func aBufferingLimitOutOfRangeIsAConfigurationError() throws {
         var configuration = EncoderConfiguration()
         configuration.frameBuffering = .keepingOldest(0)
-        let error = #expect(throws: H264Error.self) { try EncoderSession(width: 320, height: 240, configuration: configuration) }
+        let error = #expect(throws: MediaError.self) { try EncoderSession(width: 320, height: 240, configuration: configuration) }
         #expect(error?.code == .invalidConfiguration && error?.field == "frameBuffering")
     }
 
@@ -68,11 +68,11 @@ import Testing
         let session = try EncoderSession(width: 320, height: 240, configuration: .liveCapture)
         let stream = session.frames
         for i in 0..<5 { try session.encode(try frame(i), presentationTimeStamp: .milliseconds(i * 100) / 3) }
-        let codes = Collector<H264Error.Code>()
+        let codes = Collector<MediaError.Code>()
         await withTaskGroup(of: Void.self) { group in
             for i in 0..<64 {
                 group.addTask {
-                    do throws(H264Error) {
+                    do throws(MediaError) {
                         switch i % 4 {
                         case 0, 2: session.invalidate()
                         case 1: try session.setAverageBitRate(1_000_000 + i)

@@ -157,14 +157,14 @@ struct HEVCEncoderTests {
         configuration.averageBitRate = 2_000_000
         configuration.maxKeyFrameInterval = 1000
         configuration.maxKeyFrameIntervalDuration = nil
-        var refused: H264Error?
+        var refused: MediaError?
         let frames = try Self.encode(configuration, count: 40) { i, session in
             if i == 0 {
                 try session.setAverageBitRate(200_000) // before the encoder opens: configures
                 #expect(session.configuration.averageBitRate == 200_000)
             }
             if i == 20 {
-                refused = #expect(throws: H264Error.self) { try session.setAverageBitRate(1_000_000) }
+                refused = #expect(throws: MediaError.self) { try session.setAverageBitRate(1_000_000) }
                 #expect(session.configuration.averageBitRate == 200_000)
             }
         }
@@ -239,11 +239,11 @@ struct HEVCEncoderTests {
         }
         var configuration = Self.configuration()
         change(&configuration)
-        let error = #expect(throws: H264Error.self) { try EncoderSession(width: 320, height: 240, configuration: configuration) }
+        let error = #expect(throws: MediaError.self) { try EncoderSession(width: 320, height: 240, configuration: configuration) }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.field == field)
         let session = try EncoderSession(width: 320, height: 240, configuration: Self.configuration())
-        #expect((#expect(throws: H264Error.self) { try session.configure(change) })?.field == field)
+        #expect((#expect(throws: MediaError.self) { try session.configure(change) })?.field == field)
     }
 
     /// A 10-bit frame to the H.264 encoder is refused by the encoding queue, and the next call
@@ -252,7 +252,7 @@ struct HEVCEncoderTests {
         let session = try EncoderSession(width: 320, height: 240, configuration: .ultraLowLatency)
         let frame = try VideoFrame(pixelFormat: .yuv420p10, width: 320, height: 240, contiguous: try Self.frames10.get()[0])
         try session.encode(frame, presentationTimeStamp: .zero)
-        let error = #expect(throws: H264Error.self) { try session.completeFrames() }
+        let error = #expect(throws: MediaError.self) { try session.completeFrames() }
         #expect(error?.code == .invalidFrame)
         session.invalidate()
     }

@@ -249,7 +249,7 @@ struct LiveWriterTests {
         var out: [UInt8] = [1, 2, 3]
         let bad = EncodedFrame(data: [0, 0, 0, 9, 0x65], presentationTimeStamp: .zero, decodeTimeStamp: .zero, duration: .zero,
                                frameType: .idr, formatDescription: Self.format, width: 16, height: 16)
-        #expect((#expect(throws: H264Error.self) { try writer.write(bad, to: &out) })?.code == .lengthPastEnd)
+        #expect((#expect(throws: MediaError.self) { try writer.write(bad, to: &out) })?.code == .lengthPastEnd)
         #expect(out == [1, 2, 3])
         #expect(writer.lastSentFormat == nil)
     }

@@ -12,12 +12,12 @@ import H264TestSupport
         VideoFrame.Plane(storage: [UInt8](repeating: 128, count: count), offset: offset, bytesPerRow: stride)
     }
 
-    static func frame(width: Int = 64, height: Int = 48) throws(H264Error) -> VideoFrame {
+    static func frame(width: Int = 64, height: Int = 48) throws(MediaError) -> VideoFrame {
         try VideoFrame(pixelFormat: .i420, width: width, height: height,
                        contiguous: [UInt8](repeating: 100, count: width * height * 3 / 2))
     }
 
-    static func session(_ change: (inout EncoderConfiguration) -> Void = { _ in }) throws(H264Error) -> EncoderSession {
+    static func session(_ change: (inout EncoderConfiguration) -> Void = { _ in }) throws(MediaError) -> EncoderSession {
         var configuration = EncoderConfiguration.liveCapture
         change(&configuration)
         return try EncoderSession(width: 64, height: 48, configuration: configuration)
@@ -134,7 +134,7 @@ import H264TestSupport
     @Test func aRejectedTimestampDoesNotStopTheSession() throws {
         let s = try Self.session()
         try s.encode(Self.frame(), presentationTimeStamp: .milliseconds(100))
-        #expect(throws: H264Error.self) { try s.encode(Self.frame(), presentationTimeStamp: .milliseconds(50)) }
+        #expect(throws: MediaError.self) { try s.encode(Self.frame(), presentationTimeStamp: .milliseconds(50)) }
         try s.encode(Self.frame(), presentationTimeStamp: .milliseconds(133))
         try s.completeFrames()
         s.invalidate()

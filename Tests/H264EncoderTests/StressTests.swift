@@ -11,7 +11,7 @@ import Testing
     static let width = 64, height = 48
 
     /// A frame whose content changes with `index` (a moving ramp), so that x264 has work to do.
-    static func frame(_ index: Int) throws(H264Error) -> VideoFrame {
+    static func frame(_ index: Int) throws(MediaError) -> VideoFrame {
         var pixels = [UInt8](repeating: 128, count: width * height * 3 / 2)
         for y in 0..<height {
             for x in 0..<width { pixels[y * width + x] = UInt8(truncatingIfNeeded: x * 3 + y * 2 + index * 5) }
@@ -24,9 +24,9 @@ import Testing
     @Test func severalSessionsOnSeveralThreads() throws {
         let sessions = 4, framesEach = 12
         let collectors = (0..<sessions).map { _ in Collector<EncodedFrame>() }
-        let thrown = Locked<[H264Error]>([])
+        let thrown = Locked<[MediaError]>([])
         DispatchQueue.concurrentPerform(iterations: sessions) { index in
-            do throws(H264Error) {
+            do throws(MediaError) {
                 let collector = collectors[index]
                 let session = try EncoderSession(width: Self.width, height: Self.height, configuration: .liveCapture,
                                                  outputHandler: { collector.append($0) })
@@ -61,7 +61,7 @@ import Testing
             struct Book {
                 var next = 0
                 var accepted: [(pts: Duration, forced: Bool)] = []
-                var unexpected: [H264Error] = []
+                var unexpected: [MediaError] = []
             }
             let book = Locked(Book())
             let total = 40
@@ -74,7 +74,7 @@ import Testing
                             let index = b.next
                             b.next += 1
                             let forced = index % 7 == worker
-                            do throws(H264Error) {
+                            do throws(MediaError) {
                                 try session.encode(Self.frame(index), presentationTimeStamp: Self.pts(index), forceKeyframe: forced)
                                 b.accepted.append((Self.pts(index), forced))
                             } catch where error.code == .invalidState {
@@ -88,7 +88,7 @@ import Testing
                     }
                 case 3:
                     for i in 0..<20 {
-                        do throws(H264Error) {
+                        do throws(MediaError) {
                             try session.setAverageBitRate(300_000 + 10_000 * i)
                         } catch where error.code == .invalidState {
                         } catch {
@@ -96,7 +96,7 @@ import Testing
                         }
                     }
                 case 4:
-                    do throws(H264Error) { try session.completeFrames() } catch where error.code == .invalidState {} catch {
+                    do throws(MediaError) { try session.completeFrames() } catch where error.code == .invalidState {} catch {
                         book.withLock { $0.unexpected.append(error) }
                     }
                 default:
@@ -124,7 +124,7 @@ import Testing
                     #expect(frame.isKeyframe, "a forced keyframe at \(frame.presentationTimeStamp)")
                 }
             }
-            #expect((#expect(throws: H264Error.self) { try session.encode(Self.frame(0), presentationTimeStamp: .seconds(99)) })?.code == .invalidState)
+            #expect((#expect(throws: MediaError.self) { try session.encode(Self.frame(0), presentationTimeStamp: .seconds(99)) })?.code == .invalidState)
         }
     }
 

@@ -25,7 +25,7 @@ struct VideoFrameValidationTests {
     @Test(arguments: cases.indices)
     func invalidFramesThrow(index: Int) {
         let (name, w, h, planes, format, field) = Self.cases[index]
-        let error = #expect(throws: H264Error.self, "\(name)") {
+        let error = #expect(throws: MediaError.self, "\(name)") {
             try VideoFrame(pixelFormat: format, width: w, height: h, planes: planes)
         }
         #expect(error?.code == .invalidFrame, "\(name)")
@@ -42,7 +42,7 @@ struct VideoFrameValidationTests {
 
     @Test func sessionRejectsBadSizes() {
         for (w, h) in [(0, 240), (320, 0), (321, 240), (320, 241), (-2, 4), (20_000, 2)] {
-            #expect((#expect(throws: H264Error.self) { try EncoderSession(width: w, height: h) })?.code == .invalidFrame)
+            #expect((#expect(throws: MediaError.self) { try EncoderSession(width: w, height: h) })?.code == .invalidFrame)
         }
     }
 }
@@ -68,12 +68,12 @@ struct ConfigurationValidationTests {
         let (field, change) = Self.cases[index]
         var config = EncoderConfiguration()
         change(&config)
-        let error = #expect(throws: H264Error.self) { try config.validate() }
+        let error = #expect(throws: MediaError.self) { try config.validate() }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.field == field)
         // configure() rejects it too and leaves the configuration unchanged.
         let session = try EncoderSession(width: 64, height: 64)
-        #expect(throws: H264Error.self) { try session.configure(change) }
+        #expect(throws: MediaError.self) { try session.configure(change) }
         #expect(session.configuration == EncoderConfiguration())
         #expect(session.state == .created)
     }
@@ -120,10 +120,10 @@ struct RecommendedBitRateTests {
     }
 
     @Test func badInput() {
-        #expect((#expect(throws: H264Error.self) { try RecommendedBitRate.bitsPerSecond(width: 0, height: 1) })?.code == .valueOutOfRange)
-        #expect((#expect(throws: H264Error.self) { try RecommendedBitRate.bitsPerSecond(width: 1, height: 1, frameRate: .infinity) })?.code == .valueOutOfRange)
-        #expect((#expect(throws: H264Error.self) { try RecommendedBitRate.bitsPerSecond(width: Int.max, height: 2) })?.code == .overflow)
-        #expect((#expect(throws: H264Error.self) { try RecommendedBitRate.bitsPerSecond(width: 1, height: 1, frameRate: 1e300) })?.code == .overflow)
+        #expect((#expect(throws: MediaError.self) { try RecommendedBitRate.bitsPerSecond(width: 0, height: 1) })?.code == .valueOutOfRange)
+        #expect((#expect(throws: MediaError.self) { try RecommendedBitRate.bitsPerSecond(width: 1, height: 1, frameRate: .infinity) })?.code == .valueOutOfRange)
+        #expect((#expect(throws: MediaError.self) { try RecommendedBitRate.bitsPerSecond(width: Int.max, height: 2) })?.code == .overflow)
+        #expect((#expect(throws: MediaError.self) { try RecommendedBitRate.bitsPerSecond(width: 1, height: 1, frameRate: 1e300) })?.code == .overflow)
     }
 }
 
@@ -151,12 +151,12 @@ struct AnnexBWriterTests {
     }
 
     @Test(arguments: [([0, 0, 0, 9, 0x65], .lengthPastEnd), ([0, 0, 0, 1, 0x65, 0, 0], .truncated),
-                      ([0, 0, 0xFF, 0xFF, 0xFF], .lengthPastEnd), ([0, 0, 0x01], .truncated)] as [([UInt8], H264Error.Code)])
-    func malformedLengthsThrow(data: [UInt8], code: H264Error.Code) {
+                      ([0, 0, 0xFF, 0xFF, 0xFF], .lengthPastEnd), ([0, 0, 0x01], .truncated)] as [([UInt8], MediaError.Code)])
+    func malformedLengthsThrow(data: [UInt8], code: MediaError.Code) {
         // The one AVCC walk (AVCC.forEachNALUnit): a length past the end, or a length field cut short.
         var copy = data
-        #expect((#expect(throws: H264Error.self) { try AnnexBWriter.convertLengthsToStartCodes(&copy) })?.code == code)
-        #expect((#expect(throws: H264Error.self) { try AnnexBWriter().annexB(frame(.p, data)) })?.code == code)
-        #expect((#expect(throws: H264Error.self) { try frame(.p, data).nalUnits() })?.code == code)
+        #expect((#expect(throws: MediaError.self) { try AnnexBWriter.convertLengthsToStartCodes(&copy) })?.code == code)
+        #expect((#expect(throws: MediaError.self) { try AnnexBWriter().annexB(frame(.p, data)) })?.code == code)
+        #expect((#expect(throws: MediaError.self) { try frame(.p, data).nalUnits() })?.code == code)
     }
 }

@@ -17,7 +17,7 @@ import Testing
     /// 16x8 I420: 128 + 2 × 32 bytes.
     static let frameBytes = 16 * 8 * 3 / 2
 
-    static let inputs: [(name: String, bytes: [UInt8], code: H264Error.Code, field: String?)] = [
+    static let inputs: [(name: String, bytes: [UInt8], code: MediaError.Code, field: String?)] = [
         ("empty input", [], .emptyInput, nil),
         ("not YUV4MPEG2", y4m("YUV4MPEG W16 H8"), .notY4M, "YUV4MPEG2"),
         ("header without end of line", Array("YUV4MPEG2 W16 H8 F25:1".utf8), .truncatedHeader, "YUV4MPEG2"),
@@ -55,10 +55,10 @@ import Testing
     @Test(arguments: inputs.indices)
     func rejectedAlikeInChunks(index: Int) throws {
         let input = Self.inputs[index]
-        let whole = #expect(throws: H264Error.self) { try Y4MStreamReader.frames(in: input.bytes) }
+        let whole = #expect(throws: MediaError.self) { try Y4MStreamReader.frames(in: input.bytes) }
         for chunk in [1, 7, 100] {
             var reader = Y4MStreamReader()
-            var caught: H264Error?
+            var caught: MediaError?
             do {
                 for start in stride(from: 0, to: input.bytes.count, by: chunk) {
                     reader.append(input.bytes[start..<min(start + chunk, input.bytes.count)])
@@ -80,7 +80,7 @@ import Testing
         reader.finish()
         #expect(try reader.nextFrame()?.count == Self.frameBytes)
         #expect(try reader.nextFrame()?.count == Self.frameBytes)
-        let error = #expect(throws: H264Error.self) { try reader.nextFrame() }
+        let error = #expect(throws: MediaError.self) { try reader.nextFrame() }
         #expect(error?.code == .truncatedFrame)
         // Header (22 + 1), two frames of 6 + 192, the third's FRAME line and its 10 bytes.
         #expect(error?.byteOffset == 23 + 2 * (6 + Self.frameBytes) + 6 + 10)

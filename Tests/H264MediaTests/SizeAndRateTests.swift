@@ -24,16 +24,16 @@ import Testing
     @Test(arguments: rates.indices)
     func y4mAndFPSShareTheRateRule(index: Int) throws {
         let row = Self.rates[index]
-        let header = Result { () throws(H264Error) in try Y4MHeader.parse(Array("YUV4MPEG2 W16 H8 F\(row.y4m)".utf8)) }
-        let fps = Result { () throws(H264Error) in try SizeAndRate.rate(Substring(row.fps), separator: "/", decimal: true, field: "--fps", "--fps ") }
+        let header = Result { () throws(MediaError) in try Y4MHeader.parse(Array("YUV4MPEG2 W16 H8 F\(row.y4m)".utf8)) }
+        let fps = Result { () throws(MediaError) in try SizeAndRate.rate(Substring(row.fps), separator: "/", decimal: true, field: "--fps", "--fps ") }
         if let (n, d) = row.expected {
             let parsed = try header.get()
             #expect(parsed.frameRateNumerator == n && parsed.frameRateDenominator == d, "F\(row.y4m)")
             let rate = try fps.get()
             #expect(rate.numerator == n && rate.denominator == d, "--fps \(row.fps)")
         } else {
-            #expect(throws: H264Error.self) { try header.get() }
-            #expect(throws: H264Error.self) { try fps.get() }
+            #expect(throws: MediaError.self) { try header.get() }
+            #expect(throws: MediaError.self) { try fps.get() }
             if case .failure(let error) = header { #expect(error.code == .badFrameRate, "F\(row.y4m): \(error)") }
             if case .failure(let error) = fps { #expect(error.code == .badFrameRate, "--fps \(row.fps): \(error)") }
         }
@@ -43,16 +43,16 @@ import Testing
     @Test func fpsAsANumber() throws {
         #expect(try SizeAndRate.rate("25", separator: "/", decimal: true, field: "--fps", "--fps ") == FrameRate(numerator: 25, denominator: 1))
         #expect(try SizeAndRate.rate("29.97", separator: "/", decimal: true, field: "--fps", "--fps ") == FrameRate(numerator: 29970, denominator: 1000))
-        #expect((#expect(throws: H264Error.self) { try SizeAndRate.rate("0.05", separator: "/", decimal: true, field: "--fps", "--fps ") })?.code == .badFrameRate)
-        #expect((#expect(throws: H264Error.self) { try SizeAndRate.rate("nan", separator: "/", decimal: true, field: "--fps", "--fps ") })?.code == .badFrameRate)
+        #expect((#expect(throws: MediaError.self) { try SizeAndRate.rate("0.05", separator: "/", decimal: true, field: "--fps", "--fps ") })?.code == .badFrameRate)
+        #expect((#expect(throws: MediaError.self) { try SizeAndRate.rate("nan", separator: "/", decimal: true, field: "--fps", "--fps ") })?.code == .badFrameRate)
     }
 
     /// (W, H) as y4m fields and as `--size WxH`: accepted alike, refused alike.
     @Test(arguments: [("16", "8", true), ("16384", "2", true), ("15", "8", false), ("16", "7", false),
                       ("0", "8", false), ("16386", "8", false), ("-16", "8", false), ("a", "8", false)])
     func y4mAndSizeShareTheSizeRule(width: String, height: String, accepted: Bool) throws {
-        let header = Result { () throws(H264Error) in try Y4MHeader.parse(Array("YUV4MPEG2 W\(width) H\(height)".utf8)) }
-        let size = Result { () throws(H264Error) in try SizeAndRate.size("\(width)x\(height)") }
+        let header = Result { () throws(MediaError) in try Y4MHeader.parse(Array("YUV4MPEG2 W\(width) H\(height)".utf8)) }
+        let size = Result { () throws(MediaError) in try SizeAndRate.size("\(width)x\(height)") }
         if accepted {
             #expect(try header.get().width == Int(width) && header.get().height == Int(height))
             #expect(try size.get() == (Int(width)!, Int(height)!))

@@ -26,7 +26,7 @@ import Testing
     /// backslashes too.
     @Test func diagnosticsAreEscaped() throws {
         var inspection = try StreamInspection(bytes: [], configurationRecord: nil, lengthSize: nil)
-        inspection.diagnostics = [.init(kind: .warning, error: H264Error(.valueOutOfRange, field: "x", byteOffset: 3, "a\u{1}\"b\\\n"))]
+        inspection.diagnostics = [.init(kind: .warning, error: MediaError(.valueOutOfRange, field: "x", byteOffset: 3, "a\u{1}\"b\\\n"))]
         #expect(inspection.json() == """
         {"access_units":[],"sps":[],"pps":[],"diagnostics":[{"kind":"warning","code":"valueOutOfRange","field":"x","byte_offset":3,"bit_offset":null,"message":"a\\u0001\\"b\\\\\\u000a"}]}
         """)

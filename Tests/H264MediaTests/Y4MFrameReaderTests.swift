@@ -65,6 +65,6 @@ import Testing
         #expect(try raw.nextFrame() == nil)
         var short = Y4MFrameReader(rawI420: BufferSource(bytes: Array(frame.dropLast())), width: 16, height: 8,
                                 frameRate: FrameRate(numerator: 30, denominator: 1))
-        #expect((#expect(throws: H264Error.self) { try short.nextFrame() })?.code == .truncatedFrame)
+        #expect((#expect(throws: MediaError.self) { try short.nextFrame() })?.code == .truncatedFrame)
     }
 }

@@ -47,7 +47,7 @@ import Testing
         let bytes = Array("YUV4MPEG2 W16 H8 F25:1\nFRAME Ip XKEY=1\n".utf8) + planes
         var reader = Y4MReader()
         func step(_ slice: ArraySlice<UInt8>, isComplete: Bool = false) throws -> Y4MReader.Step {
-            try slice.withUnsafeBytes { all in Result { () throws(H264Error) in try reader.step(all, isComplete: isComplete) } }.get()
+            try slice.withUnsafeBytes { all in Result { () throws(MediaError) in try reader.step(all, isComplete: isComplete) } }.get()
         }
         #expect(try step(bytes[..<10]) == .needMoreBytes)
         #expect(try step(bytes[...]) == .header(consumed: 23))
@@ -68,7 +68,7 @@ import Testing
         #expect(try reader.nextFrame() == frame.reversed())
         #expect(try reader.nextFrame() == nil)
         reader.finish()
-        #expect((#expect(throws: H264Error.self) { try reader.nextFrame() })?.code == .truncatedFrame)
+        #expect((#expect(throws: MediaError.self) { try reader.nextFrame() })?.code == .truncatedFrame)
     }
 
     /// The header `Y4MHeader.line` writes for the fixture is the one FFmpeg's muxer writes.

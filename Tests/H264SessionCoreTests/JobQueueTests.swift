@@ -34,7 +34,7 @@ import Testing
         let holder = Locked<JobQueue<Int>?>(nil)
         let queue = JobQueue<Int>(label: "test") { _ in
             guard let q = holder.withLock({ $0 }) else { return }
-            do throws(H264Error) { try q.checkNotCurrent("waitForQueuedFrames") } catch {
+            do throws(MediaError) { try q.checkNotCurrent("waitForQueuedFrames") } catch {
                 codes.withLock { $0.append("\(error.code): \(error.message)") }
             }
         }

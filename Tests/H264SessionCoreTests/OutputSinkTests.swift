@@ -110,17 +110,17 @@ import Testing
         let sink = OutputSink<Int>(handler: nil, failureCode: .unsupported)
         #expect(sink.takeError() == nil)
         sink.record(Other())
-        sink.record(H264Error(.truncated))
+        sink.record(MediaError(.truncated))
         #expect(sink.takeError()?.code == .unsupported)
         #expect(sink.takeError() == nil)
-        sink.record(H264Error(.truncated))
+        sink.record(MediaError(.truncated))
         #expect(sink.takeError()?.code == .truncated)
     }
 
     @Test(arguments: [(OutputBufferingPolicy.keepingNewest(0), false), (.keepingOldest(-1), false),
                       (.keepingNewest(1), true), (.keepingOldest(100_000), true), (.keepingNewest(100_001), false)])
     func policyLimits(policy: OutputBufferingPolicy, valid: Bool) {
-        do throws(H264Error) {
+        do throws(MediaError) {
             try policy.validate()
             #expect(valid)
         } catch {

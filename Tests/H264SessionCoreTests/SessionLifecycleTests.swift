@@ -7,7 +7,7 @@ import Testing
 /// order and expects the state after each, or the error code it throws. (Moved here from the
 /// encoder's tests of its former `EncoderLifecycle`; `prepared` is now `running`.)
 @Suite(.ownThread) struct SessionLifecycleTransitionTests {
-    enum Outcome: Equatable { case state(SessionLifecycle.State), error(H264Error.Code) }
+    enum Outcome: Equatable { case state(SessionLifecycle.State), error(MediaError.Code) }
 
     static let rows: [(String, [SessionLifecycle.Event], [Outcome])] = [
         ("configure, prepare", [.configure, .prepare, .prepared],
@@ -30,7 +30,7 @@ import Testing
         let (name, events, expected) = Self.rows[row]
         var lifecycle = SessionLifecycle(configureWhileRunning: "running")
         let outcomes = events.map { event -> Outcome in
-            do throws(H264Error) { return .state(try lifecycle.apply(event)) } catch { return .error(error.code) }
+            do throws(MediaError) { return .state(try lifecycle.apply(event)) } catch { return .error(error.code) }
         }
         #expect(outcomes == expected, "\(name)")
     }
@@ -52,7 +52,7 @@ import Testing
         var invalidated = SessionLifecycle(configureWhileRunning: "the running advice")
         _ = try? invalidated.apply(.invalidate)
         var copy = invalidated
-        do throws(H264Error) {
+        do throws(MediaError) {
             try copy.apply(event)
             Issue.record("\(name) after invalidate did not throw")
         } catch {
@@ -63,7 +63,7 @@ import Testing
         if case .configure = event {
             var running = SessionLifecycle(configureWhileRunning: "the running advice")
             _ = try? running.apply(.run("decode"))
-            do throws(H264Error) {
+            do throws(MediaError) {
                 try running.apply(.configure)
                 Issue.record("configure while running did not throw")
             } catch {
@@ -84,15 +84,15 @@ import Testing
     /// one error.
     @Test func invalidateIsIdempotentFromManyTasks() async {
         let lifecycle = Locked(SessionLifecycle(configureWhileRunning: "running"))
-        let codes = Locked<[H264Error.Code]>([])
+        let codes = Locked<[MediaError.Code]>([])
         await withTaskGroup(of: Void.self) { group in
             for i in 0..<200 {
                 group.addTask {
                     if i % 2 == 0 {
                         lifecycle.withLock { _ = try? $0.apply(.invalidate) }
                     } else {
-                        do throws(H264Error) {
-                            try lifecycle.withLock { (l) throws(H264Error) in _ = try l.apply(.run("encode")) }
+                        do throws(MediaError) {
+                            try lifecycle.withLock { (l) throws(MediaError) in _ = try l.apply(.run("encode")) }
                         } catch {
                             codes.withLock { $0.append(error.code) }
                         }

@@ -14,11 +14,11 @@ import Testing
         struct Call { var frame: Int; var pts: Duration; var forceKeyframe: Bool; var at: ContinuousClock.Instant }
         private let calls = Locked<[Call]>([])
         private let completed = Locked(0)
-        let completionError: H264Error?
+        let completionError: MediaError?
         /// Runs inside `encode` after recording (e.g. a viewer joins meanwhile).
         let onEncode: @Sendable (Int) -> Void
 
-        init(completionError: H264Error? = nil, onEncode: @escaping @Sendable (Int) -> Void = { _ in }) {
+        init(completionError: MediaError? = nil, onEncode: @escaping @Sendable (Int) -> Void = { _ in }) {
             self.completionError = completionError
             self.onEncode = onEncode
         }
@@ -61,14 +61,14 @@ import Testing
     /// x264 reported for the last frames was lost and the server exited 0. It is the run's
     /// error now.
     @Test func theEncodersLastErrorIsReported() async throws {
-        let encoder = RecordingEncoder(completionError: H264Error(H264Error.Code(rawValue: "encoderFailed"), field: "x264_encoder_encode"))
+        let encoder = RecordingEncoder(completionError: MediaError(MediaError.Code(rawValue: "encoderFailed"), field: "x264_encoder_encode"))
         var pacer = Self.pacer(interval: .milliseconds(1))
         let frames = Frames(3)
         let outcome = await pacer.run(encoder: encoder, nextFrame: frames.take, isStopped: { false })
         #expect(outcome.frames == 3 && encoder.encoded.count == 3)
         #expect(outcome.ending == .inputEnded)
         #expect(encoder.completions == 1)
-        let error = try #require(outcome.error as? H264Error, "the completion error was dropped")
+        let error = try #require(outcome.error as? MediaError, "the completion error was dropped")
         #expect(error.field == "x264_encoder_encode")
     }
 
@@ -87,9 +87,9 @@ import Testing
     @Test func aFailingSourceEndsTheLoop() async throws {
         let encoder = RecordingEncoder()
         var pacer = Self.pacer(interval: .milliseconds(1))
-        let outcome = await pacer.run(encoder: encoder, nextFrame: { () throws -> Int? in throw H264Error(.invalidState) },
+        let outcome = await pacer.run(encoder: encoder, nextFrame: { () throws -> Int? in throw MediaError(.invalidState) },
                                       isStopped: { false })
-        #expect(outcome.ending == .failed && (outcome.error as? H264Error)?.code == .invalidState)
+        #expect(outcome.ending == .failed && (outcome.error as? MediaError)?.code == .invalidState)
         #expect(outcome.frames == 0 && encoder.completions == 0)
     }
 

@@ -220,9 +220,9 @@ import RTMPMessages
         #expect(timeline.statistics == RTMPPublisher.Statistics(framesSent: 3, framesDropped: 4, skipsToKeyframe: 1, sequenceHeaders: 1))
         #expect(timeline.lastTimestamp == 200, "timestamps since the first frame sent")
         #expect { try timeline.messages(avcc: [], format: format, isKeyframe: true, decodeTime: .zero, presentationTime: .seconds(10_000), writable: true) }
-            throws: { ($0 as? H264Error)?.code == .valueOutOfRange }
+            throws: { ($0 as? MediaError)?.code == .valueOutOfRange }
         let huge = [UInt8](repeating: 0, count: RTMPVideoTimeline.maximumFrameBytes + 1)
         #expect { try timeline.messages(avcc: huge, format: format, isKeyframe: true, decodeTime: .zero, presentationTime: .zero, writable: true) }
-            throws: { ($0 as? H264Error)?.code == .rtmpMessageTooLarge }
+            throws: { ($0 as? MediaError)?.code == .rtmpMessageTooLarge }
     }
 }

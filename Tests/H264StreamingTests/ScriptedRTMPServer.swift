@@ -95,7 +95,7 @@ final class ScriptedRTMPServer: Sendable {
 
     /// A misbehaving server: its name, behaviour, and the error a client must give (code,
     /// underlying code, status code).
-    typealias BadPeer = (name: String, behaviour: Behaviour, code: RTMPError.Code, underlying: H264Error.Code?, status: String?)
+    typealias BadPeer = (name: String, behaviour: Behaviour, code: RTMPError.Code, underlying: MediaError.Code?, status: String?)
 
     /// A Set Chunk Size message with `size`: a type 0 header on chunk stream 2 (timestamp 0,
     /// length 4, type 1, stream 0), then the size big-endian.

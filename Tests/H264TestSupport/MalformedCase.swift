@@ -5,29 +5,29 @@ public import Testing
 /// the library must report for it.
 public struct MalformedCase: Sendable, CustomTestStringConvertible {
     public var name: String
-    public var code: H264Error.Code
+    public var code: MediaError.Code
     public var field: String?
     public var body: @Sendable () throws -> Void
     public var testDescription: String { name }
 
-    public init(_ name: String, _ code: H264Error.Code, field: String?, _ body: @escaping @Sendable () throws -> Void) {
+    public init(_ name: String, _ code: MediaError.Code, field: String?, _ body: @escaping @Sendable () throws -> Void) {
         self.name = name
         self.code = code
         self.field = field
         self.body = body
     }
 
-    /// Runs the case and records an issue unless it throws an `H264Error` with the expected code
+    /// Runs the case and records an issue unless it throws an `MediaError` with the expected code
     /// and field.
     public func expectRejected(sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             try body()
             Issue.record("\(name): accepted, expected \(code)", sourceLocation: sourceLocation)
-        } catch let error as H264Error {
+        } catch let error as MediaError {
             #expect(error.code == code, "\(name): \(error)", sourceLocation: sourceLocation)
             #expect(error.field == field, "\(name): \(error)", sourceLocation: sourceLocation)
         } catch {
-            Issue.record("\(name): \(error) is not an H264Error", sourceLocation: sourceLocation)
+            Issue.record("\(name): \(error) is not an MediaError", sourceLocation: sourceLocation)
         }
     }
 }

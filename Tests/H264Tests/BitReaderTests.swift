@@ -25,7 +25,7 @@ import MediaCore
 
     @Test func rejectsThirtyTwoLeadingZeros() {
         var reader = BitReader([0, 0, 0, 0, 0x80])
-        #expect(throws: H264Error.self) { try reader.readUE("x") }
+        #expect(throws: MediaError.self) { try reader.readUE("x") }
         do { _ = try reader.readUE("x") } catch { #expect(error.code == .expGolombOverflow); #expect(error.field == "x") }
     }
 

@@ -46,12 +46,12 @@ import Testing
         if let last = assembler.finish(streamLength: bytes.count) { units.append(last) }
 
         // Exactly one problem: the damaged unit, at its start code.
-        let expected: H264Error = switch damage {
+        let expected: MediaError = switch damage {
         case .forbiddenZeroBit:
-            H264Error(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: start,
+            MediaError(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: start,
                       "a \(want.accessUnits[Self.damagedIndex].bytes - 4)-byte unit with forbidden_zero_bit set was dropped")
         case .cutAfterHeader:
-            H264Error(.truncated, field: "first_mb_in_slice", byteOffset: start, bitOffset: 0, "Exp-Golomb code runs past the end")
+            MediaError(.truncated, field: "first_mb_in_slice", byteOffset: start, bitOffset: 0, "Exp-Golomb code runs past the end")
         }
         #expect(assembler.recentErrors == [expected])
         #expect(assembler.warningCount == 0)
@@ -112,7 +112,7 @@ import Testing
         let bytes = units.flatMap { AnnexB.fourByteStartCode + $0 }
         let result = try AVCC.fromAnnexB(bytes, parameterSets: .configuration)
         let cutOffset = units[..<3].reduce(0) { $0 + 4 + $1.count } + 4
-        #expect(result.diagnostics == [H264Error(.truncated, field: "pic_parameter_set_id", byteOffset: cutOffset,
+        #expect(result.diagnostics == [MediaError(.truncated, field: "pic_parameter_set_id", byteOffset: cutOffset,
                                                  "a 1-byte parameter set ends before its id")])
         #expect(try AVCC.nalUnits(in: result.data, lengthSize: 4).map { Array(result.data[$0]) } == [units[2], cut, units[4]])
         #expect(result.pictureParameterSets == [units[1]])

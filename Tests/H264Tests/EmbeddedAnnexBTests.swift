@@ -46,7 +46,7 @@ import RTP
         #expect(reading.warnings.first?.field == "NALUnitLength")
         #expect(reading.skipped.isEmpty)
         // The strict split still refuses it: the tolerance is the reading's, not the framing's.
-        #expect(throws: H264Error.self) { try AVCC.nalUnits(in: bytes, lengthSize: lengthSize) }
+        #expect(throws: MediaError.self) { try AVCC.nalUnits(in: bytes, lengthSize: lengthSize) }
     }
 
     @Test func lengthsThenAnnexBSwitchesWhereTheStartCodeIs() throws {
@@ -83,7 +83,7 @@ import RTP
         #expect {
             _ = try AVCC.read(cut, lengthSize: 4)
         } throws: { error in
-            (error as? H264Error)?.code == .lengthPastEnd && (error as? H264Error)?.byteOffset == whole.count - 304
+            (error as? MediaError)?.code == .lengthPastEnd && (error as? MediaError)?.byteOffset == whole.count - 304
         }
     }
 

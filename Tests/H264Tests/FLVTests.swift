@@ -234,7 +234,7 @@ import MediaContainers
 
     /// Every event of a streaming reader, fed `bytes` in chunks of `size`, then finished; the
     /// fatal error, if one ended it.
-    static func streamed(_ bytes: [UInt8], chunk size: Int) -> (events: [FLVReader.Event], error: H264Error?) {
+    static func streamed(_ bytes: [UInt8], chunk size: Int) -> (events: [FLVReader.Event], error: MediaError?) {
         var reader = FLVReader()
         var events: [FLVReader.Event] = []
         var start = 0
@@ -253,7 +253,7 @@ import MediaContainers
     }
 
     /// The whole-file reader's events and fatal error.
-    static func whole(_ bytes: [UInt8]) -> (events: [FLVReader.Event], error: H264Error?) {
+    static func whole(_ bytes: [UInt8]) -> (events: [FLVReader.Event], error: MediaError?) {
         var events: [FLVReader.Event] = []
         do {
             var reader = try FLVReader(bytes)
@@ -395,7 +395,7 @@ import MediaContainers
     @Test func sequenceHeaderErrorOffsetIsInTheTag() throws {
         var bytes = Self.sequenceHeader
         bytes[5] = 2
-        #expect(throws: H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 5,
+        #expect(throws: MediaError(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 5,
                                   "configurationVersion is 2, not 1")) { try FLVVideoTag(parsing: bytes) }
     }
 
@@ -403,7 +403,7 @@ import MediaContainers
     @Test func failedAppendWritesNothing() throws {
         var writer = FLVWriter()
         let before = writer.bytes
-        #expect(throws: H264Error.self) {
+        #expect(throws: MediaError.self) {
             try writer.appendFrame([0, 0, 0, 1, 0x65], isKeyframe: true, decodeTime: 0, presentationTime: -0x80_0001)
         }
         #expect(writer.bytes == before)

@@ -23,7 +23,7 @@ import MediaCore
         var name: String
         var bytes: [UInt8]
         var lengthSize: Int
-        var code: H264Error.Code
+        var code: MediaError.Code
         var byteOffset: Int?
         var testDescription: String { name }
     }
@@ -96,6 +96,6 @@ import MediaCore
         #expect(ranges.map(\.count) == [2, 27, 4, 16219, 2, 170])
         #expect(ranges.last?.upperBound == bytes.count)
         // With the wrong length size the same bytes are an error, not a crash.
-        #expect(throws: H264Error.self) { try AVCC.nalUnits(in: bytes, lengthSize: 2) }
+        #expect(throws: MediaError.self) { try AVCC.nalUnits(in: bytes, lengthSize: 2) }
     }
 }

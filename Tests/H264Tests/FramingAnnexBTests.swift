@@ -77,7 +77,7 @@ import MediaCore
             #expect(error.code == .missingStartCode)
             #expect(error.byteOffset == 1)
         }
-        #expect(throws: H264Error.self) { try AnnexB.nalUnits(validating: [0x09, 0x10]) }
+        #expect(throws: MediaError.self) { try AnnexB.nalUnits(validating: [0x09, 0x10]) }
     }
 
     @Test func validatingAcceptsLeadingZerosAndEmptyInput() throws {

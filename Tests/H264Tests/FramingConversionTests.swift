@@ -186,7 +186,7 @@ import H264
             let avcc2 = try AVCC.fromAnnexB(bytes, lengthSize: 2)
             #expect(nalUnitBytes(try AnnexB.fromAVCCStream(avcc2.data, lengthSize: 2)) == original)
         } else {
-            #expect(throws: H264Error.self) { try AVCC.fromAnnexB(bytes, lengthSize: 2) }
+            #expect(throws: MediaError.self) { try AVCC.fromAnnexB(bytes, lengthSize: 2) }
         }
 
         // Parameter sets moved out: the data holds everything else, in order, plus the in-stream

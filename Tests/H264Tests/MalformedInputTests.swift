@@ -3,7 +3,7 @@ import H264TestSupport
 import Testing
 
 /// The catalogue of malformed input: every case names what is wrong, and asserts the exact
-/// ``H264Error/Code`` and the field (syntax element, spec name) the error reports. Byte vectors
+/// ``MediaError/Code`` and the field (syntax element, spec name) the error reports. Byte vectors
 /// are built here by hand from the syntax of ITU-T H.264 clause 7.3 (parameter sets, slice
 /// header), ISO/IEC 14496-15 clause 5.3 (AVCC lengths, `avcC`) and Annex B (start codes).
 @Suite(.ownThread) struct MalformedInputTests {
@@ -321,7 +321,7 @@ import Testing
         },
     ]
 
-    static func cache() throws(H264Error) -> ParameterSetCache {
+    static func cache() throws(MediaError) -> ParameterSetCache {
         var cache = ParameterSetCache()
         try cache.store(SyntheticStream.sps(widthInMbs: 11, heightInMbs: 9))
         try cache.store(SyntheticStream.pps())

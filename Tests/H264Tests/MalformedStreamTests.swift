@@ -16,7 +16,7 @@ import Testing
     static func annexB(_ units: [[UInt8]]) -> [UInt8] { units.flatMap { AnnexB.fourByteStartCode + $0 } }
 
     /// Feeds `bytes` to a streaming reader in chunks of `chunk` bytes and assembles access units.
-    static func read(_ bytes: [UInt8], chunk: Int) -> (units: [StreamNALUnit], skipped: Int, accessUnits: [AccessUnit], errors: [H264Error]) {
+    static func read(_ bytes: [UInt8], chunk: Int) -> (units: [StreamNALUnit], skipped: Int, accessUnits: [AccessUnit], errors: [MediaError]) {
         var reader = AnnexBStreamReader()
         var units: [StreamNALUnit] = []
         var start = 0

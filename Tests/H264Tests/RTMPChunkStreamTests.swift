@@ -238,16 +238,16 @@ import RTMPMessages
     @Test func writerChunkSizeBounds() throws {
         var writer = RTMPChunkWriter()
         var bytes: [UInt8] = []
-        #expect(throws: H264Error.self) { try writer.setChunkSize(0, appendingTo: &bytes) }
-        #expect(throws: H264Error.self) { try writer.setChunkSize(65_537, appendingTo: &bytes) }
+        #expect(throws: MediaError.self) { try writer.setChunkSize(0, appendingTo: &bytes) }
+        #expect(throws: MediaError.self) { try writer.setChunkSize(65_537, appendingTo: &bytes) }
         #expect(bytes.isEmpty)
         try writer.setChunkSize(65_536, appendingTo: &bytes)
         #expect(bytes == Self.setChunkSize(65_536))
         bytes = []
         #expect { try writer.append(RTMPMessage(type: .video, payload: Array(repeating: 0, count: 1 << 24)), chunkStreamId: 6, to: &bytes) }
-            throws: { ($0 as? H264Error)?.code == .rtmpMessageTooLarge }
+            throws: { ($0 as? MediaError)?.code == .rtmpMessageTooLarge }
         #expect { try writer.append(RTMPMessage(type: .video, payload: []), chunkStreamId: 1, to: &bytes) }
-            throws: { ($0 as? H264Error)?.code == .valueOutOfRange }
+            throws: { ($0 as? MediaError)?.code == .valueOutOfRange }
         #expect(bytes.isEmpty)
     }
 }

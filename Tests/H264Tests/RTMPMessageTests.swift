@@ -38,7 +38,7 @@ import RTMPMessages
     @Test func handshakeRejectsOtherVersions() {
         var client = RTMPHandshake(role: .client)
         #expect { _ = try client.receive([0x16, 3, 1]) } throws: { error in
-            (error as? H264Error)?.code == .invalidRTMPHandshake && "\(error)".contains("TLS")
+            (error as? MediaError)?.code == .invalidRTMPHandshake && "\(error)".contains("TLS")
         }
     }
 

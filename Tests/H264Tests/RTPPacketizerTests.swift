@@ -60,7 +60,7 @@ struct RTPPacketizerTests {
         let configuration = rtpConfiguration(mtu: 1200, mode: .singleNALUnit)
         var packetizer = RTPPacketizer(configuration: configuration)
         var emitted = 0
-        #expect(throws: H264Error.self) {
+        #expect(throws: MediaError.self) {
             try packetizer.packetize(avcc: avccData([Self.slice(10), Self.slice(configuration.payloadLimit + 1)]),
                                      presentationTime: .zero) { _ in emitted += 1 }
         }
@@ -164,7 +164,7 @@ struct RTPPacketizerTests {
         #expect(events.nalUnits.map { $0.map(Array.init) } == [[bigSPS, pps, idr]])
         // Mode 0 cannot send it: an error, not a silent drop.
         var single = RTPPacketizer(configuration: rtpConfiguration(mode: .singleNALUnit))
-        #expect(throws: H264Error.self) {
+        #expect(throws: MediaError.self) {
             try single.packets(avcc: avccData([idr].map { Array($0.prefix(100)) }), presentationTime: .zero, formatDescription: format)
         }
     }
@@ -187,7 +187,7 @@ struct RTPPacketizerTests {
 
     @Test func tooSmallAnMTUIsAnError() {
         var packetizer = RTPPacketizer(configuration: rtpConfiguration(mtu: 42))
-        #expect(throws: H264Error.self) { try packetizer.packets(avcc: avccData([Self.slice(10)]), presentationTime: .zero) }
+        #expect(throws: MediaError.self) { try packetizer.packets(avcc: avccData([Self.slice(10)]), presentationTime: .zero) }
     }
 }
 

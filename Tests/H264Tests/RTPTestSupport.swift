@@ -34,7 +34,7 @@ struct DepacketizedEvents {
     var accessUnits: [RTPDepacketizer.ReceivedAccessUnit] = []
     var losses: [RTPDepacketizer.Loss] = []
     var keyframeRequests = 0
-    var diagnostics: [H264Error] = []
+    var diagnostics: [MediaError] = []
     /// Every event in order.
     var inOrder: [RTPDepacketizer.Event] = []
 
@@ -94,7 +94,7 @@ struct DepacketizedEvents {
                 let copy = unit.accessUnit.accessUnit
                 events.append(copy.data.count == unit.accessUnit.encodedByteCount
                               ? .accessUnit(.init(accessUnit: copy, timestamp: unit.timestamp, endedByMarker: unit.endedByMarker))
-                              : .diagnostic(H264Error(.overflow, field: "encodedByteCount", "\(unit.accessUnit.encodedByteCount) ≠ \(copy.data.count)")))
+                              : .diagnostic(MediaError(.overflow, field: "encodedByteCount", "\(unit.accessUnit.encodedByteCount) ≠ \(copy.data.count)")))
             case .loss(let loss): events.append(.loss(loss))
             case .keyframeRequest: events.append(.keyframeRequest)
             case .diagnostic(let error): events.append(.diagnostic(error))

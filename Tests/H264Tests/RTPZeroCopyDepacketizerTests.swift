@@ -94,7 +94,7 @@ struct RTPZeroCopyDepacketizerTests {
         let buffer = [UInt8](repeating: 0, count: 20)
         depacketizer.append(packet: 10..<30, in: buffer)
         depacketizer.append(packet: -1..<5, in: buffer)
-        var codes: [H264Error.Code] = []
+        var codes: [MediaError.Code] = []
         while let event = depacketizer.next() { if case .diagnostic(let error) = event { codes.append(error.code) } }
         #expect(codes == [.lengthPastEnd, .lengthPastEnd])
         #expect(depacketizer.packetCount == 2)

@@ -133,7 +133,7 @@ struct RTSPMessageReaderTests {
         #expect(try Self.messages(play.bytes) == [.request(play)])
     }
 
-    static let malformed: [(name: String, text: String, code: H264Error.Code, field: String)] = [
+    static let malformed: [(name: String, text: String, code: MediaError.Code, field: String)] = [
         ("two words", "OPTIONS RTSP/1.0\r\nCSeq: 2\r\n\r\n", .invalidRTSPMessage, "Request-Line"),
         ("four words", "OPTIONS * x RTSP/1.0\r\nCSeq: 2\r\n\r\n", .invalidRTSPMessage, "Request-Line"),
         ("no version", "OPTIONS * FOO\r\nCSeq: 2\r\n\r\n", .invalidRTSPMessage, "RTSP-Version"),
@@ -251,7 +251,7 @@ struct RTSPMessageReaderTests {
     ])
     func malformedTransport(text: String, field: String) {
         MalformedCase("Transport: \(text)", .invalidTransport, field: field) { _ = try RTSPTransport.parseList(text) }.expectRejected()
-        #expect(RTSPStatus(for: H264Error(.invalidTransport, field: field)) == .unsupportedTransport)
+        #expect(RTSPStatus(for: MediaError(.invalidTransport, field: field)) == .unsupportedTransport)
     }
 }
 

@@ -92,7 +92,7 @@ import RTSPMessages
     /// test data of a GW Security GW4089IP names another URL than the track's: with one stream
     /// and one entry it is taken, with a warning; with no match among several, none.
     @Test func rtpInfoEntryOfTheTrack() {
-        var warnings: [H264Error] = []
+        var warnings: [MediaError] = []
         let two = RTSPRTPInfo(parsing: "url=trackID=1;seq=1;rtptime=5,url=rtsp://cam/vod/trackID=2;seq=9;rtptime=7")
         #expect(two.stream(for: "rtsp://cam/vod/trackID=1", warnings: &warnings)?.rtpTime == 5)
         #expect(two.stream(for: "rtsp://cam/vod/trackID=2/", warnings: &warnings)?.sequenceNumber == 9)

@@ -73,7 +73,7 @@ import H264
                 case 0:
                     let n = Int.random(in: 0...32, using: &random)
                     let expected = reference.bits(n)
-                    do throws(H264Error) {
+                    do throws(MediaError) {
                         let value = try cursor.readBits(n, "u")
                         #expect(value == expected)
                     } catch {
@@ -81,7 +81,7 @@ import H264
                     }
                 case 1:
                     let expected = reference.ue()
-                    do throws(H264Error) {
+                    do throws(MediaError) {
                         #expect(.value(try cursor.readUE("ue", range: 0...Int(UInt32.max))) == expected)
                     } catch {
                         switch expected {
@@ -93,7 +93,7 @@ import H264
                     }
                 default:
                     let expected = reference.ue()
-                    do throws(H264Error) {
+                    do throws(MediaError) {
                         let value = try cursor.readSE("se", range: Int(Int32.min)...Int(Int32.max))
                         guard case .value(let codeNum) = expected else { Issue.record("read \(value), expected \(expected)"); continue }
                         #expect(value == (codeNum & 1 == 1 ? (codeNum + 1) / 2 : -(codeNum / 2)))

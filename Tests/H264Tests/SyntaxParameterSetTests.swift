@@ -145,7 +145,7 @@ private struct X264Fixture {
         w.ue(1); w.ue(6); w.ue(13)     // two slice groups, map type 6, 14 map units instead of 15
         for _ in 0..<14 { w.bits(0, 1) }
         w.trailingBits()
-        expectError(.valueOutOfRange, field: "pic_size_in_map_units_minus1") { () throws(H264Error) in
+        expectError(.valueOutOfRange, field: "pic_size_in_map_units_minus1") { () throws(MediaError) in
             _ = try PictureParameterSet(nalUnit: w.nalUnit(type: 8), sequenceParameterSets: [sps.seqParameterSetId: sps])
         }
     }
@@ -205,7 +205,7 @@ private func pps(id: Int = 0, spsID: Int = 0, tail: Bool = false) -> [UInt8] {
     return w.nalUnit(type: 8)
 }
 
-private func expectError(_ code: H264Error.Code, field: String?, _ body: () throws(H264Error) -> Void,
+private func expectError(_ code: MediaError.Code, field: String?, _ body: () throws(MediaError) -> Void,
                          sourceLocation: SourceLocation = #_sourceLocation) {
     do {
         try body()
@@ -231,19 +231,19 @@ private func expectError(_ code: H264Error.Code, field: String?, _ body: () thro
     }
 
     @Test func spsIDAbove31() {
-        expectError(.valueOutOfRange, field: "seq_parameter_set_id") { () throws(H264Error) in
+        expectError(.valueOutOfRange, field: "seq_parameter_set_id") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: baselineSPS(id: 32))
         }
     }
 
     @Test func log2MaxFrameNumAbove12() {
-        expectError(.valueOutOfRange, field: "log2_max_frame_num_minus4") { () throws(H264Error) in
+        expectError(.valueOutOfRange, field: "log2_max_frame_num_minus4") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: baselineSPS(log2MaxFrameNumMinus4: 13))
         }
     }
 
     @Test func pocCycleAbove255() {
-        expectError(.valueOutOfRange, field: "num_ref_frames_in_pic_order_cnt_cycle") { () throws(H264Error) in
+        expectError(.valueOutOfRange, field: "num_ref_frames_in_pic_order_cnt_cycle") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: baselineSPS(pocType: 1, pocCycle: 256))
         }
     }
@@ -252,7 +252,7 @@ private func expectError(_ code: H264Error.Code, field: String?, _ body: () thro
     @Test(arguments: [((88, 0, 0, 0), "frame_crop_left_offset"), ((40, 48, 0, 0), "frame_crop_right_offset"),
                       ((0, 0, 72, 0), "frame_crop_top_offset"), ((0, 0, 1, 71), "frame_crop_bottom_offset")])
     func cropOutsideThePicture(crop: (Int, Int, Int, Int), field: String) {
-        expectError(.valueOutOfRange, field: field) { () throws(H264Error) in
+        expectError(.valueOutOfRange, field: field) { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: baselineSPS(crop: crop))
         }
     }
@@ -263,53 +263,53 @@ private func expectError(_ code: H264Error.Code, field: String?, _ body: () thro
     }
 
     @Test func hugePictureOverflows() {
-        expectError(.overflow, field: "pic_width_in_mbs_minus1") { () throws(H264Error) in
+        expectError(.overflow, field: "pic_width_in_mbs_minus1") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: baselineSPS(widthMinus1: Int(UInt32.max) - 1))
         }
     }
 
     @Test func truncatedSPS() {
         let full = baselineSPS()
-        expectError(.truncated, field: "level_idc") { () throws(H264Error) in
+        expectError(.truncated, field: "level_idc") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: full.prefix(3))
         }
     }
 
     @Test func expGolombOverflow() {
-        expectError(.expGolombOverflow, field: "seq_parameter_set_id") { () throws(H264Error) in
+        expectError(.expGolombOverflow, field: "seq_parameter_set_id") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: baselineSPS(idRaw: { w in w.bits(0, 32); w.bits(1, 1); w.bits(0, 32) }))
         }
     }
 
     @Test func wrongHeader() {
-        expectError(.unexpectedNALUnitType, field: "nal_unit_type") { () throws(H264Error) in
+        expectError(.unexpectedNALUnitType, field: "nal_unit_type") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: pps())
         }
-        expectError(.unexpectedNALUnitType, field: "nal_unit_type") { () throws(H264Error) in
+        expectError(.unexpectedNALUnitType, field: "nal_unit_type") { () throws(MediaError) in
             _ = try PictureParameterSet(nalUnit: baselineSPS())
         }
-        expectError(.forbiddenZeroBit, field: "forbidden_zero_bit") { () throws(H264Error) in
+        expectError(.forbiddenZeroBit, field: "forbidden_zero_bit") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: [0xE7] + baselineSPS().dropFirst())
         }
-        expectError(.emptyNALUnit, field: "nal_unit_header") { () throws(H264Error) in
+        expectError(.emptyNALUnit, field: "nal_unit_header") { () throws(MediaError) in
             _ = try SequenceParameterSet(nalUnit: [UInt8]())
         }
     }
 
     @Test func ppsNeedingAMissingSPS() {
-        expectError(.missingParameterSet, field: "seq_parameter_set_id") { () throws(H264Error) in
+        expectError(.missingParameterSet, field: "seq_parameter_set_id") { () throws(MediaError) in
             _ = try PictureParameterSet(nalUnit: pps(spsID: 3, tail: true), sequenceParameterSets: [:])
         }
     }
 
     @Test func ppsIDAbove255() {
-        expectError(.valueOutOfRange, field: "pic_parameter_set_id") { () throws(H264Error) in
+        expectError(.valueOutOfRange, field: "pic_parameter_set_id") { () throws(MediaError) in
             _ = try PictureParameterSet(nalUnit: pps(id: 256))
         }
     }
 
     /// Every truncation and every single-bit flip of the x264-made parameter sets either parses
-    /// or throws an `H264Error` — never traps.
+    /// or throws an `MediaError` — never traps.
     @Test func damagedParameterSetsNeverTrap() throws {
         for name in x264Fixtures {
             let units = ReferenceAnnexB.split(try TestFixtures.data("x264/\(name).264")).filter { [7, 8].contains($0.first! & 0x1F) }

@@ -198,7 +198,7 @@ import Testing
         w.trailingBits()
         let pps = try PictureParameterSet(nalUnit: w.nalUnit(type: 8))
         #expect(pps.picInitQsMinus26 == 30)
-        #expect(pps.diagnostics == [H264Error(.valueOutOfRange, field: "pic_init_qs_minus26", bitOffset: at + 8,
+        #expect(pps.diagnostics == [MediaError(.valueOutOfRange, field: "pic_init_qs_minus26", bitOffset: at + 8,
                                               "30 is outside -26...25 (kept)")])
     }
 

@@ -100,7 +100,7 @@ import RTP
         let (bytes, spsOffset) = try Self.streamWithProfileSpace1()
         let sps = try #require(AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }.compactMap { try? HEVCSequenceParameterSet(nalUnit: $0) }.first)
         #expect(sps.profileTierLevel.general?.profileSpace == 1)
-        #expect(sps.diagnostics == [H264Error(.valueOutOfRange, field: "general_profile_space", bitOffset: 24,
+        #expect(sps.diagnostics == [MediaError(.valueOutOfRange, field: "general_profile_space", bitOffset: 24,
                                               "1 is reserved or not allowed, expected 0 (kept)")])
         var assembler = HEVCAccessUnitAssembler()
         var units = AnnexB.nalUnits(in: bytes).compactMap { assembler.append(nalUnit: bytes[$0.range], streamOffset: $0.startCodeOffset) }

@@ -47,9 +47,9 @@ import HEVC
     }
 
     @Test func invalidHeadersThrowTheirCode() {
-        #expect(throws: H264Error.self) { try HEVCNALUnitHeader(validating: [0x40]) }
+        #expect(throws: MediaError.self) { try HEVCNALUnitHeader(validating: [0x40]) }
         #expect(HEVCNALUnitHeader(0x40, 0x01).nalUnitType == .videoParameterSet)
-        for (bytes, code) in [([UInt8]([0x40]), H264Error.Code.emptyNALUnit), ([0xC0, 0x01], .forbiddenZeroBit), ([0x40, 0x00], .valueOutOfRange)] {
+        for (bytes, code) in [([UInt8]([0x40]), MediaError.Code.emptyNALUnit), ([0xC0, 0x01], .forbiddenZeroBit), ([0x40, 0x00], .valueOutOfRange)] {
             do {
                 _ = try HEVCNALUnitHeader(validating: bytes)
                 Issue.record("\(bytes) accepted")

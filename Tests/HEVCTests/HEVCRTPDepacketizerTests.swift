@@ -102,7 +102,7 @@ import H264TestSupport
 
     @Test(arguments: [
         // AP header (type 48), then a size of 16 with 3 bytes after it.
-        ([0x60, 0x01, 0x00, 0x10, 0x40, 0x01, 0x0C], H264Error.Code.lengthPastEnd),
+        ([0x60, 0x01, 0x00, 0x10, 0x40, 0x01, 0x0C], MediaError.Code.lengthPastEnd),
         // A unit, then one byte where a size belongs.
         ([0x60, 0x01, 0x00, 0x03, 0x40, 0x01, 0x0C, 0x00], .truncated),
         ([0x60, 0x01, 0x00, 0x00], .emptyNALUnit),
@@ -112,8 +112,8 @@ import H264TestSupport
         // A payload of one byte; an FU of payload header alone.
         ([0x02], .truncated),
         ([0x62, 0x01], .truncated),
-    ] as [([UInt8], H264Error.Code)])
-    func damagedPayload(payload: [UInt8], code: H264Error.Code) throws {
+    ] as [([UInt8], MediaError.Code)])
+    func damagedPayload(payload: [UInt8], code: MediaError.Code) throws {
         let received = HEVCDepacketized([rtpPacket(1, marker: true, payload)])
         #expect(received.diagnostics.map(\.code) == [code])
         #expect(received.accessUnits.isEmpty)

@@ -54,7 +54,7 @@ struct HEVCDepacketized {
         events.compactMap { if case .accessUnit(let unit) = $0 { unit } else { nil } }
     }
     var losses: [RTPDepacketizer.Loss] { events.compactMap { if case .loss(let loss) = $0 { loss } else { nil } } }
-    var diagnostics: [H264Error] { events.compactMap { if case .diagnostic(let error) = $0 { error } else { nil } } }
+    var diagnostics: [MediaError] { events.compactMap { if case .diagnostic(let error) = $0 { error } else { nil } } }
     var keyframeRequests: Int { events.count { if case .keyframeRequest = $0 { true } else { false } } }
 
     /// The NAL units of each access unit handed out.

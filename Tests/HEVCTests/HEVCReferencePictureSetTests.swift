@@ -63,7 +63,7 @@ import H264TestSupport
     /// Out-of-range counts are errors that name their field; a predicted set of more than 15
     /// pictures too.
     @Test func boundsAreErrorsNamingTheirField() {
-        let cases: [(String, H264Error.Code, String, [UInt8])] = [
+        let cases: [(String, MediaError.Code, String, [UInt8])] = [
             ("65 sets", .valueOutOfRange, "num_short_term_ref_pic_sets", Self.sps(count: 65) { _ in }),
             ("16 negative pictures", .valueOutOfRange, "num_negative_pics", Self.sps(count: 1) { w in w.ue(16); w.ue(0) }),
             ("10 + 6 pictures", .valueOutOfRange, "num_positive_pics", Self.sps(count: 1) { w in w.ue(10); w.ue(6) }),

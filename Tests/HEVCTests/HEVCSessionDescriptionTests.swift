@@ -36,7 +36,7 @@ import RTP
         let inBand = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }.filter { (32...34).contains(($0[0] >> 1) & 0x3F) }
         #expect(Set(description.parameterSets) == Set(inBand))
         // An H.264 reader does not take it.
-        #expect(throws: H264Error.self) { try SessionDescription(parsing: Self.ffmpegSDP) }
+        #expect(throws: MediaError.self) { try SessionDescription(parsing: Self.ffmpegSDP) }
         // A reader of either codec does.
         #expect(try SessionDescription(parsing: Self.ffmpegSDP, encodingNames: ["H264", "H265"]).encodingName == "H265")
     }
@@ -60,7 +60,7 @@ import RTP
         #expect(tolerated.parameterSets.count == 3)
         for value in ["-1", "32768", "x"] {
             let text = Self.ffmpegSDP.replacingOccurrences(of: "sprop-pps=RAHBcrRCQA==", with: "sprop-pps=RAHBcrRCQA==; sprop-max-don-diff=\(value)")
-            #expect { try SessionDescription(parsingHEVC: text) } throws: { ($0 as? H264Error)?.field == "sprop-max-don-diff" }
+            #expect { try SessionDescription(parsingHEVC: text) } throws: { ($0 as? MediaError)?.field == "sprop-max-don-diff" }
         }
         let withDON = Self.ffmpegSDP.replacingOccurrences(of: "sprop-pps=RAHBcrRCQA==", with: "sprop-pps=RAHBcrRCQA==;sprop-max-don-diff=2")
         #expect(try SessionDescription(parsingHEVC: withDON).maximumDONDifference == 2)

@@ -44,7 +44,7 @@ import H264TestSupport
         let bytes = try TestFixtures.data("hevc/tiny_16x16.265")
         let units = AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) }
         let idr = try #require(units.first { HEVCNALUnitHeader($0[0], $0[1]).nalUnitType.isIDR })
-        #expect(throws: H264Error.self) { try HEVCSliceSegmentHeader(nalUnit: idr, parameterSets: HEVCParameterSetCache()) }
+        #expect(throws: MediaError.self) { try HEVCSliceSegmentHeader(nalUnit: idr, parameterSets: HEVCParameterSetCache()) }
         do {
             _ = try HEVCSliceSegmentHeader(nalUnit: idr, parameterSets: HEVCParameterSetCache())
         } catch {

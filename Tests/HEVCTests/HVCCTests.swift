@@ -65,11 +65,11 @@ import H264TestSupport
         #expect(encoded[0] == 1 && encoded[1] == 0x01 && encoded[21] & 3 == 3 && encoded[22] == 3)
         #expect(encoded[23] == 0x80 | 32)
         for cut in [0, 1, 22, 23, 26, encoded.count - 1] {
-            #expect(throws: H264Error.self) { try HEVCDecoderConfigurationRecord(parsing: Array(encoded.prefix(cut))) }
+            #expect(throws: MediaError.self) { try HEVCDecoderConfigurationRecord(parsing: Array(encoded.prefix(cut))) }
         }
         var version2 = encoded
         version2[0] = 2
-        #expect(throws: H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0, "version 2, expected 1")) {
+        #expect(throws: MediaError(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0, "version 2, expected 1")) {
             try HEVCDecoderConfigurationRecord(parsing: version2)
         }
     }

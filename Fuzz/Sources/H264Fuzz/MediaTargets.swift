@@ -15,10 +15,10 @@ extension FuzzTarget {
     }
 
     /// Up to 16 frames of a y4m stream pushed in chunks of `chunk` bytes, or how it was rejected.
-    private static func readY4M(_ bytes: [UInt8], chunk: Int) -> Result<[[UInt8]], H264Error> {
+    private static func readY4M(_ bytes: [UInt8], chunk: Int) -> Result<[[UInt8]], MediaError> {
         var reader = Y4MStreamReader()
         var frames: [[UInt8]] = []
-        do throws(H264Error) {
+        do throws(MediaError) {
             var start = 0
             repeat {
                 let end = min(bytes.count, start + min(chunk, bytes.count - start))
@@ -45,7 +45,7 @@ extension FuzzTarget {
         for input in [bytes, [0x46, 0x4C, 0x56, 1, 1, 0, 0, 0, 9, 0, 0, 0, 0] + bytes] {
             // The same input streamed in chunks: the same events and the same fatal error.
             var streamed: [FLVReader.Event] = []
-            var streamError: H264Error?
+            var streamError: MediaError?
             var stream = FLVReader()
             let chunk = input.count % 13 + 1
             do {
@@ -66,7 +66,7 @@ extension FuzzTarget {
                 continue
             }
             var frames: [FLVVideoFrame] = []
-            var wholeError: H264Error?
+            var wholeError: MediaError?
             do {
                 while let event = try reader.next() {
                     whole.append(event)

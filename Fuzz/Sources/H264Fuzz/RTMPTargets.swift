@@ -10,7 +10,7 @@ extension FuzzTarget {
     /// AMF0 target.
     static func rtmpChunks(_ bytes: [UInt8]) {
         let bound = 1 << 16
-        func read(chunkSize: Int) -> (messages: [RTMPMessage], error: H264Error.Code?) {
+        func read(chunkSize: Int) -> (messages: [RTMPMessage], error: MediaError.Code?) {
             var reader = RTMPChunkReader(maximumMessageLength: bound)
             var messages: [RTMPMessage] = []
             var offset = 0

@@ -11,7 +11,7 @@ extension FuzzTarget {
             check(warning.code == .invalidRTSPHeader, "warning code \(warning.code)")
             check((0...value.utf8.count).contains(warning.byteOffset ?? -1), "warning offset \(warning.byteOffset ?? -1)")
         }
-        var warnings: [H264Error] = []
+        var warnings: [MediaError] = []
         for url in info.streams.compactMap(\.url).prefix(4) + ["rtsp://cam/live/trackID=1"] {
             if let stream = info.stream(for: url, streamCount: info.streams.count, warnings: &warnings) {
                 check(info.streams.contains(stream), "a stream that is not an entry")

@@ -29,7 +29,7 @@ enum FuzzTarget: String, CaseIterable {
     /// Annex-B → AVCC → Annex-B (length sizes 4, 2, 1): every NAL unit is preserved.
     case roundtrip
     /// H264Media's y4m reader (`Y4MStreamReader`, the parser under `h264 encode`'s): frames come
-    /// out whole, of the header's size, or as an `H264Error`; the same whatever the chunk sizes.
+    /// out whole, of the header's size, or as an `MediaError`; the same whatever the chunk sizes.
     case y4m
     /// `FLVReader` on the input as a file and, behind an FLV header, as tags: frames hold valid
     /// 4-byte AVCC inside the input, offsets are in it, the only fatal error is lost framing;

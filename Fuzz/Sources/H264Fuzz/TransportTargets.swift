@@ -91,7 +91,7 @@ extension FuzzTarget {
     static func rtsp(_ bytes: [UInt8]) {
         // The first byte's low bit picks a server's reader or a client's (which skips junk).
         let resynchronizing = (bytes.first ?? 0) & 1 == 1
-        func read(chunk: Int) -> (messages: [RTSPMessageReader.Message], error: H264Error?) {
+        func read(chunk: Int) -> (messages: [RTSPMessageReader.Message], error: MediaError?) {
             var reader = RTSPMessageReader(limits: .init(maximumRequestLineSize: 256, maximumHeaderSize: 1024, maximumBodySize: 512),
                                            resynchronizing: resynchronizing)
             var messages: [RTSPMessageReader.Message] = []

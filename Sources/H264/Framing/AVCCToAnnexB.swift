@@ -38,7 +38,7 @@ extension AnnexB {
     /// - Returns: The Annex-B bytes, built in one allocation.
     /// - Throws: the errors of `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)`.
     public static func fromAVCC(_ sample: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord? = nil,
-                                startCodes: StartCodeStyle = .minimal) throws(H264Error) -> [UInt8] {
+                                startCodes: StartCodeStyle = .minimal) throws(MediaError) -> [UInt8] {
         try convertFromAVCC(sample, lengthSize: lengthSize, parameterSets: parameterSets, startCodes: startCodes, wholeStream: false)
     }
 
@@ -56,7 +56,7 @@ extension AnnexB {
     ///
     /// - Throws: the errors of `AVCC.nalUnits(in:lengthSize:allowingEmptyNALUnits:)`.
     public static func fromAVCCStream(_ stream: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord? = nil,
-                                      startCodes: StartCodeStyle = .minimal) throws(H264Error) -> [UInt8] {
+                                      startCodes: StartCodeStyle = .minimal) throws(MediaError) -> [UInt8] {
         try convertFromAVCC(stream, lengthSize: lengthSize, parameterSets: parameterSets, startCodes: startCodes, wholeStream: true)
     }
 
@@ -73,9 +73,9 @@ extension AnnexB {
     /// error's `byteOffset` says where the conversion stopped); validating first would cost a
     /// second walk over the buffer's length fields.
     ///
-    /// - Throws: `H264Error.Code.truncated`, `H264Error.Code.lengthPastEnd` or
-    ///   `H264Error.Code.emptyNALUnit`, with the byte offset of the length field.
-    public static func convertAVCCInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(H264Error) {
+    /// - Throws: `MediaError.Code.truncated`, `MediaError.Code.lengthPastEnd` or
+    ///   `MediaError.Code.emptyNALUnit`, with the byte offset of the length field.
+    public static func convertAVCCInPlace(_ buffer: UnsafeMutableRawBufferPointer) throws(MediaError) {
         guard let base = buffer.baseAddress else { return }
         let startCode = UInt32(1).bigEndian
         _ = try AVCC.walk(UnsafeRawBufferPointer(buffer), lengthSize: 4, allowingEmptyNALUnits: false,
@@ -86,9 +86,9 @@ extension AnnexB {
 
     /// Rewrites AVCC data with 4-byte lengths to Annex-B in place (see
     /// `convertAVCCInPlace(_:)`).
-    public static func convertAVCCInPlace(_ bytes: inout [UInt8]) throws(H264Error) {
+    public static func convertAVCCInPlace(_ bytes: inout [UInt8]) throws(MediaError) {
         let result = bytes.withUnsafeMutableBytes { buffer in
-            Result { () throws(H264Error) in try convertAVCCInPlace(buffer) }
+            Result { () throws(MediaError) in try convertAVCCInPlace(buffer) }
         }
         try result.get()
     }
@@ -102,7 +102,7 @@ extension AnnexB {
     }
 
     private static func convertFromAVCC(_ bytes: [UInt8], lengthSize: Int, parameterSets: AVCDecoderConfigurationRecord?,
-                                        startCodes: StartCodeStyle, wholeStream: Bool) throws(H264Error) -> [UInt8] {
+                                        startCodes: StartCodeStyle, wholeStream: Bool) throws(MediaError) -> [UInt8] {
         let units = try AVCC.read(bytes, lengthSize: lengthSize).nalUnits
         return bytes.withUnsafeBytes { buffer in
             let starts = accessUnitStarts(buffer, units: units, parameterSets: parameterSets, wholeStream: wholeStream)

@@ -10,7 +10,7 @@ public import MediaCore
 /// with the access unit before them; redundant coded pictures stay with their primary picture.
 ///
 /// A unit whose `forbidden_zero_bit` is set is not a NAL unit (garbage between start codes): it is
-/// dropped and reported as `H264Error.Code.forbiddenZeroBit`, and assembly goes on with the
+/// dropped and reported as `MediaError.Code.forbiddenZeroBit`, and assembly goes on with the
 /// next start code. So is a slice whose first header elements (``SliceHeader/Prefix``) cannot be
 /// read (a NAL unit cut short), reported with the bit reader's error. A parameter set that does
 /// not parse stays in its access unit's data but is not used.
@@ -36,14 +36,14 @@ public struct AccessUnitAssembler: Sendable, AccessUnitAssembling {
     public var errorCount: Int { tracker.errorCount }
     /// The most recent problems, oldest first (at most ``recentErrorLimit``). A reader that
     /// wants every one compares ``errorCount`` before and after each append.
-    public var recentErrors: [H264Error] { tracker.recentErrors }
+    public var recentErrors: [MediaError] { tracker.recentErrors }
     /// How many tolerable problems were met: values out of range that were kept (the
     /// ``SequenceParameterSet/diagnostics`` of each new or changed parameter set, and of slice
     /// headers). The stream is read as if they were in range.
     public var warningCount: Int { tracker.warningCount }
     /// The most recent tolerable problems, oldest first (at most ``recentErrorLimit``), each
     /// with its NAL unit's stream offset as `byteOffset` and its bit offset in that NAL unit.
-    public var recentWarnings: [H264Error] { tracker.recentWarnings }
+    public var recentWarnings: [MediaError] { tracker.recentWarnings }
     /// How many problems ``recentErrors`` and ``recentWarnings`` keep.
     public static let recentErrorLimit = ProblemLog.recentLimit
 

@@ -23,11 +23,11 @@ package struct AccessUnitBoundary: Sendable {
         /// are known.
         package var picture: SliceHeader.PictureIdentity?
         /// The slice header's tolerable problems (``SliceHeader/diagnostics``).
-        package var diagnostics: [H264Error] = []
+        package var diagnostics: [MediaError] = []
         /// `first_mb_in_slice`, when the unit is a slice whose header prefix could be read.
         package var firstMb: Int?
         /// Why a slice header could not be read, if it could not.
-        package var problem: H264Error?
+        package var problem: MediaError?
         /// True when not even the slice header's ``SliceHeader/Prefix`` could be read: the unit
         /// is damaged and cannot be placed in any access unit.
         package var isDamaged = false

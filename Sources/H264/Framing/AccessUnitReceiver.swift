@@ -154,11 +154,11 @@ public struct AccessUnitReceiver: Sendable {
 
     /// The assembler's most recent problems in the current stream (see
     /// ``AccessUnitAssembler/recentErrors``).
-    public var recentErrors: [H264Error] { assembler.recentErrors }
+    public var recentErrors: [MediaError] { assembler.recentErrors }
 
     /// The assembler's most recent tolerable problems in the current stream (see
     /// ``AccessUnitAssembler/recentWarnings``).
-    public var recentWarnings: [H264Error] { assembler.recentWarnings }
+    public var recentWarnings: [MediaError] { assembler.recentWarnings }
 
     /// The number of bytes received in the current stream.
     public var streamLength: Int { reader.streamLength }

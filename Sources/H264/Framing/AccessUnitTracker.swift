@@ -15,11 +15,11 @@ package struct AccessUnitTracker: Sendable {
     /// See ``AccessUnitAssembler/errorCount``.
     package var errorCount: Int { problems.errorCount }
     /// See ``AccessUnitAssembler/recentErrors``.
-    package var recentErrors: [H264Error] { problems.recentErrors }
+    package var recentErrors: [MediaError] { problems.recentErrors }
     /// See ``AccessUnitAssembler/warningCount``.
     package var warningCount: Int { problems.warningCount }
     /// See ``AccessUnitAssembler/recentWarnings``.
-    package var recentWarnings: [H264Error] { problems.recentWarnings }
+    package var recentWarnings: [MediaError] { problems.recentWarnings }
     /// The types of the access unit's NAL units so far, in order (kept only when
     /// ``handsOutTypes``).
     package private(set) var types: [NALUnitType] = []
@@ -35,8 +35,8 @@ package struct AccessUnitTracker: Sendable {
     /// about it (reported when it ends); kept in plain stored properties so that each piece
     /// costs no copy of a decision.
     private var openStreamOffset = 0
-    private var openProblem: H264Error?
-    private var openWarnings: [H264Error] = []
+    private var openProblem: MediaError?
+    private var openWarnings: [MediaError] = []
 
     /// What is known of an access unit when it is complete, apart from its bytes.
     package struct Closed {
@@ -77,7 +77,7 @@ package struct AccessUnitTracker: Sendable {
         guard first & 0x80 == 0 else {
             // Not a NAL unit: garbage between two start codes (FFmpeg skips these too). Report it
             // and go on with the next start code; nothing assembled so far is lost.
-            report(H264Error(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: streamOffset,
+            report(MediaError(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: streamOffset,
                              "a \(nalUnit.count)-byte unit with forbidden_zero_bit set was dropped"))
             return .dropped
         }
@@ -93,7 +93,7 @@ package struct AccessUnitTracker: Sendable {
         if handsOutTypes { types.append(type) }
         nalUnitCount += 1
         if type == .sequenceParameterSet || type == .pictureParameterSet {
-            var warnings: [H264Error] = []
+            var warnings: [MediaError] = []
             do {
                 let change = try parameterSets.store(nalUnit, diagnostics: &warnings)
                 if change == .replaced { cachedFormat = nil }
@@ -173,7 +173,7 @@ package struct AccessUnitTracker: Sendable {
         return format
     }
 
-    private mutating func warn(_ warning: H264Error) { problems.warn(warning) }
+    private mutating func warn(_ warning: MediaError) { problems.warn(warning) }
 
-    private mutating func report(_ error: H264Error) { problems.report(error) }
+    private mutating func report(_ error: MediaError) { problems.report(error) }
 }

@@ -24,15 +24,15 @@ public struct NALUnitHeader: Hashable, Sendable, CustomStringConvertible {
 
     /// Decodes and validates the first byte of a NAL unit.
     ///
-    /// - Throws: `H264Error.Code.emptyNALUnit` for no bytes,
-    ///   `H264Error.Code.forbiddenZeroBit` when the forbidden bit is set.
-    public init<Bytes: Collection<UInt8>>(validating nalUnit: Bytes) throws(H264Error) {
+    /// - Throws: `MediaError.Code.emptyNALUnit` for no bytes,
+    ///   `MediaError.Code.forbiddenZeroBit` when the forbidden bit is set.
+    public init<Bytes: Collection<UInt8>>(validating nalUnit: Bytes) throws(MediaError) {
         guard let first = nalUnit.first else {
-            throw H264Error(.emptyNALUnit, field: "nal_unit_header", "NAL unit has no header byte")
+            throw MediaError(.emptyNALUnit, field: "nal_unit_header", "NAL unit has no header byte")
         }
         self.init(byte: first)
         if forbiddenZeroBit != 0 {
-            throw H264Error(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: 0, "forbidden_zero_bit is 1")
+            throw MediaError(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: 0, "forbidden_zero_bit is 1")
         }
     }
 

@@ -58,7 +58,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
     /// Creates a record from its fields.
     public init(avcProfileIndication: UInt8, profileCompatibility: UInt8, avcLevelIndication: UInt8,
                 nalUnitLengthSize: Int = 4, sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]],
-                highProfileExtension: HighProfileExtension? = nil) throws(H264Error) {
+                highProfileExtension: HighProfileExtension? = nil) throws(MediaError) {
         try AVCC.validate(lengthSize: nalUnitLengthSize)
         self.avcProfileIndication = avcProfileIndication
         self.profileCompatibility = profileCompatibility
@@ -74,31 +74,31 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
     /// Parsing is as lenient as FFmpeg's where real files differ from the standard: reserved bits
     /// are not checked, and a High-profile record that ends after its PPS simply has no extension.
     ///
-    /// - Throws: `H264Error.Code.invalidConfigurationRecord` for a version other than 1 or a
-    ///   length size of 3 (`H264Error.Code.invalidLengthSize`), `H264Error.Code.truncated`
-    ///   when a count or length runs past the end, `H264Error.Code.emptyNALUnit` for a
+    /// - Throws: `MediaError.Code.invalidConfigurationRecord` for a version other than 1 or a
+    ///   length size of 3 (`MediaError.Code.invalidLengthSize`), `MediaError.Code.truncated`
+    ///   when a count or length runs past the end, `MediaError.Code.emptyNALUnit` for a
     ///   zero-length parameter set.
-    public init<Bytes: Collection<UInt8>>(parsing data: Bytes) throws(H264Error) {
+    public init<Bytes: Collection<UInt8>>(parsing data: Bytes) throws(MediaError) {
         let bytes = Array(data)
         var position = 0
-        func byte(_ field: String) throws(H264Error) -> UInt8 {
+        func byte(_ field: String) throws(MediaError) -> UInt8 {
             guard position < bytes.count else {
-                throw H264Error(.truncated, field: field, byteOffset: position, "avcC ends before \(field)")
+                throw MediaError(.truncated, field: field, byteOffset: position, "avcC ends before \(field)")
             }
             defer { position += 1 }
             return bytes[position]
         }
-        func nalUnits(count: Int, _ field: String) throws(H264Error) -> [[UInt8]] {
+        func nalUnits(count: Int, _ field: String) throws(MediaError) -> [[UInt8]] {
             var units: [[UInt8]] = []
             units.reserveCapacity(count)
             for index in 0..<count {
                 let lengthAt = position
                 let length = Int(try byte("\(field)Length[\(index)]")) << 8 | Int(try byte("\(field)Length[\(index)]"))
                 guard length > 0 else {
-                    throw H264Error(.emptyNALUnit, field: "\(field)Length[\(index)]", byteOffset: lengthAt, "zero-length parameter set")
+                    throw MediaError(.emptyNALUnit, field: "\(field)Length[\(index)]", byteOffset: lengthAt, "zero-length parameter set")
                 }
                 guard length <= bytes.count - position else {
-                    throw H264Error(.truncated, field: "\(field)NALUnit[\(index)]", byteOffset: lengthAt,
+                    throw MediaError(.truncated, field: "\(field)NALUnit[\(index)]", byteOffset: lengthAt,
                                     "length \(length) runs past the end of the avcC (\(bytes.count - position) bytes left)")
                 }
                 units.append(Array(bytes[position..<position + length]))
@@ -109,13 +109,13 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
 
         let version = try byte("configurationVersion")
         guard version == 1 else {
-            throw H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0, "configurationVersion is \(version), not 1")
+            throw MediaError(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0, "configurationVersion is \(version), not 1")
         }
         avcProfileIndication = try byte("AVCProfileIndication")
         profileCompatibility = try byte("profile_compatibility")
         avcLevelIndication = try byte("AVCLevelIndication")
         lengthSizeMinusOne = try byte("lengthSizeMinusOne") & 0x03
-        do throws(H264Error) {
+        do throws(MediaError) {
             try AVCC.validate(lengthSize: Int(lengthSizeMinusOne) + 1)
         } catch {
             throw error.offset(by: 4)
@@ -139,21 +139,21 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
 
     /// The record serialised as `avcC` box payload bytes.
     ///
-    /// - Throws: `H264Error.Code.valueOutOfRange` when there are more than 31 SPS, more than
+    /// - Throws: `MediaError.Code.valueOutOfRange` when there are more than 31 SPS, more than
     ///   255 PPS or SPS extensions, or a parameter set longer than 65,535 bytes.
-    public func serialized() throws(H264Error) -> [UInt8] {
+    public func serialized() throws(MediaError) -> [UInt8] {
         guard sequenceParameterSets.count <= 31 else {
-            throw H264Error(.valueOutOfRange, field: "numOfSequenceParameterSets", "\(sequenceParameterSets.count) SPS; at most 31 fit")
+            throw MediaError(.valueOutOfRange, field: "numOfSequenceParameterSets", "\(sequenceParameterSets.count) SPS; at most 31 fit")
         }
         guard pictureParameterSets.count <= 255 else {
-            throw H264Error(.valueOutOfRange, field: "numOfPictureParameterSets", "\(pictureParameterSets.count) PPS; at most 255 fit")
+            throw MediaError(.valueOutOfRange, field: "numOfPictureParameterSets", "\(pictureParameterSets.count) PPS; at most 255 fit")
         }
         var out: [UInt8] = [configurationVersion, avcProfileIndication, profileCompatibility, avcLevelIndication,
                             0xFC | (lengthSizeMinusOne & 3), 0xE0 | UInt8(sequenceParameterSets.count)]
-        func append(_ units: [[UInt8]], _ field: String) throws(H264Error) {
+        func append(_ units: [[UInt8]], _ field: String) throws(MediaError) {
             for unit in units {
                 guard unit.count <= 0xFFFF else {
-                    throw H264Error(.valueOutOfRange, field: field, "a parameter set of \(unit.count) bytes does not fit a 16-bit length")
+                    throw MediaError(.valueOutOfRange, field: field, "a parameter set of \(unit.count) bytes does not fit a 16-bit length")
                 }
                 out.append(UInt8(unit.count >> 8))
                 out.append(UInt8(unit.count & 0xFF))
@@ -165,7 +165,7 @@ public struct AVCDecoderConfigurationRecord: Hashable, Sendable {
         try append(pictureParameterSets, "pictureParameterSetLength")
         if let ext = highProfileExtension {
             guard ext.sequenceParameterSetExtensions.count <= 255 else {
-                throw H264Error(.valueOutOfRange, field: "numOfSequenceParameterSetExt", "too many SPS extensions")
+                throw MediaError(.valueOutOfRange, field: "numOfSequenceParameterSetExt", "too many SPS extensions")
             }
             out.append(0xFC | (ext.chromaFormat & 3))
             out.append(0xF8 | (ext.bitDepthLumaMinus8 & 7))
@@ -189,12 +189,12 @@ extension AVCDecoderConfigurationRecord {
     /// compatibility and level come from the first SPS.
     ///
     /// - Throws: the errors of `init(parsing:)` for an `avcC`; for Annex-B,
-    ///   `H264Error.Code.missingStartCode` when it does not begin with a start code and
-    ///   `H264Error.Code.missingParameterSet` without an SPS or PPS; `H264Error.Code.truncated`
+    ///   `MediaError.Code.missingStartCode` when it does not begin with a start code and
+    ///   `MediaError.Code.missingParameterSet` without an SPS or PPS; `MediaError.Code.truncated`
     ///   for empty extradata.
-    public init(extradata: [UInt8]) throws(H264Error) {
+    public init(extradata: [UInt8]) throws(MediaError) {
         guard let first = extradata.first else {
-            throw H264Error(.truncated, field: "extradata", byteOffset: 0, "empty extradata")
+            throw MediaError(.truncated, field: "extradata", byteOffset: 0, "empty extradata")
         }
         if first == 1 {
             try self.init(parsing: extradata)
@@ -202,7 +202,7 @@ extension AVCDecoderConfigurationRecord {
         }
         let units = try AnnexB.nalUnits(validating: extradata)
         guard !units.isEmpty else {
-            throw H264Error(.missingStartCode, field: "extradata", byteOffset: 0, "extradata is neither avcC nor Annex-B")
+            throw MediaError(.missingStartCode, field: "extradata", byteOffset: 0, "extradata is neither avcC nor Annex-B")
         }
         let converted = try AVCC.fromAnnexB(extradata, lengthSize: 4, parameterSets: .configuration)
         self = try converted.configurationRecord()
@@ -212,8 +212,8 @@ extension AVCDecoderConfigurationRecord {
 extension AVCC.ConversionResult {
     /// A configuration record holding the parameter sets found, with this length size.
     ///
-    /// - Throws: `H264Error.Code.missingParameterSet` without an SPS or a PPS.
-    public func configurationRecord() throws(H264Error) -> AVCDecoderConfigurationRecord {
+    /// - Throws: `MediaError.Code.missingParameterSet` without an SPS or a PPS.
+    public func configurationRecord() throws(MediaError) -> AVCDecoderConfigurationRecord {
         var record = try AVCDecoderConfigurationRecord(sequenceParameterSets: sequenceParameterSets,
                                                        pictureParameterSets: pictureParameterSets,
                                                        nalUnitLengthSize: lengthSize)

@@ -11,7 +11,7 @@ extension FormatDescription: VideoCodecConfiguration {
     public var framesPerSecond: Double? { sequenceParameterSet?.frameRate }
     /// `AnnexB.fromAVCC(_:lengthSize:parameterSets:allowingEmptyNALUnits:)` with this format's
     /// record when `withParameterSets`.
-    public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(H264Error) -> [UInt8] {
+    public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(MediaError) -> [UInt8] {
         try AnnexB.fromAVCC(sample, lengthSize: lengthSize, parameterSets: withParameterSets ? configurationRecord : nil)
     }
 }

@@ -35,9 +35,9 @@ public struct FormatDescription: Hashable, Sendable {
     ///
     /// Profile, compatibility and level come from the first SPS.
     ///
-    /// - Throws: `H264Error.Code.missingParameterSet` when there is no SPS or no PPS;
-    ///   `H264Error.Code.truncated` when the first SPS is shorter than 4 bytes.
-    public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(H264Error) {
+    /// - Throws: `MediaError.Code.missingParameterSet` when there is no SPS or no PPS;
+    ///   `MediaError.Code.truncated` when the first SPS is shorter than 4 bytes.
+    public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(MediaError) {
         self.init(configurationRecord: try AVCDecoderConfigurationRecord(
             sequenceParameterSets: sequenceParameterSets, pictureParameterSets: pictureParameterSets,
             nalUnitLengthSize: nalUnitLengthSize))
@@ -74,17 +74,17 @@ extension AVCDecoderConfigurationRecord {
     /// the first SPS and, for High profiles, the extension's chroma format and bit depths from the
     /// parsed SPS.
     ///
-    /// - Throws: `H264Error.Code.missingParameterSet` without an SPS or PPS,
-    ///   `H264Error.Code.truncated` for an SPS shorter than 4 bytes.
-    public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(H264Error) {
+    /// - Throws: `MediaError.Code.missingParameterSet` without an SPS or PPS,
+    ///   `MediaError.Code.truncated` for an SPS shorter than 4 bytes.
+    public init(sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(MediaError) {
         guard let sps = sequenceParameterSets.first else {
-            throw H264Error(.missingParameterSet, field: "sequenceParameterSets", "no SPS")
+            throw MediaError(.missingParameterSet, field: "sequenceParameterSets", "no SPS")
         }
         guard !pictureParameterSets.isEmpty else {
-            throw H264Error(.missingParameterSet, field: "pictureParameterSets", "no PPS")
+            throw MediaError(.missingParameterSet, field: "pictureParameterSets", "no PPS")
         }
         guard sps.count >= 4 else {
-            throw H264Error(.truncated, field: "sequenceParameterSet", "SPS of \(sps.count) bytes has no profile and level")
+            throw MediaError(.truncated, field: "sequenceParameterSet", "SPS of \(sps.count) bytes has no profile and level")
         }
         let profile = sps[1]
         var ext: HighProfileExtension?

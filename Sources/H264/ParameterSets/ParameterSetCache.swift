@@ -33,7 +33,7 @@ public struct ParameterSetCache: Sendable {
     /// Creates a cache holding the parameter sets of a configuration record.
     ///
     /// - Throws: the parse errors of the record's parameter sets.
-    public init(configurationRecord: AVCDecoderConfigurationRecord) throws(H264Error) {
+    public init(configurationRecord: AVCDecoderConfigurationRecord) throws(MediaError) {
         for sps in configurationRecord.sequenceParameterSets { try store(sps) }
         for pps in configurationRecord.pictureParameterSets { try store(pps) }
     }
@@ -47,12 +47,12 @@ public struct ParameterSetCache: Sendable {
     /// Stores an SPS or PPS NAL unit (header byte first).
     ///
     /// - Returns: whether the id was new, unchanged or replaced.
-    /// - Throws: `H264Error.Code.unexpectedNALUnitType` for other NAL unit types, the parse
-    ///   errors of the parameter set, and `H264Error.Code.missingParameterSet` for a PPS
+    /// - Throws: `MediaError.Code.unexpectedNALUnitType` for other NAL unit types, the parse
+    ///   errors of the parameter set, and `MediaError.Code.missingParameterSet` for a PPS
     ///   naming an SPS that is not stored.
     @discardableResult
-    public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes) throws(H264Error) -> Change {
-        var ignored: [H264Error] = []
+    public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes) throws(MediaError) -> Change {
+        var ignored: [MediaError] = []
         return try store(nalUnit, diagnostics: &ignored)
     }
 
@@ -63,7 +63,7 @@ public struct ParameterSetCache: Sendable {
     /// - Returns: whether the id was new, unchanged or replaced.
     /// - Throws: as ``store(_:)``.
     @discardableResult
-    public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes, diagnostics: inout [H264Error]) throws(H264Error) -> Change {
+    public mutating func store<Bytes: Collection<UInt8>>(_ nalUnit: Bytes, diagnostics: inout [MediaError]) throws(MediaError) -> Change {
         let header = try NALUnitHeader(validating: nalUnit)
         switch header.nalUnitType {
         case .sequenceParameterSet:
@@ -82,7 +82,7 @@ public struct ParameterSetCache: Sendable {
             if ppsBytes.values.contains(bytes) { return .unchanged }
             let pps = try PictureParameterSet(nalUnit: bytes, sequenceParameterSets: sequenceParameterSets)
             guard sequenceParameterSets[pps.seqParameterSetId] != nil else {
-                throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
+                throw MediaError(.missingParameterSet, field: "seq_parameter_set_id",
                                 "PPS \(pps.picParameterSetId) names SPS \(pps.seqParameterSetId), which has not been seen")
             }
             let change = Self.put(bytes, pps, id: pps.picParameterSetId, warnings: pps.diagnostics,
@@ -92,16 +92,16 @@ public struct ParameterSetCache: Sendable {
             }
             return change
         default:
-            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
+            throw MediaError(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
                             "NAL unit type \(header.nalUnitType.rawValue) is not a parameter set")
         }
     }
 
     /// Stores a parsed parameter set and its bytes under `id` unless the same bytes are there
     /// already (then nothing changes and its warnings are not repeated).
-    private static func put<Parsed>(_ bytes: [UInt8], _ parsed: Parsed, id: Int, warnings: [H264Error],
+    private static func put<Parsed>(_ bytes: [UInt8], _ parsed: Parsed, id: Int, warnings: [MediaError],
                                     bytesById: inout [Int: [UInt8]], parsedById: inout [Int: Parsed],
-                                    diagnostics: inout [H264Error]) -> Change {
+                                    diagnostics: inout [MediaError]) -> Change {
         let previous = bytesById[id]
         if previous == bytes { return .unchanged }
         diagnostics += warnings
@@ -144,8 +144,8 @@ public struct ParameterSetCache: Sendable {
 
     /// What a slice header using PPS `pictureParameterSetId` needs of that PPS and its SPS.
     ///
-    /// - Throws: `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown.
-    package func sliceHeaderFields(pictureParameterSetId: Int) throws(H264Error) -> SliceHeader.ParameterSetFields {
+    /// - Throws: `MediaError.Code.missingParameterSet` when the PPS or its SPS is unknown.
+    package func sliceHeaderFields(pictureParameterSetId: Int) throws(MediaError) -> SliceHeader.ParameterSetFields {
         if sliceHeaderFieldsById.indices.contains(pictureParameterSetId), let fields = sliceHeaderFieldsById[pictureParameterSetId] {
             return fields
         }

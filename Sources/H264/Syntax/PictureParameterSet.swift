@@ -62,7 +62,7 @@ public struct PictureParameterSet: Hashable, Sendable {
     public let secondChromaQpIndexOffset: Int
     /// Tolerable problems met while parsing (values out of range in elements that do not change
     /// how the rest is read), each with the code, field and bit offset an error would have.
-    public let diagnostics: [H264Error]
+    public let diagnostics: [MediaError]
 
     /// Parses a picture parameter set NAL unit.
     ///
@@ -76,10 +76,10 @@ public struct PictureParameterSet: Hashable, Sendable {
     /// - Parameters:
     ///   - nalUnit: the whole NAL unit, header byte included, emulation prevention bytes present.
     ///   - sequenceParameterSets: known sequence parameter sets by id.
-    /// - Throws: `H264Error` — as ``SequenceParameterSet/init(nalUnit:)``, plus
-    ///   `H264Error.Code.missingParameterSet` (field `seq_parameter_set_id`) when the SPS is
+    /// - Throws: `MediaError` — as ``SequenceParameterSet/init(nalUnit:)``, plus
+    ///   `MediaError.Code.missingParameterSet` (field `seq_parameter_set_id`) when the SPS is
     ///   needed but not given.
-    public init(nalUnit: some Collection<UInt8>, sequenceParameterSets: [Int: SequenceParameterSet] = [:]) throws(H264Error) {
+    public init(nalUnit: some Collection<UInt8>, sequenceParameterSets: [Int: SequenceParameterSet] = [:]) throws(MediaError) {
         var reader = BitReader(try RBSP.decodeNALUnit(nalUnit))
         try self.init(reader: &reader, sequenceParameterSets: sequenceParameterSets)
     }
@@ -90,13 +90,13 @@ public struct PictureParameterSet: Hashable, Sendable {
     ///
     /// - Throws: the errors of ``init(nalUnit:sequenceParameterSets:)``.
     public static func syntaxElements(nalUnit: some Collection<UInt8>,
-                                      sequenceParameterSets: [Int: SequenceParameterSet] = [:]) throws(H264Error) -> [SyntaxElement] {
+                                      sequenceParameterSets: [Int: SequenceParameterSet] = [:]) throws(MediaError) -> [SyntaxElement] {
         var reader = BitReader(try RBSP.decodeNALUnit(nalUnit), recordsElements: true)
         _ = try PictureParameterSet(reader: &reader, sequenceParameterSets: sequenceParameterSets)
         return reader.syntaxElements
     }
 
-    private init(reader: inout BitReader, sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+    private init(reader: inout BitReader, sequenceParameterSets: [Int: SequenceParameterSet]) throws(MediaError) {
         try reader.readNALUnitHeader(expecting: .pictureParameterSet)
         picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)
         let spsIdAt = reader.bitOffset
@@ -132,7 +132,7 @@ public struct PictureParameterSet: Hashable, Sendable {
                 // Ceil(Log2(num_slice_groups_minus1 + 1)) bits per map unit.
                 let bits = Int.bitWidth - numSliceGroupsMinus1.leadingZeroBitCount
                 guard (mapUnits + 1) * bits <= reader.bitsRemaining else {
-                    throw H264Error(.truncated, field: "slice_group_id[0]", bitOffset: reader.bitOffset,
+                    throw MediaError(.truncated, field: "slice_group_id[0]", bitOffset: reader.bitOffset,
                                     "\(mapUnits + 1) slice_group_id values of \(bits) bits do not fit in \(reader.bitsRemaining) bits")
                 }
                 groupIds.reserveCapacity(mapUnits + 1)
@@ -140,7 +140,7 @@ public struct PictureParameterSet: Hashable, Sendable {
                     let at = reader.bitOffset
                     let id = try reader.readBits(bits, "slice_group_id[\(i)]")
                     guard id <= numSliceGroupsMinus1 else {
-                        throw H264Error(.valueOutOfRange, field: "slice_group_id[\(i)]", bitOffset: at,
+                        throw MediaError(.valueOutOfRange, field: "slice_group_id[\(i)]", bitOffset: at,
                                         "\(id) is outside 0...\(numSliceGroupsMinus1)")
                     }
                     groupIds.append(id)
@@ -164,7 +164,7 @@ public struct PictureParameterSet: Hashable, Sendable {
         let bipredAt = reader.bitOffset
         weightedBipredIdc = try reader.readBits(2, "weighted_bipred_idc")
         guard weightedBipredIdc <= 2 else {
-            throw H264Error(.valueOutOfRange, field: "weighted_bipred_idc", bitOffset: bipredAt, "3 is outside 0...2")
+            throw MediaError(.valueOutOfRange, field: "weighted_bipred_idc", bitOffset: bipredAt, "3 is outside 0...2")
         }
         let qpMin = -(26 + 6 * (sps?.bitDepthLumaMinus8 ?? 6))
         picInitQpMinus26 = try reader.readSE("pic_init_qp_minus26", range: qpMin...25)
@@ -186,7 +186,7 @@ public struct PictureParameterSet: Hashable, Sendable {
                 var count = 6
                 if transform8x8ModeFlag {
                     guard let sps else {
-                        throw H264Error(.missingParameterSet, field: "seq_parameter_set_id", bitOffset: spsIdAt,
+                        throw MediaError(.missingParameterSet, field: "seq_parameter_set_id", bitOffset: spsIdAt,
                                         "SPS \(seqParameterSetId) is needed for the number of scaling lists but is not known")
                     }
                     count += sps.chromaFormatIdc == 3 ? 6 : 2

@@ -51,7 +51,7 @@ public struct ScalingList: Hashable, Sendable {
     /// Reads `scaling_list(ScalingList, sizeOfScalingList, useDefaultScalingMatrixFlag)`
     /// (clause 7.3.2.1.1.1). Elements are named `delta_scale[j]`, counted within the list; reading
     /// stops once `nextScale` becomes 0 and the remaining weights repeat the last one.
-    package static func read(from reader: inout BitReader, size: Int) throws(H264Error) -> ScalingList {
+    package static func read(from reader: inout BitReader, size: Int) throws(MediaError) -> ScalingList {
         var values: [Int] = []
         values.reserveCapacity(size)
         var lastScale = 8
@@ -71,7 +71,7 @@ public struct ScalingList: Hashable, Sendable {
     }
 
     /// Reads the `*_scaling_list_present_flag[i]` loop of an SPS or PPS with `count` lists.
-    package static func readLists(from reader: inout BitReader, count: Int, flagName: String) throws(H264Error) -> [ScalingList?] {
+    package static func readLists(from reader: inout BitReader, count: Int, flagName: String) throws(MediaError) -> [ScalingList?] {
         var lists: [ScalingList?] = []
         lists.reserveCapacity(count)
         for i in 0..<count {

@@ -86,21 +86,21 @@ public struct SequenceParameterSet: Hashable, Sendable {
     public let vuiParameters: VUIParameters?
     /// Tolerable problems met while parsing, in bitstream order: values out of range in elements
     /// that do not change how the rest is read (reserved bits, `level_idc`, the VUI's colour
-    /// description, timing and bitstream restriction, HRD rate order). Each is an `H264Error`
+    /// description, timing and bitstream restriction, HRD rate order). Each is an `MediaError`
     /// with the code, field and bit offset an error would have; the value is kept.
-    public let diagnostics: [H264Error]
+    public let diagnostics: [MediaError]
 
     /// Parses a sequence parameter set NAL unit.
     ///
     /// - Parameter nalUnit: the whole NAL unit, header byte included, emulation prevention
     ///   bytes still present.
-    /// - Throws: `H264Error` — `H264Error.Code.emptyNALUnit`, `H264Error.Code.forbiddenZeroBit`,
-    ///   `H264Error.Code.unexpectedNALUnitType` (not type 7), `H264Error.Code.truncated`,
-    ///   `H264Error.Code.expGolombOverflow`, `H264Error.Code.valueOutOfRange` (a value outside
-    ///   its range, or a crop window outside the picture), `H264Error.Code.overflow` (a picture
-    ///   size that overflows), `H264Error.Code.invalidTrailingBits`. The error's `field` names
+    /// - Throws: `MediaError` — `MediaError.Code.emptyNALUnit`, `MediaError.Code.forbiddenZeroBit`,
+    ///   `MediaError.Code.unexpectedNALUnitType` (not type 7), `MediaError.Code.truncated`,
+    ///   `MediaError.Code.expGolombOverflow`, `MediaError.Code.valueOutOfRange` (a value outside
+    ///   its range, or a crop window outside the picture), `MediaError.Code.overflow` (a picture
+    ///   size that overflows), `MediaError.Code.invalidTrailingBits`. The error's `field` names
     ///   the element and `bitOffset` counts from the first bit of the header byte.
-    public init(nalUnit: some Collection<UInt8>) throws(H264Error) {
+    public init(nalUnit: some Collection<UInt8>) throws(MediaError) {
         var reader = BitReader(try RBSP.decodeNALUnit(nalUnit))
         try self.init(reader: &reader)
     }
@@ -110,7 +110,7 @@ public struct SequenceParameterSet: Hashable, Sendable {
     /// RBSP trailing bits — FFmpeg's `trace_headers` names (see `SyntaxElement`).
     ///
     /// - Throws: the errors of ``init(nalUnit:)``.
-    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] {
+    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(MediaError) -> [SyntaxElement] {
         var reader = BitReader(try RBSP.decodeNALUnit(nalUnit), recordsElements: true)
         _ = try SequenceParameterSet(reader: &reader)
         return reader.syntaxElements
@@ -119,7 +119,7 @@ public struct SequenceParameterSet: Hashable, Sendable {
     /// The profiles whose SPS carries `chroma_format_idc` and the fields after it (clause 7.3.2.1.1).
     package static let highProfileIdcs: Set<Int> = [100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]
 
-    private init(reader: inout BitReader) throws(H264Error) {
+    private init(reader: inout BitReader) throws(MediaError) {
         try reader.readNALUnitHeader(expecting: .sequenceParameterSet)
         profileIdc = try reader.readBits(8, "profile_idc")
         constraintSet0Flag = try reader.readFlag("constraint_set0_flag")
@@ -195,10 +195,10 @@ public struct SequenceParameterSet: Hashable, Sendable {
         let (mbs, o3) = widthInMbs.multipliedReportingOverflow(by: heightInMbs)
         let (_, o4) = mbs.multipliedReportingOverflow(by: 256)
         if o1 || widthSamples > Int(Int32.max) {
-            throw H264Error(.overflow, field: "pic_width_in_mbs_minus1", bitOffset: widthAt, "picture width of \(widthInMbs) macroblocks overflows")
+            throw MediaError(.overflow, field: "pic_width_in_mbs_minus1", bitOffset: widthAt, "picture width of \(widthInMbs) macroblocks overflows")
         }
         if o2 || o3 || o4 || heightSamples > Int(Int32.max) {
-            throw H264Error(.overflow, field: "pic_height_in_map_units_minus1", bitOffset: heightAt,
+            throw MediaError(.overflow, field: "pic_height_in_map_units_minus1", bitOffset: heightAt,
                             "picture of \(widthInMbs) x \(heightInMbs) macroblocks overflows")
         }
 

@@ -26,15 +26,15 @@ extension SliceHeader {
 
         /// The fields of PPS `pictureParameterSetId` and its SPS.
         ///
-        /// - Throws: `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown.
+        /// - Throws: `MediaError.Code.missingParameterSet` when the PPS or its SPS is unknown.
         package init(pictureParameterSetId: Int, pictureParameterSets: [Int: PictureParameterSet],
-             sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+             sequenceParameterSets: [Int: SequenceParameterSet]) throws(MediaError) {
             guard let pps = pictureParameterSets[pictureParameterSetId] else {
-                throw H264Error(.missingParameterSet, field: "pic_parameter_set_id",
+                throw MediaError(.missingParameterSet, field: "pic_parameter_set_id",
                                 "slice refers to PPS \(pictureParameterSetId), which has not been seen")
             }
             guard let sps = sequenceParameterSets[pps.seqParameterSetId] else {
-                throw H264Error(.missingParameterSet, field: "seq_parameter_set_id",
+                throw MediaError(.missingParameterSet, field: "seq_parameter_set_id",
                                 "PPS \(pictureParameterSetId) refers to SPS \(pps.seqParameterSetId), which has not been seen")
             }
             self.init(pps: pps, sps: sps)

@@ -22,21 +22,21 @@ extension SliceHeader {
         ///
         /// - Parameter nalUnit: the slice NAL unit, header byte first (emulation prevention still
         ///   present); only its first ``SliceHeader/maximumEncodedSize`` bytes are read.
-        /// - Throws: `H264Error.Code.unexpectedNALUnitType` for NAL units that do not start with
+        /// - Throws: `MediaError.Code.unexpectedNALUnitType` for NAL units that do not start with
         ///   a slice header, the NAL unit header's errors and the bit reader's errors.
-        public init<Bytes: Collection<UInt8>>(nalUnit: Bytes) throws(H264Error) {
+        public init<Bytes: Collection<UInt8>>(nalUnit: Bytes) throws(MediaError) {
             // Read from contiguous bytes, by one non-generic reader: the slice header of every
             // received picture comes through here, and generic code the optimizer leaves
             // unspecialized reads each byte through the collection's witness table.
-            let read = { (bytes: UnsafeBufferPointer<UInt8>) in Result { () throws(H264Error) in try Prefix(contiguous: bytes) } }
+            let read = { (bytes: UnsafeBufferPointer<UInt8>) in Result { () throws(MediaError) in try Prefix(contiguous: bytes) } }
             self = try (nalUnit.withContiguousStorageIfAvailable(read) ?? Array(nalUnit).withUnsafeBufferPointer(read)).get()
         }
 
         /// ``init(nalUnit:)`` over contiguous bytes.
-        package init(contiguous nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) {
+        package init(contiguous nalUnit: UnsafeBufferPointer<UInt8>) throws(MediaError) {
             let header = try SliceHeader.sliceNALUnitHeader(nalUnit)
             let rbsp = RBSP.decode(buffer: UnsafeBufferPointer(rebasing: nalUnit.dropFirst()), limit: SliceHeader.maximumEncodedSize)
-            let (elements, nextBit) = try rbsp.withUnsafeBufferPointer { (buffer) throws(H264Error) in
+            let (elements, nextBit) = try rbsp.withUnsafeBufferPointer { (buffer) throws(MediaError) in
                 var cursor = BitCursor(buffer)
                 return (try SliceHeader.readPrefixElements(&cursor), cursor.bitOffset)
             }
@@ -63,20 +63,20 @@ extension SliceHeader {
 
     /// The NAL unit header of a slice NAL unit.
     ///
-    /// - Throws: the NAL unit header's errors, `H264Error.Code.unexpectedNALUnitType` for NAL
+    /// - Throws: the NAL unit header's errors, `MediaError.Code.unexpectedNALUnitType` for NAL
     ///   units that do not start with a slice header.
-    package static func sliceNALUnitHeader(_ nalUnit: UnsafeBufferPointer<UInt8>) throws(H264Error) -> NALUnitHeader {
+    package static func sliceNALUnitHeader(_ nalUnit: UnsafeBufferPointer<UInt8>) throws(MediaError) -> NALUnitHeader {
         let header = try NALUnitHeader(validating: nalUnit)
         let type = header.nalUnitType
         guard type == .slice || type == .idrSlice || type == .sliceDataPartitionA else {
-            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
+            throw MediaError(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0,
                             "NAL unit type \(type.rawValue) has no slice header")
         }
         return header
     }
 
     /// Reads `first_mb_in_slice`, `slice_type` and `pic_parameter_set_id`.
-    package static func readPrefixElements(_ reader: inout BitCursor) throws(H264Error) -> PrefixElements {
+    package static func readPrefixElements(_ reader: inout BitCursor) throws(MediaError) -> PrefixElements {
         let firstMbInSlice = try reader.readUE("first_mb_in_slice", max: 139_264) // MaxFS of level 6.2
         let sliceType = try reader.readUE("slice_type", max: 9)
         let picParameterSetId = try reader.readUE("pic_parameter_set_id", max: 255)

@@ -4,12 +4,12 @@ extension SliceHeader {
     /// What ``read(header:payload:parameterSets:firstWindow:)`` found in a slice NAL unit.
     package enum Reading {
         /// Not even the ``Prefix`` could be read: the unit is damaged.
-        case damaged(H264Error)
+        case damaged(MediaError)
         /// The ``Prefix`` was read (its `first_mb_in_slice` is given), the rest not: its
         /// parameter sets are unknown, or the header is cut short or out of range.
-        case prefix(firstMbInSlice: Int, problem: H264Error)
+        case prefix(firstMbInSlice: Int, problem: MediaError)
         /// The whole header: what tells its picture apart, and its tolerable problems.
-        case header(PictureIdentity, diagnostics: [H264Error])
+        case header(PictureIdentity, diagnostics: [MediaError])
     }
 
     /// Reads the slice header of the NAL unit whose header byte is `header` and whose following
@@ -23,8 +23,8 @@ extension SliceHeader {
     package static func read(header: UInt8, payload: UnsafeBufferPointer<UInt8>, parameterSets: ParameterSetCache,
                      firstWindow: Int = 16) -> Reading {
         let nalHeader: NALUnitHeader
-        do throws(H264Error) {
-            nalHeader = try withUnsafeBytes(of: header) { (byte) throws(H264Error) in
+        do throws(MediaError) {
+            nalHeader = try withUnsafeBytes(of: header) { (byte) throws(MediaError) in
                 try sliceNALUnitHeader(byte.assumingMemoryBound(to: UInt8.self))
             }
         } catch {
@@ -49,12 +49,12 @@ extension SliceHeader {
             let windowFull = count == window && window < maximumEncodedSize
             var reader = BitCursor(UnsafeBufferPointer(rebasing: scratch[..<count]))
             let elements: PrefixElements
-            do throws(H264Error) {
+            do throws(MediaError) {
                 elements = try readPrefixElements(&reader)
             } catch {
                 return (.damaged(error), windowFull && error.code == .truncated)
             }
-            do throws(H264Error) {
+            do throws(MediaError) {
                 let fields = try parameterSets.sliceHeaderFields(pictureParameterSetId: elements.picParameterSetId)
                 let slice = try SliceHeader(nalUnitType: header.nalUnitType, nalRefIdc: header.nalRefIdc, elements: elements,
                                             reading: &reader, fields: fields)

@@ -35,7 +35,7 @@ public struct SliceHeader: Hashable, Sendable {
     public var redundantPicCnt: Int
     /// Tolerable problems met while parsing (an `idr_pic_id` above 65535 is kept: it is only
     /// compared), each with the code, field and bit offset an error would have.
-    public var diagnostics: [H264Error]
+    public var diagnostics: [MediaError]
 
     /// The kind of slice, from `slice_type` modulo 5 (Table 7-6).
     public enum Kind: Int, Hashable, Sendable {
@@ -68,22 +68,22 @@ public struct SliceHeader: Hashable, Sendable {
     ///     only its first ``maximumEncodedSize`` bytes are read.
     ///   - pictureParameterSets: the PPS by id; the slice's PPS names its SPS.
     ///   - sequenceParameterSets: the SPS by id.
-    /// - Throws: `H264Error.Code.unexpectedNALUnitType` for NAL units that do not start with a
-    ///   slice header, `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown,
+    /// - Throws: `MediaError.Code.unexpectedNALUnitType` for NAL units that do not start with a
+    ///   slice header, `MediaError.Code.missingParameterSet` when the PPS or its SPS is unknown,
     ///   and the bit reader's errors.
     public init<Bytes: Collection<UInt8>>(nalUnit: Bytes,
                                           pictureParameterSets: [Int: PictureParameterSet],
-                                          sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+                                          sequenceParameterSets: [Int: SequenceParameterSet]) throws(MediaError) {
         try self.init(prefix: Prefix(nalUnit: nalUnit), pictureParameterSets: pictureParameterSets,
                       sequenceParameterSets: sequenceParameterSets)
     }
 
     /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read.
     ///
-    /// - Throws: `H264Error.Code.missingParameterSet` when the PPS or its SPS is unknown, and
+    /// - Throws: `MediaError.Code.missingParameterSet` when the PPS or its SPS is unknown, and
     ///   the bit reader's errors.
     public init(prefix: Prefix, pictureParameterSets: [Int: PictureParameterSet],
-                sequenceParameterSets: [Int: SequenceParameterSet]) throws(H264Error) {
+                sequenceParameterSets: [Int: SequenceParameterSet]) throws(MediaError) {
         try self.init(prefix: prefix, fields: ParameterSetFields(pictureParameterSetId: prefix.picParameterSetId,
                                                                   pictureParameterSets: pictureParameterSets,
                                                                   sequenceParameterSets: sequenceParameterSets))
@@ -91,8 +91,8 @@ public struct SliceHeader: Hashable, Sendable {
 
     /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read,
     /// with the fields of its PPS and SPS.
-    package init(prefix: Prefix, fields: ParameterSetFields) throws(H264Error) {
-        self = try prefix.rbsp.withUnsafeBufferPointer { (buffer) throws(H264Error) in
+    package init(prefix: Prefix, fields: ParameterSetFields) throws(MediaError) {
+        self = try prefix.rbsp.withUnsafeBufferPointer { (buffer) throws(MediaError) in
             var reader = BitCursor(buffer, bitOffset: prefix.nextBit)
             return try SliceHeader(nalUnitType: prefix.nalUnitType, nalRefIdc: prefix.nalRefIdc,
                                    elements: PrefixElements(firstMbInSlice: prefix.firstMbInSlice, sliceType: prefix.sliceType,
@@ -104,7 +104,7 @@ public struct SliceHeader: Hashable, Sendable {
     /// Reads the elements after the ``Prefix`` (`colour_plane_id` … `redundant_pic_cnt`) with
     /// `reader`, which stands just after `pic_parameter_set_id`: the one reader of them.
     package init(nalUnitType type: NALUnitType, nalRefIdc: UInt8, elements: PrefixElements, reading reader: inout BitCursor,
-         fields: ParameterSetFields) throws(H264Error) {
+         fields: ParameterSetFields) throws(MediaError) {
         nalUnitType = type
         self.nalRefIdc = nalRefIdc
         firstMbInSlice = elements.firstMbInSlice
@@ -141,14 +141,14 @@ public struct SliceHeader: Hashable, Sendable {
 
 extension SliceHeader {
     /// Parses the leading elements of a slice header, taking the PPS and SPS from a cache.
-    public init<Bytes: Collection<UInt8>>(nalUnit: Bytes, parameterSets: ParameterSetCache) throws(H264Error) {
+    public init<Bytes: Collection<UInt8>>(nalUnit: Bytes, parameterSets: ParameterSetCache) throws(MediaError) {
         try self.init(nalUnit: nalUnit, pictureParameterSets: parameterSets.pictureParameterSets,
                       sequenceParameterSets: parameterSets.sequenceParameterSets)
     }
 
     /// Parses the rest of the leading elements of a slice header whose ``Prefix`` has been read,
     /// taking the PPS and SPS from a cache.
-    public init(prefix: Prefix, parameterSets: ParameterSetCache) throws(H264Error) {
+    public init(prefix: Prefix, parameterSets: ParameterSetCache) throws(MediaError) {
         try self.init(prefix: prefix, fields: parameterSets.sliceHeaderFields(pictureParameterSetId: prefix.picParameterSetId))
     }
 }

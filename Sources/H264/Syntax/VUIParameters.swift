@@ -37,7 +37,7 @@ public struct HRDParameters: Hashable, Sendable {
     }
 
     /// Reads `hrd_parameters()` in Annex E.1.2 order.
-    package init(reader: inout BitReader) throws(H264Error) {
+    package init(reader: inout BitReader) throws(MediaError) {
         cpbCntMinus1 = try reader.readUE("cpb_cnt_minus1", max: 31)
         bitRateScale = try reader.readBits(4, "bit_rate_scale")
         cpbSizeScale = try reader.readBits(4, "cpb_size_scale")
@@ -157,7 +157,7 @@ public struct VUIParameters: Hashable, Sendable {
     }
 
     /// Reads `vui_parameters()` in Annex E.1.1 order.
-    package init(reader: inout BitReader) throws(H264Error) {
+    package init(reader: inout BitReader) throws(MediaError) {
         aspectRatioInfoPresentFlag = try reader.readFlag("aspect_ratio_info_present_flag")
         var idc = 0, sarW = 0, sarH = 0
         if aspectRatioInfoPresentFlag {

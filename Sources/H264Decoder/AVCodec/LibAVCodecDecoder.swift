@@ -19,7 +19,7 @@ final class LibAVCodecDecoder {
     /// Opens libavcodec's decoder of `codec`; `reorderDepth` frames of output delay from the
     /// start (libavcodec's `has_b_frames`).
     /// The corresponding libavcodec calls are `avcodec_alloc_context3` and `avcodec_open2`.
-    init(codec: VideoCodec, configuration: DecoderConfiguration, reorderDepth: Int) throws(H264Error) {
+    init(codec: VideoCodec, configuration: DecoderConfiguration, reorderDepth: Int) throws(MediaError) {
         Self.silenceLibraryLog
         var status: Int32 = 0
         var hardwareInUse: Int32 = 0
@@ -45,7 +45,7 @@ final class LibAVCodecDecoder {
         }
         guard let packet = av_packet_alloc() else {
             cav_close(context)
-            throw H264Error(.decoderFailed, "av_packet_alloc: out of memory")
+            throw MediaError(.decoderFailed, "av_packet_alloc: out of memory")
         }
         self.context = context
         self.packet = packet
@@ -60,11 +60,11 @@ final class LibAVCodecDecoder {
     /// libavcodec logs to standard error by default; the session reports instead.
     private static let silenceLibraryLog: Void = { cav_set_log_quiet() }()
 
-    static func error(_ status: Int32, _ what: String) -> H264Error {
+    static func error(_ status: Int32, _ what: String) -> MediaError {
         var text = [CChar](repeating: 0, count: 128)
         cav_error_string(status, &text, text.count)
         let message = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return H264Error(.decoderFailed, "\(what): \(message) (\(status))")
+        return MediaError(.decoderFailed, "\(what): \(message) (\(status))")
     }
 
     /// The result of sending one access unit.
@@ -78,10 +78,10 @@ final class LibAVCodecDecoder {
     /// Sends one packet of `size` bytes that `fill` writes (Annex B), with times in microseconds.
     /// The corresponding libavcodec call is `avcodec_send_packet`.
     func send(size: Int, presentationTimeStamp: Int64?, duration: Int64, isKeyframe: Bool,
-              fill: (UnsafeMutableRawBufferPointer) throws(H264Error) -> Void) throws(H264Error) -> SendResult {
+              fill: (UnsafeMutableRawBufferPointer) throws(MediaError) -> Void) throws(MediaError) -> SendResult {
         guard size > 0, size < Int(Int32.max) - 64 else { return .damaged }
         guard let data = cav_packet_prepare(packet, Int32(size)) else {
-            throw H264Error(.decoderFailed, "av_new_packet: out of memory")
+            throw MediaError(.decoderFailed, "av_new_packet: out of memory")
         }
         do {
             try fill(UnsafeMutableRawBufferPointer(start: data, count: size))
@@ -101,9 +101,9 @@ final class LibAVCodecDecoder {
     ///
     /// - Returns: true when the decoder reported the end of a drain (`AVERROR_EOF`).
     @discardableResult
-    func receiveFrames(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(H264Error) -> Bool {
+    func receiveFrames(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(MediaError) -> Bool {
         while true {
-            guard var frame = pool.take() else { throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
+            guard var frame = pool.take() else { throw MediaError(.decoderFailed, "av_frame_alloc: out of memory") }
             let status = cav_receive(context, frame)
             if status < 0 {
                 pool.recycle(frame)
@@ -113,7 +113,7 @@ final class LibAVCodecDecoder {
                 throw Self.error(status, "avcodec_receive_frame")
             }
             if let target = conversionTarget, !(target == 0 && cav_frame_is_i420(frame) != 0) {
-                guard let converted = pool.take() else { pool.recycle(frame); throw H264Error(.decoderFailed, "av_frame_alloc: out of memory") }
+                guard let converted = pool.take() else { pool.recycle(frame); throw MediaError(.decoderFailed, "av_frame_alloc: out of memory") }
                 let status = cav_frame_convert(frame, converted, target)
                 let name = String(cString: cav_pix_fmt_name(frame.pointee.format))
                 pool.recycle(frame)
@@ -127,7 +127,7 @@ final class LibAVCodecDecoder {
             cav_frame_get_info(context, frame, &info)
             guard let format = PixelFormatDescription(format: info.format) else {
                 pool.recycle(frame)
-                throw H264Error(.decoderFailed, "libavcodec output \(String(cString: cav_pix_fmt_name(info.format))) frames, a pixel format DecodedFrame does not describe")
+                throw MediaError(.decoderFailed, "libavcodec output \(String(cString: cav_pix_fmt_name(info.format))) frames, a pixel format DecodedFrame does not describe")
             }
             if info.pts == Int64.min {
                 // Untimed: after the previous frame, in output order (zero for the first).
@@ -145,7 +145,7 @@ final class LibAVCodecDecoder {
     /// Drains delayed frames into `deliver` and makes the decoder usable again.
     /// The corresponding libavcodec calls are `avcodec_send_packet(NULL)`, `avcodec_receive_frame`
     /// until `AVERROR_EOF`, and `avcodec_flush_buffers`.
-    func drain(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(H264Error) {
+    func drain(mark: inout FormatChangeMark, _ deliver: (DecodedFrame) -> Void) throws(MediaError) {
         let status = cav_send_drain(context)
         if status < 0 && status != cav_error_eof() { throw Self.error(status, "avcodec_send_packet(NULL)") }
         try receiveFrames(mark: &mark, deliver)

@@ -101,7 +101,7 @@ final class X264Encoder: CodecEncoder {
     ///
     /// The corresponding x264 calls are `x264_param_default_preset`, `x264_param_apply_profile`,
     /// `x264_encoder_open` and `x264_encoder_headers`.
-    init(width: Int, height: Int, configuration c: EncoderConfiguration, logger: Logger) throws(H264Error) {
+    init(width: Int, height: Int, configuration c: EncoderConfiguration, logger: Logger) throws(MediaError) {
         self.width = width
         self.height = height
         // Released by its deinit if any step below throws.
@@ -115,7 +115,7 @@ final class X264Encoder: CodecEncoder {
         let preset = (c.x264Preset ?? (c.realTime ? .veryfast : .medium)).rawValue
         let tune = c.x264Tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
         guard x264_param_default_preset(&param, preset, tune) == 0 else {
-            throw H264Error(.invalidConfiguration, field: "x264Tune", "x264 rejected preset \(preset) with tune \(tune ?? "none")")
+            throw MediaError(.invalidConfiguration, field: "x264Tune", "x264 rejected preset \(preset) with tune \(tune ?? "none")")
         }
         cx264_param_set_log(&param, x264.logTarget, x264.logLevel)
         param.i_width = Int32(width)
@@ -147,10 +147,10 @@ final class X264Encoder: CodecEncoder {
         }
         Self.applyVBV(&param, c, width: width, height: height)
         guard x264_param_apply_profile(&param, c.profile.rawValue) == 0 else {
-            throw H264Error(.invalidConfiguration, field: "profile", "x264 cannot apply profile \(c.profile.rawValue) to this configuration")
+            throw MediaError(.invalidConfiguration, field: "profile", "x264 cannot apply profile \(c.profile.rawValue) to this configuration")
         }
         guard x264.open(&param), let h = x264.encoder else {
-            throw H264Error(.encoderFailed, field: "x264_encoder_open", "x264 could not open an encoder for \(width)×\(height) (see the log)")
+            throw MediaError(.encoderFailed, field: "x264_encoder_open", "x264 could not open an encoder for \(width)×\(height) (see the log)")
         }
 
         var nals: UnsafeMutablePointer<x264_nal_t>?
@@ -168,7 +168,7 @@ final class X264Encoder: CodecEncoder {
         do {
             formatDescription = try FormatDescription(sequenceParameterSets: sps, pictureParameterSets: pps, nalUnitLengthSize: 4)
         } catch {
-            throw H264Error(.encoderFailed, field: "x264_encoder_headers", "x264 gave no usable SPS/PPS: \(error)")
+            throw MediaError(.encoderFailed, field: "x264_encoder_headers", "x264 gave no usable SPS/PPS: \(error)")
         }
     }
 
@@ -182,7 +182,7 @@ final class X264Encoder: CodecEncoder {
     /// Changes the average bit rate and VBV live, without a new IDR.
     ///
     /// The corresponding x264 call is `x264_encoder_reconfig`.
-    func reconfigure(_ c: EncoderConfiguration) throws(H264Error) {
+    func reconfigure(_ c: EncoderConfiguration) throws(MediaError) {
         guard let h = handle else { return }
         var param = x264_param_t()
         x264_encoder_parameters(h, &param)
@@ -191,21 +191,21 @@ final class X264Encoder: CodecEncoder {
         }
         Self.applyVBV(&param, c, width: width, height: height)
         guard x264_encoder_reconfig(h, &param) >= 0 else {
-            throw H264Error(.encoderFailed, field: "x264_encoder_reconfig", "x264 refused the new rate settings")
+            throw MediaError(.encoderFailed, field: "x264_encoder_reconfig", "x264 refused the new rate settings")
         }
     }
 
     /// Encodes one frame; returns what x264 outputs now (zero or one access unit).
     ///
     /// The corresponding x264 call is `x264_encoder_encode`.
-    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(H264Error) -> EncodedFrame? {
-        guard let h = handle else { throw H264Error(.invalidState, "the x264 encoder is closed") }
+    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(MediaError) -> EncodedFrame? {
+        guard let h = handle else { throw MediaError(.invalidState, "the x264 encoder is closed") }
         let index = timing.add(presentationTimeStamp: presentationTimeStamp, duration: duration)
         var pic = x264_picture_t()
         x264_picture_init(&pic)
         pic.i_pts = index
         if forceKeyframe { pic.i_type = cx264_type_idr() }
-        let result: Result<EncodedFrame?, H264Error>
+        let result: Result<EncodedFrame?, MediaError>
         switch frame.pixelFormat {
         case .nv12:
             result = Self.withPlaneBases(frame.planes) { base0, base1, _ in
@@ -215,7 +215,7 @@ final class X264Encoder: CodecEncoder {
                 pic.img.plane.1 = UnsafeMutablePointer(mutating: base1)
                 pic.img.i_stride.0 = Int32(frame.planes[0].bytesPerRow)
                 pic.img.i_stride.1 = Int32(frame.planes[1].bytesPerRow)
-                return Result { () throws(H264Error) in try self.encodePicture(h, &pic) }
+                return Result { () throws(MediaError) in try self.encodePicture(h, &pic) }
             }
         case .i420, .bgra:
             result = try frame.withPlanarPlanes(scratch: &scratch) { planes in
@@ -227,10 +227,10 @@ final class X264Encoder: CodecEncoder {
                 pic.img.i_stride.0 = Int32(planes.yStride)
                 pic.img.i_stride.1 = Int32(planes.uStride)
                 pic.img.i_stride.2 = Int32(planes.vStride)
-                return Result { () throws(H264Error) in try self.encodePicture(h, &pic) }
+                return Result { () throws(MediaError) in try self.encodePicture(h, &pic) }
             }
         case .yuv420p10:
-            throw H264Error(.invalidFrame, field: "pixelFormat", "the H.264 encoder takes 8-bit frames: encode 10-bit 4:2:0 with codec .hevc")
+            throw MediaError(.invalidFrame, field: "pixelFormat", "the H.264 encoder takes 8-bit frames: encode 10-bit 4:2:0 with codec .hevc")
         }
         return try result.get()
     }
@@ -251,7 +251,7 @@ final class X264Encoder: CodecEncoder {
 
     /// Drains every delayed frame (lookahead, B-frames, frame threads), then closes the
     /// encoder: x264 cannot take new frames after a flush.
-    func flushAndClose() throws(H264Error) -> [EncodedFrame] {
+    func flushAndClose() throws(MediaError) -> [EncodedFrame] {
         guard let h = handle else { return [] }
         var out: [EncodedFrame] = []
         defer { close() }
@@ -262,16 +262,16 @@ final class X264Encoder: CodecEncoder {
         return out
     }
 
-    private func encodePicture(_ h: OpaquePointer, _ pic: inout x264_picture_t) throws(H264Error) -> EncodedFrame? {
-        try withUnsafeMutablePointer(to: &pic) { (p) throws(H264Error) in try encodeRaw(h, p) }
+    private func encodePicture(_ h: OpaquePointer, _ pic: inout x264_picture_t) throws(MediaError) -> EncodedFrame? {
+        try withUnsafeMutablePointer(to: &pic) { (p) throws(MediaError) in try encodeRaw(h, p) }
     }
 
-    private func encodeRaw(_ h: OpaquePointer, _ input: UnsafeMutablePointer<x264_picture_t>?) throws(H264Error) -> EncodedFrame? {
+    private func encodeRaw(_ h: OpaquePointer, _ input: UnsafeMutablePointer<x264_picture_t>?) throws(MediaError) -> EncodedFrame? {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         var out = x264_picture_t()
         let size = x264_encoder_encode(h, &nals, &count, input, &out)
-        guard size >= 0 else { throw H264Error(.encoderFailed, field: "x264_encoder_encode", "x264 failed to encode (status \(size))") }
+        guard size >= 0 else { throw MediaError(.encoderFailed, field: "x264_encoder_encode", "x264 failed to encode (status \(size))") }
         guard size > 0, let nals, count > 0, let payload = nals[0].p_payload else { return nil }
         // x264 writes the payloads of one call back to back: one copy, one allocation per frame.
         let data = [UInt8](UnsafeBufferPointer(start: payload, count: Int(size)))

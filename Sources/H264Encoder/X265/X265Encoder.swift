@@ -71,11 +71,11 @@ final class X265Encoder: CodecEncoder {
     ///
     /// The corresponding x265 calls are `x265_api_get`, `x265_param_default_preset`,
     /// `x265_param_apply_profile`, `x265_encoder_open` and `x265_encoder_headers`.
-    init(width: Int, height: Int, configuration c: EncoderConfiguration, logger: Logger) throws(H264Error) {
+    init(width: Int, height: Int, configuration c: EncoderConfiguration, logger: Logger) throws(MediaError) {
         self.width = width
         self.height = height
         guard let x265 = X265Handle(bitDepth: c.hevcProfile.bitDepth) else {
-            throw H264Error(.unsupported, field: "hevcProfile", "the installed libx265 has no \(c.hevcProfile.bitDepth)-bit build")
+            throw MediaError(.unsupported, field: "hevcProfile", "the installed libx265 has no \(c.hevcProfile.bitDepth)-bit build")
         }
         self.x265 = x265
         let rate = FrameRate(approximating: c.expectedFrameRate)
@@ -85,7 +85,7 @@ final class X265Encoder: CodecEncoder {
         let preset = (c.x264Preset ?? (c.realTime ? .veryfast : .medium)).rawValue
         let tune = c.x264Tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
         guard api.param_default_preset?(p, preset, tune) == 0 else {
-            throw H264Error(.invalidConfiguration, field: "x264Tune", "x265 rejected preset \(preset) with tune \(tune ?? "none")")
+            throw MediaError(.invalidConfiguration, field: "x264Tune", "x265 rejected preset \(preset) with tune \(tune ?? "none")")
         }
         // x265 prints its lines itself (no log callback in 3.5), which a library must not do
         // unasked: silent at the default `warning` (its failures come back as errors), its
@@ -123,10 +123,10 @@ final class X265Encoder: CodecEncoder {
         }
         Self.applyVBV(p, c, width: width, height: height)
         guard api.param_apply_profile?(p, c.hevcProfile.rawValue) == 0 else {
-            throw H264Error(.invalidConfiguration, field: "hevcProfile", "x265 cannot apply profile \(c.hevcProfile.rawValue) to this configuration")
+            throw MediaError(.invalidConfiguration, field: "hevcProfile", "x265 cannot apply profile \(c.hevcProfile.rawValue) to this configuration")
         }
         guard x265.open(), let h = x265.encoder else {
-            throw H264Error(.encoderFailed, field: "x265_encoder_open", "x265 could not open an encoder for \(width)×\(height) (with a logger at level notice, x265 says why on standard error)")
+            throw MediaError(.encoderFailed, field: "x265_encoder_open", "x265 could not open an encoder for \(width)×\(height) (with a logger at level notice, x265 says why on standard error)")
         }
 
         var nals: UnsafeMutablePointer<x265_nal>?
@@ -142,7 +142,7 @@ final class X265Encoder: CodecEncoder {
         do {
             format = .hevc(try HEVCDecoderConfigurationRecord(parameterSets: parameterSets, lengthSize: 4))
         } catch {
-            throw H264Error(.encoderFailed, field: "x265_encoder_headers", "x265 gave no usable VPS/SPS/PPS: \(error)")
+            throw MediaError(.encoderFailed, field: "x265_encoder_headers", "x265 gave no usable VPS/SPS/PPS: \(error)")
         }
     }
 
@@ -160,7 +160,7 @@ final class X265Encoder: CodecEncoder {
     /// from the VBV rate: the rate is kept within the band of the level the stream opened with.
     ///
     /// The corresponding x265 calls are `x265_encoder_parameters` and `x265_encoder_reconfig`.
-    func reconfigure(_ c: EncoderConfiguration) throws(H264Error) {
+    func reconfigure(_ c: EncoderConfiguration) throws(MediaError) {
         guard let h = handle, let alloc = x265.api.param_alloc, let p = alloc() else { return }
         defer { x265.api.param_free?(p) }
         x265.api.encoder_parameters?(h, p)
@@ -172,7 +172,7 @@ final class X265Encoder: CodecEncoder {
             p.pointee.rc.vbvMaxBitrate = min(max(p.pointee.rc.vbvMaxBitrate, band.lowerBound), band.upperBound)
         }
         guard x265.api.encoder_reconfig?(h, p) ?? -1 >= 0 else {
-            throw H264Error(.encoderFailed, field: "x265_encoder_reconfig", "x265 refused the new rate settings")
+            throw MediaError(.encoderFailed, field: "x265_encoder_reconfig", "x265 refused the new rate settings")
         }
     }
 
@@ -191,8 +191,8 @@ final class X265Encoder: CodecEncoder {
     /// Encodes one frame; returns what x265 outputs now (zero or one access unit).
     ///
     /// The corresponding x265 call is `x265_encoder_encode`.
-    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(H264Error) -> EncodedFrame? {
-        guard let h = handle else { throw H264Error(.invalidState, "the x265 encoder is closed") }
+    func encode(_ frame: VideoFrame, presentationTimeStamp: Duration, duration: Duration, forceKeyframe: Bool) throws(MediaError) -> EncodedFrame? {
+        guard let h = handle else { throw MediaError(.invalidState, "the x265 encoder is closed") }
         var pic = x265_picture()
         x265.api.picture_init?(x265.param, &pic)
         pic.pts = timing.add(presentationTimeStamp: presentationTimeStamp, duration: duration)
@@ -204,8 +204,8 @@ final class X265Encoder: CodecEncoder {
             pic.planes.1 = UnsafeMutableRawPointer(mutating: planes.u)
             pic.planes.2 = UnsafeMutableRawPointer(mutating: planes.v)
             pic.stride = (Int32(planes.yStride), Int32(planes.uStride), Int32(planes.vStride))
-            return Result { () throws(H264Error) in
-                try withUnsafeMutablePointer(to: &pic) { (input) throws(H264Error) in try self.encodeRaw(h, input) }
+            return Result { () throws(MediaError) in
+                try withUnsafeMutablePointer(to: &pic) { (input) throws(MediaError) in try self.encodeRaw(h, input) }
             }
         }
         return try result.get()
@@ -213,7 +213,7 @@ final class X265Encoder: CodecEncoder {
 
     /// Drains every delayed frame (lookahead, B-frames, frame threads), then closes the
     /// encoder: x265 cannot take new frames after a flush.
-    func flushAndClose() throws(H264Error) -> [EncodedFrame] {
+    func flushAndClose() throws(MediaError) -> [EncodedFrame] {
         guard let h = handle else { return [] }
         var out: [EncodedFrame] = []
         defer { close() }
@@ -222,13 +222,13 @@ final class X265Encoder: CodecEncoder {
     }
 
     /// One `x265_encoder_encode` call (a flush with `input` nil); the access unit it outputs.
-    private func encodeRaw(_ h: OpaquePointer, _ input: UnsafeMutablePointer<x265_picture>?) throws(H264Error) -> EncodedFrame? {
+    private func encodeRaw(_ h: OpaquePointer, _ input: UnsafeMutablePointer<x265_picture>?) throws(MediaError) -> EncodedFrame? {
         var nals: UnsafeMutablePointer<x265_nal>?
         var count: UInt32 = 0
         var out = x265_picture()
         x265.api.picture_init?(x265.param, &out)
         let status = x265.api.encoder_encode?(h, &nals, &count, input, &out) ?? -1
-        guard status >= 0 else { throw H264Error(.encoderFailed, field: "x265_encoder_encode", "x265 failed to encode (status \(status))") }
+        guard status >= 0 else { throw MediaError(.encoderFailed, field: "x265_encoder_encode", "x265 failed to encode (status \(status))") }
         guard status > 0, let nals, count > 0 else { return nil }
         // x265 writes the NAL units of one call back to back (with their 4-byte lengths): one
         // copy, one allocation per frame; otherwise they are gathered.

@@ -26,11 +26,11 @@ public struct HEVCAccessUnitAssembler: Sendable, AccessUnitAssembling {
     /// How many damaged units and malformed parameter sets were met.
     public var errorCount: Int { problems.errorCount }
     /// The most recent of them, oldest first (at most `AccessUnitAssembler.recentErrorLimit`).
-    public var recentErrors: [H264Error] { problems.recentErrors }
+    public var recentErrors: [MediaError] { problems.recentErrors }
     /// How many tolerable problems were met (values out of range that were kept).
     public var warningCount: Int { problems.warningCount }
     /// The most recent of them, oldest first (at most `AccessUnitAssembler.recentErrorLimit`).
-    public var recentWarnings: [H264Error] { problems.recentWarnings }
+    public var recentWarnings: [MediaError] { problems.recentWarnings }
 
     private var problems = ProblemLog()
     private var boundary = HEVCAccessUnitBoundary()
@@ -60,7 +60,7 @@ public struct HEVCAccessUnitAssembler: Sendable, AccessUnitAssembling {
         }
         let payload = nalUnit.dropFirst(HEVCNALUnitHeader.byteCount)
         if HEVCAccessUnitBoundary.hasSliceSegmentHeader(header.nalUnitType) && payload.isEmpty {
-            problems.report(H264Error(.truncated, field: "first_slice_segment_in_pic_flag", byteOffset: streamOffset,
+            problems.report(MediaError(.truncated, field: "first_slice_segment_in_pic_flag", byteOffset: streamOffset,
                                       bitOffset: 16, "a slice segment with no byte after its header"))
             return nil
         }

@@ -21,7 +21,7 @@ extension AnnexB {
     /// - Returns: the Annex-B bytes.
     /// - Throws: the errors of `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`.
     public static func fromHVCC(_ sample: [UInt8], lengthSize: Int,
-                                configuration: HEVCDecoderConfigurationRecord? = nil) throws(H264Error) -> [UInt8] {
+                                configuration: HEVCDecoderConfigurationRecord? = nil) throws(MediaError) -> [UInt8] {
         let units = try AVCC.read(sample, lengthSize: lengthSize).nalUnits
         let inserted = configuration?.nalUnits ?? []
         var output: [UInt8] = []
@@ -54,16 +54,16 @@ extension HEVCDecoderConfigurationRecord {
     ///     bytes the record holds. A parameter set that changes mid-stream stays in band either
     ///     way, and the record's arrays are then marked incomplete.
     /// - Returns: the record and the samples, in decoding order.
-    /// - Throws: `H264Error.Code.missingParameterSet` when the stream has no SPS, and
+    /// - Throws: `MediaError.Code.missingParameterSet` when the stream has no SPS, and
     ///   the parse errors of its first parameter sets.
-    public static func hvcc(fromAnnexB bytes: [UInt8], parameterSetsInBand: Bool) throws(H264Error)
+    public static func hvcc(fromAnnexB bytes: [UInt8], parameterSetsInBand: Bool) throws(MediaError)
         -> (configuration: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) {
         try hvcc(accessUnits: HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes), parameterSetsInBand: parameterSetsInBand)
     }
 
     /// `hvcc(fromAnnexB:parameterSetsInBand:)` of a stream already cut into access units
     /// (`h264 convert` has them from its inspection).
-    package static func hvcc(accessUnits: [HEVCAccessUnit], parameterSetsInBand: Bool) throws(H264Error)
+    package static func hvcc(accessUnits: [HEVCAccessUnit], parameterSetsInBand: Bool) throws(MediaError)
         -> (configuration: HEVCDecoderConfigurationRecord, samples: [HEVCAccessUnit]) {
         var first: [HEVCNALUnitType: [Int: [UInt8]]] = [:]
         var order: [[UInt8]] = []

@@ -34,20 +34,20 @@ public struct HEVCNALUnitHeader: Hashable, Sendable, CustomStringConvertible {
 
     /// Decodes and validates the first two bytes of a NAL unit.
     ///
-    /// - Throws: `H264Error.Code.emptyNALUnit` for fewer than two bytes,
-    ///   `H264Error.Code.forbiddenZeroBit` when the forbidden bit is set,
-    ///   `H264Error.Code.valueOutOfRange` when `nuh_temporal_id_plus1` is 0.
-    public init<Bytes: Collection<UInt8>>(validating nalUnit: Bytes) throws(H264Error) {
+    /// - Throws: `MediaError.Code.emptyNALUnit` for fewer than two bytes,
+    ///   `MediaError.Code.forbiddenZeroBit` when the forbidden bit is set,
+    ///   `MediaError.Code.valueOutOfRange` when `nuh_temporal_id_plus1` is 0.
+    public init<Bytes: Collection<UInt8>>(validating nalUnit: Bytes) throws(MediaError) {
         var bytes = nalUnit.makeIterator()
         guard let first = bytes.next(), let second = bytes.next() else {
-            throw H264Error(.emptyNALUnit, field: "nal_unit_header", "NAL unit shorter than its 2-byte header")
+            throw MediaError(.emptyNALUnit, field: "nal_unit_header", "NAL unit shorter than its 2-byte header")
         }
         self.init(first, second)
         if forbiddenZeroBit != 0 {
-            throw H264Error(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: 0, bitOffset: 0, "forbidden_zero_bit is 1")
+            throw MediaError(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: 0, bitOffset: 0, "forbidden_zero_bit is 1")
         }
         if nuhTemporalIdPlus1 == 0 {
-            throw H264Error(.valueOutOfRange, field: "nuh_temporal_id_plus1", byteOffset: 1, bitOffset: 13,
+            throw MediaError(.valueOutOfRange, field: "nuh_temporal_id_plus1", byteOffset: 1, bitOffset: 13,
                             "nuh_temporal_id_plus1 is 0, expected 1...7")
         }
     }

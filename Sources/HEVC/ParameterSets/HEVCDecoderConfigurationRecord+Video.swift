@@ -19,7 +19,7 @@ extension HEVCDecoderConfigurationRecord: VideoCodecConfiguration {
     public var framesPerSecond: Double? { sequenceParameterSet?.frameRate?.framesPerSecond }
 
     /// `AnnexB.fromHVCC(_:lengthSize:configuration:)` with this record when `withParameterSets`.
-    public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(H264Error) -> [UInt8] {
+    public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(MediaError) -> [UInt8] {
         try AnnexB.fromHVCC(sample, lengthSize: lengthSize, configuration: withParameterSets ? self : nil)
     }
 

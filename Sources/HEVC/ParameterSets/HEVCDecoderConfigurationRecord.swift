@@ -78,9 +78,9 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
     ///     left out.
     ///   - lengthSize: the samples' length prefix size: 1, 2 or 4.
     ///   - arrayCompleteness: the arrays' `array_completeness` (true for `hvc1`).
-    /// - Throws: `H264Error.Code.missingParameterSet` without an SPS, the parse errors of
-    ///   the SPS and PPS, `H264Error.Code.invalidLengthSize`.
-    public init(parameterSets nalUnits: [[UInt8]], lengthSize: Int = 4, arrayCompleteness: Bool = true) throws(H264Error) {
+    /// - Throws: `MediaError.Code.missingParameterSet` without an SPS, the parse errors of
+    ///   the SPS and PPS, `MediaError.Code.invalidLengthSize`.
+    public init(parameterSets nalUnits: [[UInt8]], lengthSize: Int = 4, arrayCompleteness: Bool = true) throws(MediaError) {
         try AVCC.validate(lengthSize: lengthSize)
         var arrays: [NALUnitArray] = []
         var sps: HEVCSequenceParameterSet?, pps: HEVCPictureParameterSet?, vpsSubLayers = 0
@@ -100,7 +100,7 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
             }
         }
         guard let sps else {
-            throw H264Error(.missingParameterSet, field: "seq_parameter_set_rbsp", "an hvcC needs an SPS")
+            throw MediaError(.missingParameterSet, field: "seq_parameter_set_rbsp", "an hvcC needs an SPS")
         }
         let general = sps.profileTierLevel.general
         configurationVersion = 1
@@ -135,15 +135,15 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
 
     /// Parses a record (the `hvcC` box's payload).
     ///
-    /// - Throws: `H264Error.Code.invalidConfigurationRecord` for a version above 1 or a
-    ///   length size of 3 bytes, `H264Error.Code.truncated` when the data ends early; the
+    /// - Throws: `MediaError.Code.invalidConfigurationRecord` for a version above 1 or a
+    ///   length size of 3 bytes, `MediaError.Code.truncated` when the data ends early; the
     ///   error's `field` names the field and `byteOffset` where it begins.
-    public init(parsing bytes: [UInt8]) throws(H264Error) {
+    public init(parsing bytes: [UInt8]) throws(MediaError) {
         var reader = BitReader(bytes)
-        do throws(H264Error) {
+        do throws(MediaError) {
             configurationVersion = try reader.readBits(8, "configurationVersion")
             if configurationVersion > 1 {
-                throw H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0,
+                throw MediaError(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: 0,
                                 "version \(configurationVersion), expected 1")
             }
             generalProfileSpace = try reader.readBits(2, "general_profile_space")
@@ -169,7 +169,7 @@ public struct HEVCDecoderConfigurationRecord: Hashable, Sendable {
             temporalIdNested = try reader.readFlag("temporalIdNested")
             lengthSizeMinusOne = try reader.readBits(2, "lengthSizeMinusOne")
             if lengthSizeMinusOne == 2 {
-                throw H264Error(.invalidConfigurationRecord, field: "lengthSizeMinusOne", byteOffset: 21, "a 3-byte NAL unit length")
+                throw MediaError(.invalidConfigurationRecord, field: "lengthSizeMinusOne", byteOffset: 21, "a 3-byte NAL unit length")
             }
             var arrays: [NALUnitArray] = []
             for _ in 0..<(try reader.readBits(8, "numOfArrays")) {

@@ -27,14 +27,14 @@ public struct HEVCParameterSetCache: Hashable, Sendable {
     ///
     /// - Returns: whether the id was new, unchanged or replaced, and the parameter set's
     ///   tolerable problems when it was new or replaced (empty when unchanged).
-    /// - Throws: `H264Error.Code.unexpectedNALUnitType` for other NAL unit types, and the
+    /// - Throws: `MediaError.Code.unexpectedNALUnitType` for other NAL unit types, and the
     ///   parse errors of the parameter set (nothing is stored then).
     @discardableResult
-    public mutating func store(_ nalUnit: some Collection<UInt8>) throws(H264Error) -> (change: ParameterSetChange, diagnostics: [H264Error]) {
+    public mutating func store(_ nalUnit: some Collection<UInt8>) throws(MediaError) -> (change: ParameterSetChange, diagnostics: [MediaError]) {
         let unit = Array(nalUnit)
         let header = try HEVCNALUnitHeader(validating: unit)
         let type = header.nalUnitType
-        let id: Int, diagnostics: [H264Error]
+        let id: Int, diagnostics: [MediaError]
         switch type {
         case .videoParameterSet:
             let vps = try HEVCVideoParameterSet(nalUnit: unit)
@@ -52,7 +52,7 @@ public struct HEVCParameterSetCache: Hashable, Sendable {
             if bytes[type]?[id] == unit { return (.unchanged, []) }
             pictureParameterSets[id] = pps
         default:
-            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0, bitOffset: 1,
+            throw MediaError(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0, bitOffset: 1,
                             "NAL unit type \(type) is not a parameter set")
         }
         let change: ParameterSetChange = bytes[type]?[id] == nil ? .added : .replaced

@@ -56,7 +56,7 @@ public struct HEVCHRDParameters: Hashable, Sendable {
 
     /// Reads `hrd_parameters(commonInfPresentFlag, maxNumSubLayersMinus1)`
     /// (`maxNumSubLayersMinus1` 0…6, checked by the caller).
-    init(reader: inout BitReader, commonInfPresentFlag: Bool, maxNumSubLayersMinus1: Int) throws(H264Error) {
+    init(reader: inout BitReader, commonInfPresentFlag: Bool, maxNumSubLayersMinus1: Int) throws(MediaError) {
         var nal = false, vcl = false, subPic = false
         var bitRateScale = 0, cpbSizeScale = 0, lengths = (23, 23, 23)
         if commonInfPresentFlag {
@@ -106,7 +106,7 @@ public struct HEVCHRDParameters: Hashable, Sendable {
     }
 
     /// `sub_layer_hrd_parameters()` (clause E.2.3): `count` buffers.
-    private static func readBuffers(_ reader: inout BitReader, count: Int, subPic: Bool) throws(H264Error) -> [CodedPictureBuffer] {
+    private static func readBuffers(_ reader: inout BitReader, count: Int, subPic: Bool) throws(MediaError) -> [CodedPictureBuffer] {
         var buffers: [CodedPictureBuffer] = []
         for i in 0..<count {
             let bitRate = try reader.readUE("bit_rate_value_minus1[\(i)]")

@@ -5,18 +5,18 @@ public import MediaCore
 /// and `syntaxElements(nalUnit:)`.
 protocol HEVCNALUnitSyntax {
     /// Reads the structure, its NAL unit header first.
-    init(reader: inout BitReader) throws(H264Error)
+    init(reader: inout BitReader) throws(MediaError)
 }
 
 extension HEVCNALUnitSyntax {
     /// The structure read from `nalUnit` (both header bytes first, emulation prevention bytes
     /// still present).
-    static func read(nalUnit: some Collection<UInt8>) throws(H264Error) -> Self {
-        try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(H264Error) in try Self(reader: &reader) }.value
+    static func read(nalUnit: some Collection<UInt8>) throws(MediaError) -> Self {
+        try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(MediaError) in try Self(reader: &reader) }.value
     }
 
     /// Every syntax element of `nalUnit` in bitstream order, with FFmpeg's `trace_headers` names.
-    static func elements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] {
-        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(H264Error) in try Self(reader: &reader) }.elements
+    static func elements(nalUnit: some Collection<UInt8>) throws(MediaError) -> [SyntaxElement] {
+        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(MediaError) in try Self(reader: &reader) }.elements
     }
 }

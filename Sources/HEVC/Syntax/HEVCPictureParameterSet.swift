@@ -77,7 +77,7 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
     public let ppsExtensionFlags: Int
     /// Tolerable problems met while parsing, in bitstream order (see
     /// ``HEVCSequenceParameterSet/diagnostics``).
-    public let diagnostics: [H264Error]
+    public let diagnostics: [MediaError]
 
     /// Parses a picture parameter set NAL unit.
     ///
@@ -86,10 +86,10 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
     ///     still present.
     ///   - sequenceParameterSets: known SPSs by `sps_seq_parameter_set_id`, for the ranges that
     ///     depend on the SPS.
-    /// - Throws: `H264Error` with the element's name and bit offset: the codes of
+    /// - Throws: `MediaError` with the element's name and bit offset: the codes of
     ///   ``HEVCSequenceParameterSet/init(nalUnit:)`` (`unexpectedNALUnitType` for a type other than 34).
-    public init(nalUnit: some Collection<UInt8>, sequenceParameterSets: [Int: HEVCSequenceParameterSet] = [:]) throws(H264Error) {
-        self = try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(H264Error) in
+    public init(nalUnit: some Collection<UInt8>, sequenceParameterSets: [Int: HEVCSequenceParameterSet] = [:]) throws(MediaError) {
+        self = try BitReader.readHEVC(nalUnit: nalUnit) { (reader) throws(MediaError) in
             try Self(reader: &reader, sequenceParameterSets: sequenceParameterSets)
         }.value
     }
@@ -99,13 +99,13 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
     ///
     /// - Throws: the errors of ``init(nalUnit:sequenceParameterSets:)``.
     public static func syntaxElements(nalUnit: some Collection<UInt8>,
-                                      sequenceParameterSets: [Int: HEVCSequenceParameterSet] = [:]) throws(H264Error) -> [SyntaxElement] {
-        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(H264Error) in
+                                      sequenceParameterSets: [Int: HEVCSequenceParameterSet] = [:]) throws(MediaError) -> [SyntaxElement] {
+        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true) { (reader) throws(MediaError) in
             try Self(reader: &reader, sequenceParameterSets: sequenceParameterSets)
         }.elements
     }
 
-    private init(reader: inout BitReader, sequenceParameterSets: [Int: HEVCSequenceParameterSet]) throws(H264Error) {
+    private init(reader: inout BitReader, sequenceParameterSets: [Int: HEVCSequenceParameterSet]) throws(MediaError) {
         try reader.readHEVCNALUnitHeader(expecting: .pictureParameterSet)
         ppsPicParameterSetId = try reader.readUE("pps_pic_parameter_set_id", max: 63)
         ppsSeqParameterSetId = try reader.readUE("pps_seq_parameter_set_id", max: 15)
@@ -168,7 +168,7 @@ public struct HEVCPictureParameterSet: Hashable, Sendable {
     }
 
     /// `pps_range_extension()` (clause 7.3.2.3.2).
-    private static func readRangeExtension(_ reader: inout BitReader, transformSkip: Bool, sps: HEVCSequenceParameterSet?) throws(H264Error) {
+    private static func readRangeExtension(_ reader: inout BitReader, transformSkip: Bool, sps: HEVCSequenceParameterSet?) throws(MediaError) {
         if transformSkip { _ = try reader.readUE("log2_max_transform_skip_block_size_minus2", tolerating: 0...3) }
         _ = try reader.readFlag("cross_component_prediction_enabled_flag")
         if try reader.readFlag("chroma_qp_offset_list_enabled_flag") {

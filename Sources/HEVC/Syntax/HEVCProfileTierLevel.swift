@@ -38,7 +38,7 @@ public struct HEVCProfileTierLevel: Hashable, Sendable {
         func compatible(_ x: Int) -> Bool { profileIdc == x || isCompatible(with: x) }
 
         /// Reads the profile fields; `prefix` is `general` or `sub_layer`, `index` empty or `[i]`.
-        init(reader: inout BitReader, prefix: String, index: String) throws(H264Error) {
+        init(reader: inout BitReader, prefix: String, index: String) throws(MediaError) {
             profileSpace = try reader.readBits(2, "\(prefix)_profile_space\(index)", tolerating: { $0 == 0 }, "0")
             tierFlag = try reader.readFlag("\(prefix)_tier_flag\(index)")
             profileIdc = try reader.readBits(5, "\(prefix)_profile_idc\(index)")
@@ -50,7 +50,7 @@ public struct HEVCProfileTierLevel: Hashable, Sendable {
             profileCompatibilityFlags = compatibility
             var flags: UInt64 = 0
             // One field of the 48 constraint bits, appended to `flags`.
-            func field(_ count: Int, _ name: String, reserved: Bool = false) throws(H264Error) {
+            func field(_ count: Int, _ name: String, reserved: Bool = false) throws(MediaError) {
                 let value = reserved ? try reader.readReservedZero(count, "\(prefix)_\(name)")
                                      : UInt64(try reader.readBits(count, "\(prefix)_\(name)\(index)"))
                 flags = flags << UInt64(count) | value
@@ -113,7 +113,7 @@ public struct HEVCProfileTierLevel: Hashable, Sendable {
 
     /// Reads `profile_tier_level(profilePresentFlag, maxNumSubLayersMinus1)`;
     /// `maxNumSubLayersMinus1` is 0…6 (checked by the caller).
-    init(reader: inout BitReader, profilePresentFlag: Bool, maxNumSubLayersMinus1: Int) throws(H264Error) {
+    init(reader: inout BitReader, profilePresentFlag: Bool, maxNumSubLayersMinus1: Int) throws(MediaError) {
         general = profilePresentFlag ? try Profile(reader: &reader, prefix: "general", index: "") : nil
         generalLevelIdc = try reader.readBits(8, "general_level_idc")
         var profilePresent: [Bool] = [], levelPresent: [Bool] = []

@@ -20,7 +20,7 @@ public struct HEVCScalingListData: Hashable, Sendable {
 
     /// Reads `scaling_list_data()`. Coefficient deltas and references out of range do not change
     /// how the rest is read: they are kept with a warning.
-    init(reader: inout BitReader) throws(H264Error) {
+    init(reader: inout BitReader) throws(MediaError) {
         var lists: [[List]] = []
         for sizeId in 0..<4 {
             var size: [List] = []

@@ -97,37 +97,37 @@ public struct HEVCSequenceParameterSet: HEVCNALUnitSyntax, Hashable, Sendable {
     public let spsRangeExtensionFlags: [Bool]?
     /// Tolerable problems met while parsing, in bitstream order: values out of range in elements
     /// that do not change how the rest is read (reserved bits, the VUI, sub-layer ordering,
-    /// scaling list coefficients). Each is an `H264Error` with the code, field and bit
+    /// scaling list coefficients). Each is an `MediaError` with the code, field and bit
     /// offset an error would have; the value is kept.
-    public let diagnostics: [H264Error]
+    public let diagnostics: [MediaError]
 
     /// Parses a sequence parameter set NAL unit.
     ///
     /// - Parameter nalUnit: the whole NAL unit, both header bytes included, emulation
     ///   prevention bytes still present.
-    /// - Throws: `H264Error` with the element's name and bit offset (counted from the first
+    /// - Throws: `MediaError` with the element's name and bit offset (counted from the first
     ///   header bit): `emptyNALUnit`, `forbiddenZeroBit`, `unexpectedNALUnitType` (not 33),
     ///   `unsupported` (`nuh_layer_id` > 0), `truncated`, `expGolombOverflow`, `valueOutOfRange`
     ///   (also a size that is not a multiple of the minimum coding block, or a conformance window
     ///   outside the picture), `invalidTrailingBits`.
-    public init(nalUnit: some Collection<UInt8>) throws(H264Error) { self = try Self.read(nalUnit: nalUnit) }
+    public init(nalUnit: some Collection<UInt8>) throws(MediaError) { self = try Self.read(nalUnit: nalUnit) }
 
     /// Every syntax element of an SPS NAL unit in bitstream order, from the header's
     /// `forbidden_zero_bit` to the RBSP trailing bits, with FFmpeg's `trace_headers` names.
     ///
     /// - Throws: the errors of ``init(nalUnit:)``.
-    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] { try elements(nalUnit: nalUnit) }
+    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(MediaError) -> [SyntaxElement] { try elements(nalUnit: nalUnit) }
 
-    init(reader: inout BitReader) throws(H264Error) {
+    init(reader: inout BitReader) throws(MediaError) {
         let header = try reader.readHEVCNALUnitHeader(expecting: .sequenceParameterSet)
         if header.nuhLayerId > 0 {
-            throw H264Error(.unsupported, field: "nuh_layer_id", bitOffset: 7, "an SPS of layer \(header.nuhLayerId) (multi-layer)")
+            throw MediaError(.unsupported, field: "nuh_layer_id", bitOffset: 7, "an SPS of layer \(header.nuhLayerId) (multi-layer)")
         }
         spsVideoParameterSetId = try reader.readBits(4, "sps_video_parameter_set_id")
         let subLayersAt = reader.bitOffset
         spsMaxSubLayersMinus1 = try reader.readBits(3, "sps_max_sub_layers_minus1")
         if spsMaxSubLayersMinus1 > 6 {
-            throw H264Error(.valueOutOfRange, field: "sps_max_sub_layers_minus1", bitOffset: subLayersAt, "7 is outside 0...6")
+            throw MediaError(.valueOutOfRange, field: "sps_max_sub_layers_minus1", bitOffset: subLayersAt, "7 is outside 0...6")
         }
         spsTemporalIdNestingFlag = try reader.readFlag("sps_temporal_id_nesting_flag")
         profileTierLevel = try HEVCProfileTierLevel(reader: &reader, profilePresentFlag: true,
@@ -151,7 +151,7 @@ public struct HEVCSequenceParameterSet: HEVCNALUnitSyntax, Hashable, Sendable {
         let minCbLog2 = log2MinLumaCodingBlockSizeMinus3 + 3
         let ctbLog2 = minCbLog2 + log2DiffMaxMinLumaCodingBlockSize
         if picWidthInLumaSamples % (1 << minCbLog2) != 0 || picHeightInLumaSamples % (1 << minCbLog2) != 0 {
-            throw H264Error(.valueOutOfRange, field: "log2_min_luma_coding_block_size_minus3", bitOffset: reader.bitOffset,
+            throw MediaError(.valueOutOfRange, field: "log2_min_luma_coding_block_size_minus3", bitOffset: reader.bitOffset,
                             "\(picWidthInLumaSamples)x\(picHeightInLumaSamples) is not a multiple of MinCbSizeY \(1 << minCbLog2)")
         }
         try Self.checkWindow(conformanceWindow, chromaFormatIdc: chromaFormatIdc, separateColourPlane: separateColourPlaneFlag,
@@ -225,12 +225,12 @@ public struct HEVCSequenceParameterSet: HEVCNALUnitSyntax, Hashable, Sendable {
         "high_precision_offsets_enabled_flag", "persistent_rice_adaptation_enabled_flag", "cabac_bypass_alignment_enabled_flag",
     ]
 
-    /// Throws `H264Error.Code.valueOutOfRange` when the conformance window leaves no picture.
+    /// Throws `MediaError.Code.valueOutOfRange` when the conformance window leaves no picture.
     private static func checkWindow(_ window: HEVCWindow, chromaFormatIdc: Int, separateColourPlane: Bool,
-                                    width: Int, height: Int, at bit: Int) throws(H264Error) {
+                                    width: Int, height: Int, at bit: Int) throws(MediaError) {
         let (unitX, unitY) = HEVCChromaFormat.subsampling(chromaFormatIdc: chromaFormatIdc, separateColourPlane: separateColourPlane)
         if unitX * (window.leftOffset + window.rightOffset) >= width || unitY * (window.topOffset + window.bottomOffset) >= height {
-            throw H264Error(.valueOutOfRange, field: "conformance_window_flag", bitOffset: bit,
+            throw MediaError(.valueOutOfRange, field: "conformance_window_flag", bitOffset: bit,
                             "conformance window \(window) leaves nothing of \(width)x\(height)")
         }
     }

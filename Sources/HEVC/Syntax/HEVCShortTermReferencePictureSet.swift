@@ -36,10 +36,10 @@ public struct HEVCShortTermReferencePictureSet: Hashable, Sendable {
     ///   - index: `stRpsIdx`; `earlier.count` for a set in a slice header.
     ///   - earlier: the SPS's sets before this one (`st_ref_pic_set(0…stRpsIdx−1)`).
     ///   - numShortTermRefPicSets: `num_short_term_ref_pic_sets`.
-    /// - Throws: `H264Error.Code.valueOutOfRange` for a reference outside the earlier sets,
+    /// - Throws: `MediaError.Code.valueOutOfRange` for a reference outside the earlier sets,
     ///   or a set of more than ``maximumPictureCount`` pictures; the bit reader's errors.
     init(reader: inout BitReader, index: Int, earlier: [HEVCShortTermReferencePictureSet],
-         numShortTermRefPicSets: Int) throws(H264Error) {
+         numShortTermRefPicSets: Int) throws(MediaError) {
         let predicted = index != 0 ? try reader.readFlag("inter_ref_pic_set_prediction_flag") : false
         interRefPicSetPredictionFlag = predicted
         guard predicted else {
@@ -53,7 +53,7 @@ public struct HEVCShortTermReferencePictureSet: Hashable, Sendable {
             ? try reader.readUE("delta_idx_minus1", range: 0...max(index - 1, 0)) : 0
         let refIndex = index - (deltaIdxMinus1 + 1)
         guard refIndex >= 0, refIndex < earlier.count else {
-            throw H264Error(.valueOutOfRange, field: "delta_idx_minus1", bitOffset: reader.bitOffset,
+            throw MediaError(.valueOutOfRange, field: "delta_idx_minus1", bitOffset: reader.bitOffset,
                             "refers to set \(refIndex), \(earlier.count) known")
         }
         let ref = earlier[refIndex]
@@ -78,7 +78,7 @@ public struct HEVCShortTermReferencePictureSet: Hashable, Sendable {
         let s0 = s0Order.filter { $0.poc < 0 && useDelta[$0.flag] }
         let s1 = s1Order.filter { $0.poc > 0 && useDelta[$0.flag] }
         guard s0.count + s1.count <= Self.maximumPictureCount else {
-            throw H264Error(.valueOutOfRange, field: "use_delta_flag", bitOffset: reader.bitOffset,
+            throw MediaError(.valueOutOfRange, field: "use_delta_flag", bitOffset: reader.bitOffset,
                             "the predicted set holds \(s0.count + s1.count) pictures, at most \(Self.maximumPictureCount) allowed")
         }
         deltaPocS0 = s0.map(\.poc)
@@ -89,7 +89,7 @@ public struct HEVCShortTermReferencePictureSet: Hashable, Sendable {
 
     /// Reads `count` pairs of `delta_poc_sX_minus1[i]` and `used_by_curr_pic_sX_flag[i]`,
     /// accumulating the differences (equations 7-63 to 7-66) away from 0 in the direction `sign`.
-    private static func readDeltas(_ reader: inout BitReader, count: Int, sign: Int, list: String) throws(H264Error) -> ([Int], [Bool]) {
+    private static func readDeltas(_ reader: inout BitReader, count: Int, sign: Int, list: String) throws(MediaError) -> ([Int], [Bool]) {
         var deltas: [Int] = [], used: [Bool] = []
         var poc = 0
         for i in 0..<count {

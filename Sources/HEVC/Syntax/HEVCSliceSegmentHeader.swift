@@ -37,11 +37,11 @@ public struct HEVCSliceSegmentHeader: Hashable, Sendable {
     ///   - nalUnit: the whole NAL unit of a VCL type with a slice segment header (0…9, 16…21),
     ///     both header bytes first; only its first bytes are read.
     ///   - parameterSets: the parameter sets, for the PPS and SPS the segment names.
-    /// - Throws: `H264Error`: `unexpectedNALUnitType` for another type, `missingParameterSet`
+    /// - Throws: `MediaError`: `unexpectedNALUnitType` for another type, `missingParameterSet`
     ///   for a PPS or SPS that is not known, `valueOutOfRange` (an id or address outside its
     ///   range), `truncated`, `expGolombOverflow`, `forbiddenZeroBit`, `emptyNALUnit`.
-    public init(nalUnit: some Collection<UInt8>, parameterSets: HEVCParameterSetCache) throws(H264Error) {
-        self = try BitReader.readHEVC(nalUnit: nalUnit, limit: Self.maximumEncodedSize) { (reader) throws(H264Error) in
+    public init(nalUnit: some Collection<UInt8>, parameterSets: HEVCParameterSetCache) throws(MediaError) {
+        self = try BitReader.readHEVC(nalUnit: nalUnit, limit: Self.maximumEncodedSize) { (reader) throws(MediaError) in
             try Self(reader: &reader, parameterSets: parameterSets)
         }.value
     }
@@ -49,16 +49,16 @@ public struct HEVCSliceSegmentHeader: Hashable, Sendable {
     /// The elements read, in bitstream order, with FFmpeg's `trace_headers` names.
     ///
     /// - Throws: the errors of ``init(nalUnit:parameterSets:)``.
-    public static func syntaxElements(nalUnit: some Collection<UInt8>, parameterSets: HEVCParameterSetCache) throws(H264Error) -> [SyntaxElement] {
-        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true, limit: maximumEncodedSize) { (reader) throws(H264Error) in
+    public static func syntaxElements(nalUnit: some Collection<UInt8>, parameterSets: HEVCParameterSetCache) throws(MediaError) -> [SyntaxElement] {
+        try BitReader.readHEVC(nalUnit: nalUnit, recordsElements: true, limit: maximumEncodedSize) { (reader) throws(MediaError) in
             try Self(reader: &reader, parameterSets: parameterSets)
         }.elements
     }
 
-    private init(reader: inout BitReader, parameterSets: HEVCParameterSetCache) throws(H264Error) {
+    private init(reader: inout BitReader, parameterSets: HEVCParameterSetCache) throws(MediaError) {
         let type = HEVCNALUnitType(rawValue: UInt8(reader.bytes.first.map { ($0 >> 1) & 0x3F } ?? 0))
         guard type.rawValue <= 9 || (16...21).contains(type.rawValue) else {
-            throw H264Error(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0, bitOffset: 1,
+            throw MediaError(.unexpectedNALUnitType, field: "nal_unit_type", byteOffset: 0, bitOffset: 1,
                             "NAL unit type \(type) has no slice segment header")
         }
         nalUnitHeader = try reader.readHEVCNALUnitHeader(expecting: type)
@@ -68,7 +68,7 @@ public struct HEVCSliceSegmentHeader: Hashable, Sendable {
         slicePicParameterSetId = try reader.readUE("slice_pic_parameter_set_id", max: 63)
         guard let pps = parameterSets.pictureParameterSets[slicePicParameterSetId],
               let sps = parameterSets.sequenceParameterSets[pps.ppsSeqParameterSetId] else {
-            throw H264Error(.missingParameterSet, field: "slice_pic_parameter_set_id", bitOffset: ppsAt,
+            throw MediaError(.missingParameterSet, field: "slice_pic_parameter_set_id", bitOffset: ppsAt,
                             "PPS \(slicePicParameterSetId) or its SPS is not known")
         }
         var dependent = false, address = 0
@@ -80,7 +80,7 @@ public struct HEVCSliceSegmentHeader: Hashable, Sendable {
             let at = reader.bitOffset
             address = try reader.readBits(bits, "slice_segment_address")
             if address >= count {
-                throw H264Error(.valueOutOfRange, field: "slice_segment_address", bitOffset: at, "\(address) is outside 0...\(count - 1)")
+                throw MediaError(.valueOutOfRange, field: "slice_segment_address", bitOffset: at, "\(address) is outside 0...\(count - 1)")
             }
         }
         dependentSliceSegmentFlag = dependent

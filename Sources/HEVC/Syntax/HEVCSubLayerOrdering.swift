@@ -15,7 +15,7 @@ public struct HEVCSubLayerOrdering: Hashable, Sendable {
     /// (`prefix` `vps` or `sps`). Without `infoPresent` only the highest is coded and the others
     /// take its values. Values out of range are kept with a warning.
     static func read(_ reader: inout BitReader, prefix: String, maxSubLayersMinus1: Int,
-                     infoPresent: Bool) throws(H264Error) -> [HEVCSubLayerOrdering] {
+                     infoPresent: Bool) throws(MediaError) -> [HEVCSubLayerOrdering] {
         var result: [HEVCSubLayerOrdering] = []
         for i in (infoPresent ? 0 : maxSubLayersMinus1)...maxSubLayersMinus1 {
             let buffering = try reader.readUE("\(prefix)_max_dec_pic_buffering_minus1[\(i)]", tolerating: 0...15)

@@ -51,7 +51,7 @@ public struct HEVCVUIParameters: Hashable, Sendable {
     public let bitstreamRestrictionFlag: Bool
 
     /// Reads the VUI of an SPS with `sps_max_sub_layers_minus1` = `maxSubLayersMinus1`.
-    init(reader: inout BitReader, maxSubLayersMinus1: Int) throws(H264Error) {
+    init(reader: inout BitReader, maxSubLayersMinus1: Int) throws(MediaError) {
         var sar = (idc: 0, width: 0, height: 0)
         if try reader.readFlag("aspect_ratio_info_present_flag") {
             sar.idc = try reader.readBits(8, "aspect_ratio_idc")

@@ -42,18 +42,18 @@ public struct HEVCVideoParameterSet: HEVCNALUnitSyntax, Hashable, Sendable {
     public let vpsExtensionFlag: Bool
     /// Tolerable problems met while parsing, in bitstream order (see
     /// ``HEVCSequenceParameterSet/diagnostics``).
-    public let diagnostics: [H264Error]
+    public let diagnostics: [MediaError]
 
     /// Parses a VPS NAL unit (both header bytes first, emulation prevention bytes still
     /// present), with the errors of ``HEVCSequenceParameterSet/init(nalUnit:)`` (`unexpectedNALUnitType`
     /// for a type other than 32).
-    public init(nalUnit: some Collection<UInt8>) throws(H264Error) { self = try Self.read(nalUnit: nalUnit) }
+    public init(nalUnit: some Collection<UInt8>) throws(MediaError) { self = try Self.read(nalUnit: nalUnit) }
 
     /// The VPS's syntax elements in bitstream order, FFmpeg's `trace_headers` names (see
     /// ``HEVCSequenceParameterSet/syntaxElements(nalUnit:)``).
-    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(H264Error) -> [SyntaxElement] { try elements(nalUnit: nalUnit) }
+    public static func syntaxElements(nalUnit: some Collection<UInt8>) throws(MediaError) -> [SyntaxElement] { try elements(nalUnit: nalUnit) }
 
-    init(reader: inout BitReader) throws(H264Error) {
+    init(reader: inout BitReader) throws(MediaError) {
         try reader.readHEVCNALUnitHeader(expecting: .videoParameterSet)
         vpsVideoParameterSetId = try reader.readBits(4, "vps_video_parameter_set_id")
         vpsBaseLayerInternalFlag = try reader.readFlag("vps_base_layer_internal_flag")
@@ -62,7 +62,7 @@ public struct HEVCVideoParameterSet: HEVCNALUnitSyntax, Hashable, Sendable {
         let subLayersAt = reader.bitOffset
         vpsMaxSubLayersMinus1 = try reader.readBits(3, "vps_max_sub_layers_minus1")
         if vpsMaxSubLayersMinus1 > 6 {
-            throw H264Error(.valueOutOfRange, field: "vps_max_sub_layers_minus1", bitOffset: subLayersAt, "7 is outside 0...6")
+            throw MediaError(.valueOutOfRange, field: "vps_max_sub_layers_minus1", bitOffset: subLayersAt, "7 is outside 0...6")
         }
         vpsTemporalIdNestingFlag = try reader.readFlag("vps_temporal_id_nesting_flag")
         _ = try reader.readBits(16, "vps_reserved_0xffff_16bits", tolerating: { $0 == 0xFFFF }, "0xffff")

@@ -27,7 +27,7 @@ public struct HEVCWindow: Hashable, Sendable {
 
     /// Reads `PREFIX_left_offset`, `_right_`, `_top_` and `_bottom_` as `ue(v)`, keeping a value
     /// outside `range` with a warning.
-    init(reader: inout BitReader, prefix: String, tolerating range: ClosedRange<Int>) throws(H264Error) {
+    init(reader: inout BitReader, prefix: String, tolerating range: ClosedRange<Int>) throws(MediaError) {
         leftOffset = try reader.readUE("\(prefix)_left_offset", tolerating: range)
         rightOffset = try reader.readUE("\(prefix)_right_offset", tolerating: range)
         topOffset = try reader.readUE("\(prefix)_top_offset", tolerating: range)

@@ -8,8 +8,8 @@ public import MediaCore
 /// let values = try reader.readAll()          // e.g. ["_result", 1, {…}, {code: …}]
 /// ```
 ///
-/// Errors carry the byte offset in the input: `H264Error.Code.truncated` when a value runs
-/// past the end (a string longer than the message), `H264Error.Code.invalidAMF0` for an
+/// Errors carry the byte offset in the input: `MediaError.Code.truncated` when a value runs
+/// past the end (a string longer than the message), `MediaError.Code.invalidAMF0` for an
 /// unknown or unsupported marker (reference, date, XML, typed object, AVM+), a count that the
 /// remaining bytes cannot hold, or nesting past the bound.
 public struct AMF0Reader {
@@ -31,28 +31,28 @@ public struct AMF0Reader {
 
     /// Reads one value.
     ///
-    /// - Throws: `H264Error.Code.truncated` or `H264Error.Code.invalidAMF0` (field and byte
+    /// - Throws: `MediaError.Code.truncated` or `MediaError.Code.invalidAMF0` (field and byte
     ///   offset named); the reader's offset is then unspecified.
-    public mutating func read() throws(H264Error) -> AMF0Value {
+    public mutating func read() throws(MediaError) -> AMF0Value {
         try readValue(depth: 1)
     }
 
     /// Reads values until the end of the input.
     ///
     /// - Throws: as ``read()``.
-    public mutating func readAll() throws(H264Error) -> [AMF0Value] {
+    public mutating func readAll() throws(MediaError) -> [AMF0Value] {
         var values: [AMF0Value] = []
         while !isAtEnd { values.append(try read()) }
         return values
     }
 
-    private mutating func readValue(depth: Int) throws(H264Error) -> AMF0Value {
+    private mutating func readValue(depth: Int) throws(MediaError) -> AMF0Value {
         guard depth <= Self.maximumDepth else {
-            throw H264Error(.invalidAMF0, field: "value", byteOffset: offset, "nested deeper than \(Self.maximumDepth)")
+            throw MediaError(.invalidAMF0, field: "value", byteOffset: offset, "nested deeper than \(Self.maximumDepth)")
         }
         valuesRead += 1
         guard valuesRead <= Self.maximumValues else {
-            throw H264Error(.invalidAMF0, field: "value", byteOffset: offset, "more than \(Self.maximumValues) values")
+            throw MediaError(.invalidAMF0, field: "value", byteOffset: offset, "more than \(Self.maximumValues) values")
         }
         let markerOffset = offset
         let marker = try readByte(field: "type-marker")
@@ -86,7 +86,7 @@ public struct AMF0Reader {
             // Each value is at least its marker: a count the rest cannot hold is refused before
             // anything is reserved for it.
             guard count <= bytes.count - offset else {
-                throw H264Error(.invalidAMF0, field: "array-count", byteOffset: countOffset,
+                throw MediaError(.invalidAMF0, field: "array-count", byteOffset: countOffset,
                                 "\(count) values but \(bytes.count - offset) bytes remain")
             }
             var values: [AMF0Value] = []
@@ -94,13 +94,13 @@ public struct AMF0Reader {
             for _ in 0..<count { values.append(try readValue(depth: depth + 1)) }
             return .strictArray(values)
         default:
-            throw H264Error(.invalidAMF0, field: "type-marker", byteOffset: markerOffset,
+            throw MediaError(.invalidAMF0, field: "type-marker", byteOffset: markerOffset,
                             "marker \(marker) is not a type this reader reads")
         }
     }
 
     /// Named values up to the empty name and the object end marker.
-    private mutating func readProperties(depth: Int, field: String) throws(H264Error) -> [AMF0Property] {
+    private mutating func readProperties(depth: Int, field: String) throws(MediaError) -> [AMF0Property] {
         var properties: [AMF0Property] = []
         while true {
             let nameOffset = offset
@@ -109,8 +109,8 @@ public struct AMF0Reader {
                 guard !isAtEnd, bytes[offset] == AMF0Value.Marker.objectEnd else {
                     // An empty name before a value: tolerated by nobody we know; read it as the
                     // end would lose the framing, so it is an error unless the end follows.
-                    if isAtEnd { throw H264Error(.truncated, field: "object-end-marker", byteOffset: offset, "the object has no end marker") }
-                    throw H264Error(.invalidAMF0, field: "object-end-marker", byteOffset: nameOffset,
+                    if isAtEnd { throw MediaError(.truncated, field: "object-end-marker", byteOffset: offset, "the object has no end marker") }
+                    throw MediaError(.invalidAMF0, field: "object-end-marker", byteOffset: nameOffset,
                                     "an empty property name not followed by the object end")
                 }
                 offset += 1
@@ -121,26 +121,26 @@ public struct AMF0Reader {
     }
 
     /// A UTF-8 string after its `lengthSize`-byte length; invalid UTF-8 is repaired (U+FFFD).
-    private mutating func readUTF8(lengthSize: Int, field: String) throws(H264Error) -> String {
+    private mutating func readUTF8(lengthSize: Int, field: String) throws(MediaError) -> String {
         let lengthOffset = offset
         let lengthBytes = try readBytes(lengthSize, field: field)
         let length = BigEndian.read(lengthBytes, at: lengthBytes.startIndex, count: lengthSize)
         guard length <= bytes.count - offset else {
-            throw H264Error(.truncated, field: field, byteOffset: lengthOffset,
+            throw MediaError(.truncated, field: field, byteOffset: lengthOffset,
                             "a string of \(length) bytes but \(bytes.count - offset) remain")
         }
         defer { offset += length }
         return String(decoding: bytes[offset..<offset + length], as: UTF8.self)
     }
 
-    private mutating func readByte(field: String) throws(H264Error) -> UInt8 {
+    private mutating func readByte(field: String) throws(MediaError) -> UInt8 {
         let bytes = try readBytes(1, field: field)
         return bytes[bytes.startIndex]
     }
 
-    private mutating func readBytes(_ count: Int, field: String) throws(H264Error) -> ArraySlice<UInt8> {
+    private mutating func readBytes(_ count: Int, field: String) throws(MediaError) -> ArraySlice<UInt8> {
         guard count <= bytes.count - offset else {
-            throw H264Error(.truncated, field: field, byteOffset: offset, "\(count) bytes needed, \(bytes.count - offset) remain")
+            throw MediaError(.truncated, field: field, byteOffset: offset, "\(count) bytes needed, \(bytes.count - offset) remain")
         }
         defer { offset += count }
         return bytes[offset..<offset + count]

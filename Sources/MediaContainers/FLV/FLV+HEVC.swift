@@ -10,7 +10,7 @@ extension FLVReader.Event {
     ///
     /// - Throws: the errors of `HEVCDecoderConfigurationRecord.init(parsing:)` for an hvcC
     ///   whose arrays do not parse (the reader checked only its fixed part).
-    public func videoFormat() throws(H264Error) -> VideoFormatDescription? {
+    public func videoFormat() throws(MediaError) -> VideoFormatDescription? {
         switch self {
         case .sequenceHeader(let format): .h264(format)
         case .hevcSequenceHeader(let bytes): .hevc(try HEVCDecoderConfigurationRecord(parsing: bytes))
@@ -39,7 +39,7 @@ extension FLVWriter {
     /// `FLVWriter.syntax`), or for H.265 the hvcC in an Enhanced RTMP `hvc1` `SequenceStart`.
     ///
     /// - Throws: as `FLVWriter.append(_:timestamp:)`.
-    public mutating func appendSequenceHeader(_ format: VideoFormatDescription, timestamp: Int64 = 0) throws(H264Error) {
+    public mutating func appendSequenceHeader(_ format: VideoFormatDescription, timestamp: Int64 = 0) throws(MediaError) {
         if let h264 = format.h264 {
             try appendSequenceHeader(h264, timestamp: timestamp)
         } else {

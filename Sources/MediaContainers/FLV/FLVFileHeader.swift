@@ -26,17 +26,17 @@ public struct FLVFileHeader: Hashable, Sendable {
     ///
     /// Like FFmpeg, the type flags and the version are taken as they are (players ignore them).
     ///
-    /// - Throws: `H264Error.Code.invalidFLVHeader` when the data does not begin with `FLV`
-    ///   (field `Signature`) or `DataOffset` is below 9; `H264Error.Code.truncated` when the
+    /// - Throws: `MediaError.Code.invalidFLVHeader` when the data does not begin with `FLV`
+    ///   (field `Signature`) or `DataOffset` is below 9; `MediaError.Code.truncated` when the
     ///   header or the `DataOffset` it names is cut short. All fatal: no tag can be found.
-    public init(parsing bytes: some RandomAccessCollection<UInt8>) throws(H264Error) {
+    public init(parsing bytes: some RandomAccessCollection<UInt8>) throws(MediaError) {
         let start = bytes.startIndex
         let signature: [UInt8] = [0x46, 0x4C, 0x56]
         guard bytes.prefix(3).elementsEqual(signature.prefix(bytes.count)) else {
-            throw H264Error(.invalidFLVHeader, field: "Signature", byteOffset: 0, "the data does not begin with 'FLV'")
+            throw MediaError(.invalidFLVHeader, field: "Signature", byteOffset: 0, "the data does not begin with 'FLV'")
         }
         guard bytes.count >= Self.size else {
-            throw H264Error(.truncated, field: "DataOffset", byteOffset: 0, "an FLV header of \(bytes.count) byte(s); 9 needed")
+            throw MediaError(.truncated, field: "DataOffset", byteOffset: 0, "an FLV header of \(bytes.count) byte(s); 9 needed")
         }
         version = bytes[bytes.index(start, offsetBy: 3)]
         let flags = bytes[bytes.index(start, offsetBy: 4)]
@@ -44,10 +44,10 @@ public struct FLVFileHeader: Hashable, Sendable {
         hasVideo = flags & 0x01 != 0
         dataOffset = BigEndian.read(bytes, at: bytes.index(start, offsetBy: 5), count: 4)
         guard dataOffset >= Self.size else {
-            throw H264Error(.invalidFLVHeader, field: "DataOffset", byteOffset: 5, "DataOffset \(dataOffset) is below 9")
+            throw MediaError(.invalidFLVHeader, field: "DataOffset", byteOffset: 5, "DataOffset \(dataOffset) is below 9")
         }
         guard dataOffset <= bytes.count else {
-            throw H264Error(.truncated, field: "DataOffset", byteOffset: 5,
+            throw MediaError(.truncated, field: "DataOffset", byteOffset: 5,
                             "DataOffset \(dataOffset) lies past the end (\(bytes.count) bytes)")
         }
     }

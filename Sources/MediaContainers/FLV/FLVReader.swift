@@ -21,8 +21,8 @@ public import H264
 /// ```
 ///
 /// Problems come in three kinds, as everywhere in this library:
-/// - fatal, thrown: the data is not FLV (`H264Error.Code.invalidFLVHeader`) or a tag header
-///   is not one (`H264Error.Code.flvFramingLost`: unknown tag type, stream id not 0), so where
+/// - fatal, thrown: the data is not FLV (`MediaError.Code.invalidFLVHeader`) or a tag header
+///   is not one (`MediaError.Code.flvFramingLost`: unknown tag type, stream id not 0), so where
 ///   the next tag begins is unknown;
 /// - damaged, reported as ``Event/skippedTag(_:)`` and skipped: a video tag whose data does not
 ///   parse (a bad avcC, NAL unit lengths running past the tag, another codec, an encrypted tag),
@@ -53,9 +53,9 @@ public struct FLVReader: Sendable {
         case endOfSequence(timestamp: Int64)
         /// A damaged or unsupported video tag (or a cut-off last tag), reported and skipped; the
         /// error's `byteOffset` is in the file.
-        case skippedTag(H264Error)
+        case skippedTag(MediaError)
         /// A tolerable irregularity; the error's `byteOffset` is in the file.
-        case warning(H264Error)
+        case warning(MediaError)
     }
 
     /// The file header, once its bytes have been read.
@@ -81,12 +81,12 @@ public struct FLVReader: Sendable {
     private var formatChanged = false
     private var hevcFormatChanged = false
     /// Warnings found in the last tag read, handed out by ``next()`` before the next tag is read.
-    private var pendingWarnings: [H264Error] = []
+    private var pendingWarnings: [MediaError] = []
 
     /// Begins reading `bytes`, a whole FLV file (or as much of one as there is).
     ///
     /// - Throws: the errors of ``FLVFileHeader/init(parsing:)``.
-    public init(_ bytes: [UInt8]) throws(H264Error) {
+    public init(_ bytes: [UInt8]) throws(MediaError) {
         let header = try FLVFileHeader(parsing: bytes)
         self.header = header
         self.bytes = bytes
@@ -118,10 +118,10 @@ public struct FLVReader: Sendable {
     /// The next event, or `nil` at the end of the data (or, for a stream not yet finished, when
     /// more bytes are needed).
     ///
-    /// - Throws: `H264Error.Code.flvFramingLost` (with the file offset) when a tag header is
+    /// - Throws: `MediaError.Code.flvFramingLost` (with the file offset) when a tag header is
     ///   not one, and the errors of ``FLVFileHeader/init(parsing:)`` for a stream; reading then
     ///   ends.
-    public mutating func next() throws(H264Error) -> Event? {
+    public mutating func next() throws(MediaError) -> Event? {
         guard !stopped else { return nil }
         if !pendingWarnings.isEmpty { return .warning(pendingWarnings.removeFirst()) }
         if header == nil {
@@ -129,7 +129,7 @@ public struct FLVReader: Sendable {
             let signature: [UInt8] = [0x46, 0x4C, 0x56]
             let waiting = !complete && bytes.count < FLVFileHeader.size && bytes.prefix(3).elementsEqual(signature.prefix(bytes.count))
             if waiting { return nil }
-            do throws(H264Error) {
+            do throws(MediaError) {
                 let parsed = try FLVFileHeader(parsing: bytes)
                 header = parsed
                 position = parsed.dataOffset
@@ -149,7 +149,7 @@ public struct FLVReader: Sendable {
                     let at = base + position
                     position = bytes.count
                     expectingPreviousTagSize = false
-                    return .warning(H264Error(.truncated, field: "PreviousTagSize", byteOffset: at,
+                    return .warning(MediaError(.truncated, field: "PreviousTagSize", byteOffset: at,
                                               "the file ends inside PreviousTagSize"))
                 }
                 expectingPreviousTagSize = false
@@ -157,7 +157,7 @@ public struct FLVReader: Sendable {
                 let at = base + position
                 position += 4
                 if value != previousTagSize {
-                    return .warning(H264Error(.flvPreviousTagSizeMismatch, field: "PreviousTagSize", byteOffset: at,
+                    return .warning(MediaError(.flvPreviousTagSizeMismatch, field: "PreviousTagSize", byteOffset: at,
                                               "PreviousTagSize \(value), but the tag before it has \(previousTagSize) bytes"))
                 }
                 continue
@@ -166,11 +166,11 @@ public struct FLVReader: Sendable {
             guard remaining >= FLVTagHeader.size else {
                 guard complete else { return nil }
                 position = bytes.count
-                return .skippedTag(H264Error(.truncated, field: "TagType", byteOffset: base + tagStart,
+                return .skippedTag(MediaError(.truncated, field: "TagType", byteOffset: base + tagStart,
                                              "the file ends inside a tag header (\(remaining) byte(s))"))
             }
             let tag: FLVTagHeader
-            do throws(H264Error) {
+            do throws(MediaError) {
                 tag = try FLVTagHeader(parsing: bytes[tagStart..<tagStart + FLVTagHeader.size])
             } catch {
                 position = bytes.count
@@ -181,7 +181,7 @@ public struct FLVReader: Sendable {
             guard tag.dataSize <= bytes.count - dataStart else {
                 guard complete else { return nil }
                 position = bytes.count
-                return .skippedTag(H264Error(.truncated, field: "DataSize", byteOffset: base + tagStart + 1,
+                return .skippedTag(MediaError(.truncated, field: "DataSize", byteOffset: base + tagStart + 1,
                                              "a tag of \(tag.dataSize) data bytes, \(bytes.count - dataStart) left in the file"))
             }
             let dataEnd = dataStart + tag.dataSize
@@ -193,7 +193,7 @@ public struct FLVReader: Sendable {
                 continue
             }
             guard !tag.filter else {
-                return .skippedTag(H264Error(.unsupported, field: "Filter", byteOffset: base + tagStart, "an encrypted video tag"))
+                return .skippedTag(MediaError(.unsupported, field: "Filter", byteOffset: base + tagStart, "an encrypted video tag"))
             }
             if let event = video(tag, data: dataStart..<dataEnd, tagStart: tagStart) { return event }
         }
@@ -203,7 +203,7 @@ public struct FLVReader: Sendable {
     /// Reads the video tag's data: an event, or nil for a sequence header that changes nothing.
     private mutating func video(_ tag: FLVTagHeader, data: Range<Int>, tagStart: Int) -> Event? {
         let video: FLVVideoTag
-        do throws(H264Error) {
+        do throws(MediaError) {
             video = try FLVVideoTag(parsing: bytes[data])
         } catch {
             return .skippedTag(error.offset(by: base + data.lowerBound))
@@ -229,7 +229,7 @@ public struct FLVReader: Sendable {
             let lengthSize = hevc ? hevcConfiguration.map { Int($0[21] & 0x03) + 1 } ?? 4 : formatDescription?.nalUnitLengthSize ?? 4
             let units: [Range<Int>]
             let annexBInside: Bool
-            do throws(H264Error) {
+            do throws(MediaError) {
                 // Annex-B where lengths belong (some encoders write it into FLV tags) is read by
                 // the one rule of AVCC.read, its warning and skipped units reported after the frame.
                 let reading = try AVCC.read(payload, lengthSize: lengthSize, allowingEmptyNALUnits: true)
@@ -240,7 +240,7 @@ public struct FLVReader: Sendable {
                 return .skippedTag(error.offset(by: base + payloadStart))
             }
             guard !units.isEmpty else {
-                return .skippedTag(H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: base + payloadStart,
+                return .skippedTag(MediaError(.emptyNALUnit, field: "NALUnitLength", byteOffset: base + payloadStart,
                                              "a coded-frames tag without NAL units"))
             }
             // Already 4-byte AVCC without empty units: keep the bytes as they are.
@@ -283,9 +283,9 @@ extension FLVReader {
         /// How many end-of-sequence tags were read.
         public var endOfSequenceCount: Int
         /// The damaged or unsupported video tags that were skipped.
-        public var skippedTags: [H264Error]
+        public var skippedTags: [MediaError]
         /// The tolerable irregularities.
-        public var warnings: [H264Error]
+        public var warnings: [MediaError]
         /// How many audio and script data tags were skipped.
         public var ignoredTagCount: Int
     }
@@ -293,7 +293,7 @@ extension FLVReader {
     /// Reads a whole FLV file.
     ///
     /// - Throws: the fatal errors of ``init(_:)`` and ``next()``.
-    public static func read(_ bytes: [UInt8]) throws(H264Error) -> Contents {
+    public static func read(_ bytes: [UInt8]) throws(MediaError) -> Contents {
         var reader = try FLVReader(bytes)
         var contents = Contents(header: reader.header ?? FLVFileHeader(), frames: [], formatDescriptions: [], endOfSequenceCount: 0,
                                 skippedTags: [], warnings: [], ignoredTagCount: 0)

@@ -47,13 +47,13 @@ public struct FLVTagHeader: Hashable, Sendable {
 
     /// Parses the 11 bytes at the start of `bytes`.
     ///
-    /// - Throws: `H264Error.Code.truncated` when fewer than 11 bytes are given;
-    ///   `H264Error.Code.flvFramingLost` when the reserved bits are set, the tag type is not 8,
+    /// - Throws: `MediaError.Code.truncated` when fewer than 11 bytes are given;
+    ///   `MediaError.Code.flvFramingLost` when the reserved bits are set, the tag type is not 8,
     ///   9 or 18, or the stream id is not 0 — the bytes are not a tag header, so the tag stream
     ///   cannot be followed.
-    public init(parsing bytes: some RandomAccessCollection<UInt8>) throws(H264Error) {
+    public init(parsing bytes: some RandomAccessCollection<UInt8>) throws(MediaError) {
         guard bytes.count >= Self.size else {
-            throw H264Error(.truncated, field: "TagType", byteOffset: 0, "\(bytes.count) byte(s) left for an 11-byte tag header")
+            throw MediaError(.truncated, field: "TagType", byteOffset: 0, "\(bytes.count) byte(s) left for an 11-byte tag header")
         }
         let start = bytes.startIndex
         func at(_ offset: Int, _ count: Int) -> Int { BigEndian.read(bytes, at: bytes.index(start, offsetBy: offset), count: count) }
@@ -61,27 +61,27 @@ public struct FLVTagHeader: Hashable, Sendable {
         tagType = TagType(rawValue: first & 0x1F)
         filter = first & 0x20 != 0
         guard first & 0xC0 == 0, tagType.isKnown else {
-            throw H264Error(.flvFramingLost, field: "TagType", byteOffset: 0,
+            throw MediaError(.flvFramingLost, field: "TagType", byteOffset: 0,
                             "byte 0x\(String(first, radix: 16)) is not an FLV tag type (8, 9 or 18)")
         }
         dataSize = at(1, 3)
         timestamp = UInt32(at(4, 3) | at(7, 1) << 24)
         streamId = at(8, 3)
         guard streamId == 0 else {
-            throw H264Error(.flvFramingLost, field: "StreamID", byteOffset: 8, "StreamID \(streamId) is not 0")
+            throw MediaError(.flvFramingLost, field: "StreamID", byteOffset: 8, "StreamID \(streamId) is not 0")
         }
     }
 
     /// Appends the 11 header bytes.
     ///
-    /// - Throws: `H264Error.Code.valueOutOfRange` when ``dataSize`` does not fit 24 bits or
+    /// - Throws: `MediaError.Code.valueOutOfRange` when ``dataSize`` does not fit 24 bits or
     ///   ``streamId`` is not 0…0xFFFFFF.
-    public func append(to output: inout [UInt8]) throws(H264Error) {
+    public func append(to output: inout [UInt8]) throws(MediaError) {
         guard (0...Self.maximumDataSize).contains(dataSize) else {
-            throw H264Error(.valueOutOfRange, field: "DataSize", "\(dataSize) bytes of tag data do not fit 24 bits")
+            throw MediaError(.valueOutOfRange, field: "DataSize", "\(dataSize) bytes of tag data do not fit 24 bits")
         }
         guard (0...0xFF_FFFF).contains(streamId) else {
-            throw H264Error(.valueOutOfRange, field: "StreamID", "StreamID \(streamId) does not fit 24 bits")
+            throw MediaError(.valueOutOfRange, field: "StreamID", "StreamID \(streamId) does not fit 24 bits")
         }
         output.append((filter ? 0x20 : 0) | (tagType.rawValue & 0x1F))
         BigEndian.append(dataSize, count: 3, to: &output)

@@ -96,39 +96,39 @@ public struct FLVVideoTag: Hashable, Sendable {
     /// Coded frames are kept as they are: their NAL unit lengths are split by the reader, which
     /// knows the length size from the sequence header.
     ///
-    /// - Throws: `H264Error.Code.truncated` when the data ends inside its header (field named);
-    ///   `H264Error.Code.unsupported` for another codec (`CodecID`, `VideoFourCc`), an Enhanced
+    /// - Throws: `MediaError.Code.truncated` when the data ends inside its header (field named);
+    ///   `MediaError.Code.unsupported` for another codec (`CodecID`, `VideoFourCc`), an Enhanced
     ///   RTMP packet type other than 0…3 (`VideoPacketType`: metadata, multitrack, ModEx …) or a
-    ///   command frame (`FrameType` 5); `H264Error.Code.valueOutOfRange` for a `FrameType` of
+    ///   command frame (`FrameType` 5); `MediaError.Code.valueOutOfRange` for a `FrameType` of
     ///   0, 6 or 7 or an `AVCPacketType` above 2; the errors of
     ///   `AVCDecoderConfigurationRecord.init(parsing:)` for an H.264 sequence header, offset to
-    ///   the tag data; for an H.265 one, `H264Error.Code.truncated` (field
+    ///   the tag data; for an H.265 one, `MediaError.Code.truncated` (field
     ///   `HEVCDecoderConfigurationRecord`) when it is shorter than its fixed part and
-    ///   `H264Error.Code.invalidConfigurationRecord` for a `configurationVersion` other than 1
+    ///   `MediaError.Code.invalidConfigurationRecord` for a `configurationVersion` other than 1
     ///   or a `lengthSizeMinusOne` of 2.
-    public init(parsing data: some RandomAccessCollection<UInt8>) throws(H264Error) {
+    public init(parsing data: some RandomAccessCollection<UInt8>) throws(MediaError) {
         // Offsets are counted from the start of the data; only the payload is copied.
         let count = data.count
         func byte(_ offset: Int) -> UInt8 { data[data.index(data.startIndex, offsetBy: offset)] }
         func payload(from offset: Int) -> [UInt8] { Array(data.dropFirst(offset)) }
         guard count > 0 else {
-            throw H264Error(.truncated, field: "FrameType", byteOffset: 0, "empty video tag")
+            throw MediaError(.truncated, field: "FrameType", byteOffset: 0, "empty video tag")
         }
         let first = byte(0)
         let enhanced = first & 0x80 != 0
         let frameValue = enhanced ? (first >> 4) & 0x07 : first >> 4
         guard let frameType = FrameType(rawValue: frameValue) else {
-            throw H264Error(.valueOutOfRange, field: "FrameType", byteOffset: 0, "FrameType \(frameValue) is not 1…5")
+            throw MediaError(.valueOutOfRange, field: "FrameType", byteOffset: 0, "FrameType \(frameValue) is not 1…5")
         }
         guard frameType != .commandFrame else {
-            throw H264Error(.unsupported, field: "FrameType", byteOffset: 0, "a video info / command frame carries no picture")
+            throw MediaError(.unsupported, field: "FrameType", byteOffset: 0, "a video info / command frame carries no picture")
         }
         self.frameType = frameType
         if enhanced {
             syntax = .enhanced
             let packetType = first & 0x0F
             guard count >= 5 else {
-                throw H264Error(.truncated, field: "VideoFourCc", byteOffset: 1, "the tag ends before its FourCC")
+                throw MediaError(.truncated, field: "VideoFourCc", byteOffset: 1, "the tag ends before its FourCC")
             }
             let fourCC = (1..<5).map(byte)
             switch fourCC {
@@ -136,7 +136,7 @@ public struct FLVVideoTag: Hashable, Sendable {
             case Self.hevcFourCC: codec = .hevc
             default:
                 let name = String(decoding: fourCC.map { (0x20...0x7E).contains($0) ? $0 : 0x3F }, as: UTF8.self)
-                throw H264Error(.unsupported, field: "VideoFourCc", byteOffset: 1, "FourCC '\(name)' is neither avc1 nor hvc1")
+                throw MediaError(.unsupported, field: "VideoFourCc", byteOffset: 1, "FourCC '\(name)' is neither avc1 nor hvc1")
             }
             switch packetType {
             case 0 where codec == .hevc:
@@ -145,7 +145,7 @@ public struct FLVVideoTag: Hashable, Sendable {
                 packet = .sequenceHeader(try Self.record(data.dropFirst(5), at: 5))
             case 1:
                 guard count >= 8 else {
-                    throw H264Error(.truncated, field: "CompositionTime", byteOffset: 5, "the tag ends inside its composition time")
+                    throw MediaError(.truncated, field: "CompositionTime", byteOffset: 5, "the tag ends inside its composition time")
                 }
                 let time = Int(byte(5)) << 16 | Int(byte(6)) << 8 | Int(byte(7))
                 packet = .codedFrames(data: payload(from: 8), compositionTime: BigEndian.signExtend24(time))
@@ -154,7 +154,7 @@ public struct FLVVideoTag: Hashable, Sendable {
             case 3:
                 packet = .codedFrames(data: payload(from: 5), compositionTime: 0)
             default:
-                throw H264Error(.unsupported, field: "VideoPacketType", byteOffset: 0,
+                throw MediaError(.unsupported, field: "VideoPacketType", byteOffset: 0,
                                 "Enhanced RTMP VideoPacketType \(packetType) (metadata, multitrack, ModEx …) is not read")
             }
         } else {
@@ -162,10 +162,10 @@ public struct FLVVideoTag: Hashable, Sendable {
             codec = .h264
             let codecId = first & 0x0F
             guard codecId == Self.avcCodecId else {
-                throw H264Error(.unsupported, field: "CodecID", byteOffset: 0, "CodecID \(codecId) is not 7 (AVC)")
+                throw MediaError(.unsupported, field: "CodecID", byteOffset: 0, "CodecID \(codecId) is not 7 (AVC)")
             }
             guard count >= 5 else {
-                throw H264Error(.truncated, field: count < 2 ? "AVCPacketType" : "CompositionTime",
+                throw MediaError(.truncated, field: count < 2 ? "AVCPacketType" : "CompositionTime",
                                 byteOffset: Swift.min(count, 2), "the tag ends inside its AVC packet header")
             }
             let time = BigEndian.signExtend24(Int(byte(2)) << 16 | Int(byte(3)) << 8 | Int(byte(4)))
@@ -174,13 +174,13 @@ public struct FLVVideoTag: Hashable, Sendable {
             case 1: packet = .codedFrames(data: payload(from: 5), compositionTime: time)
             case 2: packet = .endOfSequence
             default:
-                throw H264Error(.valueOutOfRange, field: "AVCPacketType", byteOffset: 1, "AVCPacketType \(byte(1)) is not 0, 1 or 2")
+                throw MediaError(.valueOutOfRange, field: "AVCPacketType", byteOffset: 1, "AVCPacketType \(byte(1)) is not 0, 1 or 2")
             }
         }
     }
 
-    private static func record(_ bytes: some Collection<UInt8>, at offset: Int) throws(H264Error) -> AVCDecoderConfigurationRecord {
-        do throws(H264Error) {
+    private static func record(_ bytes: some Collection<UInt8>, at offset: Int) throws(MediaError) -> AVCDecoderConfigurationRecord {
+        do throws(MediaError) {
             return try AVCDecoderConfigurationRecord(parsing: bytes)
         } catch {
             throw error.offset(by: offset)
@@ -189,17 +189,17 @@ public struct FLVVideoTag: Hashable, Sendable {
 
     /// The hvcC's bytes when their fixed part holds: at least 23 bytes, `configurationVersion`
     /// 1 and a NAL unit length of 1, 2 or 4 bytes (errors offset by `offset`).
-    private static func hevcRecord(_ bytes: [UInt8], at offset: Int) throws(H264Error) -> [UInt8] {
+    private static func hevcRecord(_ bytes: [UInt8], at offset: Int) throws(MediaError) -> [UInt8] {
         guard bytes.count >= hevcConfigurationFixedSize else {
-            throw H264Error(.truncated, field: "HEVCDecoderConfigurationRecord", byteOffset: offset,
+            throw MediaError(.truncated, field: "HEVCDecoderConfigurationRecord", byteOffset: offset,
                             "an hvcC of \(bytes.count) bytes, its fixed part has \(hevcConfigurationFixedSize)")
         }
         guard bytes[0] == 1 else {
-            throw H264Error(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: offset,
+            throw MediaError(.invalidConfigurationRecord, field: "configurationVersion", byteOffset: offset,
                             "version \(bytes[0]), expected 1")
         }
         guard bytes[21] & 0x03 != 2 else {
-            throw H264Error(.invalidConfigurationRecord, field: "lengthSizeMinusOne", byteOffset: offset + 21, "a 3-byte NAL unit length")
+            throw MediaError(.invalidConfigurationRecord, field: "lengthSizeMinusOne", byteOffset: offset + 21, "a 3-byte NAL unit length")
         }
         return bytes
     }
@@ -209,10 +209,10 @@ public struct FLVVideoTag: Hashable, Sendable {
     /// In the enhanced syntax, coded frames with a composition time of 0 are written as
     /// `CodedFramesX`. H.265 tags are written in the enhanced syntax.
     ///
-    /// - Throws: `H264Error.Code.valueOutOfRange` for a composition time outside SI24 (field
-    ///   `CompositionTime`); `H264Error.Code.invalidConfigurationRecord` for an avcC in an
+    /// - Throws: `MediaError.Code.valueOutOfRange` for a composition time outside SI24 (field
+    ///   `CompositionTime`); `MediaError.Code.invalidConfigurationRecord` for an avcC in an
     ///   H.265 tag or an hvcC in an H.264 one; the errors of `AVCDecoderConfigurationRecord.serialized()`.
-    public func append(to output: inout [UInt8]) throws(H264Error) {
+    public func append(to output: inout [UInt8]) throws(MediaError) {
         let frame = frameType.rawValue
         switch codec == .hevc ? .enhanced : syntax {
         case .legacy:
@@ -229,14 +229,14 @@ public struct FLVVideoTag: Hashable, Sendable {
             case .endOfSequence:
                 output.append(contentsOf: [2, 0, 0, 0])
             case .hevcSequenceHeader:
-                throw H264Error(.invalidConfigurationRecord, field: "CodecID", "an hvcC in an H.264 tag")
+                throw MediaError(.invalidConfigurationRecord, field: "CodecID", "an hvcC in an H.264 tag")
             }
         case .enhanced:
             let header = 0x80 | frame << 4
             switch packet {
             case .sequenceHeader(let record):
                 guard codec == .h264 else {
-                    throw H264Error(.invalidConfigurationRecord, field: "VideoFourCc", "an avcC in an hvc1 tag")
+                    throw MediaError(.invalidConfigurationRecord, field: "VideoFourCc", "an avcC in an hvc1 tag")
                 }
                 output.append(header | 0)
                 output.append(contentsOf: fourCC)
@@ -259,16 +259,16 @@ public struct FLVVideoTag: Hashable, Sendable {
     }
 
     /// The tag data as bytes (see ``append(to:)``).
-    public func serialized() throws(H264Error) -> [UInt8] {
+    public func serialized() throws(MediaError) -> [UInt8] {
         var output: [UInt8] = []
         if case .codedFrames(let data, _) = packet { output.reserveCapacity(data.count + 8) }
         try append(to: &output)
         return output
     }
 
-    private static func checkCompositionTime(_ value: Int32) throws(H264Error) {
+    private static func checkCompositionTime(_ value: Int32) throws(MediaError) {
         guard compositionTimeRange.contains(value) else {
-            throw H264Error(.valueOutOfRange, field: "CompositionTime", "composition time \(value) ms does not fit SI24")
+            throw MediaError(.valueOutOfRange, field: "CompositionTime", "composition time \(value) ms does not fit SI24")
         }
     }
 }

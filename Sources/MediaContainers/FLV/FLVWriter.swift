@@ -36,22 +36,22 @@ public struct FLVWriter: Sendable {
     /// - Parameters:
     ///   - tag: the tag's data.
     ///   - timestamp: the tag's `Timestamp` in milliseconds, 0…2^32−1.
-    /// - Throws: `H264Error.Code.valueOutOfRange` for a timestamp outside 0…2^32−1 (field
+    /// - Throws: `MediaError.Code.valueOutOfRange` for a timestamp outside 0…2^32−1 (field
     ///   `Timestamp`) or data over 16 MiB − 1 (`DataSize`); the errors of
     ///   ``FLVVideoTag/append(to:)``.
-    public mutating func append(_ tag: FLVVideoTag, timestamp: Int64) throws(H264Error) {
-        try appendTag(.video, timestamp: timestamp) { (output: inout [UInt8]) throws(H264Error) in try tag.append(to: &output) }
+    public mutating func append(_ tag: FLVVideoTag, timestamp: Int64) throws(MediaError) {
+        try appendTag(.video, timestamp: timestamp) { (output: inout [UInt8]) throws(MediaError) in try tag.append(to: &output) }
     }
 
     /// Appends a tag of `type` whose data `body` writes, then its `PreviousTagSize`; on error
     /// nothing is left written.
     private mutating func appendTag(_ type: FLVTagHeader.TagType, timestamp: Int64,
-                                    _ body: (inout [UInt8]) throws(H264Error) -> Void) throws(H264Error) {
+                                    _ body: (inout [UInt8]) throws(MediaError) -> Void) throws(MediaError) {
         guard (0...Int64(UInt32.max)).contains(timestamp) else {
-            throw H264Error(.valueOutOfRange, field: "Timestamp", "timestamp \(timestamp) ms is outside 0…\(UInt32.max)")
+            throw MediaError(.valueOutOfRange, field: "Timestamp", "timestamp \(timestamp) ms is outside 0…\(UInt32.max)")
         }
         let start = bytes.count
-        do throws(H264Error) {
+        do throws(MediaError) {
             bytes.append(contentsOf: repeatElement(0, count: FLVTagHeader.size))
             try body(&bytes)
             let dataSize = bytes.count - start - FLVTagHeader.size
@@ -70,8 +70,8 @@ public struct FLVWriter: Sendable {
     /// Appends an `onMetaData` script data tag (before the first video tag, at time 0).
     ///
     /// - Throws: as ``append(_:timestamp:)``.
-    public mutating func appendMetadata(_ metadata: FLVMetadata, timestamp: Int64 = 0) throws(H264Error) {
-        try appendTag(.scriptData, timestamp: timestamp) { (output: inout [UInt8]) throws(H264Error) in
+    public mutating func appendMetadata(_ metadata: FLVMetadata, timestamp: Int64 = 0) throws(MediaError) {
+        try appendTag(.scriptData, timestamp: timestamp) { (output: inout [UInt8]) throws(MediaError) in
             output.append(contentsOf: metadata.serialized())
         }
     }
@@ -79,7 +79,7 @@ public struct FLVWriter: Sendable {
     /// Appends the AVC sequence header (the format's avcC) as a keyframe tag.
     ///
     /// - Throws: as ``append(_:timestamp:)``.
-    public mutating func appendSequenceHeader(_ format: FormatDescription, timestamp: Int64 = 0) throws(H264Error) {
+    public mutating func appendSequenceHeader(_ format: FormatDescription, timestamp: Int64 = 0) throws(MediaError) {
         try append(FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(format.configurationRecord), syntax: syntax),
                    timestamp: timestamp)
     }
@@ -94,14 +94,14 @@ public struct FLVWriter: Sendable {
     ///   - presentationTime: the presentation time in milliseconds; `presentationTime −
     ///     decodeTime` is written as the SI24 composition time, negative values included.
     ///   - codec: H.264, or H.265 (an `hvc1` tag, after an H.265 sequence header).
-    /// - Throws: `H264Error.Code.valueOutOfRange` when the composition time does not fit SI24
+    /// - Throws: `MediaError.Code.valueOutOfRange` when the composition time does not fit SI24
     ///   (field `CompositionTime`) and as ``append(_:timestamp:)``.
     public mutating func appendFrame(_ data: [UInt8], isKeyframe: Bool, decodeTime: Int64,
-                                     presentationTime: Int64, codec: VideoCodec = .h264) throws(H264Error) {
+                                     presentationTime: Int64, codec: VideoCodec = .h264) throws(MediaError) {
         let (difference, overflow) = presentationTime.subtractingReportingOverflow(decodeTime)
         guard !overflow, let compositionTime = Int32(exactly: difference),
               FLVVideoTag.compositionTimeRange.contains(compositionTime) else {
-            throw H264Error(.valueOutOfRange, field: "CompositionTime",
+            throw MediaError(.valueOutOfRange, field: "CompositionTime",
                             "presentation − decoding time (\(presentationTime) − \(decodeTime) ms) does not fit SI24")
         }
         try append(FLVVideoTag(frameType: isKeyframe ? .keyframe : .interFrame,
@@ -112,7 +112,7 @@ public struct FLVWriter: Sendable {
     /// Appends an end-of-sequence tag (of an H.264 or an H.265 stream).
     ///
     /// - Throws: as ``append(_:timestamp:)``.
-    public mutating func appendEndOfSequence(timestamp: Int64, codec: VideoCodec = .h264) throws(H264Error) {
+    public mutating func appendEndOfSequence(timestamp: Int64, codec: VideoCodec = .h264) throws(MediaError) {
         try append(FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax, codec: codec), timestamp: timestamp)
     }
 

@@ -33,20 +33,20 @@ public enum RecommendedBitRate {
     ///   - frameRate: frames per second, greater than 0 and finite.
     /// - Returns: the table value for 30 fps scaled by `frameRate / 30`, rounded to the
     ///   nearest bit per second.
-    /// - Throws: ``H264Error/Code/valueOutOfRange`` for a non-positive size or frame rate, or a
-    ///   frame rate that is not finite; ``H264Error/Code/overflow`` when width × height or the
+    /// - Throws: ``MediaError/Code/valueOutOfRange`` for a non-positive size or frame rate, or a
+    ///   frame rate that is not finite; ``MediaError/Code/overflow`` when width × height or the
     ///   scaled result does not fit in `Int`.
-    public static func bitsPerSecond(width: Int, height: Int, frameRate: Double = 30) throws(H264Error) -> Int {
-        guard width > 0 else { throw H264Error(.valueOutOfRange, field: "width", "width \(width) must be at least 1") }
-        guard height > 0 else { throw H264Error(.valueOutOfRange, field: "height", "height \(height) must be at least 1") }
+    public static func bitsPerSecond(width: Int, height: Int, frameRate: Double = 30) throws(MediaError) -> Int {
+        guard width > 0 else { throw MediaError(.valueOutOfRange, field: "width", "width \(width) must be at least 1") }
+        guard height > 0 else { throw MediaError(.valueOutOfRange, field: "height", "height \(height) must be at least 1") }
         guard frameRate.isFinite, frameRate > 0 else {
-            throw H264Error(.valueOutOfRange, field: "frameRate", "frame rate \(frameRate) must be finite and greater than 0")
+            throw MediaError(.valueOutOfRange, field: "frameRate", "frame rate \(frameRate) must be finite and greater than 0")
         }
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-        guard !overflow else { throw H264Error(.overflow, field: "width × height", "\(width) × \(height) overflows") }
+        guard !overflow else { throw MediaError(.overflow, field: "width × height", "\(width) × \(height) overflows") }
         let scaled = (Double(bitsPerSecondAt30FPS(pixels: pixels)) * frameRate / 30).rounded()
         guard scaled < Double(Int.max) else {
-            throw H264Error(.overflow, field: "frameRate", "bit rate at \(frameRate) fps overflows")
+            throw MediaError(.overflow, field: "frameRate", "bit rate at \(frameRate) fps overflows")
         }
         return max(1, Int(scaled))
     }

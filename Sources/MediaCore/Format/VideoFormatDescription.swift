@@ -20,7 +20,7 @@ public protocol VideoCodecConfiguration: Hashable, Sendable {
     /// One sample (length-prefixed NAL units) as Annex-B, with this format's parameter sets
     /// before it when `withParameterSets` (H.264: unless the sample carries its own; H.265: before
     /// an IRAP picture, as FFmpeg's `hevc_mp4toannexb` puts them).
-    func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(H264Error) -> [UInt8]
+    func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(MediaError) -> [UInt8]
 }
 
 /// The format of a compressed video stream of either codec — what VideoToolbox keeps in one
@@ -83,7 +83,7 @@ public struct VideoFormatDescription: Hashable, Sendable {
     /// One sample (length-prefixed NAL units) as Annex-B, with the parameter sets before it when
     /// `withParameterSets` (H.264: unless the sample carries its own; H.265: before an IRAP
     /// picture, as FFmpeg's `hevc_mp4toannexb` puts them).
-    public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(H264Error) -> [UInt8] {
+    public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(MediaError) -> [UInt8] {
         try box.configuration.annexB(fromSample: sample, lengthSize: lengthSize, withParameterSets: withParameterSets)
     }
 

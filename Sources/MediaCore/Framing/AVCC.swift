@@ -5,10 +5,10 @@
 public enum AVCC {
     /// Checks that a length size is 1, 2 or 4.
     ///
-    /// - Throws: ``H264Error/Code/invalidLengthSize`` otherwise.
-    public static func validate(lengthSize: Int) throws(H264Error) {
+    /// - Throws: ``MediaError/Code/invalidLengthSize`` otherwise.
+    public static func validate(lengthSize: Int) throws(MediaError) {
         guard lengthSize == 1 || lengthSize == 2 || lengthSize == 4 else {
-            throw H264Error(.invalidLengthSize, field: "lengthSizeMinusOne", "NAL unit length size \(lengthSize) is not 1, 2 or 4")
+            throw MediaError(.invalidLengthSize, field: "lengthSizeMinusOne", "NAL unit length size \(lengthSize) is not 1, 2 or 4")
         }
     }
 
@@ -25,13 +25,13 @@ public enum AVCC {
     ///   - allowingEmptyNALUnits: When true, zero-length NAL units are skipped instead of
     ///     rejected (some muxers write them as padding).
     /// - Returns: The byte range of each NAL unit (header byte first), in order.
-    /// - Throws: ``H264Error/Code/invalidLengthSize`` for a length size other than 1, 2 or 4;
-    ///   ``H264Error/Code/truncated`` when fewer than `lengthSize` bytes remain for a length
-    ///   field; ``H264Error/Code/lengthPastEnd`` when a length exceeds the bytes that follow it;
-    ///   ``H264Error/Code/emptyNALUnit`` for a zero length. The error's `byteOffset` is that of
+    /// - Throws: ``MediaError/Code/invalidLengthSize`` for a length size other than 1, 2 or 4;
+    ///   ``MediaError/Code/truncated`` when fewer than `lengthSize` bytes remain for a length
+    ///   field; ``MediaError/Code/lengthPastEnd`` when a length exceeds the bytes that follow it;
+    ///   ``MediaError/Code/emptyNALUnit`` for a zero length. The error's `byteOffset` is that of
     ///   the length field.
     public static func nalUnits(in buffer: UnsafeRawBufferPointer, lengthSize: Int,
-                                allowingEmptyNALUnits: Bool = false) throws(H264Error) -> [Range<Int>] {
+                                allowingEmptyNALUnits: Bool = false) throws(MediaError) -> [Range<Int>] {
         var result: [Range<Int>] = []
         try forEachNALUnit(in: buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits) { _, range in
             if !range.isEmpty { result.append(range) }
@@ -54,7 +54,7 @@ public enum AVCC {
     ///   been passed to `body`.
     @inline(__always)
     public static func forEachNALUnit(in buffer: UnsafeRawBufferPointer, lengthSize: Int, allowingEmptyNALUnits: Bool = false,
-                                      _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(H264Error) -> Void) throws(H264Error) {
+                                      _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(MediaError) -> Void) throws(MediaError) {
         _ = try walk(buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits, toleratingAnnexB: false, body)
     }
 
@@ -63,7 +63,7 @@ public enum AVCC {
     /// Annex-B instead of a length field and returns that offset; otherwise returns nil.
     @inline(__always)
     package static func walk(_ buffer: UnsafeRawBufferPointer, lengthSize: Int, allowingEmptyNALUnits: Bool, toleratingAnnexB: Bool,
-                             _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(H264Error) -> Void) throws(H264Error) -> Int? {
+                             _ body: (_ lengthOffset: Int, _ range: Range<Int>) throws(MediaError) -> Void) throws(MediaError) -> Int? {
         try validate(lengthSize: lengthSize)
         var position = 0
         // Once the lengths from a field that begins like a start code have held, every later
@@ -81,7 +81,7 @@ public enum AVCC {
             let length = try readLength(in: buffer, at: position, lengthSize: lengthSize)
             let start = position + lengthSize
             guard length > 0 || allowingEmptyNALUnits else {
-                throw H264Error(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
+                throw MediaError(.emptyNALUnit, field: "NALUnitLength", byteOffset: position, "zero-length NAL unit")
             }
             try body(position, start..<start + length)
             position = start + length
@@ -93,9 +93,9 @@ public enum AVCC {
     ///
     /// See ``nalUnits(in:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``.
     public static func nalUnits(in bytes: [UInt8], lengthSize: Int,
-                                allowingEmptyNALUnits: Bool = false) throws(H264Error) -> [Range<Int>] {
+                                allowingEmptyNALUnits: Bool = false) throws(MediaError) -> [Range<Int>] {
         let result = bytes.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in
+            Result { () throws(MediaError) in
                 try nalUnits(in: buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits)
             }
         }
@@ -104,17 +104,17 @@ public enum AVCC {
 
     /// Appends one NAL unit with its length prefix.
     ///
-    /// - Throws: ``H264Error/Code/invalidLengthSize`` for a length size other than 1, 2 or 4;
-    ///   ``H264Error/Code/emptyNALUnit`` for an empty NAL unit;
-    ///   ``H264Error/Code/valueOutOfRange`` when the NAL unit is too long for the length size.
-    public static func append(nalUnit: some Collection<UInt8>, lengthSize: Int, to output: inout [UInt8]) throws(H264Error) {
+    /// - Throws: ``MediaError/Code/invalidLengthSize`` for a length size other than 1, 2 or 4;
+    ///   ``MediaError/Code/emptyNALUnit`` for an empty NAL unit;
+    ///   ``MediaError/Code/valueOutOfRange`` when the NAL unit is too long for the length size.
+    public static func append(nalUnit: some Collection<UInt8>, lengthSize: Int, to output: inout [UInt8]) throws(MediaError) {
         try validate(lengthSize: lengthSize)
         let length = nalUnit.count
         guard length > 0 else {
-            throw H264Error(.emptyNALUnit, field: "NALUnitLength", "an empty NAL unit cannot be written")
+            throw MediaError(.emptyNALUnit, field: "NALUnitLength", "an empty NAL unit cannot be written")
         }
         guard length <= maximumLength(lengthSize: lengthSize) else {
-            throw H264Error(.valueOutOfRange, field: "NALUnitLength",
+            throw MediaError(.valueOutOfRange, field: "NALUnitLength",
                             "a NAL unit of \(length) bytes does not fit a \(lengthSize)-byte length")
         }
         appendLength(length, lengthSize: lengthSize, to: &output)
@@ -124,7 +124,7 @@ public enum AVCC {
     /// Joins NAL units into one length-prefixed buffer (one allocation).
     ///
     /// - Throws: as ``append(nalUnit:lengthSize:to:)``.
-    public static func data(nalUnits: [[UInt8]], lengthSize: Int = 4) throws(H264Error) -> [UInt8] {
+    public static func data(nalUnits: [[UInt8]], lengthSize: Int = 4) throws(MediaError) -> [UInt8] {
         try validate(lengthSize: lengthSize)
         var total = 0
         for unit in nalUnits { total += lengthSize + unit.count }
@@ -138,16 +138,16 @@ public enum AVCC {
 
     /// Reads the big-endian length at `position`, checking it against what remains.
     @inline(__always)
-    package static func readLength(in buffer: UnsafeRawBufferPointer, at position: Int, lengthSize: Int) throws(H264Error) -> Int {
+    package static func readLength(in buffer: UnsafeRawBufferPointer, at position: Int, lengthSize: Int) throws(MediaError) -> Int {
         let remaining = buffer.count - position
         guard remaining >= lengthSize else {
-            throw H264Error(.truncated, field: "NALUnitLength", byteOffset: position,
+            throw MediaError(.truncated, field: "NALUnitLength", byteOffset: position,
                             "\(remaining) byte(s) left for a \(lengthSize)-byte length")
         }
         var length = 0
         for index in 0..<lengthSize { length = length << 8 | Int(buffer[position + index]) }
         guard length <= remaining - lengthSize else {
-            throw H264Error(.lengthPastEnd, field: "NALUnitLength", byteOffset: position,
+            throw MediaError(.lengthPastEnd, field: "NALUnitLength", byteOffset: position,
                             "length \(length) but only \(remaining - lengthSize) byte(s) follow")
         }
         return length

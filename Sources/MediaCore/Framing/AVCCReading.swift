@@ -3,7 +3,7 @@
 ///
 /// A writer that put Annex-B where lengths belong (Chrome's MediaRecorder in MP4/Matroska
 /// samples) is read as FFmpeg's decoder reads it: from the start code on, as Annex-B, with one
-/// ``H264Error/Code/unexpectedStartCode`` warning. The rule is `EmbeddedAnnexB`'s (see
+/// ``MediaError/Code/unexpectedStartCode`` warning. The rule is `EmbeddedAnnexB`'s (see
 /// ``AVCC/read(_:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``), the same one
 /// `RTPDepacketizer` follows for payloads that begin with a start code.
 public struct AVCCReading: Hashable, Sendable {
@@ -12,15 +12,15 @@ public struct AVCCReading: Hashable, Sendable {
     /// Where the data turned out to be Annex-B: the offset of the start code found where a
     /// length was expected; `nil` when every NAL unit had its length.
     public var annexBOffset: Int?
-    /// Tolerated problems: the one ``H264Error/Code/unexpectedStartCode`` warning when
+    /// Tolerated problems: the one ``MediaError/Code/unexpectedStartCode`` warning when
     /// ``annexBOffset`` is set.
-    public var warnings: [H264Error]
+    public var warnings: [MediaError]
     /// Damaged NAL units of the Annex-B part (`forbidden_zero_bit` set), each reported and left
     /// out of ``nalUnits``.
-    public var skipped: [H264Error]
+    public var skipped: [MediaError]
 
     /// Creates a reading.
-    public init(nalUnits: [Range<Int>], annexBOffset: Int? = nil, warnings: [H264Error] = [], skipped: [H264Error] = []) {
+    public init(nalUnits: [Range<Int>], annexBOffset: Int? = nil, warnings: [MediaError] = [], skipped: [MediaError] = []) {
         self.nalUnits = nalUnits
         self.annexBOffset = annexBOffset
         self.warnings = warnings
@@ -35,7 +35,7 @@ extension AVCC {
     /// Where a length field begins with a start code (`00 00 01` or `00 00 00 01`) and the
     /// lengths from there fail before three whole NAL units (or before the end, when fewer
     /// remain), the rest of the data is read as Annex-B: one warning
-    /// (``H264Error/Code/unexpectedStartCode``, at the start code's offset), and each unit there
+    /// (``MediaError/Code/unexpectedStartCode``, at the start code's offset), and each unit there
     /// whose `forbidden_zero_bit` is set is reported in ``AVCCReading/skipped`` and left out.
     /// A genuine length of 256–511 bytes (`00 00 01 xx` with 4-byte lengths) stays a length.
     ///
@@ -51,7 +51,7 @@ extension AVCC {
     /// - Throws: the errors of ``nalUnits(in:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``
     ///   when the framing is lost in the length-prefixed part.
     public static func read(_ buffer: UnsafeRawBufferPointer, lengthSize: Int,
-                            allowingEmptyNALUnits: Bool = false) throws(H264Error) -> AVCCReading {
+                            allowingEmptyNALUnits: Bool = false) throws(MediaError) -> AVCCReading {
         var reading = AVCCReading(nalUnits: [])
         let annexBOffset = try walk(buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits,
                                     toleratingAnnexB: true) { _, range in
@@ -70,9 +70,9 @@ extension AVCC {
     /// Reads length-prefixed data, tolerating Annex-B where lengths were expected.
     ///
     /// See ``read(_:lengthSize:allowingEmptyNALUnits:)-(UnsafeRawBufferPointer,_,_)``.
-    public static func read(_ bytes: [UInt8], lengthSize: Int, allowingEmptyNALUnits: Bool = false) throws(H264Error) -> AVCCReading {
+    public static func read(_ bytes: [UInt8], lengthSize: Int, allowingEmptyNALUnits: Bool = false) throws(MediaError) -> AVCCReading {
         let result = bytes.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in
+            Result { () throws(MediaError) in
                 try read(buffer, lengthSize: lengthSize, allowingEmptyNALUnits: allowingEmptyNALUnits)
             }
         }

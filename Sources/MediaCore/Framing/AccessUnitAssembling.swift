@@ -15,11 +15,11 @@ package protocol AccessUnitAssembling {
     /// Damaged units reported so far.
     var errorCount: Int { get }
     /// The most recent damaged units' errors.
-    var recentErrors: [H264Error] { get }
+    var recentErrors: [MediaError] { get }
     /// Tolerable values reported so far.
     var warningCount: Int { get }
     /// The most recent warnings.
-    var recentWarnings: [H264Error] { get }
+    var recentWarnings: [MediaError] { get }
 }
 
 extension AccessUnitAssembling {

@@ -32,7 +32,7 @@ public struct NALUnitLocation: Hashable, Sendable {
 ///   `trailing_zero_8bits` (any number of extra zero bytes) are allowed.
 /// - Bytes before the first start code are not part of any NAL unit. ``nalUnits(in:)-([UInt8])``
 ///   ignores them (the first location's ``NALUnitLocation/startCodeOffset`` says how many there
-///   were); ``nalUnits(validating:)`` throws ``H264Error/Code/missingStartCode`` when any of
+///   were); ``nalUnits(validating:)`` throws ``MediaError/Code/missingStartCode`` when any of
 ///   them is non-zero.
 /// - Empty NAL units (a start code directly followed by another start code or by the end of
 ///   the data, possibly with zero bytes in between) are skipped: every reported unit has at
@@ -88,26 +88,26 @@ public enum AnnexB {
     /// Zero bytes before the first start code (`leading_zero_8bits`, clause B.2) are allowed;
     /// empty input gives no NAL units.
     ///
-    /// - Throws: ``H264Error/Code/missingStartCode`` (with the offset of the first offending
+    /// - Throws: ``MediaError/Code/missingStartCode`` (with the offset of the first offending
     ///   byte) when a non-zero byte comes before the first start code (so also when input with
     ///   a non-zero byte holds no start code at all).
-    public static func nalUnits(validating bytes: [UInt8]) throws(H264Error) -> [NALUnitLocation] {
+    public static func nalUnits(validating bytes: [UInt8]) throws(MediaError) -> [NALUnitLocation] {
         let units = nalUnits(in: bytes)
         // Without units there may still be a start code (one at the very end, or only empty
         // units): what precedes it is the leading part.
         let leading = units.first?.startCodeOffset ?? firstStartCode(in: bytes) ?? bytes.count
         let check = bytes.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) in try checkLeadingBytes(buffer, before: leading) }
+            Result { () throws(MediaError) in try checkLeadingBytes(buffer, before: leading) }
         }
         try check.get()
         return units
     }
 
-    /// The one leading-garbage check: throws ``H264Error/Code/missingStartCode`` (with the offset
+    /// The one leading-garbage check: throws ``MediaError/Code/missingStartCode`` (with the offset
     /// of the first offending byte) when a byte before `leading`, the first start code, is not zero.
-    package static func checkLeadingBytes(_ buffer: UnsafeRawBufferPointer, before leading: Int) throws(H264Error) {
+    package static func checkLeadingBytes(_ buffer: UnsafeRawBufferPointer, before leading: Int) throws(MediaError) {
         if let bad = buffer[0..<leading].firstIndex(where: { $0 != 0 }) {
-            throw H264Error(.missingStartCode, field: "start_code_prefix_one_3bytes", byteOffset: bad,
+            throw MediaError(.missingStartCode, field: "start_code_prefix_one_3bytes", byteOffset: bad,
                             "\(leading) byte(s) before the first start code, not all zero")
         }
     }

@@ -24,11 +24,11 @@ extension AVCC {
         /// Damaged units the conversion read past, in stream order: parameter sets whose id
         /// cannot be read (kept in `data` where they were, never moved into the configuration),
         /// each with the byte offset of its NAL unit.
-        public var diagnostics: [H264Error]
+        public var diagnostics: [MediaError]
 
         /// Creates a result.
         public init(data: [UInt8], lengthSize: Int, sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]],
-                    sequenceParameterSetExtensions: [[UInt8]], diagnostics: [H264Error] = []) {
+                    sequenceParameterSetExtensions: [[UInt8]], diagnostics: [MediaError] = []) {
             self.diagnostics = diagnostics
             self.data = data
             self.lengthSize = lengthSize
@@ -57,15 +57,15 @@ extension AVCC {
     ///     a later one with the same id but different content stays in `data` where it was, so
     ///     pictures after it still decode with it. Either way the first parameter set of each id
     ///     is reported in the result.
-    /// - Throws: ``H264Error/Code/invalidLengthSize``; ``H264Error/Code/missingStartCode`` when
-    ///   a non-zero byte precedes the first start code; ``H264Error/Code/valueOutOfRange`` (with
+    /// - Throws: ``MediaError/Code/invalidLengthSize``; ``MediaError/Code/missingStartCode`` when
+    ///   a non-zero byte precedes the first start code; ``MediaError/Code/valueOutOfRange`` (with
     ///   the NAL unit's offset) when a NAL unit is too long for the length size.
     public static func fromAnnexB(_ bytes: [UInt8], lengthSize: Int = 4,
-                                  parameterSets: ParameterSetPlacement = .inBand) throws(H264Error) -> ConversionResult {
+                                  parameterSets: ParameterSetPlacement = .inBand) throws(MediaError) -> ConversionResult {
         try validate(lengthSize: lengthSize)
         var converter = AnnexBToAVCC(lengthSize: lengthSize, placement: parameterSets)
         let outcome = bytes.withUnsafeBytes { buffer in
-            Result { () throws(H264Error) -> [UInt8] in try converter.convert(buffer) }
+            Result { () throws(MediaError) -> [UInt8] in try converter.convert(buffer) }
         }
         let data = try outcome.get()
         return ConversionResult(data: data, lengthSize: lengthSize, sequenceParameterSets: converter.sps,
@@ -76,14 +76,14 @@ extension AVCC {
     /// The id of an SPS (`seq_parameter_set_id`), PPS (`pic_parameter_set_id`) or SPS extension
     /// NAL unit.
     ///
-    /// - Throws: ``H264Error/Code/truncated`` when the NAL unit ends before the id, and the bit
+    /// - Throws: ``MediaError/Code/truncated`` when the NAL unit ends before the id, and the bit
     ///   reader's errors.
-    package static func parameterSetId(_ nalUnit: ArraySlice<UInt8>, type: Int) throws(H264Error) -> Int {
+    package static func parameterSetId(_ nalUnit: ArraySlice<UInt8>, type: Int) throws(MediaError) -> Int {
         // SPS: profile_idc, constraint flags and level_idc (3 bytes) precede the id.
         let skip = type == 7 ? 4 : 1
         let field = type == 8 ? "pic_parameter_set_id" : "seq_parameter_set_id"
         guard nalUnit.count > skip else {
-            throw H264Error(.truncated, field: field, byteOffset: 0, "a \(nalUnit.count)-byte parameter set ends before its id")
+            throw MediaError(.truncated, field: field, byteOffset: 0, "a \(nalUnit.count)-byte parameter set ends before its id")
         }
         var reader = BitReader(RBSP.decode(nalUnit.dropFirst(skip), limit: 8))
         return try reader.readUE(field, max: type == 8 ? 255 : 31)
@@ -103,7 +103,7 @@ private struct AnnexBToAVCC {
     /// Key: type << 16 | id → index in its list.
     package var firstById: [Int: Int] = [:]
     /// Damaged units met (kept in the output, reported).
-    package var diagnostics: [H264Error] = []
+    package var diagnostics: [MediaError] = []
 
     /// Inputs from this size on are converted in one pass (see ``AVCC/fromAnnexB(_:lengthSize:parameterSets:)``).
     package static let onePassThreshold = 1 << 20
@@ -114,7 +114,7 @@ private struct AnnexBToAVCC {
         self.maximum = AVCC.maximumLength(lengthSize: lengthSize)
     }
 
-    package mutating func convert(_ buffer: UnsafeRawBufferPointer) throws(H264Error) -> [UInt8] {
+    package mutating func convert(_ buffer: UnsafeRawBufferPointer) throws(MediaError) -> [UInt8] {
         if buffer.count < Self.onePassThreshold {
             let units = AnnexB.nalUnits(in: buffer)
             try AnnexB.checkLeadingBytes(buffer, before: units.first?.startCodeOffset ?? buffer.count)
@@ -134,19 +134,19 @@ private struct AnnexBToAVCC {
         }
         // Every unit takes ≥ 4 input bytes (start code + header) and gains at most 1 byte.
         let capacity = lengthSize == 4 ? buffer.count &+ buffer.count / 4 &+ 1 : buffer.count
-        var failure: H264Error?
+        var failure: MediaError?
         let data = [UInt8](unsafeUninitializedCapacity: capacity) { output, initialized in
             var written = 0
             var first = true
-            do throws(H264Error) {
-                try AnnexB.forEachNALUnit(in: buffer) { (unit: NALUnitLocation) throws(H264Error) in
+            do throws(MediaError) {
+                try AnnexB.forEachNALUnit(in: buffer) { (unit: NALUnitLocation) throws(MediaError) in
                     if first {
                         first = false
                         try AnnexB.checkLeadingBytes(buffer, before: unit.startCodeOffset)
                     }
                     guard try admit(unit.range, in: buffer) else { return }
                     guard lengthSize &+ unit.range.count <= output.count &- written else {
-                        throw H264Error(.overflow, field: "NALUnitLength", byteOffset: unit.range.lowerBound,
+                        throw MediaError(.overflow, field: "NALUnitLength", byteOffset: unit.range.lowerBound,
                                         "output larger than its bound")
                     }
                     written = write(unit.range, of: buffer, to: output, at: written)
@@ -163,9 +163,9 @@ private struct AnnexBToAVCC {
 
     /// Checks a unit's length, records it when it is the first parameter set of its id, and
     /// says whether it goes into the output. Call once per unit, in order.
-    package mutating func admit(_ range: Range<Int>, in buffer: UnsafeRawBufferPointer) throws(H264Error) -> Bool {
+    package mutating func admit(_ range: Range<Int>, in buffer: UnsafeRawBufferPointer) throws(MediaError) -> Bool {
         guard range.count <= maximum else {
-            throw H264Error(.valueOutOfRange, field: "NALUnitLength", byteOffset: range.lowerBound,
+            throw MediaError(.valueOutOfRange, field: "NALUnitLength", byteOffset: range.lowerBound,
                             "a NAL unit of \(range.count) bytes does not fit a \(lengthSize)-byte length")
         }
         let type = Int(buffer[range.lowerBound] & 0x1F)

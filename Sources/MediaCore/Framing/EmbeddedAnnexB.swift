@@ -39,12 +39,12 @@ package enum EmbeddedAnnexB {
     /// `buffer`), and `damaged` with an error for each unit whose `forbidden_zero_bit` is set
     /// (which is skipped).
     package static func forEachNALUnit(in buffer: UnsafeRawBufferPointer, from start: Int,
-                               _ body: (Range<Int>) -> Void, damaged: (H264Error) -> Void) {
+                               _ body: (Range<Int>) -> Void, damaged: (MediaError) -> Void) {
         let rest = UnsafeRawBufferPointer(rebasing: buffer[start...])
         AnnexB.forEachNALUnit(in: rest) { location in
             let range = (start + location.range.lowerBound)..<(start + location.range.upperBound)
             if buffer[range.lowerBound] & 0x80 != 0 {
-                damaged(H264Error(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: range.lowerBound,
+                damaged(MediaError(.forbiddenZeroBit, field: "forbidden_zero_bit", byteOffset: range.lowerBound,
                                   "a damaged NAL unit of \(range.count) bytes in Annex-B data: skipped"))
             } else {
                 body(range)
@@ -53,8 +53,8 @@ package enum EmbeddedAnnexB {
     }
 
     /// The warning for Annex-B found at `byteOffset` where `expected` (a field name) was due.
-    package static func warning(byteOffset: Int, expected field: String, _ context: String) -> H264Error {
-        H264Error(.unexpectedStartCode, field: field, byteOffset: byteOffset,
+    package static func warning(byteOffset: Int, expected field: String, _ context: String) -> MediaError {
+        MediaError(.unexpectedStartCode, field: field, byteOffset: byteOffset,
                   "a start code where a \(context) was expected: read as Annex-B from here")
     }
 }

@@ -14,7 +14,7 @@ package struct BitCursor {
     /// The position of the next bit to read, counted from the first bit of ``bytes``.
     package private(set) var bitOffset: Int
     /// Tolerable problems met so far (see ``BitReader/diagnostics``).
-    package var diagnostics: [H264Error] = []
+    package var diagnostics: [MediaError] = []
 
     /// Creates a cursor over `bytes`, at bit `bitOffset` (0…`bytes.count * 8`).
     package init(_ bytes: UnsafeBufferPointer<UInt8>, bitOffset: Int = 0) {
@@ -25,8 +25,8 @@ package struct BitCursor {
     /// Bits left to read.
     package var bitsRemaining: Int { bytes.count &* 8 &- bitOffset }
 
-    private func error(_ code: H264Error.Code, _ name: () -> String, at bit: Int, _ message: String) -> H264Error {
-        H264Error(code, field: name(), bitOffset: bit, message)
+    private func error(_ code: MediaError.Code, _ name: () -> String, at bit: Int, _ message: String) -> MediaError {
+        MediaError(code, field: name(), bitOffset: bit, message)
     }
 
     /// The 64 bits from ``bitOffset`` on, first unread bit at the top, when at least 8 bytes
@@ -41,7 +41,7 @@ package struct BitCursor {
 
     /// Reads `count` bits (0…64) as an unsigned value.
     @inline(__always)
-    package mutating func rawBits(_ count: Int, _ name: () -> String) throws(H264Error) -> UInt64 {
+    package mutating func rawBits(_ count: Int, _ name: () -> String) throws(MediaError) -> UInt64 {
         // Most reads: one load.
         if count > 0, count <= 57, let window = window() {
             bitOffset &+= count
@@ -51,7 +51,7 @@ package struct BitCursor {
     }
 
     @inline(never)
-    private mutating func rawBitsNearTheEnd(_ count: Int, _ name: () -> String) throws(H264Error) -> UInt64 {
+    private mutating func rawBitsNearTheEnd(_ count: Int, _ name: () -> String) throws(MediaError) -> UInt64 {
         precondition(count >= 0 && count <= 64)
         guard count <= bitsRemaining else {
             throw error(.truncated, name, at: bitOffset, "needs \(count) bits, \(bitsRemaining) left")
@@ -74,10 +74,10 @@ package struct BitCursor {
 
     /// Reads an unsigned Exp-Golomb code, `ue(v)`, without a range check.
     ///
-    /// - Throws: ``H264Error/Code/expGolombOverflow`` for 32 or more leading zero bits,
-    ///   ``H264Error/Code/truncated`` when the data ends first.
+    /// - Throws: ``MediaError/Code/expGolombOverflow`` for 32 or more leading zero bits,
+    ///   ``MediaError/Code/truncated`` when the data ends first.
     @inline(__always)
-    package mutating func rawUE(_ name: () -> String) throws(H264Error) -> Int {
+    package mutating func rawUE(_ name: () -> String) throws(MediaError) -> Int {
         // Most codes: one load. A code of `n` leading zeros is 2n + 1 bits, the number after
         // the zeros minus one.
         if let window = window(), window.leadingZeroBitCount <= 28 {
@@ -90,7 +90,7 @@ package struct BitCursor {
 
     /// ``rawUE(_:)`` for long codes and codes near the end.
     @inline(never)
-    private mutating func rawUEByteByByte(_ name: () -> String) throws(H264Error) -> Int {
+    private mutating func rawUEByteByByte(_ name: () -> String) throws(MediaError) -> Int {
         let start = bitOffset
         let end = bytes.count &* 8
         var offset = start
@@ -127,21 +127,21 @@ package struct BitCursor {
 
     /// Reads `count` bits (0…32) as an unsigned value: `u(n)`.
     @inline(__always)
-    package mutating func readBits(_ count: Int, _ name: @autoclosure () -> String) throws(H264Error) -> Int {
+    package mutating func readBits(_ count: Int, _ name: @autoclosure () -> String) throws(MediaError) -> Int {
         Int(try rawBits(count, name))
     }
 
     /// Reads one bit as a flag: `u(1)`.
     @inline(__always)
-    package mutating func readFlag(_ name: @autoclosure () -> String) throws(H264Error) -> Bool {
+    package mutating func readFlag(_ name: @autoclosure () -> String) throws(MediaError) -> Bool {
         try rawBits(1, name) == 1
     }
 
     /// Reads an unsigned Exp-Golomb code, `ue(v)`, and checks it against `range`.
     ///
-    /// - Throws: as ``rawUE(_:)``, and ``H264Error/Code/valueOutOfRange`` when the value is
+    /// - Throws: as ``rawUE(_:)``, and ``MediaError/Code/valueOutOfRange`` when the value is
     ///   outside `range`.
-    package mutating func readUE(_ name: @autoclosure () -> String, range: ClosedRange<Int>) throws(H264Error) -> Int {
+    package mutating func readUE(_ name: @autoclosure () -> String, range: ClosedRange<Int>) throws(MediaError) -> Int {
         let start = bitOffset
         let value = try rawUE(name)
         guard range.contains(value) else { throw outOfRange(value, range, name, at: start) }
@@ -151,7 +151,7 @@ package struct BitCursor {
     /// Reads an unsigned Exp-Golomb code no larger than `max` (as ``readUE(_:range:)`` with
     /// `0...max`).
     @inline(__always)
-    package mutating func readUE(_ name: @autoclosure () -> String, max: Int) throws(H264Error) -> Int {
+    package mutating func readUE(_ name: @autoclosure () -> String, max: Int) throws(MediaError) -> Int {
         let start = bitOffset
         let value = try rawUE(name)
         guard value <= max else { throw outOfRange(value, 0...max, name, at: start) }
@@ -160,14 +160,14 @@ package struct BitCursor {
 
     /// The error of a value outside `range` read from bit `start`, which the cursor goes back to.
     @inline(never)
-    private mutating func outOfRange(_ value: Int, _ range: ClosedRange<Int>, _ name: () -> String, at start: Int) -> H264Error {
+    private mutating func outOfRange(_ value: Int, _ range: ClosedRange<Int>, _ name: () -> String, at start: Int) -> MediaError {
         bitOffset = start
         return error(.valueOutOfRange, name, at: start, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
     }
 
     /// Reads an unsigned Exp-Golomb code whose range is tolerable: a value outside `range` is kept
     /// and recorded in ``diagnostics`` (see ``BitReader/readUE(_:tolerating:)``).
-    package mutating func readUE(_ name: @autoclosure () -> String, tolerating range: ClosedRange<Int>) throws(H264Error) -> Int {
+    package mutating func readUE(_ name: @autoclosure () -> String, tolerating range: ClosedRange<Int>) throws(MediaError) -> Int {
         let start = bitOffset
         let value = try rawUE(name)
         if !range.contains(value) {
@@ -178,7 +178,7 @@ package struct BitCursor {
 
     /// Reads a signed Exp-Golomb code, `se(v)`, and checks it against `range`.
     package mutating func readSE(_ name: @autoclosure () -> String,
-                         range: ClosedRange<Int> = Int(Int32.min) + 1...Int(Int32.max)) throws(H264Error) -> Int {
+                         range: ClosedRange<Int> = Int(Int32.min) + 1...Int(Int32.max)) throws(MediaError) -> Int {
         let start = bitOffset
         let codeNum = try rawUE(name)
         let value = codeNum & 1 == 1 ? (codeNum + 1) / 2 : -(codeNum / 2)
@@ -187,7 +187,7 @@ package struct BitCursor {
     }
 
     /// Skips `count` bits.
-    package mutating func skipBits(_ count: Int, _ name: @autoclosure () -> String) throws(H264Error) {
+    package mutating func skipBits(_ count: Int, _ name: @autoclosure () -> String) throws(MediaError) {
         guard count >= 0, count <= bitsRemaining else {
             throw error(.truncated, name, at: bitOffset, "cannot skip \(count) bits, \(bitsRemaining) left")
         }

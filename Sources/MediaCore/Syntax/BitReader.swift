@@ -16,7 +16,7 @@ public struct BitReader: Sendable {
     /// Tolerable problems met so far, in bitstream order: values out of range in elements that
     /// do not change how the rest is read. Each has the code, field and bit offset the error
     /// would have had; the value was kept.
-    public private(set) var diagnostics: [H264Error] = []
+    public private(set) var diagnostics: [MediaError] = []
 
     /// Creates a reader over RBSP bytes (emulation prevention already removed; see ``RBSP``).
     public init(_ bytes: [UInt8], recordsElements: Bool = false) {
@@ -37,11 +37,11 @@ public struct BitReader: Sendable {
 
     /// Runs `body` with a ``BitCursor`` over ``bytes`` at ``bitOffset`` (the one implementation
     /// of the reads), and takes over where it stopped and the problems it met.
-    private mutating func withCursor<Value>(_ body: (inout BitCursor) throws(H264Error) -> Value) throws(H264Error) -> Value {
+    private mutating func withCursor<Value>(_ body: (inout BitCursor) throws(MediaError) -> Value) throws(MediaError) -> Value {
         let start = bitOffset
         let (result, offset, found) = bytes.withUnsafeBufferPointer { buffer in
             var cursor = BitCursor(buffer, bitOffset: start)
-            let result = Result { () throws(H264Error) in try body(&cursor) }
+            let result = Result { () throws(MediaError) in try body(&cursor) }
             return (result, cursor.bitOffset, cursor.diagnostics)
         }
         bitOffset = offset
@@ -50,73 +50,73 @@ public struct BitReader: Sendable {
     }
 
     /// Reads `count` bits (0…32) as an unsigned value: `u(n)`.
-    public mutating func readBits(_ count: Int, _ name: @autoclosure () -> String) throws(H264Error) -> Int {
-        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readBits(count, name()) }
+    public mutating func readBits(_ count: Int, _ name: @autoclosure () -> String) throws(MediaError) -> Int {
+        let value = try withCursor { (cursor) throws(MediaError) in try cursor.readBits(count, name()) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
 
     /// Reads one bit as a flag: `u(1)`.
-    public mutating func readFlag(_ name: @autoclosure () -> String) throws(H264Error) -> Bool {
+    public mutating func readFlag(_ name: @autoclosure () -> String) throws(MediaError) -> Bool {
         try readBits(1, name()) == 1
     }
 
     /// Reads an unsigned Exp-Golomb code, `ue(v)`, and checks it against `range`.
     ///
-    /// - Throws: ``H264Error/Code/expGolombOverflow`` for 32 or more leading zeros,
-    ///   ``H264Error/Code/valueOutOfRange`` when the value is outside `range`,
-    ///   ``H264Error/Code/truncated`` when the data ends.
-    public mutating func readUE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = 0...Int(UInt32.max - 1)) throws(H264Error) -> Int {
-        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readUE(name(), range: range) }
+    /// - Throws: ``MediaError/Code/expGolombOverflow`` for 32 or more leading zeros,
+    ///   ``MediaError/Code/valueOutOfRange`` when the value is outside `range`,
+    ///   ``MediaError/Code/truncated`` when the data ends.
+    public mutating func readUE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = 0...Int(UInt32.max - 1)) throws(MediaError) -> Int {
+        let value = try withCursor { (cursor) throws(MediaError) in try cursor.readUE(name(), range: range) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
 
     /// Reads an unsigned Exp-Golomb code no larger than `max`.
-    public mutating func readUE(_ name: @autoclosure () -> String, max: Int) throws(H264Error) -> Int {
+    public mutating func readUE(_ name: @autoclosure () -> String, max: Int) throws(MediaError) -> Int {
         try readUE(name(), range: 0...max)
     }
 
     /// Reads an unsigned Exp-Golomb code whose range is tolerable: a value outside `range` is
-    /// kept and recorded in ``diagnostics`` as ``H264Error/Code/valueOutOfRange`` (for elements
+    /// kept and recorded in ``diagnostics`` as ``MediaError/Code/valueOutOfRange`` (for elements
     /// that do not change how the rest is read, such as the VUI's bitstream restriction).
     ///
-    /// - Throws: ``H264Error/Code/expGolombOverflow`` and ``H264Error/Code/truncated`` only.
-    public mutating func readUE(_ name: @autoclosure () -> String, tolerating range: ClosedRange<Int>) throws(H264Error) -> Int {
-        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readUE(name(), tolerating: range) }
+    /// - Throws: ``MediaError/Code/expGolombOverflow`` and ``MediaError/Code/truncated`` only.
+    public mutating func readUE(_ name: @autoclosure () -> String, tolerating range: ClosedRange<Int>) throws(MediaError) -> Int {
+        let value = try withCursor { (cursor) throws(MediaError) in try cursor.readUE(name(), tolerating: range) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
 
     /// Reads `count` bits as an unsigned value whose allowed values are `allowed`: any other is
-    /// kept and recorded in ``diagnostics`` as ``H264Error/Code/valueOutOfRange`` (reserved
+    /// kept and recorded in ``diagnostics`` as ``MediaError/Code/valueOutOfRange`` (reserved
     /// values of tolerable elements, e.g. `colour_primaries` or `reserved_zero_2bits`).
     public mutating func readBits(_ count: Int, _ name: @autoclosure () -> String, tolerating allowed: (Int) -> Bool,
-                                  _ expectation: @autoclosure () -> String) throws(H264Error) -> Int {
+                                  _ expectation: @autoclosure () -> String) throws(MediaError) -> Int {
         let start = bitOffset
         let value = try readBits(count, name())
         if !allowed(value) {
-            diagnostics.append(H264Error(.valueOutOfRange, field: name(), bitOffset: start,
+            diagnostics.append(MediaError(.valueOutOfRange, field: name(), bitOffset: start,
                                          "\(value) is reserved or not allowed, expected \(expectation()) (kept)"))
         }
         return value
     }
 
     /// Records a tolerable problem in ``diagnostics`` (the value it concerns was kept).
-    public mutating func warn(_ code: H264Error.Code, _ name: String, at bit: Int, _ message: String) {
-        diagnostics.append(H264Error(code, field: name, bitOffset: bit, message))
+    public mutating func warn(_ code: MediaError.Code, _ name: String, at bit: Int, _ message: String) {
+        diagnostics.append(MediaError(code, field: name, bitOffset: bit, message))
     }
 
     /// Reads a signed Exp-Golomb code, `se(v)`, and checks it against `range`.
-    public mutating func readSE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = Int(Int32.min) + 1...Int(Int32.max)) throws(H264Error) -> Int {
-        let value = try withCursor { (cursor) throws(H264Error) in try cursor.readSE(name(), range: range) }
+    public mutating func readSE(_ name: @autoclosure () -> String, range: ClosedRange<Int> = Int(Int32.min) + 1...Int(Int32.max)) throws(MediaError) -> Int {
+        let value = try withCursor { (cursor) throws(MediaError) in try cursor.readSE(name(), range: range) }
         if recordsElements { elements.append((name(), value)) }
         return value
     }
 
     /// Skips `count` bits.
-    public mutating func skipBits(_ count: Int, _ name: @autoclosure () -> String = "skipped bits") throws(H264Error) {
-        try withCursor { (cursor) throws(H264Error) in try cursor.skipBits(count, name()) }
+    public mutating func skipBits(_ count: Int, _ name: @autoclosure () -> String = "skipped bits") throws(MediaError) {
+        try withCursor { (cursor) throws(MediaError) in try cursor.skipBits(count, name()) }
     }
 
     /// `more_rbsp_data()` (clause 7.2): true when data remains before the `rbsp_stop_one_bit`.
@@ -134,17 +134,17 @@ public struct BitReader: Sendable {
 
     /// Reads `rbsp_trailing_bits()`: a 1 bit, then 0 bits to the byte boundary.
     ///
-    /// - Throws: ``H264Error/Code/invalidTrailingBits`` when the stop bit is 0 or alignment bits are 1.
-    public mutating func readTrailingBits() throws(H264Error) {
+    /// - Throws: ``MediaError/Code/invalidTrailingBits`` when the stop bit is 0 or alignment bits are 1.
+    public mutating func readTrailingBits() throws(MediaError) {
         let start = bitOffset
         let stop = try readBits(1, "rbsp_stop_one_bit")
         guard stop == 1 else {
-            throw H264Error(.invalidTrailingBits, field: "rbsp_stop_one_bit", bitOffset: start, "rbsp_stop_one_bit is 0")
+            throw MediaError(.invalidTrailingBits, field: "rbsp_stop_one_bit", bitOffset: start, "rbsp_stop_one_bit is 0")
         }
         while !isByteAligned {
             let at = bitOffset
             if try readBits(1, "rbsp_alignment_zero_bit") != 0 {
-                throw H264Error(.invalidTrailingBits, field: "rbsp_alignment_zero_bit", bitOffset: at, "rbsp_alignment_zero_bit is 1")
+                throw MediaError(.invalidTrailingBits, field: "rbsp_alignment_zero_bit", bitOffset: at, "rbsp_alignment_zero_bit is 1")
             }
         }
     }

@@ -49,7 +49,7 @@ struct ConvertCommand: ParsableCommand {
             if try convertHEVC(bytes, name: name) { return }
             let record = to == .annexb ? try config.map(CLIIO.readConfiguration) : nil
             let size = lengthSize ?? record?.nalUnitLengthSize ?? 4
-            let converted = try CLIError.named(name) { () throws(H264Error) in
+            let converted = try CLIError.named(name) { () throws(MediaError) in
                 guard to == .annexb else {
                     let result = try AVCC.fromAnnexB(bytes, lengthSize: size, parameterSets: parameterSets == .config ? .configuration : .inBand)
                     return (data: result.data, sps: result.sequenceParameterSets, pps: result.pictureParameterSets)
@@ -57,17 +57,17 @@ struct ConvertCommand: ParsableCommand {
                 return (data: try AnnexB.fromAVCCStream(bytes, lengthSize: size, parameterSets: record), sps: [], pps: [])
             }
             // What `h264 inspect` would warn about in the input; with --strict, fail.
-            let inspection = try CLIError.named(name) { () throws(H264Error) in
+            let inspection = try CLIError.named(name) { () throws(MediaError) in
                 try StreamInspection(bytes: bytes, configurationRecord: record, lengthSize: to == .avcc ? nil : size)
             }
             try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "convert", strict: strict.strict)
             try CLIIO.write(converted.data, to: out.output)
             guard let configOut, to == .avcc || record != nil else { return }
-            let written = try record ?? CLIError.named(name) { () throws(H264Error) in
+            let written = try record ?? CLIError.named(name) { () throws(MediaError) in
                 try AVCDecoderConfigurationRecord(sequenceParameterSets: converted.sps, pictureParameterSets: converted.pps,
                                                   nalUnitLengthSize: size)
             }
-            try CLIIO.write(try CLIError.named(configOut) { () throws(H264Error) in try written.serialized() }, to: configOut)
+            try CLIIO.write(try CLIError.named(configOut) { () throws(MediaError) in try written.serialized() }, to: configOut)
         }
     }
 
@@ -77,7 +77,7 @@ struct ConvertCommand: ParsableCommand {
         let record = try to == .annexb ? config.flatMap { HEVCDecoderConfigurationRecord.recognizing(try CLIIO.read($0)) } : nil
         guard record != nil || (to == .avcc && AnnexB.carriesHEVC(bytes)) else { return false }
         guard (lengthSize ?? 4) == 4 || record != nil else { throw CLIError("H.265 is written with 4-byte lengths (--length-size 4)") }
-        let converted = try CLIError.named(name) { () throws(H264Error) in
+        let converted = try CLIError.named(name) { () throws(MediaError) in
             guard let record else { return try HEVCConversion.hvcc(fromAnnexB: bytes, parameterSetsInBand: parameterSets == .inband) }
             return (try AnnexB.fromHVCC(bytes, lengthSize: lengthSize ?? record.nalUnitLengthSize, configuration: record), record, [])
         }
@@ -91,7 +91,7 @@ struct ConvertCommand: ParsableCommand {
     /// with `--strict`, errors and nothing written).
     private func convertFLV(_ bytes: [UInt8], name: String) throws {
         if let fps, !(fps.isFinite && fps > 0) { throw CLIError("--fps \(fps) must be a positive number") }
-        let (converted, diagnostics) = try CLIError.named(name) { () throws(H264Error) in
+        let (converted, diagnostics) = try CLIError.named(name) { () throws(MediaError) in
             to == .flv ? (try FLVConversion.flv(fromAnnexB: bytes, frameRate: fps, syntax: flvSyntax.syntax), [])
                 : try FLVConversion.annexB(fromFLV: bytes)
         }

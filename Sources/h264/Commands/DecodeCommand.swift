@@ -71,7 +71,7 @@ struct DecodeCommand: ParsableCommand {
 
         var stream: any ByteSource = try config.map { config -> any ByteSource in
             let (samples, record) = (try CLIIO.read(input), try CLIIO.read(config))
-            return BufferSource(bytes: try CLIError.named(name) { () throws(H264Error) in try HEVCConversion.annexB(fromSamples: samples, configuration: record) })
+            return BufferSource(bytes: try CLIError.named(name) { () throws(MediaError) in try HEVCConversion.annexB(fromSamples: samples, configuration: record) })
         } ?? FileSource(path: input, name: name, missing: "\(input): no such file")
 
         var progress = ProgressLine(quiet: quiet.quiet)

@@ -27,7 +27,7 @@ struct InspectCommand: ParsableCommand {
             let bytes = try CLIIO.read(file)
             let name = file == "-" ? "<stdin>" : file
             let record = try config.map(CLIIO.readConfiguration)
-            let inspection = try CLIError.named(name) { () throws(H264Error) in
+            let inspection = try CLIError.named(name) { () throws(MediaError) in
                 try AnyStreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize)
             }
             try CLIIO.report(inspection.diagnostics.map(\.error), file: name, command: "inspect", strict: strict.strict)

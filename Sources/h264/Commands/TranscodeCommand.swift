@@ -26,7 +26,7 @@ struct TranscodeCommand: ParsableCommand {
 
     func validate() throws {
         guard (0...64).contains(decoderThreads) else { throw ValidationError("--decoder-threads must be 0…64") }
-        if let size { _ = try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) } }
+        if let size { _ = try CLIError.input { () throws(MediaError) in try SizeAndRate.size(size) } }
     }
 
     func run() throws { try runReportingErrors(command: "transcode") { try transcode() } }
@@ -49,7 +49,7 @@ struct TranscodeCommand: ParsableCommand {
         let writer = AnnexBWriter()
         let state = Locked(State())
         let options = encoding
-        let targetSize = try size.map { size in try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) } }
+        let targetSize = try size.map { size in try CLIError.input { () throws(MediaError) in try SizeAndRate.size(size) } }
         // Encoded access units: written as Annex-B on the encoder's queue.
         let encodedHandler: EncoderSession.OutputHandler = { frame in
             state.withLock { s in
@@ -115,7 +115,7 @@ struct TranscodeCommand: ParsableCommand {
         decoder.invalidate()
         let encoder = state.withLock { $0.encoder }
         if let encoder {
-            do throws(H264Error) { try encoder.completeFrames() } catch { throw CLIError("encoding: \(error)") }
+            do throws(MediaError) { try encoder.completeFrames() } catch { throw CLIError("encoding: \(error)") }
             encoder.invalidate()
         }
         if file !== FileHandle.standardOutput { try file.close() }

@@ -15,7 +15,7 @@ func decodeAnnexB(from source: inout some ByteSource, into decoder: inout AnnexB
             if let error = failure() { throw CLIError(error) }
             progress.update(frames: framesDone)
         }
-    } catch let error as H264Error {
+    } catch let error as MediaError {
         throw CLIError(file: name, error)
     }
 }

@@ -5,7 +5,7 @@ import H264Streaming
 /// The one error of the command-line tool: a code to branch on and a one-line message for
 /// people. Commands print it as `h264 COMMAND: error: MESSAGE` and exit with status 1.
 ///
-/// Input problems (y4m syntax, `--size`, `--fps`) carry the `H264Error` code H264Media gave
+/// Input problems (y4m syntax, `--size`, `--fps`) carry the `MediaError` code H264Media gave
 /// them (``Code/input(_:)``), so tests can check which problem was found; everything else
 /// (usage, files, sockets, the encoder) is ``Code/usage`` or ``Code/bitstream``.
 struct CLIError: Error, CustomStringConvertible, Equatable {
@@ -13,10 +13,10 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
     enum Code: Equatable, Sendable {
         /// A command-line, file, socket or encoder problem outside the input's syntax.
         case usage
-        /// A bitstream the library rejected (an `H264Error`, named with its file and offset).
+        /// A bitstream the library rejected (an `MediaError`, named with its file and offset).
         case bitstream
         /// An input H264Media refused: y4m syntax, `--size`, `--fps` (`notY4M`, `badDimension` …).
-        case input(H264Error.Code)
+        case input(MediaError.Code)
     }
 
     var code: Code
@@ -29,17 +29,17 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
 
     /// An input problem H264Media found (y4m syntax, `--size`, `--fps`): its code, and its
     /// message as the description.
-    init(input error: H264Error) { self.init(.input(error.code), error.message) }
+    init(input error: MediaError) { self.init(.input(error.code), error.message) }
 
-    /// Runs `body`, turning its `H264Error` into a ``init(input:)`` error.
-    static func input<T>(_ body: () throws(H264Error) -> T) throws(CLIError) -> T {
+    /// Runs `body`, turning its `MediaError` into a ``init(input:)`` error.
+    static func input<T>(_ body: () throws(MediaError) -> T) throws(CLIError) -> T {
         do { return try body() } catch { throw CLIError(input: error) }
     }
 
-    /// Runs `body`, turning an `H264Error` it throws (a y4m reader's) into a ``init(input:)``
+    /// Runs `body`, turning an `MediaError` it throws (a y4m reader's) into a ``init(input:)``
     /// error; other errors (the source's) pass through.
     static func reading<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as H264Error { throw CLIError(input: error) }
+        do { return try body() } catch let error as MediaError { throw CLIError(input: error) }
     }
 
     /// Runs `body` (H264Decoder's `Y4MFrameWriter`), turning its y4m error into the message
@@ -47,18 +47,18 @@ struct CLIError: Error, CustomStringConvertible, Equatable {
     static func y4m<T>(hint: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as H264Error where error.code == .y4mFormatChanged || error.code == .y4mUnsupportedPixelFormat {
+        } catch let error as MediaError where error.code == .y4mFormatChanged || error.code == .y4mUnsupportedPixelFormat {
             throw CLIError("\(error.message)\(error.code == .y4mFormatChanged ? "; " : ": ")\(hint)")
         }
     }
 
     /// Runs `body`, naming `file` in its error (``init(file:_:)``).
-    static func named<T>(_ file: String, _ body: () throws(H264Error) -> T) throws(CLIError) -> T {
-        do throws(H264Error) { return try body() } catch { throw CLIError(file: file, error) }
+    static func named<T>(_ file: String, _ body: () throws(MediaError) -> T) throws(CLIError) -> T {
+        do throws(MediaError) { return try body() } catch { throw CLIError(file: file, error) }
     }
 
     /// `FILE: byte N: what` for bitstream errors.
-    init(file: String, _ error: H264Error) {
+    init(file: String, _ error: MediaError) {
         var what = error
         what.byteOffset = nil
         self.init(.bitstream, file + (error.byteOffset.map { ": byte \($0)" } ?? "") + ": \(what)")

@@ -32,7 +32,7 @@ enum CLIIO {
     /// the file.
     static func readConfiguration(_ path: String) throws -> AVCDecoderConfigurationRecord {
         let bytes = try read(path)
-        return try CLIError.named(path) { () throws(H264Error) in try AVCDecoderConfigurationRecord(extradata: bytes) }
+        return try CLIError.named(path) { () throws(MediaError) in try AVCDecoderConfigurationRecord(extradata: bytes) }
     }
 
     /// Writes bytes to a file, or standard output for `-`.
@@ -46,7 +46,7 @@ enum CLIIO {
     /// Prints each diagnostic once on standard error, one line each in the format of errors
     /// (`h264 COMMAND: warning: FILE: byte N: …`); with `strict`, prints them as errors and
     /// fails (exit status 1).
-    static func report(_ diagnostics: [H264Error], file: String, command: String, strict: Bool) throws {
+    static func report(_ diagnostics: [MediaError], file: String, command: String, strict: Bool) throws {
         for diagnostic in diagnostics {
             printLine(command: command, kind: strict ? "error" : "warning", CLIError(file: file, diagnostic).description)
         }

@@ -23,8 +23,8 @@ struct InputOptions: ParsableArguments {
         }
         let source = try FileSource(path: input, name: input == "-" ? "standard input" : input, missing: "cannot read \(input)")
         if let size {
-            let (width, height) = try CLIError.input { () throws(H264Error) in try SizeAndRate.size(size) }
-            let rate = try CLIError.input { () throws(H264Error) in
+            let (width, height) = try CLIError.input { () throws(MediaError) in try SizeAndRate.size(size) }
+            let rate = try CLIError.input { () throws(MediaError) in
                 try SizeAndRate.rate(Substring(fps ?? "30"), separator: "/", decimal: true, field: "--fps", "--fps ")
             }
             let reader = Y4MFrameReader(rawI420: source, width: width, height: height, frameRate: rate)

@@ -51,7 +51,7 @@ struct EncodeClip {
         // Built without the HEVCEncoding trait (Package.swift): H.265 is refused with a clear error.
         var hevc = EncoderConfiguration()
         hevc.codec = .hevc
-        let hevcSession = Result { () throws(H264Error) in try EncoderSession(width: clip.width, height: clip.height, configuration: hevc) }
+        let hevcSession = Result { () throws(MediaError) in try EncoderSession(width: clip.width, height: clip.height, configuration: hevc) }
         guard case .failure(let refusal) = hevcSession, refusal.code == .unsupported else {
             FileHandle.standardError.write(Data("an H.265 session was not refused in a build without HEVCEncoding\n".utf8))
             exit(1)

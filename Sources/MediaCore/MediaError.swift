@@ -1,4 +1,5 @@
-/// An error found while reading or writing H.264 data.
+/// An error found while reading or writing media: an H.264 or H.265 bitstream, a container, an
+/// RTP, RTSP or RTMP message, or reported by a session. The one error type of the package.
 ///
 /// Every error carries a ``Code`` that names what went wrong, and — where it is known — the
 /// syntax element being read (`field`), the byte offset in the input and the bit offset in the
@@ -6,9 +7,9 @@
 /// be added without breaking clients (the approach of swift-asn1's `ASN1Error`).
 ///
 /// "Need more bytes" is never an error: streaming readers wait for more input instead.
-public struct H264Error: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong, as a stable machine-readable value. The H264 module's codes are listed
-    /// together (`H264ErrorCodes.swift`); other modules add their own the same way.
+public struct MediaError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, as a stable machine-readable value. The core's codes are listed
+    /// together (`MediaErrorCodes.swift`); other modules add their own the same way.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         /// The code's stable name, e.g. `"truncated"`.
         public var rawValue: String
@@ -51,9 +52,13 @@ public struct H264Error: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Returns a copy whose byte offset is shifted by `base` (or set to it when unknown).
-    public func offset(by base: Int) -> H264Error {
+    public func offset(by base: Int) -> MediaError {
         var copy = self
         copy.byteOffset = (byteOffset ?? 0) + base
         return copy
     }
 }
+
+/// The error type's name before 0.2.0, when it was H.264's alone.
+@available(*, deprecated, renamed: "MediaError")
+public typealias H264Error = MediaError
