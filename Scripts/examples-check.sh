@@ -4,7 +4,8 @@
 #   - Examples/LiveCamera serves the cars clip; Examples/RTSPViewer decodes 100 frames from it;
 #     ffprobe reads it over TCP without a warning and over UDP without an error; SIGINT ends
 #     LiveCamera with status 0;
-#   - RTSPViewer decodes 100 frames from gst-rtsp-server (Scripts/gst-rtsp-server.py);
+#   - RTSPViewer decodes 100 frames from gst-rtsp-server (Scripts/gst-rtsp-server.py): an H.264
+#     camera, an H.265 camera, and an H.264 camera that also sends G.711 audio;
 #   - RTSPViewer on a URL nobody serves: one line on standard error and status 1.
 # Usage: Scripts/examples-check.sh PATH/TO/LiveCamera PATH/TO/RTSPViewer
 set -euo pipefail
@@ -58,6 +59,18 @@ status=0; wait "$camera" || status=$?
 start_server /usr/bin/python3 Scripts/gst-rtsp-server.py
 gst=$pid
 echo "-- RTSPViewer $url 100"
+view "$url"
+kill -TERM "$gst"; wait "$gst" || true
+
+start_server /usr/bin/python3 Scripts/gst-rtsp-server.py 0 --codec h265
+gst=$pid
+echo "-- RTSPViewer $url 100 (an H.265 camera: x265enc, rtph265pay)"
+view "$url"
+kill -TERM "$gst"; wait "$gst" || true
+
+start_server /usr/bin/python3 Scripts/gst-rtsp-server.py 0 --audio pcma
+gst=$pid
+echo "-- RTSPViewer $url 100 (an H.264 camera that also sends G.711 audio)"
 view "$url"
 kill -TERM "$gst"; wait "$gst" || true
 

@@ -26,6 +26,7 @@ let package = Package(
             dependencies: [
                 .product(name: "H264", package: swiftH264),
                 .product(name: "H264Decoder", package: swiftH264),
+                .product(name: "HEVC", package: swiftH264),
                 .product(name: "H264Streaming", package: swiftH264),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -44,8 +44,8 @@ extension EncoderConfiguration {
         if entropyMode == .cavlc {
             throw MediaError(.invalidConfiguration, field: "entropyMode", "H.265 has no CAVLC: it always codes with CABAC")
         }
-        if let tune = x264Tune, tune == .film || tune == .stillimage {
-            throw MediaError(.invalidConfiguration, field: "x264Tune", "x265 has no tune \(tune.rawValue)")
+        if let tune = tune, tune == .film || tune == .stillimage {
+            throw MediaError(.invalidConfiguration, field: "tune", "x265 has no tune \(tune.rawValue)")
         }
         #endif
     }

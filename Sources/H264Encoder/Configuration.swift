@@ -5,8 +5,9 @@ public import H264
 ///
 /// Every property may be changed before the session is prepared; ``averageBitRate`` and
 /// ``dataRateLimits`` may also change live (``EncoderSession/setAverageBitRate(_:)``,
-/// ``EncoderSession/setDataRateLimits(_:)``; for H.265 only the data-rate limits, since libx265
-/// does not follow a live bit-rate change). ``validate()`` names the first invalid property.
+/// ``EncoderSession/setDataRateLimits(_:)``; an H.265 session changes its bit rate with a new
+/// libx265 encoder and an IRAP picture, since libx265 does not follow a live bit-rate change).
+/// ``validate()`` names the first invalid property.
 public struct EncoderConfiguration: Hashable, Sendable {
     /// H.264 profiles the encoder can produce (clause A.2).
     public enum Profile: String, Hashable, Sendable, CaseIterable {
@@ -63,15 +64,16 @@ public struct EncoderConfiguration: Hashable, Sendable {
         public var bitsPerSecond: Double { Double(bytes) * 8 / seconds }
     }
 
-    /// x264's speed/quality presets (`--preset`); raw values are x264's names, which x265's
-    /// presets share.
-    public enum X264Preset: String, Hashable, Sendable, CaseIterable {
+    /// The encoder's speed/quality presets, FFmpeg's `-preset` (``preset``): raw values are
+    /// x264's names, which x265's presets share, so one value means the same for both codecs.
+    public enum SpeedPreset: String, Hashable, Sendable, CaseIterable {
         case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo
     }
 
-    /// x264's content tunes (`--tune`); raw values are x264's names. x265 has `animation`,
-    /// `grain`, `psnr`, `ssim`, `fastdecode` and `zerolatency` of them.
-    public enum X264Tune: String, Hashable, Sendable, CaseIterable {
+    /// The encoder's content tunes, FFmpeg's `-tune` (``tune``): raw values are x264's names.
+    /// x265 has `animation`, `grain`, `psnr`, `ssim`, `fastdecode` and `zerolatency` of them;
+    /// `film` and `stillimage` with ``codec`` `.hevc` are a configuration error naming x265.
+    public enum Tune: String, Hashable, Sendable, CaseIterable {
         case film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency
     }
 
@@ -132,12 +134,25 @@ public struct EncoderConfiguration: Hashable, Sendable {
     public var allowFrameReordering: Bool = true
     /// x264 worker threads; `nil` or 0 (default) lets x264 choose from the CPU count.
     public var threads: Int? = nil
-    /// For experts: x264's preset (x265's of the same name for H.265). `nil` (default):
-    /// `medium`, or `veryfast` when ``realTime``.
-    public var x264Preset: X264Preset? = nil
-    /// For experts: x264's tune (x265's of the same name for H.265). `nil` (default): none, or
-    /// `zerolatency` when ``realTime``.
-    public var x264Tune: X264Tune? = nil
+    /// For experts: the encoder's speed preset, the same name for x264 (H.264) and x265
+    /// (H.265). `nil` (default): `medium`, or `veryfast` when ``realTime``.
+    public var preset: SpeedPreset? = nil
+    /// For experts: the encoder's content tune, mapped to x264's or x265's tune of the same
+    /// name (x265 has no `film` or `stillimage`: ``validate()`` names it). `nil` (default):
+    /// none, or `zerolatency` when ``realTime``.
+    public var tune: Tune? = nil
+    /// ``preset``'s name before 0.2.0.
+    @available(*, deprecated, renamed: "preset")
+    public var x264Preset: SpeedPreset? {
+        get { preset }
+        set { preset = newValue }
+    }
+    /// ``tune``'s name before 0.2.0.
+    @available(*, deprecated, renamed: "tune")
+    public var x264Tune: Tune? {
+        get { tune }
+        set { tune = newValue }
+    }
     /// Bound every frame to one frame interval's share of the bit rate (VBV of one frame):
     /// VideoToolbox's low-latency rate control, for calls where a frame must be sendable before
     /// the next one is captured. Overrides ``dataRateLimits``. Default false.
@@ -185,7 +200,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
         var c = EncoderConfiguration()
         c.realTime = true
         c.allowFrameReordering = false
-        c.x264Preset = .veryfast
+        c.preset = .veryfast
         c.maxKeyFrameIntervalDuration = 2
         return c
     }
@@ -197,7 +212,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// No lookahead and no B-frames: frame N's output is out when `encode(N)` has been handled.
     public static var ultraLowLatency: EncoderConfiguration {
         var c = liveCapture
-        c.x264Preset = .superfast
+        c.preset = .superfast
         c.lowLatencyRateControl = true
         c.maxKeyFrameIntervalDuration = 10
         return c
@@ -208,7 +223,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// 4 seconds for seeking.
     public static var activeTranscoding: EncoderConfiguration {
         var c = EncoderConfiguration()
-        c.x264Preset = .faster
+        c.preset = .faster
         c.maxKeyFrameIntervalDuration = 4
         return c
     }
@@ -218,7 +233,7 @@ public struct EncoderConfiguration: Hashable, Sendable {
     /// 2 threads so the machine stays responsive.
     public static var backgroundTranscoding: EncoderConfiguration {
         var c = EncoderConfiguration()
-        c.x264Preset = .slow
+        c.preset = .slow
         c.maxKeyFrameIntervalDuration = 10
         c.threads = 2
         return c
@@ -304,4 +319,13 @@ public struct EncoderConfiguration: Hashable, Sendable {
         if let averageBitRate { return averageBitRate }
         return (try? RecommendedBitRate.bitsPerSecond(width: width, height: height, frameRate: expectedFrameRate)) ?? 1_500_000
     }
+}
+
+extension EncoderConfiguration {
+    /// ``SpeedPreset``'s name before 0.2.0.
+    @available(*, deprecated, renamed: "SpeedPreset")
+    public typealias X264Preset = SpeedPreset
+    /// ``Tune``'s name before 0.2.0.
+    @available(*, deprecated, renamed: "Tune")
+    public typealias X264Tune = Tune
 }

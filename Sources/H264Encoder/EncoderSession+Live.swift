@@ -4,31 +4,73 @@ import H264SessionCore
 /// Live changes (rates, prewarmed encoders for a size change) and the waits for the encoding
 /// queue.
 extension EncoderSession {
-    /// Changes the average bit rate live — no new session, no extra IDR (VideoToolbox sets
-    /// `AverageBitRate` on a running session). Before prepare it simply configures.
-    /// The corresponding x264 call is `x264_encoder_reconfig`.
+    /// Changes the average bit rate live (VideoToolbox sets `AverageBitRate` on a running
+    /// session). Before prepare it simply configures.
+    /// The corresponding x264 call is `x264_encoder_reconfig`: no new session, no extra IDR.
     ///
-    /// H.265 sessions take the rate only before their encoder opens: libx265 3.5 accepts a new
-    /// `rc.bitrate` in `x265_encoder_reconfig` (it returns 0) but its output rate does not
-    /// follow it — measured at 320×240, 30 fps, ABR at 200 kbit/s changed to 1 Mbit/s after 90
-    /// frames: 781 bytes per frame before, 827–849 after, with or without VBV and tune
-    /// `zerolatency`, in our session and in a plain C loop over libx265 alike.
+    /// H.265 sessions change the rate with a new libx265 encoder: frames accepted before this
+    /// call finish on the old one, and the next frame is the new encoder's first, an IRAP
+    /// picture, as after ``switchToPrewarmedSession()``. libx265 3.5 accepts a new `rc.bitrate`
+    /// in `x265_encoder_reconfig` (it returns 0) but its output rate does not follow it —
+    /// measured at 320×240, 30 fps, ABR at 200 kbit/s changed to 1 Mbit/s after 90 frames: 781
+    /// bytes per frame before, 827–849 after, with or without VBV and tune `zerolatency`, in our
+    /// session and in a plain C loop over libx265 alike. A prewarmed encoder is opened again
+    /// with the new rate too. Opening an encoder costs real time: this call blocks for it.
     ///
     /// - Throws: `MediaError.Code.invalidConfiguration` for a rate outside
-    ///   1000…1000000000 or in constant-quality mode; `MediaError.Code.unsupported` for an
-    ///   H.265 session whose encoder is open (prepared or encoding);
-    ///   `MediaError.Code.invalidState` after invalidate.
+    ///   1000…1000000000 or in constant-quality mode; `MediaError.Code.encoderFailed` when
+    ///   libx265 cannot open; `MediaError.Code.invalidState` after invalidate.
     public func setAverageBitRate(_ bitsPerSecond: Int) throws(MediaError) {
+        var reopen = false
         try changeLive { (c, encoderOpen) throws(MediaError) in
             guard c.constantRateFactor == nil else {
                 throw MediaError(.invalidConfiguration, field: "averageBitRate", "the session encodes at constant quality (constantRateFactor)")
             }
-            guard c.codec != .hevc || !encoderOpen else {
-                throw MediaError(.unsupported, field: "averageBitRate",
-                                "libx265 does not follow a live bit-rate change: set averageBitRate before the session prepares")
-            }
             c.averageBitRate = bitsPerSecond
+            reopen = c.codec == .hevc && encoderOpen
         }
+        if reopen { try reopenLanes() }
+    }
+
+    /// Replaces the open encoders (the current one and a prewarmed one) with new ones of the
+    /// session's configuration and the same sizes: the current one's delayed frames are
+    /// delivered first, and the next frame is the new encoder's first, a keyframe.
+    private func reopenLanes() throws(MediaError) {
+        let (configuration, open) = try shared.withLock { (s) throws(MediaError) -> (EncoderConfiguration, [Lane?]) in
+            try s.lifecycle.apply(.use("rate change"))
+            return (s.configuration, [s.current, s.prewarmed])
+        }
+        var lanes: [Lane?] = []
+        for old in open {
+            guard let old else { lanes.append(nil); continue }
+            let lane = Lane(width: old.width, height: old.height, configuration: configuration, logger: logger)
+            _ = try lane.open()
+            lanes.append(lane)
+        }
+        // A lane that changed meanwhile (a switch, a prewarm) is left as it is: its replacement
+        // is closed instead.
+        let closing: [Lane] = shared.withLock { s in
+            guard !s.lifecycle.isInvalidated else { return lanes.compactMap { $0 } }
+            var closing: [Lane] = []
+            if let next = lanes[0] {
+                if let old = s.current, old === open[0] {
+                    enqueueRetire(old)
+                    s.current = next
+                } else {
+                    closing.append(next)
+                }
+            }
+            if let next = lanes[1] {
+                if let old = s.prewarmed, old === open[1] {
+                    closing.append(old)
+                    s.prewarmed = next
+                } else {
+                    closing.append(next)
+                }
+            }
+            return closing
+        }
+        for lane in closing { jobs.async { lane.close() } }
     }
 
     /// Changes the data-rate limits (VBV) live, without a new IDR.

@@ -39,7 +39,7 @@ enum Stream720p {
 
     static let veryfast = Result { () throws -> Stream in
         var c = EncoderConfiguration()
-        c.x264Preset = .veryfast
+        c.preset = .veryfast
         c.constantRateFactor = 23
         c.expectedFrameRate = 30
         return try make(c)

@@ -6,8 +6,8 @@ import H264Encoder
 func benchmarkConfiguration(threads: Int?) -> EncoderConfiguration {
     var c = EncoderConfiguration()
     c.realTime = true
-    c.x264Preset = .ultrafast
-    c.x264Tune = .zerolatency
+    c.preset = .ultrafast
+    c.tune = .zerolatency
     c.constantRateFactor = 23
     c.allowFrameReordering = false
     c.profile = .high

@@ -21,8 +21,8 @@ struct HEVCEncoderBenchmarks {
         c.codec = .hevc
         c.hevcProfile = .main
         c.realTime = true
-        c.x264Preset = .ultrafast
-        c.x264Tune = .zerolatency
+        c.preset = .ultrafast
+        c.tune = .zerolatency
         c.constantRateFactor = 28
         c.allowFrameReordering = false
         c.expectedFrameRate = 30

@@ -16,7 +16,7 @@ enum Stream360p {
         let writer = AnnexBWriter()
         let bytes = Locked<[UInt8]>([])
         var configuration = EncoderConfiguration()
-        configuration.x264Preset = .veryfast
+        configuration.preset = .veryfast
         configuration.constantRateFactor = 23
         configuration.expectedFrameRate = 25
         let session = try EncoderSession(width: 640, height: 360, configuration: configuration) { frame in
@@ -31,7 +31,7 @@ enum Stream360p {
     /// The encoder settings of both sides: x264 veryfast, CRF 23, High, one thread.
     static var encoderConfiguration: EncoderConfiguration {
         var c = EncoderConfiguration()
-        c.x264Preset = .veryfast
+        c.preset = .veryfast
         c.constantRateFactor = 23
         c.profile = .high
         c.expectedFrameRate = 25

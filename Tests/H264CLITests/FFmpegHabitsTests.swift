@@ -78,10 +78,10 @@ struct FFmpegHabitsTests {
     func presetTakesX264Names(name: String) throws {
         let options = try EncodeOptions.parse(["--preset", name])
         #expect(options.deprecations.isEmpty)
-        #expect(try options.configuration(frameRate: 30).x264Preset?.rawValue == name)
+        #expect(try options.configuration(frameRate: 30).preset?.rawValue == name)
         // With a session preset, --preset overrides only its x264 preset.
         let live = try EncodeOptions.parse(["--session-preset", "live-capture", "--preset", name]).configuration(frameRate: 30)
-        #expect(live.x264Preset?.rawValue == name && live.realTime && live.maxKeyFrameIntervalDuration == 2)
+        #expect(live.preset?.rawValue == name && live.realTime && live.maxKeyFrameIntervalDuration == 2)
     }
 
     /// The old spelling `--preset SESSION-PRESET` gives what `--session-preset` gives, with one
@@ -99,12 +99,12 @@ struct FFmpegHabitsTests {
 
     @Test func oldSpeedSpelling() throws {
         let old = try EncodeOptions.parse(["--speed", "superfast"])
-        #expect(try old.configuration(frameRate: 30).x264Preset?.rawValue == "superfast")
+        #expect(try old.configuration(frameRate: 30).preset?.rawValue == "superfast")
         #expect(old.deprecations == ["--speed superfast is deprecated: write --preset superfast"])
         // Both old spellings together (a script of before): both apply, one line each.
         let both = try EncodeOptions.parse(["--preset", "background-transcoding", "--speed", "fast"])
         let c = try both.configuration(frameRate: 30)
-        #expect(c.x264Preset?.rawValue == "fast" && c.threads == 2)
+        #expect(c.preset?.rawValue == "fast" && c.threads == 2)
         #expect(both.deprecations.count == 2)
     }
 

@@ -81,14 +81,14 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
 }
 
 @Suite(.ownThread, .timeLimit(.minutes(5))) struct DecoderSessionTests {
-    static let presets = EncoderConfiguration.X264Preset.allCases.filter { $0 != .placebo }
+    static let presets = EncoderConfiguration.SpeedPreset.allCases.filter { $0 != .placebo }
 
     @Test("encoder → decoder for every x264 preset: PSNR ≥ 32 dB, times and order kept through B-frames",
           arguments: presets)
-    func roundTripPreset(_ preset: EncoderConfiguration.X264Preset) throws {
+    func roundTripPreset(_ preset: EncoderConfiguration.SpeedPreset) throws {
         let source = try Array(Cars.frames.prefix(12))
         var configuration = EncoderConfiguration()
-        configuration.x264Preset = preset
+        configuration.preset = preset
         let encoded = try encode(source, width: Cars.width, height: Cars.height, configuration: configuration)
         let decoded = try decode(encoded)
         #expect(decoded.count == source.count)
@@ -115,7 +115,7 @@ func lumaPSNR(_ frame: DecodedFrame, _ i420: [UInt8]) -> Double {
     func reordering() throws {
         let source = try Array(Cars.frames.prefix(16))
         var configuration = EncoderConfiguration()
-        configuration.x264Preset = .medium
+        configuration.preset = .medium
         let encoded = try encode(source, width: Cars.width, height: Cars.height, configuration: configuration)
         #expect(encoded.map(\.presentationTimeStamp) != encoded.map(\.presentationTimeStamp).sorted(), "the stream has no B-frames to reorder")
         let decoded = try decode(encoded, configuration: DecoderConfiguration(threads: .count(2)))

@@ -1,5 +1,6 @@
 import Foundation
 import H264
+import HEVC
 @testable import H264Encoder
 import H264SessionCore
 import H264TestSupport
@@ -244,4 +245,39 @@ extension EncoderConfiguration {
     let types = ReferenceAnnexB.nalUnits(bytes).map { bytes[$0.range.lowerBound] & 0x1F }
     #expect(types.filter { $0 == 5 }.count == 3)
     #expect(types.filter { $0 == 7 }.count == 3)
+}
+
+/// The README's library example with `codec = .hevc`: the same calls write H.265 Annex-B with
+/// VPS, SPS and PPS before each of the three IRAP pictures (frame 0, the forced frame 5, the
+/// switched frame), every frame written.
+@Test(.ownThread) func readmeExampleWithHEVC() throws {
+    let writer = AnnexBWriter()
+    let stream = Locked<[UInt8]>([])
+    let written = Locked(0)
+    var configuration = EncoderConfiguration.Preset.liveCapture.configuration
+    configuration.codec = .hevc
+    let session = try EncoderSession(width: 128, height: 96, configuration: configuration) { frame in
+        stream.withLock { if (try? writer.append(frame, to: &$0)) != nil { written.withLock { $0 += 1 } } }
+    }
+    let format = try session.prepare()
+    #expect(format.codec == .hevc && format.hevc != nil)
+    for i in 0..<10 {
+        var pixels = [UInt8](repeating: 128, count: 128 * 96 * 3 / 2)
+        for y in 0..<96 { for x in 0..<128 { pixels[y * 128 + x] = UInt8(truncatingIfNeeded: x * 3 + y + i * 4) } }
+        let frame = try VideoFrame(pixelFormat: .i420, width: 128, height: 96, contiguous: pixels)
+        try session.encode(frame, presentationTimeStamp: .milliseconds(i * 100) / 3, duration: .milliseconds(100) / 3,
+                           forceKeyframe: i == 5)
+    }
+    try session.setAverageBitRate(200_000)
+    try session.prewarm(width: 64, height: 64)
+    try session.switchToPrewarmedSession()
+    try session.encode(VideoFrame(pixelFormat: .i420, width: 64, height: 64, contiguous: [UInt8](repeating: 90, count: 6144)),
+                       presentationTimeStamp: .milliseconds(1000) / 3)
+    try session.completeFrames()
+    session.invalidate()
+    let bytes = stream.withLock { $0 }
+    #expect(written.withLock { $0 } == 11)
+    let types = ReferenceAnnexB.nalUnits(bytes).map { (bytes[$0.range.lowerBound] >> 1) & 0x3F }
+    #expect(types.filter { (16...23).contains($0) }.count == 3)
+    #expect(types.filter { $0 == 32 }.count == 3 && types.filter { $0 == 33 }.count == 3 && types.filter { $0 == 34 }.count == 3)
 }

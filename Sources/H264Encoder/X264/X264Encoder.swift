@@ -112,10 +112,10 @@ final class X264Encoder: CodecEncoder {
         timing = FrameTiming(rate: rate)
 
         var param = x264_param_t()
-        let preset = (c.x264Preset ?? (c.realTime ? .veryfast : .medium)).rawValue
-        let tune = c.x264Tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
+        let preset = (c.preset ?? (c.realTime ? .veryfast : .medium)).rawValue
+        let tune = c.tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
         guard x264_param_default_preset(&param, preset, tune) == 0 else {
-            throw MediaError(.invalidConfiguration, field: "x264Tune", "x264 rejected preset \(preset) with tune \(tune ?? "none")")
+            throw MediaError(.invalidConfiguration, field: "tune", "x264 rejected preset \(preset) with tune \(tune ?? "none")")
         }
         cx264_param_set_log(&param, x264.logTarget, x264.logLevel)
         param.i_width = Int32(width)

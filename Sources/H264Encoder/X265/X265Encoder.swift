@@ -82,10 +82,10 @@ final class X265Encoder: CodecEncoder {
         timing = FrameTiming(rate: rate)
         let api = x265.api, p = x265.param
 
-        let preset = (c.x264Preset ?? (c.realTime ? .veryfast : .medium)).rawValue
-        let tune = c.x264Tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
+        let preset = (c.preset ?? (c.realTime ? .veryfast : .medium)).rawValue
+        let tune = c.tune?.rawValue ?? (c.realTime ? "zerolatency" : nil)
         guard api.param_default_preset?(p, preset, tune) == 0 else {
-            throw MediaError(.invalidConfiguration, field: "x264Tune", "x265 rejected preset \(preset) with tune \(tune ?? "none")")
+            throw MediaError(.invalidConfiguration, field: "tune", "x265 rejected preset \(preset) with tune \(tune ?? "none")")
         }
         // x265 prints its lines itself (no log callback in 3.5), which a library must not do
         // unasked: silent at the default `warning` (its failures come back as errors), its

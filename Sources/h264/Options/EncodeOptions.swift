@@ -83,9 +83,9 @@ struct EncodeOptions: ParsableArguments {
         if let maxKeyframeIntervalDuration { c.maxKeyFrameIntervalDuration = maxKeyframeIntervalDuration }
         if allowFrameReordering { c.allowFrameReordering = true }
         c.dataRateLimits = try dataRateLimit.map { try EncoderConfiguration.DataRateLimit(parsing: $0) }
-        if let speed { c.x264Preset = try Self.parse(speed, "unknown x264 preset \(speed)") }
-        if case .speed(let speed) = preset { c.x264Preset = speed }
-        if let tune { c.x264Tune = try Self.parse(tune, "unknown x264 tune \(tune)") }
+        if let speed { c.preset = try Self.parse(speed, "unknown x264 preset \(speed)") }
+        if case .speed(let speed) = preset { c.preset = speed }
+        if let tune { c.tune = try Self.parse(tune, "unknown x264 tune \(tune)") }
         if let threads { c.threads = threads }
         try c.validate()
         return c

@@ -10,12 +10,12 @@ import H264Encoder
 /// is one or the other.
 enum PresetArgument: Equatable, Sendable, ExpressibleByArgument {
     /// An x264/x265 preset.
-    case speed(EncoderConfiguration.X264Preset)
+    case speed(EncoderConfiguration.SpeedPreset)
     /// A session preset given the old way (deprecated: `--session-preset`).
     case session(EncodeOptions.Preset)
 
     init?(argument: String) {
-        if let speed = EncoderConfiguration.X264Preset(rawValue: argument) {
+        if let speed = EncoderConfiguration.SpeedPreset(rawValue: argument) {
             self = .speed(speed)
         } else if let session = EncodeOptions.Preset(rawValue: argument) {
             self = .session(session)
@@ -25,5 +25,5 @@ enum PresetArgument: Equatable, Sendable, ExpressibleByArgument {
     }
 
     /// The names help and errors list: x264's only (the session presets' are deprecated here).
-    static var allValueStrings: [String] { EncoderConfiguration.X264Preset.allCases.map(\.rawValue) }
+    static var allValueStrings: [String] { EncoderConfiguration.SpeedPreset.allCases.map(\.rawValue) }
 }

@@ -1,4 +1,4 @@
-// Plays an RTSP URL with H264Streaming's RTSPClient, decodes it with H264Decoder's
+// Plays an RTSP URL (an H.264 or H.265 camera) with H264Streaming's RTSPClient, decodes it with H264Decoder's
 // DecoderSession and prints one line per decoded frame:
 //
 //     swift run RTSPViewer rtsp://127.0.0.1:8554/live [FRAMES]
@@ -11,6 +11,7 @@
 import Foundation
 import H264
 import H264Decoder
+import HEVC
 import H264Streaming
 import NIOPosix
 import Synchronization
@@ -45,17 +46,28 @@ struct RTSPViewer {
     static func play(_ camera: RTSPClient, limit: Int) async throws -> Int {
         let printed = Counter()
         // Frames come out of the decoder's queue in presentation order.
-        let decoder = try DecoderSession(formatDescription: camera.formatDescription) { frame in
+        let handler: DecoderSession.OutputHandler = { frame in
             let number = printed.increment()
             guard number <= limit else { return }
             let seconds = Double(frame.presentationTimeStamp.components.seconds)
                 + Double(frame.presentationTimeStamp.components.attoseconds) / 1e18
             print("frame \(number) \(frame.width)x\(frame.height) pts \(String(format: "%.3f", seconds))")
         }
+        // An H.264 camera's format comes from the SDP's sprop-parameter-sets, an H.265 camera's
+        // from sprop-vps/sps/pps; either may be missing (then the stream's own come first).
+        let decoder = camera.codec == .hevc
+            ? try DecoderSession(hevcFormatDescription: try? HEVCDecoderConfigurationRecord(parameterSets: camera.sessionDescription.parameterSets),
+                                 outputHandler: handler)
+            : try DecoderSession(formatDescription: camera.formatDescription, outputHandler: handler)
         defer { decoder.invalidate() }
         for await event in camera {
-            if case .accessUnit(let unit, let presentationTime) = event {
+            switch event {
+            case .accessUnit(let unit, let presentationTime):
                 try decoder.decode(unit.accessUnit, presentationTimeStamp: presentationTime)
+            case .hevcAccessUnit(let unit, let presentationTime):
+                try decoder.decode(unit.accessUnit, presentationTimeStamp: presentationTime)
+            default:
+                break   // losses, diagnostics, reconnections: the decoder waits for the next keyframe
             }
             if printed.value >= limit { break }
         }
