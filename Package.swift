@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "H264Media", dependencies: ["MediaContainers"], swiftSettings: strictSwift),
         // What both sessions share (package access only; no product: H264Encoder and
         // H264Decoder pull it in): the lifecycle, the job queue, the output sink.
-        .target(name: "H264SessionCore", dependencies: ["H264"], swiftSettings: strictSwift),
+        .target(name: "H264SessionCore", dependencies: ["MediaCore"], swiftSettings: strictSwift),
         .target(
             name: "H264Decoder",
             dependencies: [
@@ -95,7 +95,7 @@ let package = Package(
         .target(
             name: "H264Encoder",
             dependencies: [
-                "H264", "HEVC", "MediaContainers", "RTP", "H264SessionCore", "CX264",
+                "H264", "HEVC", "H264SessionCore", "CX264",
                 .target(name: "CX265", condition: .when(traits: ["HEVCEncoding"])),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,4 @@
-package import H264
+package import MediaCore
 
 /// A session's configuration, as far as the shared session code reads it
 /// (`EncoderConfiguration`, `DecoderConfiguration`).

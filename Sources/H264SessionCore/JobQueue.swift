@@ -1,5 +1,5 @@
 import Dispatch
-package import H264
+package import MediaCore
 
 /// The serial queue a session's codec runs on, and its accounting of queued work: the encoder's
 /// frames and the decoder's access units go through ``enqueue(_:)``; control jobs (a flush, a

@@ -1,4 +1,4 @@
-package import H264
+package import MediaCore
 import Synchronization
 
 /// Where a session's outputs go — its output handler and its `frames` asynchronous sequence —

@@ -1,4 +1,4 @@
-package import H264
+package import MediaCore
 
 /// The lifecycle of a session, `created → configured → running → invalidated`: the one place
 /// where the transitions of `EncoderSession` (whose `prepared` is ``State/running``) and

@@ -23,6 +23,15 @@ public protocol VideoCodecConfiguration: Hashable, Sendable {
     func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(MediaError) -> [UInt8]
 }
 
+extension VideoCodecConfiguration {
+    /// Whether `other` is a configuration of this type equal to this one: `==` across the
+    /// existential, without the allocation an `AnyHashable` costs.
+    func isEqual(to other: any VideoCodecConfiguration) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
+    }
+}
+
 /// The format of a compressed video stream of either codec — what VideoToolbox keeps in one
 /// `CMVideoFormatDescription` whatever its `CMVideoCodecType`: an H.264 `FormatDescription`
 /// (SPS, PPS, `avcC`) or an H.265 `HEVCDecoderConfigurationRecord` (VPS, SPS, PPS, `hvcC`).
@@ -34,66 +43,63 @@ public protocol VideoCodecConfiguration: Hashable, Sendable {
 /// (import `HEVC`), nil for the other codec. Make one with `.h264(_:)` or `.hevc(_:)`, or with
 /// ``init(_:)`` from any ``VideoCodecConfiguration``.
 ///
-/// One word: the configuration is held in a shared box, so a format that travels with every
-/// frame costs one retain to copy, whatever the codec.
+/// Made without an allocation: the configuration is held in the value's existential
+/// container, where H.264's `FormatDescription` (one reference) fits; a format travels with
+/// every frame, and copying one is a retain.
 public struct VideoFormatDescription: Hashable, Sendable {
-    /// The box that keeps the value one word wide.
-    private final class Box: Sendable {
-        package let configuration: any VideoCodecConfiguration
-        package init(_ configuration: any VideoCodecConfiguration) { self.configuration = configuration }
-    }
-
-    private let box: Box
+    /// The codec's own form.
+    private let stored: any VideoCodecConfiguration
 
     /// A format holding `configuration` (an H.264 `FormatDescription`, an H.265
     /// `HEVCDecoderConfigurationRecord`).
     public init(_ configuration: some VideoCodecConfiguration) {
-        box = Box(configuration)
+        stored = configuration
     }
 
     /// The codec's own form of the format; cast it (`as? FormatDescription`), or use the codec
     /// module's `h264` / `hevc` property.
-    public var configuration: any VideoCodecConfiguration { box.configuration }
+    public var configuration: any VideoCodecConfiguration { stored }
 
     /// The stream's coding standard (VideoToolbox: `CMFormatDescriptionGetMediaSubType`).
-    public var codec: VideoCodec { box.configuration.codec }
+    public var codec: VideoCodec { stored.codec }
 
     /// The parameter-set NAL units (without start codes or lengths) in decoding order, as they go
     /// before a random access point: SPS then PPS for H.264; every NAL unit of the `hvcC`'s
     /// arrays (VPS, SPS, PPS, SEI) for H.265, as FFmpeg's `hevc_mp4toannexb` puts them.
     /// VideoToolbox: `CMVideoFormatDescriptionGetH264ParameterSetAtIndex` /
     /// `…GetHEVCParameterSetAtIndex`.
-    public var parameterSets: [[UInt8]] { box.configuration.parameterSets }
+    public var parameterSets: [[UInt8]] { stored.parameterSets }
 
     /// The size of the samples' NAL unit length prefixes: 1, 2 or 4.
-    public var nalUnitLengthSize: Int { box.configuration.nalUnitLengthSize }
+    public var nalUnitLengthSize: Int { stored.nalUnitLengthSize }
 
     /// The configuration record's bytes, as an MP4 sample entry or an FLV sequence header holds
     /// them: the `avcC` or the `hvcC`.
-    public var configurationRecordBytes: [UInt8] { box.configuration.configurationRecordBytes }
+    public var configurationRecordBytes: [UInt8] { stored.configurationRecordBytes }
 
     /// The display size from the first SPS (H.264: after cropping; H.265: the conformance
     /// window); (0, 0) when it has none or it cannot be read (VideoToolbox:
     /// `CMVideoFormatDescriptionGetDimensions`).
-    public var dimensions: (width: Int, height: Int) { box.configuration.dimensions }
+    public var dimensions: (width: Int, height: Int) { stored.dimensions }
 
     /// The frame rate the first SPS's VUI timing signals; nil when it signals none.
-    public var framesPerSecond: Double? { box.configuration.framesPerSecond }
+    public var framesPerSecond: Double? { stored.framesPerSecond }
 
     /// One sample (length-prefixed NAL units) as Annex-B, with the parameter sets before it when
     /// `withParameterSets` (H.264: unless the sample carries its own; H.265: before an IRAP
     /// picture, as FFmpeg's `hevc_mp4toannexb` puts them).
     public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(MediaError) -> [UInt8] {
-        try box.configuration.annexB(fromSample: sample, lengthSize: lengthSize, withParameterSets: withParameterSets)
+        try stored.annexB(fromSample: sample, lengthSize: lengthSize, withParameterSets: withParameterSets)
     }
 
     /// Equal when both hold equal configurations of the same codec.
     public static func == (lhs: VideoFormatDescription, rhs: VideoFormatDescription) -> Bool {
-        lhs.box === rhs.box || AnyHashable(lhs.box.configuration) == AnyHashable(rhs.box.configuration)
+        lhs.stored.isEqual(to: rhs.stored)
     }
 
-    /// Hashes the configuration.
+    /// Hashes the codec and the configuration.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(AnyHashable(box.configuration))
+        hasher.combine(stored.codec)
+        stored.hash(into: &hasher)
     }
 }
