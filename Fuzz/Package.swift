@@ -39,6 +39,7 @@ let package = Package(
         .executableTarget(
             name: "H264LeakCheck",
             dependencies: [.product(name: "H264Encoder", package: rootIdentity), .product(name: "H264Decoder", package: rootIdentity),
+                           .product(name: "HEVC", package: rootIdentity),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSwift
         ),

@@ -1,6 +1,7 @@
 import H264
 import H264Decoder
 import H264Encoder
+import HEVC
 import Foundation
 import Logging
 
@@ -125,11 +126,13 @@ func decoderLives(_ codec: VideoCodec, count: Int) throws -> Int {
     for cycle in 0..<count {
         let held = Held()
         let decoding = DecoderConfiguration(threads: .count(cycle % 3 == 0 ? 2 : 1))
-        let session = switch encoded[0].format {
-        case .h264(let format): try DecoderSession(formatDescription: format, configuration: decoding, logger: watched.logger(),
-                                                   outputHandler: { held.frames.append($0) })
-        case .hevc(let record): try DecoderSession(hevcFormatDescription: record, configuration: decoding, logger: watched.logger(),
-                                                   outputHandler: { held.frames.append($0) })
+        let format = encoded[0].format
+        let session = if let record = format.hevc {
+            try DecoderSession(hevcFormatDescription: record, configuration: decoding, logger: watched.logger(),
+                               outputHandler: { held.frames.append($0) })
+        } else {
+            try DecoderSession(formatDescription: format.h264, configuration: decoding, logger: watched.logger(),
+                               outputHandler: { held.frames.append($0) })
         }
         for e in encoded {
             switch codec {
