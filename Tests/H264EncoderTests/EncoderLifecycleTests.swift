@@ -217,67 +217,54 @@ extension EncoderConfiguration {
     }
 }
 
-/// The README's library example, on a synthetic moving gradient (no fixtures needed).
-@Test(.ownThread) func readmeExample() throws {
-    let writer = AnnexBWriter()
-    let stream = Locked<[UInt8]>([])
-    let session = try EncoderSession(width: 64, height: 48, configuration: .liveCapture) { frame in
-        stream.withLock { try? writer.append(frame, to: &$0) }
-    }
-    let format = try session.prepare()
-    #expect(format.h264?.sequenceParameterSets.count == 1 && format.h264?.pictureParameterSets.count == 1)
-    for i in 0..<10 {
-        var pixels = [UInt8](repeating: 128, count: 64 * 48 * 3 / 2)
-        for y in 0..<48 { for x in 0..<64 { pixels[y * 64 + x] = UInt8(truncatingIfNeeded: x * 3 + y + i * 4) } }
-        let frame = try VideoFrame(pixelFormat: .i420, width: 64, height: 48, contiguous: pixels)
-        try session.encode(frame, presentationTimeStamp: .milliseconds(i * 100) / 3, duration: .milliseconds(100) / 3,
-                           forceKeyframe: i == 5)
-    }
-    try session.setAverageBitRate(200_000)
-    try session.prewarm(width: 32, height: 32)
-    try session.switchToPrewarmedSession()
-    try session.encode(VideoFrame(pixelFormat: .i420, width: 32, height: 32, contiguous: [UInt8](repeating: 90, count: 1536)),
-                       presentationTimeStamp: .milliseconds(1000) / 3)
-    try session.completeFrames()
-    session.invalidate()
-    let bytes = stream.withLock { $0 }
-    // Three IDRs (frame 0, the forced frame 5, the switched frame), each after SPS and PPS.
-    let types = ReferenceAnnexB.nalUnits(bytes).map { bytes[$0.range.lowerBound] & 0x1F }
-    #expect(types.filter { $0 == 5 }.count == 3)
-    #expect(types.filter { $0 == 7 }.count == 3)
-}
-
-/// The README's library example with `codec = .hevc`: the same calls write H.265 Annex-B with
-/// VPS, SPS and PPS before each of the three IRAP pictures (frame 0, the forced frame 5, the
-/// switched frame), every frame written.
-@Test(.ownThread) func readmeExampleWithHEVC() throws {
+/// The README's library example, on a synthetic moving gradient (no fixtures needed), as written
+/// (H.264) and with `codec = .hevc`: every frame is written, and the parameter sets (SPS, PPS;
+/// VPS, SPS, PPS) come before each of the three keyframes (frame 0, the forced frame 5, the
+/// switched frame). An H.265 session's live bit-rate change opens a new libx265 encoder.
+@Test(.ownThread, arguments: [VideoCodec.h264, .hevc])
+func readmeExample(codec: VideoCodec) throws {
     let writer = AnnexBWriter()
     let stream = Locked<[UInt8]>([])
     let written = Locked(0)
     var configuration = EncoderConfiguration.Preset.liveCapture.configuration
-    configuration.codec = .hevc
-    let session = try EncoderSession(width: 128, height: 96, configuration: configuration) { frame in
+    configuration.codec = codec
+    let (width, height) = codec == .hevc ? (128, 96) : (64, 48)
+    let session = try EncoderSession(width: width, height: height, configuration: configuration) { frame in
         stream.withLock { if (try? writer.append(frame, to: &$0)) != nil { written.withLock { $0 += 1 } } }
     }
     let format = try session.prepare()
-    #expect(format.codec == .hevc && format.hevc != nil)
+    #expect(format.codec == codec)
+    if codec == .h264 {
+        #expect(format.h264?.sequenceParameterSets.count == 1 && format.h264?.pictureParameterSets.count == 1)
+    } else {
+        #expect(format.hevc != nil)
+    }
     for i in 0..<10 {
-        var pixels = [UInt8](repeating: 128, count: 128 * 96 * 3 / 2)
-        for y in 0..<96 { for x in 0..<128 { pixels[y * 128 + x] = UInt8(truncatingIfNeeded: x * 3 + y + i * 4) } }
-        let frame = try VideoFrame(pixelFormat: .i420, width: 128, height: 96, contiguous: pixels)
+        var pixels = [UInt8](repeating: 128, count: width * height * 3 / 2)
+        for y in 0..<height { for x in 0..<width { pixels[y * width + x] = UInt8(truncatingIfNeeded: x * 3 + y + i * 4) } }
+        let frame = try VideoFrame(pixelFormat: .i420, width: width, height: height, contiguous: pixels)
         try session.encode(frame, presentationTimeStamp: .milliseconds(i * 100) / 3, duration: .milliseconds(100) / 3,
                            forceKeyframe: i == 5)
     }
     try session.setAverageBitRate(200_000)
-    try session.prewarm(width: 64, height: 64)
+    let switched = codec == .hevc ? 64 : 32
+    try session.prewarm(width: switched, height: switched)
     try session.switchToPrewarmedSession()
-    try session.encode(VideoFrame(pixelFormat: .i420, width: 64, height: 64, contiguous: [UInt8](repeating: 90, count: 6144)),
+    try session.encode(VideoFrame(pixelFormat: .i420, width: switched, height: switched,
+                                  contiguous: [UInt8](repeating: 90, count: switched * switched * 3 / 2)),
                        presentationTimeStamp: .milliseconds(1000) / 3)
     try session.completeFrames()
     session.invalidate()
     let bytes = stream.withLock { $0 }
     #expect(written.withLock { $0 } == 11)
-    let types = ReferenceAnnexB.nalUnits(bytes).map { (bytes[$0.range.lowerBound] >> 1) & 0x3F }
-    #expect(types.filter { (16...23).contains($0) }.count == 3)
-    #expect(types.filter { $0 == 32 }.count == 3 && types.filter { $0 == 33 }.count == 3 && types.filter { $0 == 34 }.count == 3)
+    let nalUnits = ReferenceAnnexB.nalUnits(bytes).map { bytes[$0.range.lowerBound] }
+    if codec == .h264 {
+        let types = nalUnits.map { $0 & 0x1F }
+        #expect(types.filter { $0 == 5 }.count == 3)
+        #expect(types.filter { $0 == 7 }.count == 3 && types.filter { $0 == 8 }.count == 3)
+    } else {
+        let types = nalUnits.map { ($0 >> 1) & 0x3F }
+        #expect(types.filter { (16...23).contains($0) }.count == 3)
+        #expect(types.filter { $0 == 32 }.count == 3 && types.filter { $0 == 33 }.count == 3 && types.filter { $0 == 34 }.count == 3)
+    }
 }
