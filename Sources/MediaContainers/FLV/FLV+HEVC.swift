@@ -1,7 +1,7 @@
 public import H264
 public import HEVC
 
-// H.265 in FLV and Enhanced RTMP (`hvc1`): the FLV tags and reader of module H264 carry its
+// H.265 in FLV and Enhanced RTMP (`hvc1`): the FLV tags and reader of this module carry its
 // bytes; these read them as this module's types and write an hvcC sequence header.
 
 extension FLVReader.Event {
