@@ -102,9 +102,22 @@ public final class DecoderSession: Sendable {
                       outputHandler: outputHandler)
     }
 
-    /// The one initializer behind the H.264 and H.265 ones.
-    init(format formatDescription: StreamFormat?, configuration: DecoderConfiguration,
-         logger: Logger, outputHandler: OutputHandler?) throws(MediaError) {
+    /// Creates a session for a stream of either codec (VideoToolbox's
+    /// `VTDecompressionSessionCreate` with a `CMVideoFormatDescription` of any codec type): the
+    /// one initializer behind the H.264 and H.265 ones. Frames go in with
+    /// ``decode(_:duration:)``.
+    ///
+    /// - Parameters:
+    ///   - formatDescription: the stream's format (`RTSPClient.format`, an FLV sequence header's,
+    ///     an encoder's); nil when the parameter sets come in band — then
+    ///     `configuration.codec` names the codec, else the first frame does.
+    ///   - configuration: threads, real-time mode and codec (validated here).
+    ///   - logger: where the session reports damaged input and libavcodec failures.
+    ///   - outputHandler: called with every decoded frame on the decoding queue.
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property, or a format
+    ///   of another codec than `configuration.codec`.
+    public init(format formatDescription: VideoFormatDescription?, configuration: DecoderConfiguration = DecoderConfiguration(),
+                logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
         try configuration.validate()
         if let codec = configuration.codec, let format = formatDescription, format.codec != codec {
             throw MediaError(.invalidConfiguration, field: "codec", "a \(format.codec.rawValue) format description for a \(codec.rawValue) session")

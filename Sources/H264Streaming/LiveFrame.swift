@@ -56,6 +56,24 @@ public struct LiveFrame: Sendable {
         self.decodeTime = decodeTime
     }
 
+    /// A video frame of a source (a camera, a publisher, an RTMP stream, an encoder), its
+    /// presentation and decoding times on the source's timeline.
+    ///
+    /// - Parameters:
+    ///   - frame: a video frame (4-byte lengths).
+    ///   - annexB: the Annex-B bytes for raw viewers, if the producer made them.
+    public init?(_ frame: CompressedFrame, annexB: ByteBuffer? = nil) {
+        guard let format = frame.videoFormat else { return nil }
+        self.init(avcc: frame.data, format: format, isKeyframe: frame.isKeyframe, annexB: annexB,
+                  presentationTime: frame.presentationTime, decodeTime: frame.decodeTime)
+    }
+
+    /// The frame as the one frame value, its times zero when it has none.
+    public var compressedFrame: CompressedFrame {
+        CompressedFrame(data: avcc, format: format, presentationTime: presentationTime ?? .zero,
+                        decodeTime: decodeTime ?? presentationTime ?? .zero, isKeyframe: isKeyframe)
+    }
+
     /// A frame of H.264 `avcc` bytes in `formatDescription`.
     ///
     /// - Parameters:

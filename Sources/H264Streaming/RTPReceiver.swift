@@ -3,16 +3,17 @@ public import NIOCore
 import NIOPosix
 public import RTP
 
-/// Receives a plain RTP stream (RFC 6184) over UDP as an SDP describes it (`h264 receive
-/// FILE.sdp`): binds the SDP's port, depacketizes what arrives (payload type and
-/// `sprop-parameter-sets` from the SDP) and delivers the events — access units with their RTP
-/// timestamps, losses, diagnostics — as an `AsyncSequence`.
+/// Receives a plain RTP stream of either codec (H.264 by RFC 6184, H.265 by RFC 7798) over UDP as
+/// an SDP describes it (`h264 receive FILE.sdp`): binds the SDP's port, depacketizes what
+/// arrives (codec, payload type and parameter sets from the SDP, `VideoRTPDepacketizer`) and
+/// delivers the events — frames with their RTP timestamps, format changes, losses,
+/// diagnostics — as an `AsyncSequence`.
 ///
 /// The sequence ends at ``shutdown()`` (``Ending/stopped``) or when no packet came for the idle
 /// timeout (``Ending/idle``); the depacketizer is flushed first.
 public final class RTPReceiver: AsyncSequence, Sendable {
     /// One event of the stream.
-    public typealias Element = RTPDepacketizer.Event
+    public typealias Element = VideoRTPDepacketizer.Event
 
     /// Why the sequence ended.
     public enum Ending: Sendable, Equatable {
@@ -54,12 +55,12 @@ public final class RTPReceiver: AsyncSequence, Sendable {
     ///   - reorderWindow: how many later packets may wait for a missing one before it counts as lost.
     ///   - idleTimeout: the sequence ends when no packet came for this long; nil: never.
     ///   - receiveBufferSize: the socket's kernel receive buffer (`SO_RCVBUF`).
-    /// - Throws: `MediaError` for an SDP this receiver cannot take (packetization-mode 2); the
+    /// - Throws: `MediaError` for an SDP this receiver cannot take (H.264 packetization-mode 2); the
     ///   error of binding the port.
     public static func start(description: SessionDescription, host: String = "0.0.0.0", port: Int? = nil,
                              group: any EventLoopGroup, reorderWindow: Int = 16, idleTimeout: Duration? = nil,
                              receiveBufferSize: Int = 4 << 20) async throws -> RTPReceiver {
-        let depacketizer = try description.depacketizer(reorderWindow: reorderWindow)
+        let depacketizer = try VideoRTPDepacketizer(description, reorderWindow: reorderWindow)
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         let state = Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>((nil, .init()))
         let loop = group.next()
@@ -93,14 +94,14 @@ public final class RTPReceiver: AsyncSequence, Sendable {
 final class RTPReceiverHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
-    private var depacketizer: RTPDepacketizer
+    private var depacketizer: VideoRTPDepacketizer
     private let continuation: AsyncStream<RTPReceiver.Element>.Continuation
     private let state: Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>
     private let idleTimeout: Duration?
     private var idleTimer: IdleTimer?
     private var ended = false
 
-    init(depacketizer: RTPDepacketizer, continuation: AsyncStream<RTPReceiver.Element>.Continuation,
+    init(depacketizer: VideoRTPDepacketizer, continuation: AsyncStream<RTPReceiver.Element>.Continuation,
          state: Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>, idleTimeout: Duration?) {
         self.depacketizer = depacketizer
         self.continuation = continuation

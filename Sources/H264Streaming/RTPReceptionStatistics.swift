@@ -22,4 +22,12 @@ public struct RTPReceptionStatistics: Sendable, Equatable {
         self.init(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
                   droppedAccessUnits: depacketizer.droppedAccessUnitCount)
     }
+
+    /// The counts of a depacketizer of either codec.
+    ///
+    /// - Parameter depacketizer: the depacketizer counted.
+    public init(counting depacketizer: VideoRTPDepacketizer) {
+        self.init(packets: depacketizer.packetCount, lostPackets: depacketizer.lostPacketCount,
+                  droppedAccessUnits: depacketizer.droppedAccessUnitCount)
+    }
 }

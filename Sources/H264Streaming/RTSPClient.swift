@@ -8,8 +8,9 @@ public import RTSPMessages
 
 /// Plays an RTSP stream (RFC 2326): ``open(url:group:configuration:logger:)`` connects and
 /// sends OPTIONS, DESCRIBE, SETUP (RTP interleaved in the connection, or over a UDP port pair)
-/// and PLAY; the client is then an `AsyncSequence` of ``Event``s — access units (AVCC, with
-/// their RTP timestamp and presentation time), format changes, losses and diagnostics.
+/// and PLAY; the client is then an `AsyncSequence` of ``Event``s — frames of either codec (H.264
+/// by RFC 6184, H.265 by RFC 7798, as the SDP's `rtpmap` says: one access unit each, with its
+/// RTP timestamp, presentation time and format), format changes, losses and diagnostics.
 ///
 /// A server that answers `401 Unauthorized` gets the credentials of the URL
 /// (`rtsp://USER:PASSWORD@HOST/…`) or of ``Configuration/credentials`` with the strongest scheme
@@ -21,8 +22,8 @@ public import RTSPMessages
 /// `a=control:` URLs (absolute, relative, `*`) and bogus `RTP-Info` values are read as FFmpeg
 /// reads them (``warnings``).
 ///
-/// RTCP: the server's sender reports give every access unit its wall-clock time
-/// (`RTPReceivedAccessUnit.wallClock`) once the first one has arrived, and a receiver report goes
+/// RTCP: the server's sender reports give every frame its wall-clock time
+/// (`RTPReceivedFrame.wallClock`) once the first one has arrived, and a receiver report goes
 /// back every 5 s (``Configuration/receiverReportInterval``). A `301`/`302`/`303`/`305`/`307` with
 /// `Location` to OPTIONS or DESCRIBE is followed (up to 3 times; the credentials go along only
 /// to the same host; a loop is an error naming it).
@@ -32,22 +33,19 @@ public import RTSPMessages
 /// ``Configuration/reconnect`` a closed connection or a failed keepalive is instead a
 /// ``Event/disconnected(_:)``, followed by new connections (DESCRIBE, SETUP, PLAY) with an
 /// exponential backoff until one plays: ``Event/reconnected(_:)``, then the access units from
-/// the next IDR on, the first of them announced by ``Event/resumed(gap:)``. ``close()`` — or
+/// the next keyframe on, the first of them announced by ``Event/resumed(gap:)``. ``close()`` — or
 /// cancelling the task that iterates the events — sends TEARDOWN and closes the connection. A
 /// keepalive goes out at half the session's timeout (GET_PARAMETER when the server's `Public`
 /// lists it, else OPTIONS) and its answer is awaited. Built on SwiftNIO channels: nothing blocks.
 public final class RTSPClient: AsyncSequence, Sendable {
     /// What the stream delivers.
     public enum Event: Sendable {
-        /// An access unit (AVCC) with its 90 kHz RTP timestamp, and its presentation time since
-        /// the first access unit.
-        case accessUnit(RTPDepacketizer.ReceivedAccessUnit, presentationTime: Duration)
-        /// An H.265 access unit (HVCC, 4-byte lengths) with its 90 kHz RTP timestamp, and its
-        /// presentation time since the first access unit: what an `H265` stream (RFC 7798)
-        /// delivers instead of ``accessUnit(_:presentationTime:)``. See ``codec``.
-        case hevcAccessUnit(HEVCRTPDepacketizer.ReceivedAccessUnit, presentationTime: Duration)
-        /// The next access unit has new parameter sets (H.264).
-        case formatChange(FormatDescription)
+        /// A frame (one access unit of either codec, 4-byte lengths) with its 90 kHz RTP timestamp
+        /// and wall-clock time; its presentation time is the time since the first frame.
+        case frame(RTPReceivedFrame)
+        /// The frames that follow are in this format: before the first frame, and when in-band
+        /// parameter sets change it.
+        case formatChanged(VideoFormatDescription)
         /// Packets were lost.
         case loss(RTPDepacketizer.Loss)
         /// A damaged packet or NAL unit, reported and skipped.
@@ -56,10 +54,10 @@ public final class RTSPClient: AsyncSequence, Sendable {
         /// reconnecting.
         case disconnected(Ending)
         /// With ``Configuration/reconnect``: a new connection plays; access units resume at the
-        /// next IDR.
+        /// next keyframe (IDR, IRAP).
         case reconnected(Reconnection)
         /// With ``Configuration/reconnect``: the access unit that follows is the first after a
-        /// reconnection (an IDR); `gap`: the time from the arrival of the last one before the
+        /// reconnection (a keyframe); `gap`: the time from the arrival of the last one before the
         /// disconnection to its arrival — what the recording is missing.
         case resumed(gap: Duration)
     }
@@ -153,12 +151,17 @@ public final class RTSPClient: AsyncSequence, Sendable {
     /// without one.
     public var rtpInfo: RTSPRTPInfo.Stream? { connection.rtpInfo }
 
-    /// The format of the SDP's `sprop-parameter-sets`; nil without them (they then come in band).
-    public var formatDescription: FormatDescription? { try? sessionDescription.formatDescription() }
+    /// The format of the SDP's parameter sets (`sprop-parameter-sets`; H.265: `sprop-vps/sps/pps`)
+    /// of either codec; nil without them (they then come in band, announced by
+    /// ``Event/formatChanged(_:)``).
+    public var format: VideoFormatDescription? { try? sessionDescription.videoFormat() }
 
-    /// The stream's codec, from the SDP's `rtpmap`: `.hevc` for `H265` (its access units come
-    /// as ``Event/hevcAccessUnit(_:presentationTime:)``, its parameter sets in
-    /// `sessionDescription.parameterSets`), else `.h264`.
+    /// The H.264 format of the SDP's `sprop-parameter-sets`; nil without them or for H.265
+    /// (see ``format``).
+    public var formatDescription: FormatDescription? { codec == .h264 ? try? sessionDescription.formatDescription() : nil }
+
+    /// The stream's codec, from the SDP's `rtpmap`: `.hevc` for `H265`, else `.h264`. Both give
+    /// the same ``Event/frame(_:)`` events.
     public var codec: VideoCodec { sessionDescription.encodingName.uppercased() == "H265" ? .hevc : .h264 }
 
     /// Why the events ended; nil while they go on.

@@ -84,11 +84,11 @@ struct RTSPClientConnection: Sendable {
             let described = try await request("DESCRIBE", url, [("Accept", "application/sdp")])
             let description: SessionDescription
             do {
-                description = try SDPDepacketizer.sessionDescription(parsing: String(decoding: described.body, as: UTF8.self))
+                description = try SessionDescription(parsingVideo: String(decoding: described.body, as: UTF8.self))
             } catch {
                 throw RTSPClientError(.badAnswer, "DESCRIBE \(url): the SDP: \(error)")
             }
-            let depacketizer = try SDPDepacketizer(description, reorderWindow: configuration.reorderWindow)
+            let depacketizer = try VideoRTPDepacketizer(description, reorderWindow: configuration.reorderWindow)
             let urls = RTSPControlURLs(requestURL: url, contentBase: described.header("Content-Base"),
                                        contentLocation: described.header("Content-Location"), description: description)
             let track = urls.track

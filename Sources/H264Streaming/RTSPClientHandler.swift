@@ -23,7 +23,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var reader = RTSPMessageReader(limits: .init(maximumBodySize: 65_536), resynchronizing: true)
     private var cSeq = 0
     private var pending: [String: EventLoopPromise<RTSPResponse>] = [:]
-    private var depacketizer: SDPDepacketizer?
+    private var depacketizer: VideoRTPDepacketizer?
     private let continuation: AsyncStream<RTSPClient.Event>.Continuation
     private let state: Locked<RTSPClient.State>
     private let onEnd: (RTSPClient.Ending) -> Void
@@ -132,7 +132,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     }
 
     /// Starts depacketizing with `depacketizer` and the idle timeout.
-    func play(with depacketizer: SDPDepacketizer) {
+    func play(with depacketizer: VideoRTPDepacketizer) {
         self.depacketizer = depacketizer
         guard let loop = context?.eventLoop else { return }
         idleTimer = IdleTimer(timeout: idleTimeout, loop: loop) { [self] in end(.idle) }
@@ -269,47 +269,43 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private func deliver() {
         guard depacketizer != nil else { return }
         var delivered = false
-        if depacketizer!.h264 != nil {
-            while let event = depacketizer!.h264!.next() {
-                delivered = true
-                handle(event, isKeyframe: \.isIDR, formatChange: { $0.formatChanged ? $0.formatDescription.map(RTSPClient.Event.formatChange) : nil },
-                       event: RTSPClient.Event.accessUnit)
-            }
-        } else {
-            while let event = depacketizer!.hevc?.next() {
-                delivered = true
-                handle(event, isKeyframe: \.isIRAP, formatChange: { _ in nil }, event: RTSPClient.Event.hevcAccessUnit)
-            }
+        while let event = depacketizer!.next() {
+            delivered = true
+            handle(event)
         }
         // The statistics with each event and at the end: not a lock per packet.
         guard delivered || ended, let depacketizer else { return }
-        let counted = depacketizer.statistics, previous = previousStatistics
+        let counted = RTPReceptionStatistics(counting: depacketizer), previous = previousStatistics
         let statistics = RTPReceptionStatistics(packets: previous.packets + counted.packets,
                                                 lostPackets: previous.lostPackets + counted.lostPackets,
                                                 droppedAccessUnits: previous.droppedAccessUnits + counted.droppedAccessUnits)
         state.withLock { $0.statistics = statistics }
     }
 
-    /// Yields the events of one depacketizer event, of either codec: after a reconnection,
-    /// nothing before the first keyframe (IDR, IRAP), which is announced with the gap.
-    private func handle<Unit>(_ event: RTPDepacketizerEvent<Unit>, isKeyframe: (Unit) -> Bool, formatChange: (Unit) -> RTSPClient.Event?,
-                              event makeEvent: (RTPReceivedAccessUnit<Unit>, Duration) -> RTSPClient.Event) {
+    /// Yields the events of one depacketizer event: after a reconnection, nothing before the
+    /// first keyframe (IDR, IRAP), which is announced with the gap. A frame gets its wall-clock
+    /// time from RTCP and its presentation time on the client's timeline (which goes on across
+    /// reconnections).
+    private func handle(_ event: VideoRTPDepacketizer.Event) {
         switch event {
-        case .accessUnit(var unit):
-            if awaitingIDR && !isKeyframe(unit.accessUnit) { return }
+        case .frame(var received):
+            if awaitingIDR && !received.frame.isKeyframe { return }
             let now = context?.eventLoop.now
             if awaitingIDR, let now, let last = state.withLock({ $0.lastArrival }) {
                 yield(.resumed(gap: .nanoseconds((now - last).nanoseconds)))
             }
             awaitingIDR = false
-            if let change = formatChange(unit.accessUnit) { yield(change) }
-            unit.wallClock = rtcp.wallClock(of: unit.timestamp)
-            let time = timeline.time(of: unit.timestamp)
+            received.wallClock = rtcp.wallClock(of: received.timestamp)
+            let time = timeline.time(of: received.timestamp)
+            received.frame.presentationTime = time
+            received.frame.decodeTime = time
             state.withLock { state in
                 state.lastPresentationTime = time
                 state.lastArrival = now ?? state.lastArrival
             }
-            yield(makeEvent(unit, time))
+            yield(.frame(received))
+        case .formatChanged(let format):
+            yield(.formatChanged(format))
         case .loss(let loss):
             yield(.loss(loss))
         case .diagnostic(let error):

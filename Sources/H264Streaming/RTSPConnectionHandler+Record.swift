@@ -12,7 +12,7 @@ extension RTSPConnectionHandler {
         guard session == nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
         let description: SessionDescription
         do {
-            description = try SDPDepacketizer.sessionDescription(parsing: String(decoding: request.body, as: UTF8.self))
+            description = try SessionDescription(parsingVideo: String(decoding: request.body, as: UTF8.self))
         } catch {
             log("RTSP \(address(context)): ANNOUNCE: the SDP: \(error)")
             return RTSPResponse(status: .badRequest, cSeq: cSeq)

@@ -4,46 +4,19 @@ public import NIOCore
 public import RTP
 
 /// A publisher recording to a record path of an ``RTSPServer`` (RFC 2326 record mode; ``RTSPServer/mountRecording(_:authentication:)``, ``RTSPRecordServer``): the stream it
-/// announced, and the events of its RTP packets as they arrive, depacketized (access units
-/// with their RTP timestamps, losses, diagnostics), as an `AsyncSequence`. An H.264 stream
-/// (the SDP's `H264` rtpmap, RFC 6184) gives ``Event/accessUnit(_:)``s, an H.265 one (`H265`,
-/// RFC 7798) ``Event/hevcAccessUnit(_:)``s (``codec`` says which).
+/// announced, and the events of its RTP packets as they arrive, depacketized (frames with their
+/// RTP timestamps, format changes, losses, diagnostics), as an `AsyncSequence`. An H.264 stream
+/// (the SDP's `H264` rtpmap, RFC 6184) and an H.265 one (`H265`, RFC 7798) give the same
+/// `.frame` events (``codec`` says which); a frame's presentation time is its RTP timestamp as
+/// the time since the first one (unwrapped across 2³²).
 ///
 /// The sequence ends when the recording does (``ending`` says why): the publisher's TEARDOWN
 /// or closed connection (for UDP, once its last packets have had a moment to arrive), the
 /// server's idle timeout, ``stop()``, or the server's shutdown. The depacketizer is flushed
 /// first, so the last access unit is delivered.
 public final class RTSPPublisher: AsyncSequence, Sendable {
-    /// One event of the publisher's stream: the cases of `RTPDepacketizer.Event`, and the H.265
-    /// access units of an H.265 stream.
-    public enum Event: Sendable {
-        /// An H.264 access unit (AVCC, 4-byte lengths) with its RTP timestamp.
-        case accessUnit(RTPDepacketizer.ReceivedAccessUnit)
-        /// An H.265 access unit (HVCC, 4-byte lengths) with its RTP timestamp.
-        case hevcAccessUnit(HEVCRTPDepacketizer.ReceivedAccessUnit)
-        /// Packets were lost.
-        case loss(RTPDepacketizer.Loss)
-        /// A loss hit a picture: a keyframe would repair the stream (no feedback is sent).
-        case keyframeRequest
-        /// A damaged packet or NAL unit, reported and skipped.
-        case diagnostic(MediaError)
-
-        /// An H.264 depacketizer's event.
-        init(_ event: RTPDepacketizer.Event) { self.init(event, accessUnit: Event.accessUnit) }
-
-        /// An H.265 depacketizer's event.
-        init(_ event: HEVCRTPDepacketizer.Event) { self.init(event, accessUnit: Event.hevcAccessUnit) }
-
-        /// A depacketizer's event, its access units made into events by `accessUnit`.
-        private init<Unit>(_ event: RTPDepacketizerEvent<Unit>, accessUnit: (RTPReceivedAccessUnit<Unit>) -> Event) {
-            switch event {
-            case .accessUnit(let unit): self = accessUnit(unit)
-            case .loss(let loss): self = .loss(loss)
-            case .keyframeRequest: self = .keyframeRequest
-            case .diagnostic(let error): self = .diagnostic(error)
-            }
-        }
-    }
+    /// One event of the publisher's stream, of either codec: `VideoRTPDepacketizer`'s events.
+    public typealias Event = VideoRTPDepacketizer.Event
 
     /// One event of the publisher's stream.
     public typealias Element = Event

@@ -5,7 +5,7 @@ import NIOCore
 import RTP
 
 /// The publishing slot of a record path of an ``RTSPServer``: which RTSP connection holds it, the stream it
-/// announced (an H.264 or H.265 depacketizer, `SDPDepacketizer`), the ``RTSPPublisher`` its events go to once it records,
+/// announced (of either codec, `VideoRTPDepacketizer`), the ``RTSPPublisher`` its events go to once it records,
 /// and how the recording ends.
 ///
 /// Lives on the event loop of the listener and of all its connections (one thread), so it needs
@@ -16,7 +16,7 @@ import RTP
 final class RTSPRecording {
     /// The announced stream.
     private struct Stream {
-        var depacketizer: SDPDepacketizer
+        var depacketizer: VideoRTPDepacketizer
         let description: SessionDescription
         var publisher: RTSPPublisher?
     }
@@ -58,7 +58,7 @@ final class RTSPRecording {
     /// - Throws: `MediaError` (`unsupported`) for packetization-mode 2.
     func announce(_ description: SessionDescription, by connection: ObjectIdentifier) throws(MediaError) -> Bool {
         guard publisher == nil || publisher == connection, !isRecording, !isClosed else { return false }
-        stream = Stream(depacketizer: try SDPDepacketizer(description, reorderWindow: configuration.reorderWindow),
+        stream = Stream(depacketizer: try VideoRTPDepacketizer(description, reorderWindow: configuration.reorderWindow),
                         description: description)
         publisher = connection
         return true
@@ -126,10 +126,9 @@ final class RTSPRecording {
         guard let stream, let published = stream.publisher else { return }
         var depacketizer = stream.depacketizer
         var events: [RTSPPublisher.Element] = []
-        while let event = depacketizer.h264?.next() { events.append(RTSPPublisher.Event(event)) }
-        while let event = depacketizer.hevc?.next() { events.append(RTSPPublisher.Event(event)) }
+        while let event = depacketizer.next() { events.append(event) }
         self.stream?.depacketizer = depacketizer
-        published.deliver(events, statistics: depacketizer.statistics)
+        published.deliver(events, statistics: RTPReceptionStatistics(counting: depacketizer))
     }
 
     /// Called every ``RTSPServer/Configuration/recordCheckInterval``: the idle timeout

@@ -61,8 +61,8 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// The frames, as they come.
     public func makeAsyncIterator() -> Iterator {
         switch kind {
-        case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: try? client.sessionDescription.videoFormat())
-        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator(), RTPTimeline()), format: try? publisher.sessionDescription.videoFormat())
+        case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: nil)
+        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator()), format: nil)
         case .file(let player): Iterator(.file(player.makeAsyncIterator()), format: nil)
         case .rtmp(let events): Iterator(.rtmp(events.makeAsyncIterator()), format: nil)
         }
@@ -72,7 +72,7 @@ public struct RelaySource: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         fileprivate enum Events {
             case camera(AsyncStream<RTSPClient.Event>.AsyncIterator)
-            case publisher(AsyncStream<RTSPPublisher.Event>.AsyncIterator, RTPTimeline)
+            case publisher(AsyncStream<RTSPPublisher.Event>.AsyncIterator)
             case file(AnnexBFilePlayer.Iterator)
             case rtmp(AsyncStream<FLVReader.Event>.AsyncIterator)
         }
@@ -103,13 +103,8 @@ public struct RelaySource: AsyncSequence, Sendable {
                     events = .camera(client)
                     switch event {
                     case nil: return nil
-                    case .accessUnit(let received, let presentationTime):
-                        if let frame = frame(received.accessUnit, at: presentationTime) { return frame }
-                    case .formatChange(let changed): format = .h264(changed)
-                    case .hevcAccessUnit(let received, let presentationTime):
-                        let unit = received.accessUnit
-                        guard unit.hasPicture, let record = hevc.take(unit) else { continue }
-                        return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP, presentationTime: presentationTime)
+                    case .frame(let received): if let frame = LiveFrame(received.frame) { return frame }
+                    case .formatChanged: continue
                     case .loss, .diagnostic, .disconnected, .reconnected, .resumed: continue
                     }
                 case .rtmp(var flv):
@@ -131,17 +126,13 @@ public struct RelaySource: AsyncSequence, Sendable {
                         return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP,
                                          presentationTime: .milliseconds(received.presentationTime), decodeTime: .milliseconds(received.decodeTime))
                     }
-                case .publisher(var publisher, var timeline):
+                case .publisher(var publisher):
                     let event = await publisher.next()
                     guard let event else { return nil }
-                    defer { events = .publisher(publisher, timeline) }
+                    defer { events = .publisher(publisher) }
                     switch event {
-                    case .accessUnit(let received):
-                        if let frame = frame(received.accessUnit, at: timeline.time(of: received.timestamp)) { return frame }
-                    case .hevcAccessUnit(let received):
-                        let time = timeline.time(of: received.timestamp), unit = received.accessUnit
-                        guard unit.hasPicture, let record = hevc.take(unit) else { continue }
-                        return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP, presentationTime: time)
+                    case .frame(let received): if let frame = LiveFrame(received.frame) { return frame }
+                    case .formatChanged: continue
                     case .loss, .keyframeRequest, .diagnostic: continue
                     }
                 }

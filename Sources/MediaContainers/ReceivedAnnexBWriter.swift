@@ -55,6 +55,38 @@ public struct ReceivedAnnexBWriter: Sendable {
         return try AnnexB.fromAVCC(AVCC.data(nalUnits: prefix), lengthSize: 4) + AnnexB.fromAVCC(unit.data, lengthSize: 4)
     }
 
+    /// A writer of frames of either codec that has taken nothing yet.
+    ///
+    /// - Parameter format: the format of the session's description (an SDP's parameter sets),
+    ///   for keyframes whose own format is not yet known; nil: the frames' own.
+    public init(format: VideoFormatDescription?) {
+        parameterSets = format?.h264
+        hevcParameterSets = format?.hevc?.parameterSets ?? []
+    }
+
+    /// Takes the next frame: false (and counted in ``skipped``) before the first keyframe.
+    ///
+    /// - Parameter frame: the frame, in decoding order.
+    /// - Returns: whether it is written (and counted in ``written``).
+    public mutating func take(_ frame: CompressedFrame) -> Bool { take(randomAccess: frame.isKeyframe) }
+
+    /// The Annex-B bytes of `frame`, of either codec (4-byte lengths in): an H.264 IDR preceded
+    /// by its format's SPS and PPS unless it carries its own, an H.265 IRAP picture that carries
+    /// no SPS by its format's VPS, SPS and PPS.
+    ///
+    /// - Parameter frame: a frame ``take(_:)-(CompressedFrame)`` accepted.
+    /// - Returns: its Annex-B bytes.
+    /// - Throws: an `MediaError` for a frame whose lengths do not frame it.
+    public func annexB(_ frame: CompressedFrame) throws(MediaError) -> [UInt8] {
+        if let record = frame.videoFormat?.hevc {
+            let unit = HEVCAccessUnit(frame)
+            let prefix = unit.isIRAP && !unit.nalUnitTypes.contains(.sequenceParameterSet) ? record.parameterSets : []
+            return try AnnexB.fromAVCC(AVCC.data(nalUnits: prefix), lengthSize: 4) + AnnexB.fromAVCC(unit.data, lengthSize: 4)
+        }
+        let record = frame.videoFormat?.h264?.configurationRecord ?? parameterSets?.configurationRecord
+        return try AnnexB.fromAVCC(frame.data, lengthSize: 4, parameterSets: record)
+    }
+
     /// Takes the next access unit: false (and counted in ``skipped``) before the first IDR.
     ///
     /// - Parameter unit: the access unit, in decoding order.

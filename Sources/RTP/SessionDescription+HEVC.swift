@@ -28,6 +28,14 @@ extension SessionDescription {
         try self.init(parsing: text, encodingNames: ["H265"])
     }
 
+    /// Parses the first video stream of either codec the SDP describes (`H264` or `H265` in its
+    /// `rtpmap`): what a ``VideoRTPDepacketizer`` reads.
+    ///
+    /// - Throws: as `init(parsing:encodingNames:)`.
+    public init(parsingVideo text: String) throws(MediaError) {
+        try self.init(parsing: text, encodingNames: ["H264", "H265"])
+    }
+
     /// The parameter sets of `sprop-vps`, `sprop-sps` and `sprop-pps`, stored in a cache to
     /// give an ``HEVCRTPDepacketizer``; one that does not parse is left out, with its error in
     /// the returned list.

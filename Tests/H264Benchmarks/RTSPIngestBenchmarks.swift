@@ -61,8 +61,8 @@ struct RTSPIngestBenchmarks {
             Task {
                 var warm = false
                 for await event in client {
-                    guard case .accessUnit(let unit, _) = event else { continue }
-                    if counter.add(unit.accessUnit.byteCount) == warmUpUnits {
+                    guard case .frame(let unit) = event else { continue }
+                    if counter.add(unit.frame.data.count) == warmUpUnits {
                         warm = true
                         warmed.yield()
                     }

@@ -28,11 +28,11 @@ import Testing
         var units: [HEVCAccessUnit] = []
         var times: [Duration] = []
         for await event in client {
-            if case .hevcAccessUnit(let received, let time) = event {
-                units.append(received.accessUnit)
-                times.append(time)
+            if case .frame(let received) = event {
+                if received.frame.videoFormat?.codec != .hevc { Issue.record("an H.264 frame from an H.265 stream") }
+                units.append(HEVCAccessUnit(received.frame))
+                times.append(received.frame.presentationTime)
             }
-            if case .accessUnit = event { Issue.record("an H.264 access unit from an H.265 stream") }
             if units.count == 60 { break }
         }
         await client.close()

@@ -153,8 +153,8 @@ enum View {
         // As RTSPViewer does: no wait per access unit (waitForAsynchronousFrames drains the
         // decoder, which then needs the next IDR picture).
         for await event in camera {
-            if case .accessUnit(let unit, let presentationTime) = event {
-                try decoder.decode(unit.accessUnit, presentationTimeStamp: presentationTime)
+            if case .frame(let received) = event {
+                try decoder.decode(received.frame)
             }
             if decoded.count >= limit { break }
         }

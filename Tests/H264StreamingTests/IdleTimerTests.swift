@@ -38,7 +38,7 @@ import RTP
         let state = Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>((nil, .init(packets: 0, lostPackets: 0, droppedAccessUnits: 0)))
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
-            RTPReceiverHandler(depacketizer: RTPDepacketizer(), continuation: continuation, state: state, idleTimeout: .seconds(2)))
+            RTPReceiverHandler(depacketizer: VideoRTPDepacketizer(h264: RTPDepacketizer()), continuation: continuation, state: state, idleTimeout: .seconds(2)))
         channel.pipeline.fireChannelActive()
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1500))
         let sender = try SocketAddress(ipAddress: "127.0.0.1", port: 5004)
@@ -94,7 +94,7 @@ import RTP
             let channel = EmbeddedChannel()
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 554)).wait()
-            handler.play(with: SDPDepacketizer(h264: RTPDepacketizer()))
+            handler.play(with: VideoRTPDepacketizer(h264: RTPDepacketizer()))
             handler.startKeepAlive(every: .seconds(30), method: "OPTIONS", uri: "rtsp://127.0.0.1/live", session: "1", timeout: .seconds(10))
             handler.startReceiverReports(every: .seconds(5))
             released = handler

@@ -22,16 +22,16 @@ import RTP
 
         let sent = Array(frames.drop { !$0.isKeyframe }.prefix(8))
         for (index, frame) in sent.enumerated() { try sender.send(frame, presentationTime: .milliseconds(40 * index)) }
-        var received: [RTPDepacketizer.ReceivedAccessUnit] = []
+        var received: [RTPReceivedFrame] = []
         for await event in receiver {
-            if case .accessUnit(let unit) = event { received.append(unit) }
+            if case .frame(let unit) = event { received.append(unit) }
             // The last access unit completes with the next packet or the end: stop before it.
             if received.count == sent.count - 1 { break }
         }
         await receiver.shutdown()
         #expect(receiver.ending == .stopped)
-        #expect(received.map(\.accessUnit.isIDR) == sent.dropLast().map(\.isKeyframe))
-        for (unit, frame) in zip(received, sent) where !frame.isKeyframe { #expect(unit.accessUnit.data == frame.avcc) }
+        #expect(received.map(\.frame.isKeyframe) == sent.dropLast().map(\.isKeyframe))
+        for (unit, frame) in zip(received, sent) where !frame.isKeyframe { #expect(unit.frame.data == frame.avcc) }
         #expect(receiver.statistics.lostPackets == 0)
         #expect(sender.statistics.failed == 0)
         await sender.shutdown()

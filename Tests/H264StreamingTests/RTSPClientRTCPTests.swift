@@ -31,7 +31,7 @@ import RTSPMessages
         let client = try EmbeddedRTSPClient()
         client.handler.rtpChannel = 0
         client.handler.rtcpChannel = 1
-        client.handler.play(with: SDPDepacketizer(h264: RTPDepacketizer()))
+        client.handler.play(with: VideoRTPDepacketizer(h264: RTPDepacketizer()))
         client.handler.startReceiverReports(every: .seconds(5))
         var packetizer = RTPPacketizer(configuration: .init(ssrc: 0xCAFE, initialSequenceNumber: 100, initialTimestamp: 0))
         let frames = Array(StreamingFixtures.stream.frames.drop { !$0.isKeyframe }.prefix(6))
@@ -68,8 +68,8 @@ import RTSPMessages
         #expect(try Self.reports(from: client).count == 1, "one more 5 s later")
 
         client.handler.end(.closed)
-        var units: [RTPDepacketizer.ReceivedAccessUnit] = []
-        for await case .accessUnit(let unit, _) in client.events { units.append(unit) }
+        var units: [RTPReceivedFrame] = []
+        for await case .frame(let unit) in client.events { units.append(unit) }
         #expect(units.count >= 4, "\(units.map(\.timestamp)) of \(packets.count) packets")
         #expect(units.prefix(2).allSatisfy { $0.wallClock == nil }, "before the SR")
         for unit in units.dropFirst(2) {

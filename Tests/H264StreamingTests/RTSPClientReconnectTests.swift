@@ -33,8 +33,8 @@ import Testing
         var afterReconnection: [Bool] = []
         for await event in client {
             switch event {
-            case .accessUnit(let unit, _):
-                if kinds.last == "resumed" || !afterReconnection.isEmpty { afterReconnection.append(unit.accessUnit.isIDR) }
+            case .frame(let unit):
+                if kinds.last == "resumed" || !afterReconnection.isEmpty { afterReconnection.append(unit.frame.isKeyframe) }
                 if kinds.last != "unit" && kinds.last != "shutdown" { kinds.append("unit") } // units in flight at the shutdown aside
                 if kinds == ["unit"] {
                     kinds.append("shutdown")

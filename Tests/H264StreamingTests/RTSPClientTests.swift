@@ -26,17 +26,17 @@ import RTP
 
         let sent = Array(frames.drop { !$0.isKeyframe }.prefix(6))
         for frame in sent { live.broadcast(frame) }
-        var received: [RTPDepacketizer.ReceivedAccessUnit] = []
+        var received: [RTPReceivedFrame] = []
         var times: [Duration] = []
         for await event in client {
-            if case .accessUnit(let unit, let time) = event {
+            if case .frame(let unit) = event {
                 received.append(unit)
-                times.append(time)
+                times.append(unit.frame.presentationTime)
             }
             if received.count == sent.count - 1 { break }
         }
-        #expect(received.map(\.accessUnit.isIDR) == sent.dropLast().map(\.isKeyframe))
-        for (unit, frame) in zip(received, sent) where !frame.isKeyframe { #expect(unit.accessUnit.data == frame.avcc) }
+        #expect(received.map(\.frame.isKeyframe) == sent.dropLast().map(\.isKeyframe))
+        for (unit, frame) in zip(received, sent) where !frame.isKeyframe { #expect(unit.frame.data == frame.avcc) }
         #expect(times.first == .zero && times == times.sorted(), "\(times)")
 
         await client.close()

@@ -35,9 +35,9 @@ import RTP
             guard let publisher = await iterator.next() else { return 0 }
             var relayed = 0
             for await event in publisher {
-                guard case .accessUnit(let received) = event else { continue }
-                output.broadcast(LiveFrame(avcc: received.accessUnit.data, formatDescription: format,
-                                           isKeyframe: received.accessUnit.isIDR, presentationTime: .milliseconds(40 * relayed)))
+                guard case .frame(let received) = event else { continue }
+                output.broadcast(LiveFrame(avcc: received.frame.data, formatDescription: format,
+                                           isKeyframe: received.frame.isKeyframe, presentationTime: .milliseconds(40 * relayed)))
                 relayed += 1
             }
             return relayed
@@ -62,11 +62,11 @@ import RTP
         await output.closeAll(flushing: true)
 
         // The viewer got every frame (the last complete at its marker bit), then the end.
-        var received: [AccessUnit] = []
+        var received: [CompressedFrame] = []
         for try await event in viewer {
-            if case .accessUnit(let unit, _) = event { received.append(unit.accessUnit) }
+            if case .frame(let unit) = event { received.append(unit.frame) }
         }
-        #expect(received.map(\.isIDR) == sent.map(\.isKeyframe))
+        #expect(received.map(\.isKeyframe) == sent.map(\.isKeyframe))
         for (unit, frame) in zip(received, sent) where !frame.isKeyframe { #expect(unit.data == frame.avcc) }
         await viewer.close()
         await connection.close()

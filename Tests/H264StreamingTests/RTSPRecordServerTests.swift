@@ -38,13 +38,13 @@ import RTP
         var publishers = server.publishers.makeAsyncIterator()
         let publisher = try #require(await publishers.next())
         #expect(publisher.formatDescription == format)
-        var received: [AccessUnit] = []
+        var received: [CompressedFrame] = []
         for await event in publisher {
-            if case .accessUnit(let unit) = event { received.append(unit.accessUnit) }
+            if case .frame(let unit) = event { received.append(unit.frame) }
         }
         #expect(try await publishing.value == [.ok, .ok, .ok, .ok])
         #expect(publisher.ending == .teardown)
-        #expect(received.map(\.isIDR) == sent.map(\.isKeyframe), "the depacketizer was flushed at the end")
+        #expect(received.map(\.isKeyframe) == sent.map(\.isKeyframe), "the depacketizer was flushed at the end")
         for (unit, frame) in zip(received, sent) where !frame.isKeyframe { #expect(unit.data == frame.avcc) }
         #expect(publisher.statistics.lostPackets == 0 && publisher.statistics.packets > sent.count)
 

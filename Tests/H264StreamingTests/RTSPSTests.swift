@@ -41,7 +41,7 @@ import Testing
             for frame in sent { live.broadcast(frame) }
             var received = 0
             for await event in client {
-                if case .accessUnit = event { received += 1 }
+                if case .frame = event { received += 1 }
                 if received == sent.count - 1 { break }
             }
             #expect(received == sent.count - 1, "\(trust)")

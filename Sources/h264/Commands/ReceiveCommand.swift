@@ -43,8 +43,8 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     /// `h264 receive STREAM.sdp -o OUT.h264`: plain RTP on the SDP's UDP port (`RTPReceiver`).
     private func receiveRTP(group: MultiThreadedEventLoopGroup) async throws {
-        let description = try SessionDescription(parsing: String(decoding: try CLIIO.read(sdp), as: UTF8.self))
-        _ = try description.depacketizer(reorderWindow: options.reorderWindow)
+        let description = try SessionDescription(parsingVideo: String(decoding: try CLIIO.read(sdp), as: UTF8.self))
+        _ = try VideoRTPDepacketizer(description, reorderWindow: options.reorderWindow)
         let format = try? description.videoFormat()
         let receiver = try await listening("UDP port \(description.port)") {
             try await RTPReceiver.start(description: description, group: group, reorderWindow: options.reorderWindow,

@@ -15,18 +15,21 @@ import RTP
 final class ReceivedOutput {
     private let out: FileHandle?
     private var annexB: ReceivedAnnexBWriter
-    private var hevc: ReceivedAnnexBWriter
+    /// The codec of the frames written (the summary names its keyframes).
+    private var codec: VideoCodec?
     private let frames: Int?
     private let log: (String) -> Void
     private let decoded: (writer: RTPY4MWriter, path: String, file: FileHandle)?
     private var wroteAll = false
+    /// The format of an RTMP stream's last sequence header.
+    private var flvFormat: VideoFormatDescription?
     /// True once `frames` access units are written (or, when decoding, decoded frames).
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
     init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, log: @escaping (String) -> Void) throws {
         out = try path.map(CLIIO.openOutput)
-        annexB = ReceivedAnnexBWriter(parameterSets: format?.h264)
-        hevc = ReceivedAnnexBWriter(hevcParameterSets: format?.codec == .hevc ? format!.parameterSets : [])
+        annexB = ReceivedAnnexBWriter(format: format)
+        codec = format?.codec
         self.frames = decodedPath == nil ? frames : nil
         self.log = log
         decoded = try decodedPath.map { path in
@@ -41,16 +44,13 @@ final class ReceivedOutput {
         if let file = decoded?.file, file !== FileHandle.standardOutput { try? file.close() }
     }
 
-    /// Writes or logs one event of a depacketizer.
-    func write(_ event: RTPDepacketizer.Event) throws {
+    /// Writes or logs one event of a depacketizer of either codec.
+    func write(_ event: VideoRTPDepacketizer.Event) throws {
         switch event {
-        case .accessUnit(let received):
-            guard !done, annexB.take(received.accessUnit) else { return }
-            out?.write(Data(try annexB.annexB(received.accessUnit)))
-            try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
-                try decoded?.writer.decode(received)
-            }
-            if let frames, annexB.written >= frames { wroteAll = true }
+        case .frame(let received):
+            try write(received.frame, timestamp: received.timestamp)
+        case .formatChanged:
+            break   // Each frame carries its format.
         case .loss(let loss):
             log("lost \(loss.packetCount) packet(s) from sequence number \(loss.firstSequenceNumber)")
         case .keyframeRequest:
@@ -60,33 +60,45 @@ final class ReceivedOutput {
         }
     }
 
-    /// Writes or logs one event of an RTMP stream: H.264 frames as access units stamped on a
-    /// 90 kHz clock, H.265 frames as Annex-B (not decoded).
-    func write(flv event: FLVReader.Event) throws {
-        switch event {
-        case .frame(let frame):
-            try write(.accessUnit(.init(accessUnit: frame.accessUnit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true)))
-        case .hevcSequenceHeader:
-            do { hevc.hevcParameterSets = try event.videoFormat()?.parameterSets ?? [] } catch { log(String(describing: error)) }
-        case .hevcFrame(let frame): try write(hevc: frame.hevcAccessUnit)
-        case .skippedTag(let error), .warning(let error): log(String(describing: error))
-        case .sequenceHeader, .endOfSequence: break
+    /// Writes one frame of either codec as Annex-B, from the first keyframe on; decodes an H.264
+    /// frame (stamped with its 90 kHz `timestamp`) when asked to. An H.265 stream is written as
+    /// Annex-B, not decoded.
+    func write(_ frame: CompressedFrame, timestamp: UInt32) throws {
+        codec = frame.videoFormat?.codec ?? codec
+        if decoded != nil && codec == .hevc {
+            throw CLIError("an H.265 stream is written as Annex-B (-o FILE.265); decode that with h264 decode")
         }
+        guard !done, annexB.take(frame) else { return }
+        out?.write(Data(try annexB.annexB(frame)))
+        try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
+            try decoded?.writer.decode(.init(accessUnit: AccessUnit(frame), timestamp: timestamp, endedByMarker: true))
+        }
+        if let frames, annexB.written >= frames { wroteAll = true }
     }
 
-    /// Writes an H.265 access unit as Annex-B (not decoded).
-    func write(hevc unit: HEVCAccessUnit) throws {
-        guard decoded == nil else { throw CLIError("an H.265 stream is written as Annex-B (-o FILE.265); decode that with h264 decode") }
-        guard !done, hevc.take(unit) else { return }
-        out?.write(Data(try hevc.annexB(unit)))
-        if let frames, hevc.written >= frames { wroteAll = true }
+    /// Writes or logs one event of an RTMP stream: frames of either codec stamped on a 90 kHz
+    /// clock.
+    func write(flv event: FLVReader.Event) throws {
+        switch event {
+        case .sequenceHeader(let format): flvFormat = .h264(format)
+        case .hevcSequenceHeader:
+            do { flvFormat = try event.videoFormat() } catch { log(String(describing: error)) }
+        case .frame(let frame), .hevcFrame(let frame):
+            guard let format = flvFormat else { return }
+            let keyframe = format.codec == .hevc ? frame.hevcAccessUnit.isIRAP : frame.accessUnit.isIDR
+            try write(CompressedFrame(data: frame.accessUnit.data, format: format, presentationTime: .milliseconds(frame.presentationTime),
+                                      decodeTime: .milliseconds(frame.decodeTime), isKeyframe: keyframe),
+                      timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90))
+        case .skippedTag(let error), .warning(let error): log(String(describing: error))
+        case .endOfSequence: break
+        }
     }
 
     /// Logs the summary with the receiver's RTP counts (its last events already written; none
     /// for RTMP); when decoding, flushes the decoder so the last frames are written.
     func finish(_ s: RTPReceptionStatistics?) throws {
-        let key = hevc.written + hevc.skipped > 0 ? "IRAP picture" : "IDR"
-        log("\(out == nil ? "received" : "wrote") \(annexB.written + hevc.written) access units (\(annexB.skipped + hevc.skipped) before the first \(key) skipped)"
+        let key = codec == .hevc ? "IRAP picture" : "IDR"
+        log("\(out == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first \(key) skipped)"
             + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))
         guard let decoded else { return }
         let summary = try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
@@ -125,27 +137,15 @@ extension ReceiveOptions {
 /// What `h264 receive` writes: the events of a depacketizer (RTP), a camera, a publisher or an
 /// RTMP stream.
 protocol ReceivedItem { func write(to output: ReceivedOutput) throws }
-extension RTPDepacketizerEvent: ReceivedItem where Unit == AccessUnit { func write(to output: ReceivedOutput) throws { try output.write(self) } }
+extension VideoRTPDepacketizer.Event: ReceivedItem { func write(to output: ReceivedOutput) throws { try output.write(self) } }
 extension FLVReader.Event: ReceivedItem { func write(to output: ReceivedOutput) throws { try output.write(flv: self) } }
-extension RTSPPublisher.Event: ReceivedItem {
-    func write(to output: ReceivedOutput) throws {
-        switch self {
-        case .accessUnit(let unit): try output.write(.accessUnit(unit))
-        case .hevcAccessUnit(let unit): try output.write(hevc: unit.accessUnit)
-        case .loss(let loss): try output.write(.loss(loss))
-        case .keyframeRequest: break
-        case .diagnostic(let error): try output.write(.diagnostic(error))
-        }
-    }
-}
 extension RTSPClient.Event: ReceivedItem {
     func write(to output: ReceivedOutput) throws {
         switch self {
-        case .accessUnit(let unit, _): try output.write(.accessUnit(unit))
-        case .hevcAccessUnit(let unit, _): try output.write(hevc: unit.accessUnit)
+        case .frame(let received): try output.write(.frame(received))
         case .loss(let loss): try output.write(.loss(loss))
         case .diagnostic(let error): try output.write(.diagnostic(error))
-        default: break  // The access unit carries its parameter sets; reconnections are logged by `RTSPClientOptions.events`.
+        default: break  // Each frame carries its format; reconnections are logged by `RTSPClientOptions.events`.
         }
     }
 }

@@ -51,7 +51,7 @@ struct RTSPClientOptions: ParsableArguments {
                        eventLog: EventLog) -> some AsyncSequence<RTSPClient.Event, Never> {
         client.compactMap { event -> RTSPClient.Event? in
             switch event {
-            case .accessUnit, .hevcAccessUnit, .loss, .diagnostic, .formatChange: return event
+            case .frame, .loss, .diagnostic, .formatChanged: return event
             case .disconnected(let ending):
                 let reason = describe(ending) ?? "closed"
                 log("disconnected (\(reason)); reconnecting")

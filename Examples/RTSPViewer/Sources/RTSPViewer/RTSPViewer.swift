@@ -53,22 +53,14 @@ struct RTSPViewer {
                 + Double(frame.presentationTimeStamp.components.attoseconds) / 1e18
             print("frame \(number) \(frame.width)x\(frame.height) pts \(String(format: "%.3f", seconds))")
         }
-        // An H.264 camera's format comes from the SDP's sprop-parameter-sets, an H.265 camera's
-        // from sprop-vps/sps/pps; either may be missing (then the stream's own come first).
-        let decoder = camera.codec == .hevc
-            ? try DecoderSession(hevcFormatDescription: try? HEVCDecoderConfigurationRecord(parameterSets: camera.sessionDescription.parameterSets),
-                                 outputHandler: handler)
-            : try DecoderSession(formatDescription: camera.formatDescription, outputHandler: handler)
+        // H.264 or H.265: the format comes from the SDP (nil when the parameter sets come in
+        // band), the codec from its rtpmap; each frame carries its own format.
+        let decoder = try DecoderSession(format: camera.format, configuration: .init(codec: camera.codec), outputHandler: handler)
         defer { decoder.invalidate() }
         for await event in camera {
-            switch event {
-            case .accessUnit(let unit, let presentationTime):
-                try decoder.decode(unit.accessUnit, presentationTimeStamp: presentationTime)
-            case .hevcAccessUnit(let unit, let presentationTime):
-                try decoder.decode(unit.accessUnit, presentationTimeStamp: presentationTime)
-            default:
-                break   // losses, diagnostics, reconnections: the decoder waits for the next keyframe
-            }
+            if case .frame(let received) = event {
+                try decoder.decode(received.frame)
+            }   // losses, diagnostics, reconnections: the decoder waits for the next keyframe
             if printed.value >= limit { break }
         }
         if printed.value < limit { try decoder.finishDelayedFrames() }
