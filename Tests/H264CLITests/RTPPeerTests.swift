@@ -215,20 +215,45 @@ extension RTPPeerTests {
         try Self.expectFixtureNALUnits(inAnnexB: output)
     }
 
-    /// `h264 receive SDP -o output` of what `ffmpeg [-re] -c copy -f rtp` sends of `file`: the
-    /// receiver's exit status and standard error.
-    static func receiveFromFFmpeg(_ file: String, output: String, realTime: Bool, in directory: URL) throws -> (status: Int32, log: String) {
+    /// `h264 receive` of what `ffmpeg -f rtp` sends of an H.265 file (`a=rtpmap:96 H265/90000`,
+    /// RFC 7798, the parameter sets in band): the Annex-B it writes holds the sender's NAL units.
+    @Test func receiveReadsWhatFFmpegSendsOfH265() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.265").path
+        let input = try TestFixtures.path("hevc/main_gop_bframes_cra.265")
+        let (status, log) = try Self.receiveFromFFmpeg(input, format: "hevc", output: output, realTime: false, in: directory) { port in
+            SessionDescription(hevcParameterSets: [], address: "127.0.0.1", port: port).text
+        }
+        #expect(status == 0, "\(log)")
+        #expect(log.contains("before the first IRAP picture skipped"), "\(log)")
+        let type = { (unit: [UInt8]) in (unit[0] >> 1) & 0x3F }
+        let isParameterSet = { (unit: [UInt8]) in (32...34).contains(type(unit)) }
+        let nalUnits = { (bytes: [UInt8]) in AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) } }
+        let units = nalUnits(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output))))
+        let original = nalUnits(try TestFixtures.data("hevc/main_gop_bframes_cra.265"))
+        #expect(units.filter { !isParameterSet($0) } == original.filter { !isParameterSet($0) })
+        #expect(Set(units.filter(isParameterSet)) == Set(original.filter(isParameterSet)))
+        #expect(Array(units.prefix(3)).map(type) == [32, 33, 34], "VPS, SPS, PPS first")
+    }
+
+    /// `h264 receive SDP -o output` of what `ffmpeg [-re] -c copy -f rtp` sends of `file` (of
+    /// FFmpeg's input `format`), the SDP `sdpText(port)`: the receiver's exit status and
+    /// standard error.
+    static func receiveFromFFmpeg(_ file: String, format: String = "h264", output: String, realTime: Bool, in directory: URL,
+                                  sdpText: (Int) -> String = { SessionDescription(address: "127.0.0.1", port: $0).text })
+        throws -> (status: Int32, log: String) {
         let sdp = directory.appendingPathComponent("stream.sdp").path
         // The receiver binds the SDP's port (a candidate: another one when it could not bind
         // it) and says when its socket is bound; only then may FFmpeg send.
         let (receiver, port) = try PeerPort.start(.udp, { port in
-            try SessionDescription(address: "127.0.0.1", port: port).text.write(toFile: sdp, atomically: true, encoding: .utf8)
+            try sdpText(port).write(toFile: sdp, atomically: true, encoding: .utf8)
             return try LoggingProcess(executable: CLI.executable, ["receive", sdp, "-o", output, "--idle-timeout", "2"],
                                       untilListening: "udp")
         }, process: \.process)
         defer { receiver.kill() }
         #expect(receiver.listeningPort(scheme: "udp") == port, "\(receiver.events) \(receiver.stderr)")
-        let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + (realTime ? ["-re"] : []) + ["-f", "h264", "-i", file,
+        let ffmpeg = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error"] + (realTime ? ["-re"] : []) + ["-f", format, "-i", file,
                                                    "-c", "copy", "-f", "rtp", "rtp://127.0.0.1:\(port)"])
         #expect(ffmpeg.status == 0, "\(ffmpeg.stderr)")
         // It ends by itself 2 s after the last packet.
