@@ -74,9 +74,10 @@ public struct DecoderConfiguration: Hashable, Sendable {
     public var codec: VideoCodec? = nil
 
     /// Creates a configuration: automatic threads, not real time, software decoding, native
-    /// pixel format.
+    /// pixel format, the codec from what the session is given unless `codec` names it.
     public init(threads: Threads = .automatic, realTime: Bool = false, hardwareAcceleration: HardwareAcceleration? = nil,
-                outputPixelFormat: OutputPixelFormat = .native) {
+                outputPixelFormat: OutputPixelFormat = .native, codec: VideoCodec? = nil) {
+        self.codec = codec
         self.threads = threads
         self.realTime = realTime
         self.hardwareAcceleration = hardwareAcceleration

@@ -84,6 +84,14 @@ public struct EncodedFrame: Sendable {
         self.height = height
     }
 
+    /// The frame as the one frame value every output takes (an RTSP or RTMP publisher, a
+    /// decoder session, a container writer): the same bytes (no copy), format, times and
+    /// keyframe flag.
+    public var compressedFrame: CompressedFrame {
+        CompressedFrame(data: data, format: format, presentationTime: presentationTimeStamp, decodeTime: decodeTimeStamp,
+                        isKeyframe: isKeyframe)
+    }
+
     /// The NAL units (without length prefixes), as slices of ``data``.
     ///
     /// - Throws: `MediaError.Code.lengthPastEnd` when a length runs past the end of data,
