@@ -10,14 +10,30 @@ package import MediaCore
 /// codec works on jobs, so outputs come from one serial context, in order.
 ///
 /// ``enqueue(_:)`` allocates nothing once the pending storage has grown: the job goes into a
-/// reused FIFO (``PendingQueue``) and one stored block (not a new closure per job) is submitted
-/// to the queue; each run of it takes the oldest job. Jobs waiting and the one being worked on
-/// are counted, for ``waitForJobs(downTo:)``.
+/// reused FIFO (``PendingQueue``), and the queue is woken only when it is idle — one stored
+/// block (not a new closure per job) drains the FIFO until it is empty. A `DispatchQueue.async`
+/// per job cost one allocation per frame (libdispatch takes a continuation from the heap when
+/// the producer's thread has none cached, which is always when another thread runs them):
+/// `allocations_per_frame` 2.15 → about 1 in release. Control jobs (``async(_:)``) go through
+/// the same FIFO, so every job runs in the order it was queued. Jobs waiting and the one being
+/// worked on are counted, for ``waitForJobs(downTo:)``; control jobs are not.
 package final class JobQueue<Job: Sendable>: Sendable {
+    /// A queued job, or a control job (a flush, a close, a live reconfiguration).
+    private enum Entry: Sendable {
+        case job(Job)
+        case control(@Sendable () -> Void)
+    }
+
+    /// The FIFO, and whether a drain is scheduled or running (then a new entry needs no wake-up).
+    private struct Pending: Sendable {
+        var entries = PendingQueue<Entry>()
+        var draining = false
+    }
+
     /// The serial dispatch queue (tests wait on it with ``sync(_:)``).
     private let queue: DispatchQueue
-    private let pending: Locked<PendingQueue<Job>>
-    private let runNext: @convention(block) @Sendable () -> Void
+    private let pending: Locked<Pending>
+    private let drain: @convention(block) @Sendable () -> Void
     /// Identifies this queue for ``isCurrent``.
     private let identity: Identity
 
@@ -26,13 +42,28 @@ package final class JobQueue<Job: Sendable>: Sendable {
     /// woken by ``waitForJobs(downTo:)`` may then reuse what the job referred to).
     package init(label: String, work: @escaping @Sendable (Job) -> Void) {
         queue = DispatchQueue(label: label)
-        let pending = Locked(PendingQueue<Job>())
+        let pending = Locked(Pending())
         self.pending = pending
-        runNext = {
-            var next = pending.withLock { $0.popFirst() }
-            if let job = next { work(job) }
-            next = nil
-            pending.withLockWakingWaiters { $0.finishOne() }
+        drain = {
+            while true {
+                var next = pending.withLock { state -> Entry? in
+                    if let entry = state.entries.popFirst() { return entry }
+                    state.draining = false
+                    return nil
+                }
+                guard let entry = next else { return }
+                let counted: Bool
+                switch entry {
+                case .job(let job):
+                    work(job)
+                    counted = true
+                case .control(let body):
+                    body()
+                    counted = false
+                }
+                next = nil
+                if counted { pending.withLockWakingWaiters { $0.entries.finishOne() } }
+            }
         }
         identity = Identity()
         queue.setSpecific(key: JobQueueKey.key, value: ObjectIdentifier(identity))
@@ -40,13 +71,23 @@ package final class JobQueue<Job: Sendable>: Sendable {
 
     /// Queues `job` behind every job and control job queued before.
     package func enqueue(_ job: Job) {
-        pending.withLock { $0.append(job) }
-        queue.async(execute: runNext)
+        append(.job(job), counted: true)
     }
 
-    /// Queues a control job.
+    /// Queues a control job behind every job and control job queued before.
     package func async(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
+        append(.control(body), counted: false)
+    }
+
+    /// Appends `entry`, and wakes the queue when no drain is scheduled.
+    private func append(_ entry: Entry, counted: Bool) {
+        let wake = pending.withLock { state -> Bool in
+            state.entries.append(entry, counted: counted)
+            if state.draining { return false }
+            state.draining = true
+            return true
+        }
+        if wake { queue.async(execute: drain) }
     }
 
     /// Runs `body` on the queue after everything queued before, and waits for it.
@@ -71,11 +112,11 @@ package final class JobQueue<Job: Sendable>: Sendable {
     /// a negative count is taken as 0.
     package func waitForJobs(downTo count: Int) {
         let limit = max(count, 0)
-        pending.wait { $0.unfinished <= limit }
+        pending.wait(until: { $0.entries.unfinished <= limit })
     }
 
     /// How many enqueued jobs are unfinished.
-    package var unfinishedJobs: Int { pending.withLock { $0.unfinished } }
+    package var unfinishedJobs: Int { pending.withLock { $0.entries.unfinished } }
 
     private final class Identity: Sendable {}
 }

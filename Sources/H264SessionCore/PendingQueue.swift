@@ -12,14 +12,14 @@ package struct PendingQueue<Job: Sendable>: Sendable {
     /// An empty queue.
     package init() {}
 
-    /// Appends a job (unfinished until ``finishOne()``).
-    package mutating func append(_ job: Job) {
+    /// Appends a job (unfinished until ``finishOne()`` when `counted`).
+    package mutating func append(_ job: Job, counted: Bool = true) {
         if head == jobs.count {
             jobs.removeAll(keepingCapacity: true)
             head = 0
         }
         jobs.append(job)
-        unfinished += 1
+        if counted { unfinished += 1 }
     }
 
     /// A taken job is done (worked on, or dropped after `invalidate`).
