@@ -117,19 +117,13 @@ public struct RelaySource: AsyncSequence, Sendable {
                     events = .rtmp(flv)
                     switch event {
                     case nil: return nil
-                    case .sequenceHeader(let header)?: format = .h264(header)
+                    case .formatChanged(let changed)?: format = changed
                     case .frame(let received)?:
-                        if let frame = frame(received.accessUnit, at: .milliseconds(received.presentationTime),
-                                             decodedAt: .milliseconds(received.decodeTime)) { return frame }
+                        // The reader hands out frames only in a format (none before the first sequence header).
+                        format = received.format
+                        return LiveFrame(avcc: received.data, format: received.format, isKeyframe: received.isKeyframe,
+                                         presentationTime: received.frame.presentationTime, decodeTime: received.frame.decodeTime)
                     case .endOfSequence?, .skippedTag?, .warning?: continue
-                    case .hevcSequenceHeader?:
-                        // An hvcC whose arrays do not parse is skipped: the frames wait for a good one.
-                        if let record = try? event?.videoFormat()?.hevc { format = .hevc(record) }
-                    case .hevcFrame(let received)?:
-                        let unit = received.hevcAccessUnit
-                        guard unit.hasPicture, let record = format?.hevc else { continue }
-                        return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP,
-                                         presentationTime: .milliseconds(received.presentationTime), decodeTime: .milliseconds(received.decodeTime))
                     }
                 case .publisher(var publisher, var timeline):
                     let event = await publisher.next()

@@ -61,16 +61,18 @@ final class ReceivedOutput {
     }
 
     /// Writes or logs one event of an RTMP stream: H.264 frames as access units stamped on a
-    /// 90 kHz clock, H.265 frames as Annex-B (not decoded).
+    /// 90 kHz clock, H.265 frames as Annex-B (not decoded) after their format's parameter sets.
     func write(flv event: FLVReader.Event) throws {
         switch event {
         case .frame(let frame):
-            try write(.accessUnit(.init(accessUnit: frame.accessUnit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true)))
-        case .hevcSequenceHeader:
-            do { hevc.hevcParameterSets = try event.videoFormat()?.parameterSets ?? [] } catch { log(String(describing: error)) }
-        case .hevcFrame(let frame): try write(hevc: frame.hevcAccessUnit)
+            if let unit = frame.h264AccessUnit {
+                try write(.accessUnit(.init(accessUnit: unit, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90), endedByMarker: true)))
+            } else if let unit = frame.hevcAccessUnit {
+                hevc.hevcParameterSets = frame.format.parameterSets
+                try write(hevc: unit)
+            }
         case .skippedTag(let error), .warning(let error): log(String(describing: error))
-        case .sequenceHeader, .endOfSequence: break
+        case .formatChanged, .endOfSequence: break
         }
     }
 
