@@ -4,7 +4,8 @@ import MediaContainers
 /// The bounded queue between an RTMP connection's event loop and the consumer of its video
 /// (``RTMPIncomingStream``, ``RTMPPlayer``): at most `limit` events wait; past that, events are
 /// dropped and counted, never buffered without bound — and after a dropped event, frames up to
-/// the next keyframe too (they could not be decoded). The first ending is kept.
+/// the next keyframe too (they could not be decoded), whatever their codec: the frame event and
+/// its keyframe flag are the same for H.264 and H.265. The first ending is kept.
 final class RTMPEventQueue<Ending: Sendable>: Sendable {
     let stream: AsyncStream<FLVReader.Event>
     private let continuation: AsyncStream<FLVReader.Event>.Continuation

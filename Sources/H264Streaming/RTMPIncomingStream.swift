@@ -4,7 +4,8 @@ public import MediaContainers
 
 /// A publisher pushing to an ``RTMPIngestServer`` (OBS, `ffmpeg -f flv rtmp://…`,
 /// `rtmp2sink`): the application and stream key it published to, and its video as an
-/// `AsyncSequence` of `FLVReader` (module `H264`) events — sequence headers (its format), frames (AVCC with
+/// `AsyncSequence` of `FLVReader` (module `MediaContainers`) events of either codec — format
+/// changes (each sequence header's `VideoFormatDescription`), frames (`CompressedFrame`s with
 /// 4-byte lengths, decoding time and composition time), end of sequence, damaged tags skipped —
 /// the same events an FLV file gives.
 ///

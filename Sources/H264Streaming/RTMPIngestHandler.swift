@@ -6,7 +6,7 @@ import RTMPMessages
 
 /// One publisher's connection to an ``RTMPIngestServer``, on its event loop: the server side of
 /// the handshake and of the commands (as nginx-rtmp answers them), acknowledgements, and its
-/// video messages read as FLV tags by `FLVReader` (module `H264`) — the one reader of FLV video — into its
+/// video messages read as FLV tags by `FLVReader` (module `MediaContainers`) — the one reader of FLV video — into its
 /// ``RTMPIncomingStream``.
 final class RTMPIngestHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer

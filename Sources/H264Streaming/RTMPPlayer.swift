@@ -7,9 +7,10 @@ public import RTMPMessages
 /// Plays a stream from an RTMP server — nginx-rtmp, SRS, MediaMTX, FFmpeg — as players do
 /// (RTMP specification clause 7.2.2.1; FFmpeg's `rtmpproto.c`): the handshake, `connect`,
 /// `createStream`, `play` and Set Buffer Length, then the server's video messages as an
-/// `AsyncSequence` of `FLVReader` (module `H264`) events — sequence headers (the format), frames (AVCC with 4-byte lengths,
-/// decoding and composition time), end of sequence, damaged tags skipped — the same events an
-/// ``RTMPIngestServer`` publisher and an FLV file give.
+/// `AsyncSequence` of `FLVReader` (module `MediaContainers`) events of either codec — format
+/// changes (each sequence header's `VideoFormatDescription`), frames (`CompressedFrame`s with
+/// 4-byte lengths, decoding and composition time), end of sequence, damaged tags skipped — the
+/// same events an ``RTMPIngestServer`` publisher and an FLV file give.
 ///
 /// ```swift
 /// let player = try await RTMPPlayer.connect(to: "rtmp://127.0.0.1/live/key", group: group)

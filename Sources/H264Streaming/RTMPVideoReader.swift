@@ -3,9 +3,9 @@ import MediaContainers
 import RTMPMessages
 
 /// Video messages (type 9, FLV video tag bodies) read as FLV tags by `FLVReader` (module
-/// `H264`), the one reader of FLV video: what ``RTMPIngestServer``'s publishers and
+/// `MediaContainers`), the one reader of FLV video: what ``RTMPIngestServer``'s publishers and
 /// ``RTMPPlayer`` hand out. Each message becomes a tag (header, body, PreviousTagSize) after a
-/// file header, so the events — sequence headers, frames, end of sequence, skipped tags — are
+/// file header, so the events — format changes, frames, end of sequence, skipped tags — are
 /// those an FLV file gives.
 struct RTMPVideoReader {
     private var flv = FLVReader()

@@ -1,5 +1,3 @@
-import H264
-import HEVC
 import MediaContainers
 import RTP
 
@@ -8,18 +6,15 @@ import RTP
 /// an Annex-B file played at its frame rate (``AnnexBFilePlayer``), an RTMP stream played with
 /// ``RTMPPlayer``, or an RTMP publisher to an ``RTMPIngestServer`` (``RTMPIncomingStream``).
 ///
-/// The access units keep their bytes (AVCC) and their timing: a camera's frames carry the
-/// client's presentation time, a publisher's their RTP timestamps as a time since the first
-/// (unwrapped across 2³²), a file's their place at its frame rate, an RTMP stream's their
-/// decoding time and DTS + composition time (milliseconds, the format from the AVC sequence
-/// header). Access units before the
-/// first format (SPS and PPS, from the SDP or in band) is known are dropped: nobody could decode
-/// them. An H.265 camera (the SDP's `H265` rtpmap) and an H.265 file give H.265 frames, their
-/// format the `hvcC` of the SDP's `sprop-vps/sps/pps` and of the parameter sets in band
-/// (`HEVCFormatTracker`), their keyframes the IRAP pictures, and so does an H.265 publisher
-/// (its ANNOUNCE's `H265` rtpmap); an H.265 RTMP stream (Enhanced RTMP
-/// `hvc1`) gives H.265 frames in the format of its last hvcC sequence header. Losses and
-/// diagnostics are not frames; the source's own statistics count them.
+/// Every source hands out the same `CompressedFrame`s, of either codec (H.264, H.265: the
+/// SDP's or ANNOUNCE's `rtpmap`, an RTMP stream's legacy or Enhanced RTMP `hvc1` tags, the
+/// file's NAL unit headers), so the relay never forks on the codec. The frames keep their bytes
+/// (4-byte lengths), their format and their timing: a camera's frames carry the client's
+/// presentation time, a publisher's their RTP timestamps as a time since the first (unwrapped
+/// across 2³²), a file's their place at its frame rate, an RTMP stream's their decoding time
+/// and DTS + composition time. Frames before the first format (parameter sets from the SDP, a
+/// sequence header or in band) are not handed out by the sources: nobody could decode them.
+/// Losses and diagnostics are not frames; the source's own statistics count them.
 ///
 /// The sequence ends when the source does (the camera closed, the publisher left, the file
 /// ended without looping), and when the task iterating it is cancelled.
@@ -61,10 +56,10 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// The frames, as they come.
     public func makeAsyncIterator() -> Iterator {
         switch kind {
-        case .camera(let client): Iterator(.camera(client.makeAsyncIterator()), format: nil)
-        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator()), format: nil)
-        case .file(let player): Iterator(.file(player.makeAsyncIterator()), format: nil)
-        case .rtmp(let events): Iterator(.rtmp(events.makeAsyncIterator()), format: nil)
+        case .camera(let client): Iterator(.camera(client.makeAsyncIterator()))
+        case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator()))
+        case .file(let player): Iterator(.file(player.makeAsyncIterator()))
+        case .rtmp(let events): Iterator(.rtmp(events.makeAsyncIterator()))
         }
     }
 
@@ -78,15 +73,9 @@ public struct RelaySource: AsyncSequence, Sendable {
         }
 
         private var events: Events
-        /// The format of the frames (the SDP's, then the latest in band).
-        private var format: VideoFormatDescription?
-        /// The `hvcC` of an H.265 camera's stream, as its parameter sets come.
-        private var hevc: HEVCFormatTracker
 
-        fileprivate init(_ events: Events, format: VideoFormatDescription?) {
+        fileprivate init(_ events: Events) {
             self.events = events
-            self.format = format
-            hevc = HEVCFormatTracker(configuration: format?.hevc)
         }
 
         /// The next frame; nil when the source ended or the task was cancelled.
@@ -112,19 +101,8 @@ public struct RelaySource: AsyncSequence, Sendable {
                     events = .rtmp(flv)
                     switch event {
                     case nil: return nil
-                    case .sequenceHeader(let header)?: format = .h264(header)
-                    case .frame(let received)?:
-                        if let frame = frame(received.accessUnit, at: .milliseconds(received.presentationTime),
-                                             decodedAt: .milliseconds(received.decodeTime)) { return frame }
-                    case .endOfSequence?, .skippedTag?, .warning?: continue
-                    case .hevcSequenceHeader?:
-                        // An hvcC whose arrays do not parse is skipped: the frames wait for a good one.
-                        if let record = try? event?.videoFormat()?.hevc { format = .hevc(record) }
-                    case .hevcFrame(let received)?:
-                        let unit = received.hevcAccessUnit
-                        guard unit.hasPicture, let record = format?.hevc else { continue }
-                        return LiveFrame(avcc: unit.data, format: .hevc(record), isKeyframe: unit.isIRAP,
-                                         presentationTime: .milliseconds(received.presentationTime), decodeTime: .milliseconds(received.decodeTime))
+                    case .frame(let received)?: if let frame = LiveFrame(received.frame) { return frame }
+                    case .formatChanged?, .endOfSequence?, .skippedTag?, .warning?: continue
                     }
                 case .publisher(var publisher):
                     let event = await publisher.next()
@@ -137,14 +115,6 @@ public struct RelaySource: AsyncSequence, Sendable {
                     }
                 }
             }
-        }
-
-        /// `unit` as a frame, in its own format or the last one known; nil without either, or
-        /// without a picture.
-        private mutating func frame(_ unit: AccessUnit, at time: Duration, decodedAt decodeTime: Duration? = nil) -> LiveFrame? {
-            if let own = unit.formatDescription { format = .h264(own) }
-            guard unit.hasPicture, let format else { return nil }
-            return LiveFrame(avcc: unit.data, format: format, isKeyframe: unit.isIDR, presentationTime: time, decodeTime: decodeTime)
         }
     }
 }

@@ -1,14 +1,31 @@
+public import MediaCore
 public import H264
-public import HEVC
+import HEVC
+
+/// What every stream inspection gives, whatever its codec: the diagnostics, and the report as
+/// JSON or as tables. ``StreamInspection`` (H.264) and ``HEVCStreamInspection`` (H.265) conform;
+/// ``AnyStreamInspection`` holds either.
+public protocol StreamInspectionReport: Sendable {
+    /// The warnings and damaged units found, in stream order.
+    var diagnostics: [StreamInspection.Diagnostic] { get }
+    /// The inspection as one JSON object.
+    func json() -> String
+    /// The inspection as tables.
+    func table() -> String
+}
+
+extension StreamInspection: StreamInspectionReport {}
+extension HEVCStreamInspection: StreamInspectionReport {}
 
 /// The inspection of a stream of either codec, told from the stream itself: an H.265 Annex-B
 /// stream (`AnnexB.carriesHEVC(_:nalUnitLimit:)`) gives an ``HEVCStreamInspection``, anything
 /// else — Annex-B or AVCC H.264 — a ``StreamInspection``. What `h264 inspect` prints.
-public enum AnyStreamInspection: Sendable {
-    /// An H.264 stream's inspection.
-    case h264(StreamInspection)
-    /// An H.265 stream's inspection.
-    case hevc(HEVCStreamInspection)
+public struct AnyStreamInspection: Sendable {
+    /// The codec the stream was told to be.
+    public let codec: VideoCodec
+    /// The codec's own inspection (cast it to ``StreamInspection`` or ``HEVCStreamInspection``
+    /// for its tables' rows).
+    public let report: any StreamInspectionReport
 
     /// Inspects `bytes`: H.265 when they are Annex-B whose NAL headers say so, H.264 otherwise.
     ///
@@ -20,34 +37,21 @@ public enum AnyStreamInspection: Sendable {
     ///   and ``HEVCStreamInspection/init(annexB:)`` (framing lost).
     public init(bytes: [UInt8], configurationRecord: AVCDecoderConfigurationRecord?, lengthSize: Int?) throws(MediaError) {
         if configurationRecord == nil, lengthSize == nil, AnnexB.carriesHEVC(bytes) {
-            self = .hevc(try HEVCStreamInspection(annexB: bytes))
+            codec = .hevc
+            report = try HEVCStreamInspection(annexB: bytes)
         } else {
-            self = .h264(try StreamInspection(bytes: bytes, configurationRecord: configurationRecord,
-                                              lengthSize: lengthSize ?? configurationRecord?.nalUnitLengthSize))
+            codec = .h264
+            report = try StreamInspection(bytes: bytes, configurationRecord: configurationRecord,
+                                          lengthSize: lengthSize ?? configurationRecord?.nalUnitLengthSize)
         }
     }
 
     /// The warnings and damaged units found, in stream order.
-    public var diagnostics: [StreamInspection.Diagnostic] {
-        switch self {
-        case .h264(let inspection): inspection.diagnostics
-        case .hevc(let inspection): inspection.diagnostics
-        }
-    }
+    public var diagnostics: [StreamInspection.Diagnostic] { report.diagnostics }
 
     /// The inspection as one JSON object (``StreamInspection/json()``, ``HEVCStreamInspection/json()``).
-    public func json() -> String {
-        switch self {
-        case .h264(let inspection): inspection.json()
-        case .hevc(let inspection): inspection.json()
-        }
-    }
+    public func json() -> String { report.json() }
 
     /// The inspection as tables (``StreamInspection/table()``, ``HEVCStreamInspection/table()``).
-    public func table() -> String {
-        switch self {
-        case .h264(let inspection): inspection.table()
-        case .hevc(let inspection): inspection.table()
-        }
-    }
+    public func table() -> String { report.table() }
 }

@@ -1,5 +1,6 @@
+public import MediaCore
 public import H264
-public import HEVC
+import HEVC
 
 /// Video-only FLV files from Annex-B streams and back, with timestamps: the muxing layer over
 /// H264's FLV tags (`FLVWriter`, `FLVReader`), as `h264 convert --to flv` and
@@ -88,37 +89,29 @@ public enum FLVConversion {
         }
     }
 
-    /// An FLV file's video as Annex-B: every access unit, with the sequence header's SPS and
-    /// PPS inserted before each IDR picture that lacks them (as FFmpeg's `h264_mp4toannexb`);
-    /// H.265 (`hvc1`) frames with the hvcC's VPS, SPS and PPS before each IRAP picture (as
-    /// `hevc_mp4toannexb`).
+    /// An FLV file's video as Annex-B: every access unit, with its format's parameter sets
+    /// inserted (`VideoFormatDescription.annexB(fromSample:lengthSize:withParameterSets:)`): for
+    /// H.264 the SPS and PPS before each IDR picture that lacks them (as FFmpeg's
+    /// `h264_mp4toannexb`), for H.265 (`hvc1`) the hvcC's VPS, SPS and PPS before each IRAP
+    /// picture (as `hevc_mp4toannexb`).
     ///
     /// - Parameter bytes: the FLV file.
     /// - Returns: the bytes, and the skipped tags and warnings in file order (with a
-    ///   `missingParameterSet` when the file has no frames; an hvcC whose arrays do not parse
-    ///   is reported there too, and the frames after it get no parameter sets).
+    ///   `missingParameterSet` when the file has no frames). A sequence header whose record does
+    ///   not parse is a skipped tag, and so are the frames after it until a good one (they have
+    ///   no format).
     /// - Throws: the fatal errors of `FLVReader.read(_:)`.
     public static func annexB(fromFLV bytes: [UInt8]) throws(MediaError) -> (bytes: [UInt8], diagnostics: [MediaError]) {
         var reader = try FLVReader(bytes)
         var output: [UInt8] = [], diagnostics: [MediaError] = [], frames = 0
-        var hevcRecord: HEVCDecoderConfigurationRecord?
         output.reserveCapacity(bytes.count)
         while let event = try reader.next() {
             switch event {
             case .frame(let frame):
-                output += try AnnexB.fromAVCC(frame.accessUnit.data, lengthSize: 4,
-                                              parameterSets: frame.accessUnit.formatDescription?.configurationRecord)
+                output += try frame.format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: true)
                 frames += 1
-            case .hevcFrame(let frame):
-                output += try AnnexB.fromHVCC(frame.accessUnit.data, lengthSize: 4, configuration: hevcRecord)
-                frames += 1
-            case .hevcSequenceHeader:
-                do throws(MediaError) { hevcRecord = try event.videoFormat()?.hevc } catch {
-                    hevcRecord = nil
-                    diagnostics.append(error)
-                }
             case .skippedTag(let error), .warning(let error): diagnostics.append(error)
-            case .sequenceHeader, .endOfSequence: break
+            case .formatChanged, .endOfSequence: break
             }
         }
         if frames == 0 {

@@ -149,18 +149,18 @@ import MediaContainers
         #expect(muxed.status == 0, "\(muxed.stderr)")
         let contents = try FLVReader.read([UInt8](try Data(contentsOf: URL(fileURLWithPath: flv))))
         #expect(contents.skippedTags.isEmpty && contents.warnings.isEmpty)
-        #expect(contents.formatDescriptions.count == 1)
+        #expect(contents.formats.count == 1)
 
         let source = AccessUnitAssembler.accessUnits(inAnnexB: try TestFixtures.data(Self.bFrames)).filter(\.hasPicture)
         #expect(contents.frames.count == source.count)
         let isParameterSet = { (unit: ArraySlice<UInt8>) in [7, 8].contains(unit.first! & 0x1F) }
         for (index, (frame, unit)) in zip(contents.frames, source).enumerated() {
-            #expect(frame.accessUnit.nalUnits.filter { !isParameterSet($0) } == unit.nalUnits.filter { !isParameterSet($0) },
+            #expect(frame.h264AccessUnit?.nalUnits.filter { !isParameterSet($0) } == unit.nalUnits.filter { !isParameterSet($0) },
                     "access unit \(index)")
             #expect(frame.isKeyframe == unit.isIDR)
         }
         let sourceSets = source.flatMap(\.nalUnits).filter(isParameterSet).map(Array.init)
-        let format = try #require(contents.formatDescriptions.first)
+        let format = try #require(contents.formats.first?.h264)
         #expect(Set(format.sequenceParameterSets + format.pictureParameterSets) == Set(sourceSets))
 
         let times = try Self.packetTimes(flv) // ffprobe's reading of the same file

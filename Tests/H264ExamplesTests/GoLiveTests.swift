@@ -63,10 +63,10 @@ import MediaContainers
         var slices: [[UInt8]] = [], parameterSets = Set<[UInt8]>()
         for event in events {
             switch event {
-            case .sequenceHeader(let format): parameterSets.formUnion(format.sequenceParameterSets + format.pictureParameterSets)
+            case .formatChanged(let format): parameterSets.formUnion(format.parameterSets)
             case .frame(let frame):
-                for range in (try? AVCC.nalUnits(in: frame.accessUnit.data, lengthSize: 4)) ?? [] {
-                    let unit = Array(frame.accessUnit.data[range])
+                for range in (try? AVCC.nalUnits(in: frame.data, lengthSize: 4)) ?? [] {
+                    let unit = Array(frame.data[range])
                     if unit[0] & 0x1F == 7 || unit[0] & 0x1F == 8 { parameterSets.insert(unit) } else { slices.append(unit) }
                 }
             default: break

@@ -51,11 +51,11 @@ import Testing
         let contents = try FLVReader.read(flv)
         let (record, samples) = try Self.record(of: "hevc/\(stream)")
         #expect(contents.skippedTags.isEmpty && contents.warnings.isEmpty, "\(contents.skippedTags) \(contents.warnings)")
-        #expect(contents.frames.isEmpty && contents.formatDescriptions.isEmpty)
-        #expect(contents.hevcConfigurations == [record.bytes])
-        #expect(contents.hevcFrames.map(\.accessUnit.data) == samples.map(\.data))
-        #expect(contents.hevcFrames.map(\.hevcAccessUnit.nalUnitTypes) == samples.map(\.nalUnitTypes))
-        #expect(contents.hevcFrames.map(\.isKeyframe) == samples.map(\.isIRAP))
+        #expect(contents.frames.allSatisfy { $0.format.codec == .hevc } && contents.formats.allSatisfy { $0.codec == .hevc })
+        #expect(contents.formats == [.hevc(record)] && contents.formats.map(\.configurationRecordBytes) == [record.bytes])
+        #expect(contents.frames.map(\.data) == samples.map(\.data))
+        #expect(contents.frames.map(\.hevcAccessUnit?.nalUnitTypes) == samples.map(\.nalUnitTypes))
+        #expect(contents.frames.map(\.isKeyframe) == samples.map(\.isIRAP))
         #expect(contents.endOfSequenceCount == 1)
         let back = try FLVConversion.annexB(fromFLV: flv)
         #expect(back.diagnostics.isEmpty, "\(back.diagnostics)")
@@ -77,7 +77,7 @@ import Testing
         #expect(values.first == .string("onMetaData"))
         #expect(values.last?["videocodecid"] == .number(Double(0x6876_6331)))
         #expect(values.last?["width"] == .number(320) && values.last?["height"] == .number(180))
-        let frames = try FLVReader.read(flv).hevcFrames
+        let frames = try FLVReader.read(flv).frames
         #expect(frames.count == 60)
         let step = { (frames: Int) in Int64((Double(frames) * 1000 / 30).rounded()) }
         #expect(frames.map(\.decodeTime) == (0..<60).map(step))
@@ -87,16 +87,22 @@ import Testing
         #expect(frames.allSatisfy { $0.compositionTime >= 0 })
     }
 
-    /// A sequence header whose hvcC passes the reader's check of its fixed part but whose
-    /// arrays run past the tag: reported by the conversion, the frames after it written without
-    /// parameter sets.
+    /// A sequence header whose hvcC passes the check of its fixed part but whose arrays run past
+    /// the tag: reported by the conversion (a skipped tag), and the frame after it too — it has
+    /// no format, so it is skipped (`missingParameterSet`), and the file has no frames left.
     @Test func badHVCCArraysAreReported() throws {
         let (record, samples) = try Self.record(of: "hevc/tiny_16x16.265")
         var writer = FLVWriter()
-        try writer.append(FLVVideoTag(frameType: .keyframe, packet: .hevcSequenceHeader(Array(record.bytes.dropLast(3)))), timestamp: 0)
+        // The tag's bytes by hand: a `VideoFormatDescription` holds only an hvcC that parses.
+        let tag = [0x90] + Array("hvc1".utf8) + Array(record.bytes.dropLast(3))
+        var header: [UInt8] = []
+        try FLVTagHeader(tagType: .video, dataSize: tag.count, timestamp: 0).append(to: &header)
+        let size = header.count + tag.count
+        let bytes = writer.bytes + header + tag + (0..<4).map { UInt8(truncatingIfNeeded: size >> (24 - 8 * $0)) }
+        writer = FLVWriter()
         try writer.appendFrame(samples[0].data, isKeyframe: true, decodeTime: 0, presentationTime: 0, codec: .hevc)
-        let back = try FLVConversion.annexB(fromFLV: writer.bytes)
-        #expect(back.diagnostics.map(\.code) == [.truncated], "\(back.diagnostics)")
-        #expect(back.bytes == (try AnnexB.fromHVCC(samples[0].data, lengthSize: 4)))
+        let back = try FLVConversion.annexB(fromFLV: bytes + writer.bytes.dropFirst(13))
+        #expect(back.diagnostics.map(\.code) == [.truncated, .missingParameterSet, .missingParameterSet], "\(back.diagnostics)")
+        #expect(back.bytes.isEmpty)
     }
 }

@@ -33,16 +33,17 @@ import RTMPMessages
 
     /// The events' H.265 frames and sequence headers, checked against what was published.
     static func expectPublished(_ events: [FLVReader.Event], sourceLocation: SourceLocation = #_sourceLocation) throws {
-        #expect(events.first == .hevcSequenceHeader(stream.record.bytes), sourceLocation: sourceLocation)
-        #expect(try events.first?.videoFormat() == .hevc(stream.record), sourceLocation: sourceLocation)
-        let frames = events.compactMap { if case .hevcFrame(let frame) = $0 { frame } else { nil } }
-        #expect(frames.map(\.accessUnit.data) == stream.samples.map(\.data), sourceLocation: sourceLocation)
-        #expect(frames.map(\.hevcAccessUnit.nalUnitTypes) == stream.samples.map(\.nalUnitTypes), sourceLocation: sourceLocation)
+        let announced = events.first.flatMap { if case .formatChanged(let format) = $0 { format } else { nil } }
+        #expect(announced?.configurationRecordBytes == stream.record.bytes, sourceLocation: sourceLocation)
+        #expect(events.first == .formatChanged(.hevc(stream.record)), sourceLocation: sourceLocation)
+        let frames = events.compactMap { if case .frame(let frame) = $0 { frame } else { nil } }
+        #expect(frames.map(\.data) == stream.samples.map(\.data), sourceLocation: sourceLocation)
+        #expect(frames.map(\.hevcAccessUnit?.nalUnitTypes) == stream.samples.map(\.nalUnitTypes), sourceLocation: sourceLocation)
         #expect(frames.map(\.isKeyframe) == stream.samples.map(\.isIRAP), sourceLocation: sourceLocation)
         #expect(frames.map(\.decodeTime) == stream.samples.indices.map { Int64(40 * $0) }, sourceLocation: sourceLocation)
         #expect(frames.map(\.compositionTime) == stream.samples.indices.map { Int32(($0 % 2) * 80) }, sourceLocation: sourceLocation)
         #expect(frames.allSatisfy { $0.syntax == .enhanced }, sourceLocation: sourceLocation)
-        #expect(!events.contains { if case .frame = $0 { true } else { false } }, sourceLocation: sourceLocation)
+        #expect(frames.allSatisfy { $0.format.codec == .hevc && $0.h264AccessUnit == nil }, sourceLocation: sourceLocation)
         #expect(events.last == .endOfSequence(timestamp: Int64(40 * (stream.samples.count - 1))), sourceLocation: sourceLocation)
     }
 

@@ -34,9 +34,9 @@ import MediaContainers
         let (events, ending, key) = await received.value
         #expect(key == "key")
         #expect(ending == .unpublished)
-        #expect(events.first == .sequenceHeader(StreamingFixtures.format))
+        #expect(events.first == .formatChanged(.h264(StreamingFixtures.format)))
         let got = events.compactMap { if case .frame(let frame) = $0 { frame } else { nil } }
-        #expect(got.map(\.accessUnit.data) == frames.map(\.avcc))
+        #expect(got.map(\.data) == frames.map(\.avcc))
         #expect(got.map(\.decodeTime) == frames.indices.map { Int64(40 * $0) })
         #expect(got.map(\.compositionTime) == frames.indices.map { Int32(($0 % 2) * 80) })
         #expect(got.map(\.isKeyframe) == frames.map(\.isKeyframe))

@@ -35,9 +35,9 @@ import RTMPMessages
         var events: [FLVReader.Event] = []
         for await event in player { events.append(event) }
         #expect(player.ending == .unpublished)
-        #expect(events.first == .sequenceHeader(StreamingFixtures.format))
+        #expect(events.first == .formatChanged(.h264(StreamingFixtures.format)))
         let got = events.compactMap { if case .frame(let frame) = $0 { frame } else { nil } }
-        #expect(got.map(\.accessUnit.data) == frames.map(\.avcc))
+        #expect(got.map(\.data) == frames.map(\.avcc))
         #expect(got.map(\.decodeTime) == frames.indices.map { Int64(40 * $0) })
         #expect(got.map(\.compositionTime) == frames.indices.map { Int32(($0 % 2) * 80) })
         #expect(events.last == .endOfSequence(timestamp: Int64(40 * (frames.count - 1))))
@@ -112,7 +112,7 @@ import RTMPMessages
         for await _ in server.messages {} // ends once the player has closed the connection, at the end of the stream
         var events: [FLVReader.Event] = []
         for await event in player { events.append(event) }
-        #expect(events.count == 2 && events.first == .sequenceHeader(StreamingFixtures.format))
+        #expect(events.count == 2 && events.first == .formatChanged(.h264(StreamingFixtures.format)))
         #expect(player.droppedEvents == frames.count, "of 14 events (sequence header, 12 frames, end of sequence), 2 kept")
         #expect(player.ending == .unpublished)
         await server.close()
@@ -120,12 +120,13 @@ import RTMPMessages
     }
 
     /// The queue: past its limit an event is dropped, then the frames up to the next keyframe,
-    /// which is delivered once there is room.
-    @Test func queueSkipsToTheNextKeyframe() async {
+    /// which is delivered once there is room — the same for frames of either codec.
+    @Test(arguments: VideoCodec.allCases)
+    func queueSkipsToTheNextKeyframe(codec: VideoCodec) async {
+        let format: VideoFormatDescription = codec == .hevc ? .hevc(RTMPHEVCTests.stream.record) : .h264(StreamingFixtures.format)
         let frame = { (keyframe: Bool, time: Int64) in
-            FLVReader.Event.frame(FLVVideoFrame(accessUnit: AccessUnit(data: [], nalUnitTypes: [], streamOffset: 0, byteCount: 0),
-                                                decodeTime: time, compositionTime: 0, frameType: keyframe ? .keyframe : .interFrame,
-                                                syntax: .legacy))
+            FLVReader.Event.frame(FLVVideoFrame(data: [], format: format, decodeTime: time, compositionTime: 0,
+                                                frameType: keyframe ? .keyframe : .interFrame, syntax: .legacy))
         }
         let queue = RTMPEventQueue<Int>(limit: 2)
         var events = queue.stream.makeAsyncIterator()

@@ -59,14 +59,14 @@ import RTMPMessages
         #expect(video.count == frames.count + 1 + 2 + 1, "sequence header, frames, a second header and its frame, end of sequence")
         #expect(video.allSatisfy { $0.messageStreamId == 1 })
         let tags = try video.map { try FLVVideoTag(parsing: $0.payload) }
-        #expect(tags.first?.packet == .sequenceHeader(StreamingFixtures.format.configurationRecord))
+        #expect(tags.first?.packet == .sequenceHeader(.h264(StreamingFixtures.format)))
         for index in frames.indices {
             let tag = tags[index + 1], message = video[index + 1]
             #expect(message.timestamp == UInt32(index * 40), "DTS in ms since the first frame")
             #expect(tag.packet == .codedFrames(data: frames[index].avcc, compositionTime: index.isMultiple(of: 2) ? 80 : -40))
             #expect(tag.frameType == (frames[index].isKeyframe ? .keyframe : .interFrame))
         }
-        #expect(tags[frames.count + 1].packet == .sequenceHeader(other.1.configurationRecord))
+        #expect(tags[frames.count + 1].packet == .sequenceHeader(.h264(other.1)))
         #expect(video[frames.count + 2].timestamp == 1000)
         #expect(tags.last?.packet == .endOfSequence)
         #expect(publisher.statistics == RTMPPublisher.Statistics(framesSent: frames.count + 1, framesDropped: 0, skipsToKeyframe: 0, sequenceHeaders: 2))

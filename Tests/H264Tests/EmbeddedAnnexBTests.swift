@@ -129,7 +129,7 @@ import RTP
         try writer.appendFrame(Self.annexB([Self.idr, Self.slice], threeByte: true), isKeyframe: true, decodeTime: 0, presentationTime: 0)
         try writer.appendFrame(try Self.avcc([Self.slice]), isKeyframe: false, decodeTime: 40, presentationTime: 40)
         let contents = try FLVReader.read(writer.bytes)
-        #expect(contents.frames.map { $0.accessUnit.nalUnits.map(Array.init) } == [[Self.idr, Self.slice], [Self.slice]])
+        #expect(contents.frames.map { $0.h264AccessUnit?.nalUnits.map(Array.init) } == [[Self.idr, Self.slice], [Self.slice]])
         #expect(contents.warnings.map(\.code) == [.unexpectedStartCode])
         #expect(contents.skippedTags.isEmpty)
     }

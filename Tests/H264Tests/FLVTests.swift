@@ -49,7 +49,7 @@ import MediaContainers
     @Test(arguments: FLVVideoTag.Syntax.allCases)
     func sequenceHeaderCarriesTheAvcC(syntax: FLVVideoTag.Syntax) throws {
         let format = try Self.fixtureUnits().format
-        let tag = FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(format.configurationRecord), syntax: syntax)
+        let tag = FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(.h264(format)), syntax: syntax)
         let bytes = try tag.serialized()
         let prefix: [UInt8] = syntax == .legacy ? [0x17, 0, 0, 0, 0] : [0x90, 0x61, 0x76, 0x63, 0x31]
         #expect(bytes == prefix + format.avcC)
@@ -105,13 +105,13 @@ import MediaContainers
         try writer.appendEndOfSequence(timestamp: times.last!.decode)
         let contents = try FLVReader.read(writer.bytes)
         #expect(contents.skippedTags.isEmpty && contents.warnings.isEmpty)
-        #expect(contents.formatDescriptions == [format])
+        #expect(contents.formats == [.h264(format)])
         #expect(contents.endOfSequenceCount == 1)
         #expect(contents.frames.count == units.count)
         for (index, (frame, unit)) in zip(contents.frames, units).enumerated() {
-            #expect(frame.accessUnit.data == unit.data, "frame \(index)")
-            #expect(frame.accessUnit.nalUnitTypes == unit.nalUnitTypes, "frame \(index)")
-            #expect(frame.accessUnit.formatDescription == format)
+            #expect(frame.data == unit.data, "frame \(index)")
+            #expect(frame.h264AccessUnit?.nalUnitTypes == unit.nalUnitTypes, "frame \(index)")
+            #expect(frame.format.h264 == format)
             #expect(frame.decodeTime == times[index].decode && frame.presentationTime == times[index].presentation)
             #expect(frame.isKeyframe == unit.isIDR && frame.syntax == syntax)
         }
@@ -131,10 +131,10 @@ import MediaContainers
             try writer.appendFrame(short, isKeyframe: unit.isIDR, decodeTime: Int64(index), presentationTime: Int64(index))
         }
         let frames = try FLVReader.read(writer.bytes).frames
-        #expect(frames.map(\.accessUnit.data) == units.map(\.data))
+        #expect(frames.map(\.data) == units.map(\.data))
     }
 
-    /// A second, different sequence header is an event and marks the next frame's format change.
+    /// A second, different sequence header is an event and the next frame is in its format.
     @Test func formatChangeIsReported() throws {
         let (units, format) = try Self.fixtureUnits()
         var other = format.configurationRecord
@@ -147,9 +147,9 @@ import MediaContainers
         let short = try AVCC.data(nalUnits: units[0].nalUnits.map(Array.init), lengthSize: 2)
         try writer.appendFrame(short, isKeyframe: true, decodeTime: 40, presentationTime: 40)
         let contents = try FLVReader.read(writer.bytes)
-        #expect(contents.formatDescriptions.count == 2)
-        #expect(contents.frames.map(\.accessUnit.formatChanged) == [false, true])
-        #expect(contents.frames[1].accessUnit.data == units[0].data)
+        #expect(contents.formats.count == 2)
+        #expect(contents.frames.map(\.format) == contents.formats)
+        #expect(contents.frames[1].data == units[0].data)
     }
 
     // MARK: - Damage
@@ -315,7 +315,7 @@ import MediaContainers
         reader.append(bytes[(starts[3] + 20)...])
         let last = try reader.next()
         guard case .frame(let frame) = last else { Issue.record("expected the third frame, got \(String(describing: last))"); return }
-        #expect(frame.accessUnit.streamOffset == starts[3])
+        #expect(frame.byteOffset == starts[3])
     }
 
     // MARK: - Malformed catalogue
@@ -369,8 +369,9 @@ import MediaContainers
             _ = try FLVVideoTag(parsing: [0x90] + Array("hvc1".utf8) + [1] + [UInt8](repeating: 0, count: 20) + [0xFE, 0])
         },
         MalformedCase("avcC in an hvc1 tag", .invalidConfigurationRecord, field: "VideoFourCc") {
-            let avc = try FLVVideoTag(parsing: sequenceHeader)
-            _ = try FLVVideoTag(frameType: .keyframe, packet: avc.packet, syntax: .enhanced, codec: .hevc).serialized()
+            var tag = try FLVVideoTag(parsing: sequenceHeader)
+            (tag.syntax, tag.codec) = (.enhanced, .hevc)
+            _ = try tag.serialized()
         },
         MalformedCase("enhanced multitrack", .unsupported, field: "VideoPacketType") { _ = try FLVVideoTag(parsing: [0x96] + Array("avc1".utf8)) },
         MalformedCase("enhanced CompositionTime cut", .truncated, field: "CompositionTime") {

@@ -1,4 +1,5 @@
 import H264
+import HEVC
 import MediaContainers
 
 /// The y4m and FLV readers (H264Media, H264).
@@ -72,21 +73,23 @@ extension FuzzTarget {
                     whole.append(event)
                     switch event {
                     case .frame(let frame):
-                        let unit = frame.accessUnit
-                        check(unit.streamOffset >= 9 && unit.streamOffset + unit.byteCount <= input.count, "frame outside the input")
-                        let units = try? AVCC.nalUnits(in: unit.data, lengthSize: 4)
-                        check(units?.count == unit.nalUnitTypes.count && units?.isEmpty == false, "frame data is not 4-byte AVCC")
+                        check(frame.byteOffset >= 9 && frame.byteOffset + frame.byteCount <= input.count, "frame outside the input")
+                        check(frame.format == reader.format, "a frame not in the format in force")
+                        check(frame.isKeyframe == frame.frameType.isKeyframe, "a keyframe flag other than the tag's")
+                        let units = try? AVCC.nalUnits(in: frame.data, lengthSize: 4)
+                        check(units?.isEmpty == false, "frame data is not 4-byte AVCC")
+                        let types = frame.h264AccessUnit?.nalUnitTypes.count ?? frame.hevcAccessUnit?.nalUnitTypes.count
+                        check(units?.count == types, "NAL unit types not one per NAL unit")
                         frames.append(frame)
                     case .skippedTag(let error), .warning(let error):
                         check((error.byteOffset ?? -1) >= 0 && (error.byteOffset ?? -1) <= input.count, "offset of \(error)")
-                    case .hevcFrame(let frame):
-                        let unit = frame.accessUnit
-                        check(unit.streamOffset >= 9 && unit.streamOffset + unit.byteCount <= input.count, "frame outside the input")
-                        check(unit.nalUnitTypes.isEmpty && unit.formatDescription == nil, "H.265 frame with H.264 types or format")
-                        check((try? AVCC.nalUnits(in: unit.data, lengthSize: 4))?.isEmpty == false, "frame data is not 4-byte HVCC")
-                    case .hevcSequenceHeader(let record):
-                        check(record.count >= FLVVideoTag.hevcConfigurationFixedSize && record[0] == 1, "an hvcC whose fixed part does not hold")
-                    case .sequenceHeader, .endOfSequence:
+                    case .formatChanged(let format):
+                        check(format == reader.format, "a format change that is not the format in force")
+                        if format.codec == .hevc {
+                            let record = format.configurationRecordBytes
+                            check(record.count >= FLVVideoTag.hevcConfigurationFixedSize && record[0] == 1, "an hvcC whose fixed part does not hold")
+                        }
+                    case .endOfSequence:
                         break
                     }
                 }
@@ -97,20 +100,29 @@ extension FuzzTarget {
             check(streamed == whole && streamError == wholeError, "streaming in chunks of \(chunk) gave other events")
             check((try? reader.next()) == .some(nil), "events after the end")
             var writer = FLVWriter()
-            var format: FormatDescription?
+            var format: VideoFormatDescription?
             do {
                 for frame in frames {
-                    if let next = frame.accessUnit.formatDescription, next != format {
-                        var record = next.configurationRecord
-                        record.lengthSizeMinusOne = 3
-                        try writer.appendSequenceHeader(FormatDescription(configurationRecord: record), timestamp: frame.decodeTime)
-                        format = next
+                    if frame.format != format {
+                        // The frames are 4-byte AVCC now: the same format with 4-byte lengths.
+                        let rewritten: VideoFormatDescription
+                        if var record = frame.format.h264?.configurationRecord {
+                            record.lengthSizeMinusOne = 3
+                            rewritten = .h264(FormatDescription(configurationRecord: record))
+                        } else if var record = frame.format.hevc {
+                            record.lengthSizeMinusOne = 3
+                            rewritten = .hevc(record)
+                        } else {
+                            rewritten = frame.format
+                        }
+                        try writer.appendSequenceHeader(rewritten, timestamp: frame.decodeTime)
+                        format = frame.format
                     }
-                    try writer.append(FLVVideoTag(frameType: frame.frameType, packet: .codedFrames(data: frame.accessUnit.data,
-                        compositionTime: frame.compositionTime), syntax: frame.syntax), timestamp: frame.decodeTime)
+                    try writer.append(FLVVideoTag(frameType: frame.frameType, packet: .codedFrames(data: frame.data,
+                        compositionTime: frame.compositionTime), syntax: frame.syntax, codec: frame.format.codec), timestamp: frame.decodeTime)
                 }
                 let again = try FLVReader.read(writer.bytes).frames
-                check(again.map(\.accessUnit.data) == frames.map(\.accessUnit.data), "rewritten frames differ")
+                check(again.map(\.data) == frames.map(\.data), "rewritten frames differ")
                 check(again.map(\.presentationTime) == frames.map(\.presentationTime), "rewritten times differ")
             } catch {
                 check(false, "writing what was read failed: \(error)")

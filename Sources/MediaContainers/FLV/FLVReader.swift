@@ -1,21 +1,18 @@
 public import MediaCore
-public import H264
-/// Reads an FLV file's H.264 or H.265 video: access units with their decoding and presentation
-/// times, and the `FormatDescription` of each H.264 sequence header, from legacy (`CodecID` 7)
-/// and Enhanced RTMP (`avc1`) tags alike; H.265 (`hvc1`) sequence headers come as the hvcC's
-/// bytes and its frames as ``Event/hevcFrame(_:)`` (module `HEVC` reads both as its types:
-/// `VideoFormatDescription`, `HEVCAccessUnit`).
+/// Reads an FLV file's H.264 or H.265 video: frames (`CompressedFrame`s, with the tags' times)
+/// and the format of each sequence header, from legacy (`CodecID` 7) and Enhanced RTMP (`avc1`,
+/// `hvc1`) tags alike. Its events never fork on the codec: a format is a
+/// `VideoFormatDescription` (its `codec` tells), a frame an ``FLVVideoFrame``.
 ///
 /// ```swift
 /// var reader = try FLVReader(bytes)                  // throws when there is no FLV header
 /// while let event = try reader.next() {              // throws when framing is lost
 ///     switch event {
-///     case .sequenceHeader(let format):  decoder = makeDecoder(format)
-///     case .frame(let frame):            decode(frame.accessUnit.data, pts: frame.presentationTime)
-///     case .endOfSequence:               break
-///     case .hevcSequenceHeader, .hevcFrame: break        // H.265: see module HEVC
-///     case .skippedTag(let error):       log("damaged tag skipped: \(error)")
-///     case .warning(let warning):        log(warning)
+///     case .formatChanged(let format):  decoder = makeDecoder(format)
+///     case .frame(let frame):           decode(frame.frame)
+///     case .endOfSequence:              break
+///     case .skippedTag(let error):      log("damaged tag skipped: \(error)")
+///     case .warning(let warning):       log(warning)
 ///     }
 /// }
 /// ```
@@ -25,8 +22,9 @@ public import H264
 ///   is not one (`MediaError.Code.flvFramingLost`: unknown tag type, stream id not 0), so where
 ///   the next tag begins is unknown;
 /// - damaged, reported as ``Event/skippedTag(_:)`` and skipped: a video tag whose data does not
-///   parse (a bad avcC, NAL unit lengths running past the tag, another codec, an encrypted tag),
-///   or a last tag cut short by the end of the file (then reading ends);
+///   parse (a bad avcC or hvcC, NAL unit lengths running past the tag, another codec, an
+///   encrypted tag), coded frames before any sequence header of their codec (no format to
+///   decode them with), or a last tag cut short by the end of the file (then reading ends);
 /// - tolerable, reported as ``Event/warning(_:)``: a `PreviousTagSize` that does not match the
 ///   tag before it (FFmpeg does not check it either).
 ///
@@ -39,16 +37,11 @@ public import H264
 public struct FLVReader: Sendable {
     /// What the reader found, in file order.
     public enum Event: Hashable, Sendable {
-        /// A sequence header whose format differs from the one in force (the first one included).
-        case sequenceHeader(FormatDescription)
-        /// One H.264 access unit.
+        /// A sequence header (of either codec) whose format differs from the one in force (the
+        /// first one included): the frames after it are in this format.
+        case formatChanged(VideoFormatDescription)
+        /// One access unit (of either codec), in the format in force.
         case frame(FLVVideoFrame)
-        /// An H.265 (`hvc1`) sequence header whose hvcC differs from the one in force (the first
-        /// one included): the record's bytes, their fixed part checked.
-        case hevcSequenceHeader([UInt8])
-        /// One H.265 access unit: 4-byte lengths, as for H.264, but no NAL unit types nor format
-        /// in its ``FLVVideoFrame/accessUnit`` (module `HEVC`'s `hevcAccessUnit` reads them).
-        case hevcFrame(FLVVideoFrame)
         /// An end-of-sequence tag, with its timestamp in milliseconds.
         case endOfSequence(timestamp: Int64)
         /// A damaged or unsupported video tag (or a cut-off last tag), reported and skipped; the
@@ -60,10 +53,8 @@ public struct FLVReader: Sendable {
 
     /// The file header, once its bytes have been read.
     public private(set) var header: FLVFileHeader?
-    /// The format of the H.264 sequence header in force.
-    public private(set) var formatDescription: FormatDescription?
-    /// The hvcC of the H.265 sequence header in force.
-    public private(set) var hevcConfiguration: [UInt8]?
+    /// The format of the sequence header in force (of either codec); nil before the first.
+    public private(set) var format: VideoFormatDescription?
     /// How many audio and script data tags were skipped.
     public private(set) var ignoredTagCount = 0
 
@@ -78,8 +69,6 @@ public struct FLVReader: Sendable {
     /// The size of the tag before `position`, which the `PreviousTagSize` there should equal.
     private var previousTagSize = 0
     private var expectingPreviousTagSize = true
-    private var formatChanged = false
-    private var hevcFormatChanged = false
     /// Warnings found in the last tag read, handed out by ``next()`` before the next tag is read.
     private var pendingWarnings: [MediaError] = []
 
@@ -209,24 +198,19 @@ public struct FLVReader: Sendable {
             return .skippedTag(error.offset(by: base + data.lowerBound))
         }
         switch video.packet {
-        case .sequenceHeader(let record):
-            let format = FormatDescription(configurationRecord: record)
-            guard format != formatDescription else { return nil }
-            formatChanged = formatDescription != nil
-            formatDescription = format
-            return .sequenceHeader(format)
-        case .hevcSequenceHeader(let record):
-            guard record != hevcConfiguration else { return nil }
-            hevcFormatChanged = hevcConfiguration != nil
-            hevcConfiguration = record
-            return .hevcSequenceHeader(record)
+        case .sequenceHeader(let announced):
+            guard announced != format else { return nil }
+            format = announced
+            return .formatChanged(announced)
         case .endOfSequence:
             return .endOfSequence(timestamp: Int64(tag.timestamp))
         case .codedFrames(let payload, let compositionTime):
             let payloadStart = data.upperBound - payload.count
-            let hevc = video.codec == .hevc
-            // hvcC: lengthSizeMinusOne in the low bits of byte 21 (checked by FLVVideoTag).
-            let lengthSize = hevc ? hevcConfiguration.map { Int($0[21] & 0x03) + 1 } ?? 4 : formatDescription?.nalUnitLengthSize ?? 4
+            guard let format, format.codec == video.codec else {
+                return .skippedTag(MediaError(.missingParameterSet, field: "VideoPacketType", byteOffset: base + tagStart,
+                                             "coded frames before any \(video.codec == .hevc ? "H.265" : "H.264") sequence header: no format to decode them with"))
+            }
+            let lengthSize = format.nalUnitLengthSize
             let units: [Range<Int>]
             let annexBInside: Bool
             do throws(MediaError) {
@@ -251,18 +235,9 @@ public struct FLVReader: Sendable {
                 // Lengths of 1 or 2 bytes (or empty units) are rewritten; each unit fits 4 bytes.
                 data = (try? AVCC.data(nalUnits: units.map { Array(payload[$0]) }, lengthSize: 4)) ?? []
             }
-            let accessUnit = AccessUnit(data: data,
-                                        nalUnitTypes: hevc ? [] : units.map { NALUnitHeader(byte: payload[$0.lowerBound]).nalUnitType },
-                                        streamOffset: base + tagStart, byteCount: FLVTagHeader.size + tag.dataSize,
-                                        formatDescription: hevc ? nil : formatDescription, formatChanged: hevc ? hevcFormatChanged : formatChanged)
-            let frame = FLVVideoFrame(accessUnit: accessUnit, decodeTime: Int64(tag.timestamp),
-                                      compositionTime: compositionTime, frameType: video.frameType, syntax: video.syntax)
-            if hevc {
-                hevcFormatChanged = false
-                return .hevcFrame(frame)
-            }
-            formatChanged = false
-            return .frame(frame)
+            return .frame(FLVVideoFrame(data: data, format: format, decodeTime: Int64(tag.timestamp), compositionTime: compositionTime,
+                                        frameType: video.frameType, syntax: video.syntax, byteOffset: base + tagStart,
+                                        byteCount: FLVTagHeader.size + tag.dataSize))
         }
     }
 }
@@ -272,14 +247,10 @@ extension FLVReader {
     public struct Contents: Hashable, Sendable {
         /// The file header.
         public var header: FLVFileHeader
-        /// The H.264 access units, in file (decoding) order.
+        /// The access units (of either codec), in file (decoding) order.
         public var frames: [FLVVideoFrame]
-        /// The formats of the H.264 sequence headers, in order (each differs from the one before).
-        public var formatDescriptions: [FormatDescription]
-        /// The H.265 access units, in file (decoding) order.
-        public var hevcFrames: [FLVVideoFrame] = []
-        /// The hvcC of each H.265 sequence header, in order (each differs from the one before).
-        public var hevcConfigurations: [[UInt8]] = []
+        /// The formats of the sequence headers, in order (each differs from the one before).
+        public var formats: [VideoFormatDescription]
         /// How many end-of-sequence tags were read.
         public var endOfSequenceCount: Int
         /// The damaged or unsupported video tags that were skipped.
@@ -295,14 +266,12 @@ extension FLVReader {
     /// - Throws: the fatal errors of ``init(_:)`` and ``next()``.
     public static func read(_ bytes: [UInt8]) throws(MediaError) -> Contents {
         var reader = try FLVReader(bytes)
-        var contents = Contents(header: reader.header ?? FLVFileHeader(), frames: [], formatDescriptions: [], endOfSequenceCount: 0,
+        var contents = Contents(header: reader.header ?? FLVFileHeader(), frames: [], formats: [], endOfSequenceCount: 0,
                                 skippedTags: [], warnings: [], ignoredTagCount: 0)
         while let event = try reader.next() {
             switch event {
-            case .sequenceHeader(let format): contents.formatDescriptions.append(format)
+            case .formatChanged(let format): contents.formats.append(format)
             case .frame(let frame): contents.frames.append(frame)
-            case .hevcSequenceHeader(let record): contents.hevcConfigurations.append(record)
-            case .hevcFrame(let frame): contents.hevcFrames.append(frame)
             case .endOfSequence: contents.endOfSequenceCount += 1
             case .skippedTag(let error): contents.skippedTags.append(error)
             case .warning(let warning): contents.warnings.append(warning)

@@ -1,12 +1,14 @@
+public import MediaCore
 public import H264
-/// One access unit read from an FLV video tag, with its timing.
+
+/// One access unit read from an FLV video tag (or an RTMP video message), of either codec: the
+/// `CompressedFrame` every source of this package hands out, and what only FLV says of it — the
+/// tag's millisecond times, `FrameType`, syntax and place in the file.
 public struct FLVVideoFrame: Hashable, Sendable {
-    /// The access unit in AVCC (or H.265's HVCC) with 4-byte lengths (whatever length size the
-    /// file used), its H.264 NAL unit types and the format of the sequence header in force (both
-    /// left empty for H.265: module `HEVC`'s `hevcAccessUnit` reads its types). Its
-    /// `AccessUnit.streamOffset` is where the tag begins in the file and its
-    /// `AccessUnit.byteCount` the tag's size (11 + `DataSize`).
-    public var accessUnit: AccessUnit
+    /// The frame: its NAL units with 4-byte lengths (whatever length size the file used), the
+    /// format of the sequence header in force, its presentation and decoding times (the tag's
+    /// milliseconds as `Duration`s) and whether it is a keyframe (the tag's ``frameType``).
+    public var frame: CompressedFrame
     /// The tag's timestamp: the decoding time in milliseconds.
     public var decodeTime: Int64
     /// `CompositionTime`: presentation time − decoding time, in milliseconds (may be negative).
@@ -15,20 +17,61 @@ public struct FLVVideoFrame: Hashable, Sendable {
     public var frameType: FLVVideoTag.FrameType
     /// The syntax of the tag (legacy or Enhanced RTMP).
     public var syntax: FLVVideoTag.Syntax
+    /// Where the tag begins in the file (or, for RTMP, in the tags the messages were read as).
+    public var byteOffset: Int
+    /// The tag's size: 11 + `DataSize`.
+    public var byteCount: Int
 
-    /// Creates a frame.
-    public init(accessUnit: AccessUnit, decodeTime: Int64, compositionTime: Int32, frameType: FLVVideoTag.FrameType,
-                syntax: FLVVideoTag.Syntax) {
-        self.accessUnit = accessUnit
+    /// Creates a frame from its parts.
+    public init(frame: CompressedFrame, decodeTime: Int64, compositionTime: Int32, frameType: FLVVideoTag.FrameType,
+                syntax: FLVVideoTag.Syntax, byteOffset: Int, byteCount: Int) {
+        self.frame = frame
         self.decodeTime = decodeTime
         self.compositionTime = compositionTime
         self.frameType = frameType
         self.syntax = syntax
+        self.byteOffset = byteOffset
+        self.byteCount = byteCount
+    }
+
+    /// Creates a frame of `data` (NAL units after 4-byte lengths) in `format`, its
+    /// `CompressedFrame` timed by the milliseconds given and a keyframe when `frameType` says so.
+    public init(data: [UInt8], format: VideoFormatDescription, decodeTime: Int64, compositionTime: Int32,
+                frameType: FLVVideoTag.FrameType, syntax: FLVVideoTag.Syntax, byteOffset: Int = 0, byteCount: Int = 0) {
+        let presentationTime = decodeTime + Int64(compositionTime)
+        self.init(frame: CompressedFrame(data: data, format: format, presentationTime: .milliseconds(presentationTime),
+                                         decodeTime: .milliseconds(decodeTime), isKeyframe: frameType.isKeyframe),
+                  decodeTime: decodeTime, compositionTime: compositionTime, frameType: frameType, syntax: syntax,
+                  byteOffset: byteOffset, byteCount: byteCount)
+    }
+
+    /// The frame's NAL units, each after a 4-byte big-endian length.
+    public var data: [UInt8] { frame.data }
+
+    /// The format of the sequence header in force when the frame came.
+    public var format: VideoFormatDescription {
+        // An FLV frame is always video: the reader builds it from a `VideoFormatDescription`.
+        guard case .video(let format) = frame.format else { preconditionFailure("an FLV frame of a non-video format") }
+        return format
     }
 
     /// The presentation time in milliseconds: ``decodeTime`` + ``compositionTime``.
     public var presentationTime: Int64 { decodeTime + Int64(compositionTime) }
 
-    /// True when the tag marks a keyframe (`FrameType` 1 or 4).
-    public var isKeyframe: Bool { frameType.isKeyframe }
+    /// Whether the frame is a keyframe (`CompressedFrame.isKeyframe`): the reader sets it when
+    /// the tag marks one (`FrameType` 1 or 4).
+    public var isKeyframe: Bool { frame.isKeyframe }
+
+    /// The frame as an H.264 access unit, for code that reads H.264 syntax: the same bytes, each
+    /// NAL unit's type from its header byte, the format's `FormatDescription`, and the tag's
+    /// offset and size as `AccessUnit.streamOffset` and `AccessUnit.byteCount`; nil for a
+    /// frame of another codec.
+    public var h264AccessUnit: AccessUnit? {
+        guard let format = format.h264 else { return nil }
+        let data = frame.data
+        // The reader wrote these lengths itself: they hold.
+        let units = (try? AVCC.nalUnits(in: data, lengthSize: 4, allowingEmptyNALUnits: true)) ?? []
+        return AccessUnit(data: data, nalUnitTypes: units.filter { !$0.isEmpty }.map { NALUnitHeader(byte: data[$0.lowerBound]).nalUnitType },
+                          streamOffset: byteOffset, byteCount: byteCount, formatDescription: format)
+    }
 }

@@ -1,6 +1,6 @@
 public import MediaCore
-public import H264
-public import HEVC
+import H264
+import HEVC
 /// The data of an FLV video tag carrying H.264 or H.265 (`VIDEODATA`): a sequence header (the
 /// avcC or the hvcC), coded frames (length-prefixed NAL units with a composition time) or an end
 /// of sequence.
@@ -46,12 +46,10 @@ public struct FLVVideoTag: Hashable, Sendable {
 
     /// What the tag carries.
     public enum Packet: Hashable, Sendable {
-        /// `AVCPacketType` 0 / `SequenceStart`: the decoder configuration (the avcC).
-        case sequenceHeader(AVCDecoderConfigurationRecord)
-        /// `SequenceStart` of an `hvc1` tag: the H.265 decoder configuration record's bytes (the
-        /// hvcC), whose fixed part is checked here (its length and `lengthSizeMinusOne`); module
-        /// `HEVC` parses the whole (`HEVCDecoderConfigurationRecord(parsing:)`).
-        case hevcSequenceHeader([UInt8])
+        /// `AVCPacketType` 0 / `SequenceStart`: the decoder configuration — the avcC of an H.264
+        /// tag (`VideoFormatDescription.h264(_:)`), the hvcC of an `hvc1` tag
+        /// (`VideoFormatDescription.hevc(_:)`), parsed whole.
+        case sequenceHeader(VideoFormatDescription)
         /// `AVCPacketType` 1 / `CodedFrames` / `CodedFramesX`: one access unit's NAL units, each
         /// preceded by its length in the size the sequence header names, and the composition
         /// time offset PTS − DTS in milliseconds (−8,388,608…8,388,607; negative values are kept).
@@ -80,12 +78,19 @@ public struct FLVVideoTag: Hashable, Sendable {
     /// The codec: H.264 (legacy `CodecID` 7 or `avc1`) or H.265 (`hvc1`).
     public var codec: VideoCodec
 
-    /// Creates a tag; a ``Packet/hevcSequenceHeader(_:)`` makes it an H.265 tag whatever `codec` says.
+    /// Creates a tag; a ``Packet/sequenceHeader(_:)`` makes it a tag of its format's codec
+    /// whatever `codec` says.
     public init(frameType: FrameType, packet: Packet, syntax: Syntax = .legacy, codec: VideoCodec = .h264) {
         self.frameType = frameType
         self.packet = packet
         self.syntax = syntax
-        if case .hevcSequenceHeader = packet { self.codec = .hevc } else { self.codec = codec }
+        if case .sequenceHeader(let format) = packet { self.codec = format.codec } else { self.codec = codec }
+    }
+
+    /// The sequence header tag of `format`: the avcC (legacy or enhanced, as `syntax` says) or the
+    /// hvcC (`hvc1`, always enhanced).
+    public static func sequenceHeader(_ format: VideoFormatDescription, syntax: Syntax) -> FLVVideoTag {
+        FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(format), syntax: format.codec == .hevc ? .enhanced : syntax)
     }
 
     /// The Enhanced RTMP FourCC of ``codec``.
@@ -103,9 +108,11 @@ public struct FLVVideoTag: Hashable, Sendable {
     ///   0, 6 or 7 or an `AVCPacketType` above 2; the errors of
     ///   `AVCDecoderConfigurationRecord.init(parsing:)` for an H.264 sequence header, offset to
     ///   the tag data; for an H.265 one, `MediaError.Code.truncated` (field
-    ///   `HEVCDecoderConfigurationRecord`) when it is shorter than its fixed part and
+    ///   `HEVCDecoderConfigurationRecord`) when it is shorter than its fixed part,
     ///   `MediaError.Code.invalidConfigurationRecord` for a `configurationVersion` other than 1
-    ///   or a `lengthSizeMinusOne` of 2.
+    ///   or a `lengthSizeMinusOne` of 2, and the errors of
+    ///   `HEVCDecoderConfigurationRecord.init(parsing:)` (offset to the tag data) when its arrays
+    ///   do not parse.
     public init(parsing data: some RandomAccessCollection<UInt8>) throws(MediaError) {
         // Offsets are counted from the start of the data; only the payload is copied.
         let count = data.count
@@ -140,9 +147,9 @@ public struct FLVVideoTag: Hashable, Sendable {
             }
             switch packetType {
             case 0 where codec == .hevc:
-                packet = .hevcSequenceHeader(try Self.hevcRecord(payload(from: 5), at: 5))
+                packet = .sequenceHeader(try Self.hevcFormat(payload(from: 5), at: 5))
             case 0:
-                packet = .sequenceHeader(try Self.record(data.dropFirst(5), at: 5))
+                packet = .sequenceHeader(try Self.format(data.dropFirst(5), at: 5))
             case 1:
                 guard count >= 8 else {
                     throw MediaError(.truncated, field: "CompositionTime", byteOffset: 5, "the tag ends inside its composition time")
@@ -170,7 +177,7 @@ public struct FLVVideoTag: Hashable, Sendable {
             }
             let time = BigEndian.signExtend24(Int(byte(2)) << 16 | Int(byte(3)) << 8 | Int(byte(4)))
             switch byte(1) {
-            case 0: packet = .sequenceHeader(try Self.record(data.dropFirst(5), at: 5))
+            case 0: packet = .sequenceHeader(try Self.format(data.dropFirst(5), at: 5))
             case 1: packet = .codedFrames(data: payload(from: 5), compositionTime: time)
             case 2: packet = .endOfSequence
             default:
@@ -179,17 +186,19 @@ public struct FLVVideoTag: Hashable, Sendable {
         }
     }
 
-    private static func record(_ bytes: some Collection<UInt8>, at offset: Int) throws(MediaError) -> AVCDecoderConfigurationRecord {
+    /// The format of an avcC (errors offset by `offset`).
+    private static func format(_ bytes: some Collection<UInt8>, at offset: Int) throws(MediaError) -> VideoFormatDescription {
         do throws(MediaError) {
-            return try AVCDecoderConfigurationRecord(parsing: bytes)
+            return .h264(FormatDescription(configurationRecord: try AVCDecoderConfigurationRecord(parsing: bytes)))
         } catch {
             throw error.offset(by: offset)
         }
     }
 
-    /// The hvcC's bytes when their fixed part holds: at least 23 bytes, `configurationVersion`
-    /// 1 and a NAL unit length of 1, 2 or 4 bytes (errors offset by `offset`).
-    private static func hevcRecord(_ bytes: [UInt8], at offset: Int) throws(MediaError) -> [UInt8] {
+    /// The format of an hvcC whose fixed part holds — at least 23 bytes, `configurationVersion`
+    /// 1 and a NAL unit length of 1, 2 or 4 bytes — and whose arrays parse (errors offset by
+    /// `offset`).
+    private static func hevcFormat(_ bytes: [UInt8], at offset: Int) throws(MediaError) -> VideoFormatDescription {
         guard bytes.count >= hevcConfigurationFixedSize else {
             throw MediaError(.truncated, field: "HEVCDecoderConfigurationRecord", byteOffset: offset,
                             "an hvcC of \(bytes.count) bytes, its fixed part has \(hevcConfigurationFixedSize)")
@@ -201,7 +210,11 @@ public struct FLVVideoTag: Hashable, Sendable {
         guard bytes[21] & 0x03 != 2 else {
             throw MediaError(.invalidConfigurationRecord, field: "lengthSizeMinusOne", byteOffset: offset + 21, "a 3-byte NAL unit length")
         }
-        return bytes
+        do throws(MediaError) {
+            return .hevc(try HEVCDecoderConfigurationRecord(parsing: bytes))
+        } catch {
+            throw error.offset(by: offset)
+        }
     }
 
     /// Appends the tag data.
@@ -210,17 +223,20 @@ public struct FLVVideoTag: Hashable, Sendable {
     /// `CodedFramesX`. H.265 tags are written in the enhanced syntax.
     ///
     /// - Throws: `MediaError.Code.valueOutOfRange` for a composition time outside SI24 (field
-    ///   `CompositionTime`); `MediaError.Code.invalidConfigurationRecord` for an avcC in an
-    ///   H.265 tag or an hvcC in an H.264 one; the errors of `AVCDecoderConfigurationRecord.serialized()`.
+    ///   `CompositionTime`); `MediaError.Code.invalidConfigurationRecord` for a sequence header
+    ///   whose format is not of the tag's ``codec``.
     public func append(to output: inout [UInt8]) throws(MediaError) {
         let frame = frameType.rawValue
         switch codec == .hevc ? .enhanced : syntax {
         case .legacy:
             output.append(frame << 4 | Self.avcCodecId)
             switch packet {
-            case .sequenceHeader(let record):
+            case .sequenceHeader(let format):
+                guard format.codec == .h264 else {
+                    throw MediaError(.invalidConfigurationRecord, field: "CodecID", "an hvcC in an H.264 tag")
+                }
                 output.append(contentsOf: [0, 0, 0, 0])
-                output.append(contentsOf: try record.serialized())
+                output.append(contentsOf: format.configurationRecordBytes)
             case .codedFrames(let data, let compositionTime):
                 try Self.checkCompositionTime(compositionTime)
                 output.append(1)
@@ -228,23 +244,18 @@ public struct FLVVideoTag: Hashable, Sendable {
                 output.append(contentsOf: data)
             case .endOfSequence:
                 output.append(contentsOf: [2, 0, 0, 0])
-            case .hevcSequenceHeader:
-                throw MediaError(.invalidConfigurationRecord, field: "CodecID", "an hvcC in an H.264 tag")
             }
         case .enhanced:
             let header = 0x80 | frame << 4
             switch packet {
-            case .sequenceHeader(let record):
-                guard codec == .h264 else {
-                    throw MediaError(.invalidConfigurationRecord, field: "VideoFourCc", "an avcC in an hvc1 tag")
+            case .sequenceHeader(let format):
+                guard format.codec == codec else {
+                    throw MediaError(.invalidConfigurationRecord, field: "VideoFourCc",
+                                     codec == .hevc ? "an avcC in an hvc1 tag" : "an hvcC in an avc1 tag")
                 }
                 output.append(header | 0)
                 output.append(contentsOf: fourCC)
-                output.append(contentsOf: try record.serialized())
-            case .hevcSequenceHeader(let record):
-                output.append(header | 0)
-                output.append(contentsOf: Self.hevcFourCC)
-                output.append(contentsOf: record)
+                output.append(contentsOf: format.configurationRecordBytes)
             case .codedFrames(let data, let compositionTime):
                 try Self.checkCompositionTime(compositionTime)
                 output.append(header | (compositionTime == 0 ? 3 : 1))

@@ -76,12 +76,20 @@ public struct FLVWriter: Sendable {
         }
     }
 
-    /// Appends the AVC sequence header (the format's avcC) as a keyframe tag.
+    /// Appends the sequence header of `format` as a keyframe tag: the avcC (in the writer's
+    /// ``syntax``), or for H.265 the hvcC in an Enhanced RTMP `hvc1` `SequenceStart`.
+    ///
+    /// - Throws: as ``append(_:timestamp:)``.
+    public mutating func appendSequenceHeader(_ format: VideoFormatDescription, timestamp: Int64 = 0) throws(MediaError) {
+        try append(FLVVideoTag.sequenceHeader(format, syntax: syntax), timestamp: timestamp)
+    }
+
+    /// Appends the AVC sequence header (the format's avcC) as a keyframe tag
+    /// (the sequence header of `VideoFormatDescription.h264(format)`).
     ///
     /// - Throws: as ``append(_:timestamp:)``.
     public mutating func appendSequenceHeader(_ format: FormatDescription, timestamp: Int64 = 0) throws(MediaError) {
-        try append(FLVVideoTag(frameType: .keyframe, packet: .sequenceHeader(format.configurationRecord), syntax: syntax),
-                   timestamp: timestamp)
+        try appendSequenceHeader(.h264(format), timestamp: timestamp)
     }
 
     /// Appends one access unit: `data` holds its NAL units with length prefixes of the size the

@@ -21,8 +21,6 @@ final class ReceivedOutput {
     private let log: (String) -> Void
     private let decoded: (writer: RTPY4MWriter, path: String, file: FileHandle)?
     private var wroteAll = false
-    /// The format of an RTMP stream's last sequence header.
-    private var flvFormat: VideoFormatDescription?
     /// True once `frames` access units are written (or, when decoding, decoded frames).
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
@@ -76,21 +74,14 @@ final class ReceivedOutput {
         if let frames, annexB.written >= frames { wroteAll = true }
     }
 
-    /// Writes or logs one event of an RTMP stream: frames of either codec stamped on a 90 kHz
+    /// Writes or logs one event of an RTMP stream: frames of either codec, stamped on a 90 kHz
     /// clock.
     func write(flv event: FLVReader.Event) throws {
         switch event {
-        case .sequenceHeader(let format): flvFormat = .h264(format)
-        case .hevcSequenceHeader:
-            do { flvFormat = try event.videoFormat() } catch { log(String(describing: error)) }
-        case .frame(let frame), .hevcFrame(let frame):
-            guard let format = flvFormat else { return }
-            let keyframe = format.codec == .hevc ? frame.hevcAccessUnit.isIRAP : frame.accessUnit.isIDR
-            try write(CompressedFrame(data: frame.accessUnit.data, format: format, presentationTime: .milliseconds(frame.presentationTime),
-                                      decodeTime: .milliseconds(frame.decodeTime), isKeyframe: keyframe),
-                      timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90))
+        case .frame(let frame):
+            try write(frame.frame, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90))
         case .skippedTag(let error), .warning(let error): log(String(describing: error))
-        case .endOfSequence: break
+        case .formatChanged, .endOfSequence: break
         }
     }
 
