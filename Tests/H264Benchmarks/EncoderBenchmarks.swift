@@ -321,7 +321,7 @@ struct EncoderBenchmarks {
         try #require(fields.count == 3)
         let (swift, c, frames) = (fields[0], fields[1], fields[2])
         BenchmarkReport.shared.record(
-            "allocations_per_frame", Double(swift - c) / Double(frames), goal: "≤ 2",
+            "allocations_per_frame", Double(swift - c) / Double(frames), goal: "≤ 1.2",
             detail: "H264Encoder \(swift) − C loop \(c) allocations (x264's own) over \(frames) frames (ultrafast, zerolatency, 1 thread, 1280x720); output handler appends to a reserved array")
     }
 

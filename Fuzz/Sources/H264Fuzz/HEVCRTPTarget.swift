@@ -2,11 +2,16 @@ import H264
 import HEVC
 import RTP
 
+/// An SDP of an H.265 stream without `sprop-…` parameter sets: they come in band.
+private let h265Description = SessionDescription(hevcParameterSets: [], address: "127.0.0.1", port: 5004)
+
 extension FuzzTarget {
     /// `hevc-rtp`: (1) the input as packets (a 2-byte length before each) into
     /// `HEVCRTPDepacketizer`, with and without decoding order numbers and a reorder window from
     /// the first byte: never traps, every access unit is well-formed length-prefixed data with
-    /// one type per NAL unit; (2) the input as Annex-B cut into access units, through
+    /// one type per NAL unit — and the same packets into `VideoRTPDepacketizer` for an `H265`
+    /// SDP, whose frames (their `hvcC` built from the parameter sets in band) have well-formed
+    /// lengths and an H.265 format; (2) the input as Annex-B cut into access units, through
     /// `HEVCRTPPacketizer` at an MTU from the first byte and back: the same NAL units.
     static func hevcRTP(_ bytes: [UInt8]) {
         for withNumbers in [false, true] {
@@ -29,6 +34,23 @@ extension FuzzTarget {
             depacketizer.finish()
             drain()
         }
+        guard var video = try? VideoRTPDepacketizer(h265Description) else { return check(false, "an H.265 SDP refused") }
+        var position = 1
+        func drainVideo() {
+            while let event = video.next() {
+                guard case .frame(let received) = event else { continue }
+                check(received.frame.videoFormat?.codec == .hevc, "an H.265 stream gave a frame of another codec")
+                check((try? AVCC.nalUnits(in: received.frame.data, lengthSize: 4, allowingEmptyNALUnits: true)) != nil, "frame with broken lengths")
+            }
+        }
+        while position + 2 <= bytes.count {
+            let length = min(Int(bytes[position]) << 8 | Int(bytes[position + 1]), bytes.count - position - 2)
+            video.append(packet: Array(bytes[(position + 2)..<(position + 2 + length)]))
+            drainVideo()
+            position += 2 + length
+        }
+        video.finish()
+        drainVideo()
 
         let units = HEVCAccessUnitAssembler.accessUnits(inAnnexB: bytes)
         let mtu = 20 + 8 + 12 + 4 + Int(bytes.first ?? 0) * 4

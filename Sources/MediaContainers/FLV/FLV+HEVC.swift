@@ -9,12 +9,9 @@ extension FLVVideoFrame {
     /// two-byte header; nil for a frame of another codec.
     public var hevcAccessUnit: HEVCAccessUnit? {
         guard format.codec == .hevc else { return nil }
-        let data = frame.data
-        // The reader wrote these lengths itself: they hold.
-        let units = (try? AVCC.nalUnits(in: data, lengthSize: 4, allowingEmptyNALUnits: true)) ?? []
-        let types = units.filter { !$0.isEmpty }.map { range in
-            HEVCNALUnitHeader(data[range.lowerBound], range.count > 1 ? data[range.lowerBound + 1] : 0).nalUnitType
-        }
-        return HEVCAccessUnit(data: data, nalUnitTypes: types, streamOffset: byteOffset, byteCount: byteCount)
+        var unit = HEVCAccessUnit(frame)
+        unit.streamOffset = byteOffset
+        unit.byteCount = byteCount
+        return unit
     }
 }

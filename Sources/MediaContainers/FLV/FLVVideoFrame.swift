@@ -50,9 +50,10 @@ public struct FLVVideoFrame: Hashable, Sendable {
 
     /// The format of the sequence header in force when the frame came.
     public var format: VideoFormatDescription {
-        // An FLV frame is always video: the reader builds it from a `VideoFormatDescription`.
-        guard case .video(let format) = frame.format else { preconditionFailure("an FLV frame of a non-video format") }
-        return format
+        // An FLV video frame is video: the reader builds it from a `VideoFormatDescription`.
+        switch frame.format {
+        case .video(let format): format
+        }
     }
 
     /// The presentation time in milliseconds: ``decodeTime`` + ``compositionTime``.
@@ -67,11 +68,10 @@ public struct FLVVideoFrame: Hashable, Sendable {
     /// offset and size as `AccessUnit.streamOffset` and `AccessUnit.byteCount`; nil for a
     /// frame of another codec.
     public var h264AccessUnit: AccessUnit? {
-        guard let format = format.h264 else { return nil }
-        let data = frame.data
-        // The reader wrote these lengths itself: they hold.
-        let units = (try? AVCC.nalUnits(in: data, lengthSize: 4, allowingEmptyNALUnits: true)) ?? []
-        return AccessUnit(data: data, nalUnitTypes: units.filter { !$0.isEmpty }.map { NALUnitHeader(byte: data[$0.lowerBound]).nalUnitType },
-                          streamOffset: byteOffset, byteCount: byteCount, formatDescription: format)
+        guard format.h264 != nil else { return nil }
+        var unit = AccessUnit(frame)
+        unit.streamOffset = byteOffset
+        unit.byteCount = byteCount
+        return unit
     }
 }
