@@ -116,25 +116,37 @@ public struct VideoRTPDepacketizer: Sendable {
             return .frame(held)
         }
         while true {
+            // The codec's event: an access unit becomes a frame (nil: none, go on), the rest passes.
             if h264 != nil {
-                guard let event = h264!.next() else { return nil }
-                switch event {
-                case .accessUnit(let received):
-                    if let event = frame(of: received) { return event }
-                case .loss(let loss): return .loss(loss)
-                case .keyframeRequest: return .keyframeRequest
-                case .diagnostic(let error): return .diagnostic(error)
+                switch Self.split(h264!.next()) {
+                case nil: return nil
+                case .event(let event)?: return event
+                case .accessUnit(let received)?: if let event = frame(of: received) { return event }
                 }
             } else {
-                guard let event = hevc?.next() else { return nil }
-                switch event {
-                case .accessUnit(let received):
-                    if let event = frame(of: received) { return event }
-                case .loss(let loss): return .loss(loss)
-                case .keyframeRequest: return .keyframeRequest
-                case .diagnostic(let error): return .diagnostic(error)
+                switch Self.split(hevc?.next()) {
+                case nil: return nil
+                case .event(let event)?: return event
+                case .accessUnit(let received)?: if let event = frame(of: received) { return event }
                 }
             }
+        }
+    }
+
+    /// A codec depacketizer's event: its access unit, or the event it is here.
+    private enum Split<Unit: Sendable> {
+        case accessUnit(RTPReceivedAccessUnit<Unit>)
+        case event(Event)
+    }
+
+    /// Splits a codec depacketizer's event into an access unit or this depacketizer's event.
+    private static func split<Unit>(_ event: RTPDepacketizerEvent<Unit>?) -> Split<Unit>? {
+        switch event {
+        case nil: nil
+        case .accessUnit(let received)?: .accessUnit(received)
+        case .loss(let loss)?: .event(.loss(loss))
+        case .keyframeRequest?: .event(.keyframeRequest)
+        case .diagnostic(let error)?: .event(.diagnostic(error))
         }
     }
 
