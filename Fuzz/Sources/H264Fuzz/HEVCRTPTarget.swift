@@ -5,6 +5,17 @@ import RTP
 /// An SDP of an H.265 stream without `sprop-…` parameter sets: they come in band.
 private let h265Description = SessionDescription(hevcParameterSets: [], address: "127.0.0.1", port: 5004)
 
+/// The input after its first byte as packets, a 2-byte big-endian length before each (the last
+/// one cut to what is left).
+private func forEachPacket(in bytes: [UInt8], _ body: ([UInt8]) -> Void) {
+    var position = 1
+    while position + 2 <= bytes.count {
+        let length = min(Int(bytes[position]) << 8 | Int(bytes[position + 1]), bytes.count - position - 2)
+        body(Array(bytes[(position + 2)..<(position + 2 + length)]))
+        position += 2 + length
+    }
+}
+
 extension FuzzTarget {
     /// `hevc-rtp`: (1) the input as packets (a 2-byte length before each) into
     /// `HEVCRTPDepacketizer`, with and without decoding order numbers and a reorder window from
@@ -17,7 +28,6 @@ extension FuzzTarget {
         for withNumbers in [false, true] {
             let configuration = RTPDepacketizer.Configuration(reorderWindow: Int(bytes.first ?? 0) % 8)
             var depacketizer = HEVCRTPDepacketizer(configuration: configuration, maximumDONDifference: withNumbers ? 1 : 0)
-            var position = 1
             func drain() {
                 while let event = depacketizer.next() {
                     if case .accessUnit(let unit) = event {
@@ -25,17 +35,14 @@ extension FuzzTarget {
                     }
                 }
             }
-            while position + 2 <= bytes.count {
-                let length = min(Int(bytes[position]) << 8 | Int(bytes[position + 1]), bytes.count - position - 2)
-                depacketizer.append(packet: Array(bytes[(position + 2)..<(position + 2 + length)]))
+            forEachPacket(in: bytes) { packet in
+                depacketizer.append(packet: packet)
                 drain()
-                position += 2 + length
             }
             depacketizer.finish()
             drain()
         }
         guard var video = try? VideoRTPDepacketizer(h265Description) else { return check(false, "an H.265 SDP refused") }
-        var position = 1
         func drainVideo() {
             while let event = video.next() {
                 guard case .frame(let received) = event else { continue }
@@ -43,11 +50,9 @@ extension FuzzTarget {
                 check((try? AVCC.nalUnits(in: received.frame.data, lengthSize: 4, allowingEmptyNALUnits: true)) != nil, "frame with broken lengths")
             }
         }
-        while position + 2 <= bytes.count {
-            let length = min(Int(bytes[position]) << 8 | Int(bytes[position + 1]), bytes.count - position - 2)
-            video.append(packet: Array(bytes[(position + 2)..<(position + 2 + length)]))
+        forEachPacket(in: bytes) { packet in
+            video.append(packet: packet)
             drainVideo()
-            position += 2 + length
         }
         video.finish()
         drainVideo()
