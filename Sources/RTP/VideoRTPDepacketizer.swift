@@ -1,7 +1,7 @@
 public import H264
 public import HEVC
 
-/// Turns the RTP packets of a video stream of either codec into ``CompressedFrame``s: H.264 by
+/// Turns the RTP packets of a video stream of either codec into `CompressedFrame`s: H.264 by
 /// RFC 6184 (`RTPDepacketizer`), H.265 by RFC 7798 (``HEVCRTPDepacketizer``), chosen by the
 /// SDP's `rtpmap` — what an RTSP client, an RTSP record server and an RTP receiver hold, so that
 /// none of them forks on the codec. Sans-I/O: append packets, then take the events.
