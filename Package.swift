@@ -129,7 +129,9 @@ let package = Package(
         .target(name: "H264TestSupport", dependencies: ["H264", "MediaContainers", "RTP"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "HEVCTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "H264MediaTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "MediaContainersTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "RTSPMessagesTests", dependencies: ["MediaCore", "RTP", "RTSPMessages", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "RTMPMessagesTests", dependencies: ["MediaCore", "H264", "MediaContainers", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264EncoderTests", dependencies: [
             "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Encoder", "H264SessionCore", "H264TestSupport",

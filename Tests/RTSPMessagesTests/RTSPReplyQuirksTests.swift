@@ -1,4 +1,4 @@
-import H264
+import MediaCore
 import H264TestSupport
 import Testing
 import RTSPMessages
