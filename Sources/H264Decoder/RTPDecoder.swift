@@ -61,6 +61,28 @@ public struct RTPDecoder: Sendable {
         try session.decode(unit, presentationTimeStamp: time, duration: frameDuration ?? .zero)
     }
 
+    /// Queues one received frame of either codec (from `VideoRTPDepacketizer`, an RTSP client or
+    /// publisher) for decoding, as ``decode(_:)-(RTPDepacketizer.ReceivedAccessUnit)`` does an
+    /// H.264 access unit: before the first keyframe (an H.264 IDR, an H.265 IRAP picture), it
+    /// is counted as skipped; its RTP timestamp gives its presentation time, its format's VUI
+    /// timing ``frameDuration`` (through `DecoderSession.decode(_:duration:)`).
+    ///
+    /// - Parameter received: a frame with its RTP timestamp, in decoding order.
+    /// - Throws: the errors of `DecoderSession.decode(_:duration:)`.
+    public mutating func decode(_ received: RTPReceivedFrame) throws(MediaError) {
+        var frame = received.frame
+        if !timeline.hasStarted {
+            guard frame.isKeyframe else {
+                skippedAccessUnitCount += 1
+                return
+            }
+            if let rate = frame.videoFormat?.framesPerSecond, rate > 0, rate < 1000 { frameDuration = .seconds(1 / rate) }
+        }
+        accessUnitCount += 1
+        frame.presentationTime = timeline.time(of: received.timestamp)
+        try session.decode(frame, duration: frameDuration ?? .zero)
+    }
+
     /// Queues one access unit from `RTPZeroCopyDepacketizer` as
     /// ``decode(_:)-(RTPDepacketizer.ReceivedAccessUnit)`` does, its bytes copied once, from the
     /// received packets into libavcodec's input (through

@@ -92,6 +92,16 @@ public final class RTPY4MWriter: Sendable {
         try decoder.withLock { decoder throws(MediaError) in try decoder.decode(received) }
     }
 
+    /// Queues a received frame of either codec for decoding (unless done).
+    ///
+    /// - Parameter received: the next frame, with its RTP timestamp, in decoding order.
+    /// - Throws: the first error of the output (a size change, what `write` threw) or of the session.
+    public func decode(_ received: RTPReceivedFrame) throws {
+        if let error = state.withLock({ $0.error }) { throw error }
+        guard !done else { return }
+        try decoder.withLock { decoder throws(MediaError) in try decoder.decode(received) }
+    }
+
     /// Outputs the delayed frames and writes a frame still held for the rate.
     ///
     /// - Returns: how many frames were written, damaged, and access units skipped.

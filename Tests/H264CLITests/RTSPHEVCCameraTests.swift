@@ -75,7 +75,7 @@ import Testing
     }
 
     /// `h264 receive rtsp://… -o OUT.265` of the H.265 camera: 60 access units from an IRAP
-    /// picture, which FFmpeg decodes without an error; y4m output is refused in one line.
+    /// picture, which FFmpeg decodes without an error; `-o OUT.y4m` decodes the camera's frames.
     @Test func receiveWritesAnH265Recording() throws {
         let server = try GStreamerRTSPServer(["--codec", "h265"])
         defer { server.kill() }
@@ -91,7 +91,11 @@ import Testing
         let inspected = try CLI.run(["inspect", "--json", output])
         #expect(try ExpectedStream.parse(inspected.stdout).vps.count >= 1, "the SDP's or the stream's VPS comes first")
 
-        let y4m = try CLI.run(["receive", server.url, "-o", directory.appendingPathComponent("camera.y4m").path, "--frames", "5"])
-        #expect(y4m.status != 0 && y4m.stderr.contains("H.265"), "\(y4m.stderr)")
+        let y4mPath = directory.appendingPathComponent("camera.y4m").path
+        let y4m = try CLI.run(["receive", server.url, "-o", y4mPath, "--frames", "5", "--idle-timeout", "10"])
+        #expect(y4m.status == 0, "\(y4m.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: y4mPath)))
+        #expect(String(decoding: bytes.prefix(40), as: UTF8.self).hasPrefix("YUV4MPEG2 W320 H240 "), "the camera's 320×240")
+        #expect(bytes.count == (bytes.firstIndex(of: 0x0A) ?? 0) + 1 + 5 * (6 + 115_200), "5 frames of 320×240 4:2:0")
     }
 }

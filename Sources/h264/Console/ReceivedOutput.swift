@@ -6,12 +6,11 @@ import H264Streaming
 import HEVC
 import RTP
 
-/// The output of `h264 receive`: the access units as Annex-B (H264Media's
-/// `ReceivedAnnexBWriter`: from the first IDR on, SPS and PPS before each IDR) up to `frames`,
-/// and with `decodedPath` decoded as y4m (H264Decoder's `RTPY4MWriter`; `frames` then counts
-/// its frames); without a path, only decoded. H.265 access units (an H.265 camera's or
-/// publisher's, an RTMP stream's `hvc1` frames) are written as Annex-B the same way, the
-/// description's (or the last hvcC's) VPS, SPS and PPS before each IRAP picture without them.
+/// The output of `h264 receive`: the frames of either codec as Annex-B (MediaContainers'
+/// `ReceivedAnnexBWriter`: from the first keyframe on, the format's parameter sets before each
+/// keyframe that lacks them) up to `frames`, and with `decodedPath` decoded as y4m
+/// (H264Decoder's `RTPY4MWriter`; `frames` then counts its frames); without a path, only
+/// decoded.
 final class ReceivedOutput {
     private let out: FileHandle?
     private var annexB: ReceivedAnnexBWriter
@@ -58,18 +57,14 @@ final class ReceivedOutput {
         }
     }
 
-    /// Writes one frame of either codec as Annex-B, from the first keyframe on; decodes an H.264
-    /// frame (stamped with its 90 kHz `timestamp`) when asked to. An H.265 stream is written as
-    /// Annex-B, not decoded.
+    /// Writes one frame of either codec as Annex-B, from the first keyframe on, and decodes it
+    /// (stamped with its 90 kHz `timestamp`) when asked to.
     func write(_ frame: CompressedFrame, timestamp: UInt32) throws {
         codec = frame.videoFormat?.codec ?? codec
-        if decoded != nil && codec == .hevc {
-            throw CLIError("an H.265 stream is written as Annex-B (-o FILE.265); decode that with h264 decode")
-        }
         guard !done, annexB.take(frame) else { return }
         out?.write(Data(try annexB.annexB(frame)))
         try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
-            try decoded?.writer.decode(.init(accessUnit: AccessUnit(frame), timestamp: timestamp, endedByMarker: true))
+            try decoded?.writer.decode(RTPReceivedFrame(accessUnit: frame, timestamp: timestamp, endedByMarker: true))
         }
         if let frames, annexB.written >= frames { wroteAll = true }
     }
