@@ -47,7 +47,7 @@ public final class RTPY4MWriter: Sendable {
     /// - Parameters:
     ///   - frames: the most frames to write (nil: all).
     ///   - write: takes each frame's bytes (the stream header with the first), on the
-    ///     session's queue; what it throws ends the output (reported by ``decode(_:)`` and
+    ///     session's queue; what it throws ends the output (reported by ``decode(_:)-(RTPDepacketizer.ReceivedAccessUnit)``, ``decode(_:)-(RTPReceivedFrame)`` and
     ///     ``finish()``).
     /// - Throws: an `MediaError` when the decoder cannot open.
     public init(frames: Int?, write: @escaping @Sendable ([UInt8]) throws -> Void) throws(MediaError) {
