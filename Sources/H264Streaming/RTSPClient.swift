@@ -162,7 +162,7 @@ public final class RTSPClient: AsyncSequence, Sendable {
 
     /// The stream's codec, from the SDP's `rtpmap`: `.hevc` for `H265`, else `.h264`. Both give
     /// the same ``Event/frame(_:)`` events.
-    public var codec: VideoCodec { sessionDescription.encodingName.uppercased() == "H265" ? .hevc : .h264 }
+    public var codec: VideoCodec { sessionDescription.codec }
 
     /// Why the events ended; nil while they go on.
     public var ending: Ending? { state.withLock { $0.ending } }

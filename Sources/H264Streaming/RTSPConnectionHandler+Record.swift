@@ -27,7 +27,7 @@ extension RTSPConnectionHandler {
             return RTSPResponse(status: .badRequest, cSeq: cSeq)
         }
         announced = (request.uri, description, box)
-        let codec = description.encodingName.uppercased() == "H265" ? "H.265 (" : "H.264 (packetization-mode \(description.packetizationMode), "
+        let codec = description.codec == .hevc ? "H.265 (" : "H.264 (packetization-mode \(description.packetizationMode), "
         log("RTSP \(address(context)): announced \(codec)\(description.parameterSets.count) parameter sets in the SDP)")
         return RTSPResponse(status: .ok, cSeq: cSeq)
     }

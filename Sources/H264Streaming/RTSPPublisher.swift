@@ -54,7 +54,7 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
     public var formatDescription: FormatDescription? { codec == .h264 ? try? sessionDescription.formatDescription() : nil }
 
     /// The coding standard the SDP announced: H.265 for an `H265` rtpmap, else H.264.
-    public var codec: VideoCodec { sessionDescription.encodingName.uppercased() == "H265" ? .hevc : .h264 }
+    public var codec: VideoCodec { sessionDescription.codec }
 
     /// Why the recording ended; nil while it goes on.
     public var ending: Ending? { state.withLock { $0.ending } }

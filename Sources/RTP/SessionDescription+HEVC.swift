@@ -36,6 +36,10 @@ extension SessionDescription {
         try self.init(parsing: text, encodingNames: ["H264", "H265"])
     }
 
+    /// The stream's codec, by its `rtpmap` encoding name: `.hevc` for `H265` (any case), else
+    /// `.h264` — the one rule every reader of an SDP follows.
+    public var codec: VideoCodec { encodingName.uppercased() == "H265" ? .hevc : .h264 }
+
     /// The parameter sets of `sprop-vps`, `sprop-sps` and `sprop-pps`, stored in a cache to
     /// give an ``HEVCRTPDepacketizer``; one that does not parse is left out, with its error in
     /// the returned list.
@@ -61,7 +65,7 @@ extension SessionDescription {
     /// - Throws: `MediaError`: `missingParameterSet` without an SPS (the parameter sets then come
     ///   in band), and the parameter sets' parse errors.
     public func videoFormat() throws(MediaError) -> VideoFormatDescription {
-        if encodingName.uppercased() == "H265" { return .hevc(try HEVCDecoderConfigurationRecord(parameterSets: parameterSets)) }
+        if codec == .hevc { return .hevc(try HEVCDecoderConfigurationRecord(parameterSets: parameterSets)) }
         return .h264(try formatDescription())
     }
 }

@@ -62,7 +62,7 @@ public struct VideoRTPDepacketizer: Sendable {
     /// - Throws: `MediaError` `unsupported` for H.264 packetization-mode 2 (interleaved).
     public init(_ description: SessionDescription, reorderWindow: Int = 16) throws(MediaError) {
         timeline = RTPTimeline(clockRate: description.clockRate > 0 ? description.clockRate : 90_000)
-        guard description.encodingName.uppercased() == "H265" else {
+        guard description.codec == .hevc else {
             h264 = try description.depacketizer(reorderWindow: reorderWindow)
             return
         }
