@@ -65,7 +65,7 @@ final class AnnexBFanOutHandler: ChannelDuplexHandler {
     init(broadcaster: Broadcaster) { self.broadcaster = broadcaster }
 
     func channelActive(context: ChannelHandlerContext) {
-        id = broadcaster.add(context.channel)
+        id = broadcaster.add(context.channel, kind: .annexB)
         context.fireChannelActive()
     }
 

@@ -1,47 +1,71 @@
 import H264
 public import Logging
+import MediaCore
 public import NIOCore
 import Synchronization // Atomic (a flag, not a lock: Locked guards the client table)
 
-/// The publishing handle of a live stream: its viewers and what each has been sent.
+/// The one fan-out of a live stream: its viewers, its sinks, and what each has been sent.
 ///
-/// A program feeds it with ``broadcast(_:)`` (an encoder's output, as ``LiveFrame``s); the
-/// viewers are the channels of ``RTSPServer`` sessions playing its mount path and of an
-/// ``AnnexBFanOutServer``, or any channel registered with ``add(_:)``.
+/// A program feeds it with ``broadcast(_:)`` (an encoder's output, a camera's or a publisher's
+/// frames, as ``LiveFrame``s or `CompressedFrame`s, from one task at a time); every output
+/// attaches to it:
+/// - RTSP viewers (TCP, UDP, TLS) of an ``RTSPServer`` mount, and raw Annex-B TCP viewers of an
+///   ``AnnexBFanOutServer`` (or any channel registered with ``add(_:)``): each frame's wire form
+///   is made **once** for all of them — its RTP packets (one SSRC and one sequence of numbers
+///   for the stream, as a shared media of gst-rtsp-server; an interleaved viewer is written the
+///   same bytes as every other), its Annex-B bytes only while a raw viewer plays — and written
+///   to each viewer's channel on its event loop;
+/// - sinks (``LiveSink``: ``RTMPPublisher``, ``RTPSender``, a program's own) and readers of
+///   ``frames(limits:)``, each through a bounded ``LiveFrameStream``.
 ///
-/// Every frame is written as one value to every client that is streaming. A new client waits for an IDR and asks for one (forced on the next
-/// frame, shared by every client waiting then) — or, when the broadcaster keeps the current GOP
-/// (``init(queueLimit:keepingGOP:logger:onKeyframeRequest:)`` with a ``GOPKeeping``, for a relay
-/// that cannot force an IDR upstream), starts at once with the kept frames from the last IDR on,
-/// written back to back and before any live frame, then the live ones. A client with `queueLimit` frames written but
-/// not yet taken by the kernel is skipped: it gets nothing until its queue has drained to a
-/// quarter and an IDR comes (it asks for one then). A client that left is removed when its
-/// channel closes; writes to it fail quietly.
+/// Every output starts at a keyframe and never gets a broken GOP. A new one waits for an IDR
+/// and asks for one (forced on the next frame, shared by every client waiting then) — or, when
+/// the broadcaster keeps the current GOP (``init(queueLimit:queueByteLimit:keepingGOP:logger:onKeyframeRequest:)``
+/// with a ``GOPKeeping``, for a relay that cannot force an IDR upstream), starts at once with the
+/// kept frames from the last IDR on, before any live frame. A viewer with `queueLimit` frames or
+/// `queueByteLimit` bytes written but not yet taken by the kernel is cut back: it gets nothing
+/// until its queue has drained to a quarter and an IDR comes (it asks for one then); a sink
+/// that falls behind is cut back the same way (``LiveSinkLimits``). Neither slows the others.
+/// A client that left is removed when its channel closes; writes to it fail quietly.
 ///
 /// The encoder hears the requests: `onKeyframeRequest` is called, and
 /// ``takeKeyframeRequest()`` says whether the next frame should be an IDR.
 public final class Broadcaster: Sendable {
-    private struct Client {
+    /// What a client's connection writes: the RTP packets (an RTSP viewer), the Annex-B bytes
+    /// (a raw viewer), or the frame as it is (any other channel).
+    enum ClientKind: Sendable {
+        case rtp, annexB, other
+    }
+
+    struct Client {
         let channel: any Channel
         let address: String
-        var streaming = false
+        let kind: ClientKind
+        /// Open while the client streams; closed until the IDR it waits for.
+        var gate = KeyframeGate()
         /// Waiting for an IDR it asked for.
         var askedForKeyframe = true
         var queuedFrames = 0
+        var queuedBytes = 0
         var framesSent = 0
         /// Registered, about to be handed the kept GOP on its event loop; live frames pass it by
         /// until then (the kept GOP takes them meanwhile).
         var joining = false
     }
 
-    private struct State {
+    struct State {
         var clients: [Int: Client] = [:]
+        var subscriptions: [Int: LiveSubscription] = [:]
         var nextId = 1
         var totalClients = 0
         var maxConcurrent = 0
         var overflows = 0
         var startsFromKeptGOP = 0
         var kept: KeptGOP?
+        /// The stream's RTP packetizer, once an ``RTSPServer`` mounted the broadcaster.
+        var rtp: StreamPacketizer?
+        var rtpClients = 0
+        var annexBClients = 0
     }
 
     /// What the stream has served so far.
@@ -56,12 +80,13 @@ public final class Broadcaster: Sendable {
         public var startsFromKeptGOP: Int
     }
 
-    private let state: Locked<State>
-    private let keyframeRequested = Atomic<Bool>(false)
-    private let queueLimit: Int
-    private let logger: Logger
-    private let keyframeRequestMade: @Sendable () -> Void
-    private let eventSink: AsyncStream<ServerEvent>.Continuation
+    let state: Locked<State>
+    let keyframeRequested = Atomic<Bool>(false)
+    let queueLimit: Int
+    let queueByteLimit: Int
+    let logger: Logger
+    let keyframeRequestMade: @Sendable () -> Void
+    let eventSink: AsyncStream<ServerEvent>.Continuation
 
     /// The clients' joins, skips and leaves as they happen (``ServerEvent/viewerJoined(client:address:)``,
     /// ``ServerEvent/viewerSkipped(client:frames:)``, ``ServerEvent/viewerLeft(client:framesSent:)``),
@@ -71,14 +96,18 @@ public final class Broadcaster: Sendable {
     /// A stream without viewers.
     ///
     /// - Parameters:
-    ///   - queueLimit: frames a client may have in flight before it is skipped to the next IDR.
+    ///   - queueLimit: frames a viewer may have in flight before it is cut back to the next IDR.
+    ///   - queueByteLimit: bytes a viewer may have in flight before it is cut back to the next
+    ///     IDR (each frame counted by the largest form it is written in); nil: the kept GOP's
+    ///     byte limit and 8 MiB more (a joining viewer starts with up to a GOP in flight), 8 MiB
+    ///     without keeping.
     ///   - keepingGOP: keep the frames since the last IDR, within these limits, and start each
     ///     client that joins with them (a relay); nil (an encoder that can force an IDR): a
     ///     client that joins asks for an IDR and waits for it.
     ///   - logger: gets an `info` message for each join, leave and skip.
-    ///   - onKeyframeRequest: called (outside the lock) whenever a client asks for an IDR, so
-    ///     the pacer can encode the next frame early instead of waiting for its deadline.
-    public init(queueLimit: Int, keepingGOP: GOPKeeping? = nil, logger: Logger = .streamingSilent,
+    ///   - onKeyframeRequest: called whenever a client asks for an IDR, so the pacer can encode
+    ///     the next frame early instead of waiting for its deadline.
+    public init(queueLimit: Int, queueByteLimit: Int? = nil, keepingGOP: GOPKeeping? = nil, logger: Logger = .streamingSilent,
                 onKeyframeRequest: @escaping @Sendable () -> Void = {}) {
         var state = State()
         state.kept = keepingGOP.map { limits in
@@ -86,6 +115,7 @@ public final class Broadcaster: Sendable {
         }
         self.state = Locked(state)
         self.queueLimit = queueLimit
+        self.queueByteLimit = max(1, queueByteLimit ?? ((keepingGOP?.byteLimit ?? 0) + (8 << 20)))
         self.logger = logger
         self.keyframeRequestMade = onKeyframeRequest
         (events, eventSink) = ServerEvent.makeStream()
@@ -102,8 +132,8 @@ public final class Broadcaster: Sendable {
                                 startsFromKeptGOP: $0.startsFromKeptGOP) }
     }
 
-    /// The clients registered now (streaming or waiting for an IDR).
-    public var clientCount: Int { state.withLock { $0.clients.count } }
+    /// The clients registered now: viewers (streaming or waiting for an IDR) and sinks.
+    public var clientCount: Int { state.withLock { $0.clients.count + $0.subscriptions.count } }
 
     /// True when a client is waiting for an IDR it asked for.
     public var keyframeWanted: Bool { keyframeRequested.load(ordering: .acquiring) }
@@ -113,21 +143,33 @@ public final class Broadcaster: Sendable {
         keyframeRequested.exchange(false, ordering: .acquiringAndReleasing)
     }
 
+    /// Records a request for an IDR and tells the producer.
+    func requestKeyframe() {
+        keyframeRequested.store(true, ordering: .releasing)
+        keyframeRequestMade()
+    }
+
     /// Registers a connected client; it waits for the next IDR, which it asks for — or, when
     /// the broadcaster keeps the GOP and holds one, it is written the kept frames (on its
-    /// channel's event loop, in a turn of its own after this call) and then every live frame. The channel is written ``LiveFrame``s (wrapped in an internal message
-    /// its handler unwraps: use the servers' handlers, or a channel that only counts writes).
+    /// channel's event loop, in a turn of its own after this call) and then every live frame.
+    /// The channel is written frames wrapped in an internal message its handler unwraps: use
+    /// the servers' handlers, or a channel that only counts writes.
     ///
     /// - Returns: the client's number, for ``remove(_:)``.
     public func add(_ channel: any Channel) -> Int {
+        add(channel, kind: .other)
+    }
+
+    /// ``add(_:)`` for a client whose connection writes `kind`'s form of each frame.
+    func add(_ channel: any Channel, kind: ClientKind) -> Int {
         let address = channel.remoteAddress.map { "\($0)" } ?? "?"
         let (id, keeping) = state.withLock { s in
             let id = s.nextId
             s.nextId += 1
             let keeping = s.kept != nil
-            s.clients[id] = Client(channel: channel, address: address, askedForKeyframe: !keeping, joining: keeping)
-            s.totalClients += 1
-            s.maxConcurrent = max(s.maxConcurrent, s.clients.count)
+            s.clients[id] = Client(channel: channel, address: address, kind: kind, askedForKeyframe: !keeping, joining: keeping)
+            s.count(kind, by: 1)
+            s.joined()
             if !keeping { keyframeRequested.store(true, ordering: .releasing) }
             return (id, keeping)
         }
@@ -142,19 +184,53 @@ public final class Broadcaster: Sendable {
         return id
     }
 
+    /// Registers a sink's queue: it starts with the kept GOP (offered now, before any later
+    /// broadcast) or waits for the next IDR, which it asks for.
+    func subscribe(limits: LiveSinkLimits) -> LiveSubscription {
+        let id = state.withLock { s in
+            let id = s.nextId
+            s.nextId += 1
+            return id
+        }
+        let subscription = LiveSubscription(limits: limits, wantsKeyframe: { [weak self] in self?.requestKeyframe() },
+                                            onEnd: { [weak self] in self?.unsubscribe(id) })
+        let kept = state.withLock { s -> Bool in
+            s.subscriptions[id] = subscription
+            s.joined()
+            guard let frames = s.kept?.startingFrames else { return false }
+            s.startsFromKeptGOP += 1
+            for frame in frames { subscription.offer(frame.frame.compressedFrame) }
+            return true
+        }
+        logger.info("sink \(id) attached\(kept ? " (starts with the kept GOP)" : "")")
+        eventSink.yield(.viewerJoined(client: id, address: "sink"))
+        if !kept { requestKeyframe() }
+        return subscription
+    }
+
+    /// Forgets a sink whose stream ended.
+    private func unsubscribe(_ id: Int) {
+        guard state.withLock({ $0.subscriptions.removeValue(forKey: id) }) != nil else { return }
+        logger.info("sink \(id) detached")
+        eventSink.yield(.viewerLeft(client: id, framesSent: 0))
+    }
+
     /// On `channel`'s event loop: hands client `id` the kept GOP and makes it stream, or (none
-    /// kept) makes it ask for an IDR. Until then live frames pass the client by (the kept GOP
-    /// takes them); from then on their writes, made off this loop, are queued on it behind
-    /// these, and one broadcast on this loop runs before or after this whole turn: no live
-    /// frame can come before the kept ones, and none is missed.
+    /// kept, or kept before the client's form was made) makes it ask for an IDR. Until then live
+    /// frames pass the client by (the kept GOP takes them); from then on their writes, made off
+    /// this loop, are queued on it behind these, and one broadcast on this loop runs before or
+    /// after this whole turn: no live frame can come before the kept ones, and none is missed.
     private func startFromKeptGOP(_ id: Int, channel: any Channel) {
-        let kept: [LiveFrame]? = state.withLock { s in
+        let kept: [FanOutFrame]? = state.withLock { s in
             guard var client = s.clients[id], client.joining else { return nil }
             client.joining = false
-            let frames = s.kept?.startingFrames
+            var frames = s.kept?.startingFrames
+            // An RTSP viewer needs the stream's packets of every frame (kept before the mount: none).
+            if client.kind == .rtp, frames?.contains(where: { $0.rtp == nil }) == true { frames = nil }
             if let frames {
-                client.streaming = true
+                _ = client.gate.admit(isKeyframe: true)
                 client.queuedFrames += frames.count
+                client.queuedBytes += frames.reduce(0) { $0 + $1.wireByteCount }
                 client.framesSent += frames.count
                 s.startsFromKeptGOP += 1
             } else {
@@ -171,98 +247,41 @@ public final class Broadcaster: Sendable {
         }
         logger.info("client \(id) starts with the kept GOP (\(kept.count) frames)")
         for (index, frame) in kept.enumerated() {
-            send(.frame(frame), to: channel, id: id, flushing: index == kept.count - 1)
+            send(.frame(frame), bytes: frame.wireByteCount, to: channel, id: id, flushing: index == kept.count - 1)
         }
     }
 
     /// Writes `message` to client `id`, which counts as queued until the write completes; a
     /// failed write closes the channel.
-    private func send(_ message: BroadcastWrite, to channel: any Channel, id: Int, flushing: Bool) {
+    func send(_ message: BroadcastWrite, bytes: Int, to channel: any Channel, id: Int, flushing: Bool) {
         let written = flushing ? channel.writeAndFlush(message) : channel.write(message)
         written.whenComplete { result in
-            self.state.withLock { s in s.clients[id]?.queuedFrames -= 1 }
+            self.state.withLock { s in
+                s.clients[id]?.queuedFrames -= 1
+                s.clients[id]?.queuedBytes -= bytes
+            }
             if case .failure = result { channel.close(promise: nil) }
         }
     }
 
     /// Forgets a client whose channel closed.
     public func remove(_ id: Int) {
-        guard let client = state.withLock({ $0.clients.removeValue(forKey: id) }) else { return }
+        guard let client = state.withLock({ s -> Client? in
+            guard let client = s.clients.removeValue(forKey: id) else { return nil }
+            s.count(client.kind, by: -1)
+            return client
+        }) else { return }
         logger.info("client \(id) left after \(client.framesSent) frames")
         eventSink.yield(.viewerLeft(client: id, framesSent: client.framesSent))
     }
 
-    /// Sends one access unit to every client that can take it.
-    public func broadcast(_ frame: LiveFrame) {
-        let isKeyframe = frame.isKeyframe
-        let message = BroadcastWrite.frame(frame)
-        var targets: [(id: Int, channel: any Channel)] = []
-        var overflowed: [Int] = []
-        var requested = false
-        state.withLock { s in
-            s.kept?.append(frame)
-            var stillWaiting = false
-            for (id, var client) in s.clients where !client.joining {
-                if client.streaming && client.queuedFrames >= queueLimit {
-                    client.streaming = false
-                    client.askedForKeyframe = false
-                    s.overflows += 1
-                    overflowed.append(id)
-                }
-                if !client.streaming {
-                    let drained = client.queuedFrames <= queueLimit / 4
-                    if isKeyframe && drained {
-                        client.streaming = true
-                        client.askedForKeyframe = false
-                    } else if isKeyframe {
-                        client.askedForKeyframe = false // missed this one: ask again once drained
-                    } else if drained && !client.askedForKeyframe {
-                        client.askedForKeyframe = true
-                        keyframeRequested.store(true, ordering: .releasing)
-                        requested = true
-                    }
-                    if !client.streaming && client.askedForKeyframe { stillWaiting = true }
-                }
-                if client.streaming {
-                    client.queuedFrames += 1
-                    client.framesSent += 1
-                    targets.append((id, client.channel))
-                }
-                s.clients[id] = client
-            }
-            // An IDR that served every waiting client settles earlier requests.
-            if isKeyframe && !stillWaiting { keyframeRequested.store(false, ordering: .releasing) }
-        }
-        if requested { keyframeRequestMade() }
-        for id in overflowed {
-            logger.info("client \(id) fell \(queueLimit) frames behind: skipped to the next IDR")
-            eventSink.yield(.viewerSkipped(client: id, frames: queueLimit))
-        }
-        // One turn on each event loop writes to all of its clients: a write (and its completion
-        // callback) from off the loop would each be a task of its own, two cross-thread hops per
-        // client and frame (100 viewers: 6,000 a second at 30 fps).
-        var loops: [(loop: any EventLoop, targets: [(id: Int, channel: any Channel)])] = []
-        for target in targets {
-            let loop = target.channel.eventLoop
-            if let index = loops.firstIndex(where: { $0.loop === loop }) {
-                loops[index].targets.append(target)
-            } else {
-                loops.append((loop, [target]))
-            }
-        }
-        for (loop, targets) in loops {
-            if loop.inEventLoop {
-                for target in targets { send(message, to: target.channel, id: target.id, flushing: true) }
-            } else {
-                loop.execute { for target in targets { self.send(message, to: target.channel, id: target.id, flushing: true) } }
-            }
-        }
-    }
-
     /// Closes every client: at once, or after its queued frames were written (`flushing`,
-    /// for at most `flushTimeout`).
+    /// for at most `flushTimeout`); ends every sink's frames (after those queued, `flushing`).
     public func closeAll(flushing: Bool, flushTimeout: Duration = .seconds(2)) async {
-        let channels = state.withLock { $0.clients.values.map(\.channel) }
+        let (channels, subscriptions) = state.withLock { ($0.clients.values.map(\.channel), Array($0.subscriptions.values)) }
+        for subscription in subscriptions {
+            if flushing { subscription.finish() } else { subscription.cancel() }
+        }
         guard let loop = channels.first?.eventLoop else { return }
         let closed: [EventLoopFuture<Void>] = channels.map { channel in
             let promise = channel.eventLoop.makePromise(of: Void.self)
@@ -281,5 +300,22 @@ public final class Broadcaster: Sendable {
         } else {
             try? await EventLoopFuture.andAllComplete(closed, on: loop).get()
         }
+    }
+}
+
+extension Broadcaster.State {
+    /// Counts a client of `kind` joining (1) or leaving (−1).
+    mutating func count(_ kind: Broadcaster.ClientKind, by delta: Int) {
+        switch kind {
+        case .rtp: rtpClients += delta
+        case .annexB: annexBClients += delta
+        case .other: break
+        }
+    }
+
+    /// Counts a client or sink that joined.
+    mutating func joined() {
+        totalClients += 1
+        maxConcurrent = max(maxConcurrent, clients.count + subscriptions.count)
     }
 }

@@ -9,12 +9,12 @@
 /// ``LiveFrame/presentationTime``), so the player shows them at their pace.
 ///
 /// The memory is bounded: at most ``byteLimit`` bytes (each frame's ``LiveFrame/avcc`` and
-/// ``LiveFrame/annexB`` bytes) and ``frameLimit`` frames — never more than the broadcaster's
+/// the forms made of it once for every viewer: its Annex-B bytes and its RTP packets) and ``frameLimit`` frames — never more than the broadcaster's
 /// `queueLimit − 1`, so a viewer handed the kept frames is not skipped for them at the next
 /// frame. A GOP that grows past either limit is dropped and nothing is kept until the next
 /// IDR: a viewer who joins meanwhile waits for that IDR, as without keeping.
 public struct GOPKeeping: Sendable, Hashable {
-    /// The most bytes kept (the frames' AVCC bytes, and their Annex-B bytes when the producer made them).
+    /// The most bytes kept (the frames' AVCC bytes, and their Annex-B bytes and RTP packets when made).
     public var byteLimit: Int
     /// The most frames kept (the IDR included).
     public var frameLimit: Int

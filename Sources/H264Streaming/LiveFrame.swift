@@ -105,6 +105,6 @@ public struct LiveFrame: Sendable {
 /// ``Broadcaster/closeAll(flushing:)`` uses to learn when the viewer's queue has drained
 /// (handlers pass it on as an empty buffer).
 enum BroadcastWrite: Sendable {
-    case frame(LiveFrame)
+    case frame(FanOutFrame)
     case flush
 }

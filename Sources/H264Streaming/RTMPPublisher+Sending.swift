@@ -188,3 +188,19 @@ extension RTMPPublisher {
         return FLVMetadata(width: width, height: height, frameRate: frameRate, codec: format.codec)
     }
 }
+
+extension RTMPPublisher: LiveSink {
+    /// Publishes a broadcaster's frames (``Broadcaster/attach(_:limits:)``), each as ``send(_:)``
+    /// sends it: a connection that cannot keep up drops to the next IDR (``statistics``), and
+    /// the broadcaster's queue before it is bounded as for every sink. Returns when the frames
+    /// end; does not ``finish()`` the publish.
+    ///
+    /// - Parameter frames: the stream's frames from a keyframe on.
+    /// - Throws: the connection's failure (``RTMPError``) when no reconnection policy covers it.
+    public func consume(_ frames: LiveFrameStream) async throws {
+        for await frame in frames {
+            guard let live = LiveFrame(frame) else { continue }
+            try await send(live)
+        }
+    }
+}

@@ -113,3 +113,17 @@ public final class RTPSender: Sendable {
         try? await channel.close()
     }
 }
+
+extension RTPSender: LiveSink {
+    /// Sends a broadcaster's frames (``Broadcaster/attach(_:limits:)``): each packetized and sent
+    /// at its presentation time's RTP timestamp, as ``send(_:presentationTime:)``.
+    ///
+    /// - Parameter frames: the stream's frames from a keyframe on.
+    /// - Throws: `MediaError` for an access unit the packetizer cannot send.
+    public func consume(_ frames: LiveFrameStream) async throws {
+        for await frame in frames {
+            guard let live = LiveFrame(frame) else { continue }
+            try send(live, presentationTime: frame.presentationTime)
+        }
+    }
+}

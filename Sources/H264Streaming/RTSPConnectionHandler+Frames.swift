@@ -7,19 +7,22 @@ import RTP
 /// What a playing session sends: the RTP packets of each access unit, and RTCP sender reports.
 extension RTSPConnectionHandler {
     /// Every 5 s while playing: an RTCP sender report (RFC 3550 clause 6.4.1) on the RTCP
-    /// channel or port, mapping the RTP timestamps to wall-clock time.
+    /// channel or port, mapping the stream's RTP timestamps to wall-clock time, with the packets
+    /// and octets this viewer was sent.
     func sendSenderReportIfDue(context: ChannelHandlerContext) {
-        guard var current = session, current.broadcasterId != nil, current.packetsSent > 0 else { return }
+        guard var current = session, current.broadcasterId != nil, current.packetsSent > 0,
+              let broadcaster = current.mount?.broadcaster else { return }
         let now = ContinuousClock.now
         if let last = current.lastReport, now - last < .seconds(5) { return }
+        guard let clock = broadcaster.rtpClock(at: now) else { return }
         current.lastReport = now
         session = current
         let wallClock = Date().timeIntervalSince1970
         let seconds = wallClock.rounded(.down)
         let report = RTCPSenderReport(
-            ssrc: current.packetizer.configuration.ssrc,
+            ssrc: clock.ssrc,
             ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9)),
-            rtpTimestamp: current.packetizer.timestamp(for: current.clock.time(at: now)),
+            rtpTimestamp: clock.timestamp,
             packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve").bytes
         if let udp = current.udp {
             guard let destination = udp.rtcpDestination else { return }
@@ -38,72 +41,54 @@ extension RTSPConnectionHandler {
 
     // MARK: - Frames
 
-    /// A frame from the broadcaster (one length-prefixed access unit of either codec): sent as RTP while the session
-    /// plays, dropped otherwise. Writes of this handler's own answers do not
-    /// come here (they start at this handler).
+    /// A frame from the broadcaster, its RTP packets made once for the stream: written while
+    /// the session plays, dropped otherwise. Interleaved on channel 0, the shared buffer itself;
+    /// on another channel, this viewer's 4-byte header before each packet's slice; over UDP, one
+    /// datagram per packet's slice — never a copy of the payload. Writes of this handler's own
+    /// answers do not come here (they start at this handler).
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .frame(let frame) = unwrapOutboundIn(data) else {
+        guard case .frame(let shared) = unwrapOutboundIn(data) else {
             // The broadcaster's flush marker.
             context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
             return
         }
-        guard var current = session, current.broadcasterId != nil else {
+        guard var current = session, current.broadcasterId != nil, let packets = shared.rtp else {
             promise?.succeed(())
             return
         }
-        let avcc = frame.avcc, format = frame.format
-        let time = current.clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
-        if let udp = current.udp, let destination = udp.destination {
-            var datagrams: [AddressedEnvelope<ByteBuffer>] = []
-            do {
-                try packetize(avcc, format: format, time: time, in: &current) { packet in
-                    var buffer = udp.rtp.allocator.buffer(capacity: packet.byteCount)
-                    buffer.writeBytes(packet.prefix)
-                    buffer.writeBytes(packet.payload)
-                    datagrams.append(AddressedEnvelope(remoteAddress: destination, data: buffer))
-                }
-            } catch {
-                promise?.fail(error)
+        current.packetsSent &+= packets.packetCount
+        current.octetsSent &+= packets.payloadOctets
+        session = current
+        if let udp = current.udp {
+            guard let destination = udp.destination else {
+                promise?.succeed(())
                 return
             }
+            var last: AddressedEnvelope<ByteBuffer>?
+            packets.forEachPacket { packet in
+                if let last { udp.rtp.write(last, promise: nil) }
+                last = AddressedEnvelope(remoteAddress: destination, data: packet)
+            }
             // The frame is done when its last datagram is (the sockets share this event loop).
-            for (index, datagram) in datagrams.enumerated() {
-                udp.rtp.write(datagram, promise: index == datagrams.count - 1 ? promise : nil)
-            }
+            if let last { udp.rtp.write(last, promise: promise) } else { promise?.succeed(()) }
             udp.rtp.flush()
-            if datagrams.isEmpty { promise?.succeed(()) }
             return
         }
-        var output = context.channel.allocator.buffer(capacity: avcc.count + avcc.count / 64 + 64)
-        let channel = UInt8(truncatingIfNeeded: current.channels.lowerBound)
-        do {
-            try packetize(avcc, format: format, time: time, in: &current) { packet in
-                output.writeInteger(UInt8(ascii: "$"))
-                output.writeInteger(channel)
-                output.writeInteger(UInt16(packet.byteCount))
-                output.writeBytes(packet.prefix)
-                output.writeBytes(packet.payload)
-            }
-        } catch {
-            promise?.fail(error)
+        let channel = current.channels.lowerBound
+        guard channel != 0 else {
+            context.write(wrapOutboundOut(packets.interleaved), promise: promise)
             return
         }
-        context.write(wrapOutboundOut(output), promise: promise)
-    }
-
-    /// Packetizes one access unit for `current`, stamped `time` since its PLAY (its
-    /// `RTSPPlayClock`), into `send`, counts the packets and payload octets for its sender
-    /// reports, and stores the session.
-    private func packetize(_ avcc: [UInt8], format: VideoFormatDescription, time: Duration, in current: inout Session,
-                           _ send: (RTPPacketizer.Packet) -> Void) throws {
-        var packets: UInt32 = 0, octets: UInt32 = 0
-        try current.packetizer.packetize(avcc: avcc, presentationTime: time, format: format) { packet in
-            packets &+= 1
-            octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
-            send(packet)
+        var last: ByteBuffer?
+        packets.forEachPacket { packet in
+            var header = context.channel.allocator.buffer(capacity: 4)
+            header.writeInteger(UInt8(ascii: "$"))
+            header.writeInteger(UInt8(truncatingIfNeeded: channel))
+            header.writeInteger(UInt16(packet.readableBytes))
+            if let last { context.write(wrapOutboundOut(last), promise: nil) }
+            context.write(wrapOutboundOut(header), promise: nil)
+            last = packet
         }
-        current.packetsSent &+= packets
-        current.octetsSent &+= octets
-        session = current
+        if let last { context.write(wrapOutboundOut(last), promise: promise) } else { promise?.succeed(()) }
     }
 }

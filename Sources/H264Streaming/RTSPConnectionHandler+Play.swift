@@ -24,16 +24,13 @@ extension RTSPConnectionHandler {
                             body: Array(sdp.utf8))
     }
 
-    /// PLAY: RTP-Info maps the stream's first RTP timestamp to the start of play; the viewer
-    /// joins the broadcaster once the answer is written.
+    /// PLAY: the viewer joins the broadcaster once the answer is written. RTP-Info names the
+    /// track only: the viewer's first packet is the stream's (a keyframe still to come, or the
+    /// kept GOP's first), whose number and timestamp the player takes from the packet itself,
+    /// as it does from a camera that sends no `seq` or `rtptime` (RFC 2326 §12.33 makes both optional).
     func play(_ request: RTSPRequest, cSeq: String?, context: ChannelHandlerContext) -> RTSPResponse {
-        guard var current = session, current.mount != nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
-        if current.broadcasterId == nil {
-            current.clock = RTSPPlayClock(playStart: .now)
-            session = current
-        }
-        let rtpInfo = "url=\(Self.base(of: request.uri, mountPath: current.mountPath))track1;seq=\(current.packetizer.nextSequenceNumber);"
-            + "rtptime=\(current.packetizer.timestamp(for: .zero))"
+        guard let current = session, current.mount != nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
+        let rtpInfo = "url=\(Self.base(of: request.uri, mountPath: current.mountPath))track1"
         let response = RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader + [("Range", "npt=0.000-"), ("RTP-Info", rtpInfo)])
         // The answer goes out first; the frames (written through the channel, after it) follow.
         joinAfterAnswer = current.broadcasterId == nil
@@ -44,7 +41,7 @@ extension RTSPConnectionHandler {
     func join(context: ChannelHandlerContext) {
         joinAfterAnswer = false
         guard let id = session?.id, let broadcaster = session?.mount?.broadcaster else { return }
-        let client = broadcaster.add(context.channel)
+        let client = broadcaster.add(context.channel, kind: .rtp)
         session?.broadcasterId = client
         log("RTSP \(address(context)): session \(id) plays as client \(client)")
         events.yield(.sessionPlaying(session: id, client: client))

@@ -12,16 +12,14 @@ import RTSPMessages
 /// request preamble (`RTSPServerConnection`), session ids, timeouts, UDP port pairs and
 /// interleaved framing are the same for both.
 ///
-/// **Play** (`+Frames`, `+Play`): while the session plays, each access unit its mount's
-/// ``Broadcaster`` writes to the channel becomes RTP packets (RFC 6184 or RFC 7798, by the
-/// frame's format; interleaved in the connection:
-/// `$`, channel, length, packet; or datagrams from its UDP port pair). RTP over TCP
+/// **Play** (`+Frames`, `+Play`): while the session plays, the RTP packets its mount's
+/// ``Broadcaster`` made of each access unit once for the whole stream (RFC 6184 or RFC 7798, by
+/// the frame's format; one SSRC and sequence; timestamps from the frames' presentation times on
+/// the stream's clock, `RTSPPlayClock`) are written to it: interleaved in the connection
+/// (`$`, channel, length, packet) or as datagrams from its UDP port pair. RTP over TCP
 /// (`RTP/AVP/TCP`) or UDP unicast (`RTP/AVP;unicast;client_port=A-B`: sent from a port pair of
 /// the server's, `server_port`, to the client's address of the RTSP connection), whichever the
-/// client lists first. Timestamps follow the frames' presentation times
-/// (``LiveFrame/presentationTime``), anchored at the arrival of the first frame since PLAY, so
-/// RTP-Info's `rtptime` maps exactly to the start of play (`RTSPPlayClock`); frames without one
-/// are stamped with the time since PLAY at which they reach the connection.
+/// client lists first.
 ///
 /// **Record** (`+Record`), as FFmpeg's `-f rtsp` and GStreamer's `rtspclientsink` speak it:
 /// ANNOUNCE (an SDP of an H.264 stream), SETUP of its track with `mode=record` over TCP
@@ -80,11 +78,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         var transport: RTSPTransport
         var channels: ClosedRange<Int>
         var udp: UDPTransport?
-        // Play:
-        var packetizer: VideoRTPPacketizer
+        // Play (the packets are the stream's, made once by the broadcaster):
         var broadcasterId: Int?
-        /// The RTP clock since PLAY (the frames' media clock when they carry presentation times).
-        var clock = RTSPPlayClock(playStart: .now)
+        /// The packets and payload octets written to this viewer, for its sender reports.
         var packetsSent: UInt32 = 0
         var octetsSent: UInt32 = 0
         var lastReport: ContinuousClock.Instant?
@@ -327,12 +323,11 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                              context: ChannelHandlerContext) -> RTSPResponse {
         var transport = transport
         session?.udp?.close()
-        let packetizer = session?.packetizer
-            ?? VideoRTPPacketizer(configuration: .init(maximumTransmissionUnit: configuration.maximumTransmissionUnit))
         let id = session?.id ?? makeRTSPSessionID()
-        if case .play = mode { transport.ssrc = packetizer.configuration.ssrc }
+        // A viewer's packets are the stream's: its SSRC is the broadcaster's.
+        if case .play(let mount) = mode { transport.ssrc = mount.broadcaster.enableRTP(maximumTransmissionUnit: configuration.maximumTransmissionUnit) }
         session = Session(id: id, mountPath: path, mode: mode, transport: transport, channels: transport.interleavedChannels ?? 0...1,
-                          udp: udp, packetizer: packetizer)
+                          udp: udp)
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
         events.yield(.sessionSetUp(session: id, path: path, address: address(context), transport: transport.text))
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [

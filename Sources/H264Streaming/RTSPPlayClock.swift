@@ -1,11 +1,12 @@
-/// The RTP clock of one playing session: the time since PLAY that each frame is stamped with,
-/// and the time the session's RTCP sender reports map to wall-clock time. Sans-I/O: the caller
-/// passes every instant.
+/// The RTP clock of one stream (a ``Broadcaster``'s packets, shared by its RTSP viewers): the
+/// time since the stream's start that each frame is stamped with, and the time the viewers'
+/// RTCP sender reports map to wall-clock time. Sans-I/O: the caller passes every instant.
 ///
 /// A frame with a presentation time is stamped from the media clock: its presentation time
-/// minus that of the first frame this session sent, plus the time from PLAY to that first
-/// frame's arrival. So RTP-Info's `rtptime` (time zero) still maps to the start of play, and
-/// the gaps between frames are the gaps between their presentation times, however the frames
+/// minus that of the first frame stamped, plus the time from the start to that first frame's
+/// arrival; a presentation time more than a second before the last frame's (the source's
+/// clock started again: a new publisher, a camera's reconnection) anchors the clock anew at its
+/// arrival, so the stream's timestamps never go back. The gaps between frames are the gaps between their presentation times, however the frames
 /// reach the connection (two frames arriving in one turn of a loaded event loop keep their
 /// 33 ms). A frame without one is stamped with its arrival time since PLAY, at least one 90 kHz
 /// tick after the previous frame (players refuse equal timestamps).
@@ -33,6 +34,10 @@ struct RTSPPlayClock: Sendable {
         if let presentationTime {
             if anchor == nil { anchor = (presentationTime, max(sincePlay, .zero)) }
             stamp = anchor!.stamp + (presentationTime - anchor!.presentationTime)
+            if let last, stamp < last.stamp - .seconds(1) {
+                anchor = (presentationTime, max(sincePlay, last.stamp + Self.tick))
+                stamp = anchor!.stamp
+            }
             if stamp < .zero { stamp = .zero }
         } else {
             stamp = sincePlay

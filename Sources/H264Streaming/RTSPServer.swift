@@ -20,9 +20,11 @@ import NIOPosix
 /// Viewers are clients of the path's broadcaster: PLAY joins it (so the viewer gets the
 /// parameter sets and a keyframe — an IDR, or an H.265 IRAP picture — forced for it at once, or
 /// the kept GOP of a relay), PAUSE, TEARDOWN or a closed connection leaves it, and a
-/// viewer that stops reading is skipped to the next IDR without slowing the others. Each
-/// viewer's connection packetizes the length-prefixed access units it is given
-/// (`VideoRTPPacketizer`), with its own SSRC and sequence numbers.
+/// viewer that stops reading is skipped to the next IDR without slowing the others. The
+/// broadcaster packetizes each access unit once for the stream (`VideoRTPPacketizer`: one SSRC
+/// and one sequence of numbers, as a shared media of gst-rtsp-server), and every viewer's
+/// connection writes those same bytes (an interleaved viewer on channel 0 the very buffer,
+/// another its own 4-byte headers before the packets, a UDP viewer one datagram per packet).
 ///
 /// With an ``Authentication`` (for the server, ``Configuration/authentication``, or for one
 /// path), requests need a user's credentials (Digest or Basic) and get `401 Unauthorized`
@@ -174,6 +176,7 @@ public final class RTSPServer: Sendable {
     ///   - format: the stream's format, described to players (DESCRIBE) with its parameter sets.
     ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
     public func mount(_ path: String, broadcaster: Broadcaster, format: VideoFormatDescription, authentication: Authentication? = nil) {
+        broadcaster.enableRTP(maximumTransmissionUnit: configuration.maximumTransmissionUnit)
         mounts.set(RTSPMounts.normalized(path), RTSPMounts.Mount(broadcaster: broadcaster, format: format), authentication: authentication)
     }
 

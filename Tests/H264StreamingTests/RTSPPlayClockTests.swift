@@ -35,18 +35,38 @@ import RTSPMessages
         #expect(first == .milliseconds(10) && second == first + RTSPPlayClock.tick)
     }
 
-    /// A burst of frames (pts 0, 33.3, 66.7 ms, …) written to a playing connection at once: the
-    /// RTP timestamps of its access units step by 3000 (90 kHz), RTP-Info's `rtptime` first.
-    @Test func aBurstOfFramesStepsBy3000() throws {
-        let mounts = RTSPMounts()
-        let broadcaster = Broadcaster(queueLimit: 30)
-        mounts.set("/live", RTSPMounts.Mount(broadcaster: broadcaster, format: .h264(StreamingFixtures.format)))
+    /// A source whose clock starts again (presentation times back by more than a second: a new
+    /// publisher) is anchored anew at the arrival: the stream's stamps never go back.
+    @Test func aClockThatStartsAgainNeverGoesBack() {
+        let start = ContinuousClock.now
+        var clock = RTSPPlayClock(playStart: start)
+        let before = (100..<103).map { clock.stamp(presentationTime: Self.pts($0), arrival: start + .milliseconds(33 * ($0 - 100))) }
+        let after = clock.stamp(presentationTime: .zero, arrival: start + .milliseconds(200))
+        let next = clock.stamp(presentationTime: Self.pts(1), arrival: start + .milliseconds(233))
+        #expect(after == .milliseconds(200) && after > before.last!)
+        #expect(next == after + Self.pts(1))
+    }
+
+    /// A viewer on an `EmbeddedChannel` that has sent SETUP (interleaved on `channels`) and PLAY
+    /// for `/live` of `mounts`: its SSRC from SETUP's answer, its PLAY answer's RTP-Info.
+    struct Viewer {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(
-            RTSPConnectionHandler(mounts: mounts, configuration: .init(), logger: .streamingSilent))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 554)).wait()
         var reader = RTSPMessageReader()
-        func response(to request: String) throws -> RTSPResponse {
+        var ssrc: UInt32?
+        var rtpInfo: String?
+
+        init(mounts: RTSPMounts, channels: String = "0-1") throws {
+            try channel.pipeline.syncOperations.addHandler(
+                RTSPConnectionHandler(mounts: mounts, configuration: .init(), logger: .streamingSilent))
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 554)).wait()
+            let setup = try response(to: "SETUP rtsp://127.0.0.1/live/track1 RTSP/1.0\r\nCSeq: 1\r\n"
+                                         + "Transport: RTP/AVP/TCP;unicast;interleaved=\(channels)\r\n\r\n")
+            ssrc = try RTSPTransport(parsing: #require(setup.header("Transport"))).ssrc
+            let session = try #require(setup.header("Session")?.split(separator: ";").first)
+            rtpInfo = try response(to: "PLAY rtsp://127.0.0.1/live RTSP/1.0\r\nCSeq: 2\r\nSession: \(session)\r\n\r\n").header("RTP-Info")
+        }
+
+        mutating func response(to request: String) throws -> RTSPResponse {
             try channel.writeInbound(ByteBuffer(string: request))
             while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
                 reader.append(buffer.readableBytesView)
@@ -54,33 +74,69 @@ import RTSPMessages
             }
             throw ChannelError.eof
         }
-        let setup = try response(to: "SETUP rtsp://127.0.0.1/live/track1 RTSP/1.0\r\nCSeq: 1\r\n"
-                                     + "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n")
-        let session = try #require(setup.headers.first { $0.name == "Session" }?.value.split(separator: ";").first)
-        let play = try response(to: "PLAY rtsp://127.0.0.1/live RTSP/1.0\r\nCSeq: 2\r\nSession: \(session)\r\n\r\n")
-        let rtpInfo = try #require(play.headers.first { $0.name == "RTP-Info" }?.value)
-        let rtpTime = try #require(rtpInfo.split(separator: "rtptime=").last.flatMap { UInt32($0) })
 
+        /// The RTP packets written to the viewer so far, on any interleaved channel.
+        mutating func packets() throws -> [(channel: UInt8, bytes: [UInt8])] {
+            var packets: [(UInt8, [UInt8])] = []
+            while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+                reader.append(buffer.readableBytesView)
+                while let message = try reader.next() {
+                    guard case .interleavedFrame(let number, let packet) = message else { continue }
+                    packets.append((number, Array(packet)))
+                }
+            }
+            return packets
+        }
+    }
+
+    /// Six frames with presentation times 33.3 ms apart, an IDR first.
+    static var frames: [LiveFrame] {
         var frames = StreamingFixtures.stream.frames.prefix(6).enumerated().map { index, frame in
             var frame = frame
             frame.presentationTime = Self.pts(index)
             return frame
         }
         frames[0].isKeyframe = true
-        for frame in frames { channel.write(BroadcastWrite.frame(frame), promise: nil) }
-        channel.flush()
+        return frames
+    }
+
+    /// A burst of frames (pts 0, 33.3, 66.7 ms, …) broadcast at once: the RTP timestamps of the
+    /// access units step by 3000 (90 kHz), every packet carries the SSRC SETUP named, and PLAY's
+    /// RTP-Info names the track only (the first packet is the stream's, not made for the viewer).
+    @Test func aBurstOfFramesStepsBy3000() throws {
+        let mounts = RTSPMounts()
+        let broadcaster = Broadcaster(queueLimit: 30)
+        broadcaster.enableRTP(maximumTransmissionUnit: 1400)
+        mounts.set("/live", RTSPMounts.Mount(broadcaster: broadcaster, format: .h264(StreamingFixtures.format)))
+        var viewer = try Viewer(mounts: mounts)
+        #expect(viewer.rtpInfo == "url=rtsp://127.0.0.1/live/track1")
+        for frame in Self.frames { broadcaster.broadcast(frame) }
         var timestamps: [UInt32] = []
-        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
-            reader.append(buffer.readableBytesView)
-            while let message = try reader.next() {
-                guard case .interleavedFrame(0, let packet) = message else { continue }
-                let header = try RTPHeader.parse(packet).header
-                if header.timestamp != timestamps.last { timestamps.append(header.timestamp) }
-            }
+        for packet in try viewer.packets() where packet.channel == 0 {
+            let header = try RTPHeader.parse(packet.bytes).header
+            #expect(header.ssrc == viewer.ssrc)
+            if header.timestamp != timestamps.last { timestamps.append(header.timestamp) }
         }
-        #expect(timestamps.count == frames.count)
+        #expect(timestamps.count == Self.frames.count)
         #expect(zip(timestamps.dropFirst(), timestamps).allSatisfy { $0 &- $1 == 3000 }, "\(timestamps)")
-        #expect(timestamps.first! &- rtpTime < 90_000, "the first frame is stamped with its arrival since PLAY")
-        _ = try? channel.finish()
+        _ = try? viewer.channel.finish()
+    }
+
+    /// Packets made once per stream: two viewers (interleaved on channels 0–1 and 4–5) get the
+    /// same RTP packets byte for byte — one SSRC, one sequence — each on its own channel.
+    @Test func everyViewerGetsTheStreamsPackets() throws {
+        let mounts = RTSPMounts()
+        let broadcaster = Broadcaster(queueLimit: 30)
+        broadcaster.enableRTP(maximumTransmissionUnit: 1400)
+        mounts.set("/live", RTSPMounts.Mount(broadcaster: broadcaster, format: .h264(StreamingFixtures.format)))
+        var first = try Viewer(mounts: mounts), second = try Viewer(mounts: mounts, channels: "4-5")
+        #expect(first.ssrc != nil && first.ssrc == second.ssrc)
+        for frame in Self.frames { broadcaster.broadcast(frame) }
+        let firstPackets = try first.packets(), secondPackets = try second.packets()
+        #expect(firstPackets.count > Self.frames.count)
+        #expect(Set(firstPackets.map(\.channel)) == [0] && Set(secondPackets.map(\.channel)) == [4])
+        #expect(firstPackets.map(\.bytes) == secondPackets.map(\.bytes))
+        _ = try? first.channel.finish()
+        _ = try? second.channel.finish()
     }
 }

@@ -7,7 +7,8 @@ import NIOPosix
 /// `h264 relay SOURCE --rtsp HOST:PORT[/PATH]`: one source (a camera's rtsp:// URL, an Annex-B
 /// file at its frame rate, or with `--listen` a publisher) served to every viewer without
 /// re-encoding (H264Streaming's `Relay`, `RelaySource`, `RTSPServer`, `AnnexBFanOutServer`), and
-/// with `--rtmp URL` published to an RTMP server (`RTMPPublisher`).
+/// with `--rtmp URL` (repeatable) published to RTMP servers (`RTMPPublisher`s, sinks of the
+/// relay's `Broadcaster`).
 struct RelayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relay",
@@ -27,7 +28,7 @@ struct RelayCommand: AsyncParsableCommand {
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
         if options.loop && source.map({ RTSPURI.isAbsolute($0) || $0.lowercased().hasPrefix("rtmp") }) != false { throw ValidationError("--loop is for a file SOURCE") }
-        guard options.rtsp != nil || rtmp.rtmp != nil else { throw ValidationError("give --rtsp or --rtmp (or both)") }
+        guard options.rtsp != nil || !rtmp.rtmp.isEmpty else { throw ValidationError("give --rtsp or --rtmp (or both)") }
     }
 
     func run() async throws { try await runReportingErrors(command: "relay") { try await relay() } }
@@ -40,12 +41,16 @@ struct RelayCommand: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLog = try EventLog(path: options.events)
         var closeSource: @Sendable () async -> Void = {}
-        var outputs: (rtsp: RTSPServer?, tcp: AnnexBFanOutServer?, rtmp: RTMPPublisher?) = (nil, nil, nil)
+        var outputs: (rtsp: RTSPServer?, tcp: AnnexBFanOutServer?, rtmp: [RTMPPublisher]) = (nil, nil, [])
+        var sinkTasks: [Task<LiveSinkOutcome, any Error>] = []
         var followers: [Task<Void, Never>?] = [eventLog.follow(relay.broadcaster.events)]
         func finish(sourceEnded: Bool) async {
-            await outputs.rtmp?.finish()
             await outputs.tcp?.shutdown()
             await relay.broadcaster.closeAll(flushing: sourceEnded)
+            for task in sinkTasks {
+                do { _ = try await task.value } catch { log("an RTMP output failed: \(error)") }
+            }
+            for publisher in outputs.rtmp { await publisher.finish() }
             await outputs.rtsp?.shutdown()
             await closeSource()
             try? await group.shutdownGracefully()
@@ -65,12 +70,14 @@ struct RelayCommand: AsyncParsableCommand {
                 }
             }
             let frames = try await open(group: group, eventLog: eventLog, logger: logger, closeSource: &closeSource)
-            outputs.rtmp = try await rtmp.publisher(group: group, reconnect: client.reconnection, logger: logger)
+            outputs.rtmp = try await rtmp.publishers(group: group, reconnect: client.reconnection, logger: logger)
+            // Each publisher is a sink of the relay's broadcaster: it starts with the kept GOP and never slows the viewers.
+            sinkTasks = outputs.rtmp.map { relay.broadcaster.attach($0) }
             let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
-            let (rtsp, publisher) = (outputs.rtsp, outputs.rtmp)
+            let rtsp = outputs.rtsp
             let work = Task {
                 var announced = false
-                return try await relay.run(frames: frames.publishing(to: publisher)) { format in
+                return try await relay.run(frames: frames) { format in
                     if let rtsp, let address { rtsp.mount(address.path, broadcaster: relay.broadcaster, format: format) }
                     guard !announced else { return }
                     announced = true
@@ -86,7 +93,7 @@ struct RelayCommand: AsyncParsableCommand {
             if !options.quiet {
                 log("relayed \(outcome.frames) frames to \(stats.clients) viewers (\(stats.startsFromKeptGOP) started from the kept GOP; "
                     + "\(stats.overflows) skipped to an IDR); \(outcome.sourceEnded ? "the source ended" : "stopped by signal")")
-                if let publisher { log(publisher.summary) }
+                for publisher in outputs.rtmp { log(publisher.summary) }
             }
         } catch {
             await finish(sourceEnded: false)

@@ -32,7 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
         if !auth.users.isEmpty && network.rtsp == nil { throw ValidationError("--auth protects the RTSP server: give --rtsp too") }
-        if network.port == nil && network.rtsp == nil && network.rtp == nil && rtmp.rtmp == nil {
+        if network.port == nil && network.rtsp == nil && network.rtp == nil && rtmp.rtmp.isEmpty {
             throw ValidationError("pick an output: --rtsp HOST:PORT, --rtmp URL, --rtp udp://HOST:PORT or --port N (raw Annex-B over TCP)")
         }
     }
@@ -52,12 +52,12 @@ struct ServeCommand: AsyncParsableCommand {
         let broadcaster = Broadcaster(queueLimit: network.clientQueueFrames ?? max(8, Int(header.frameRate.rounded())), logger: logger,
                                       onKeyframeRequest: doorbell.ring)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let rtpSender: RTPSender?, publisher: RTMPPublisher?
-        do { (rtpSender, publisher) = (try await network.startRTP(group: group), try await rtmp.publisher(group: group, reconnect: network.reconnect ? .init() : nil, logger: logger)) } catch {
+        let rtpSender: RTPSender?, publishers: [RTMPPublisher]
+        do { (rtpSender, publishers) = (try await network.startRTP(group: group), try await rtmp.publishers(group: group, reconnect: network.reconnect ? .init() : nil, logger: logger)) } catch {
             try? await group.shutdownGracefully()
             throw error
         }
-        let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster, rtpSender: rtpSender, publisher: publisher)
+        let session = try encoderSession(header: header, configuration: configuration, broadcaster: broadcaster)
         defer { session.invalidate() }
         let format = try session.prepare()
         if let rtpSender, let sdp = network.sdp { try CLIIO.write(Array(rtpSender.sessionDescription(format: format).text.utf8), to: sdp) }
@@ -89,6 +89,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, auth: auth, logger: logger, eventLog: eventLog)
         let followers = [eventLog.follow(broadcaster.events), eventLog.follow(rtspServer?.events)]
+        // The RTP sender and every RTMP publisher: sinks of the broadcaster, each at its own pace.
+        let sinks: [any LiveSink] = publishers + (rtpSender.map { [$0] } ?? [])
+        let sinkTasks = sinks.map { broadcaster.attach($0) }
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
         // those created since, run at the priority the server was started with.
@@ -121,8 +124,11 @@ struct ServeCommand: AsyncParsableCommand {
         await tcpServer?.shutdown()
         await rtspServer?.shutdown()
         await broadcaster.closeAll(flushing: outcome.ending == .inputEnded)
+        for task in sinkTasks {
+            do { _ = try await task.value } catch { log("an output failed: \(error)") }
+        }
         await rtpSender?.shutdown()
-        await publisher?.finish()
+        for publisher in publishers { await publisher.finish() }
         try? await group.shutdownGracefully()
         broadcaster.finishEvents()
         for follower in followers { await follower?.value }
@@ -131,32 +137,32 @@ struct ServeCommand: AsyncParsableCommand {
         let stats = broadcaster.statistics
         log("served \(outcome.frames) frames to \(stats.clients) clients (at most \(stats.maxConcurrent) at once; "
             + "\(stats.overflows) skipped to an IDR); \(outcome.ending == .stopped ? "stopped by signal" : "input ended")")
-        if let publisher { log(publisher.summary) }
+        for publisher in publishers { log(publisher.summary) }
     }
 
     /// Writes `h264 serve: LINE` on standard error, unless `--quiet`.
     private func log(_ line: String) { Self.log(line, quiet: quiet) }
     private static func log(_ line: String, quiet: Bool) { if !quiet { FileHandle.standardError.write(Data("h264 serve: \(line)\n".utf8)) } }
 
-    /// The encoder session whose every frame goes to the broadcaster as Annex-B bytes (and to
-    /// the RTP sender and the RTMP publisher), made once.
-    private func encoderSession(header: Y4MHeader, configuration: EncoderConfiguration, broadcaster: Broadcaster,
-                                rtpSender: RTPSender?, publisher: RTMPPublisher?) throws -> EncoderSession {
-        let writer = Locked(AnnexBWriter(accessUnitDelimiters: network.accessUnitDelimiters))
+    /// The encoder session whose every frame goes to the broadcaster, which makes each output's
+    /// form of it once (RTP packets, Annex-B for raw viewers) and hands it to the sinks. With
+    /// `--aud` and `--port` the Annex-B bytes are made here, with their delimiters.
+    private func encoderSession(header: Y4MHeader, configuration: EncoderConfiguration, broadcaster: Broadcaster) throws -> EncoderSession {
+        let writer = network.accessUnitDelimiters && network.port != nil ? Locked(AnnexBWriter(accessUnitDelimiters: true)) : nil
         let log = { @Sendable [quiet] (line: String) in Self.log(line, quiet: quiet) }
         return try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
-            var live = LiveFrame(avcc: frame.data, format: frame.format, isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp, decodeTime: frame.decodeTimeStamp)
-            do { try rtpSender?.send(live, presentationTime: frame.presentationTimeStamp) } catch { log("RTP: dropped a frame: \(error)") }
-            publisher?.offer(live)
-            var bytes: [UInt8] = []
-            do {
-                try writer.withLock { writer in try writer.write(frame, to: &bytes) }
-            } catch {
-                log("dropped a malformed encoded frame: \(error)")
-                return
+            var live = LiveFrame(frame.compressedFrame)
+            if let writer {
+                var bytes: [UInt8] = []
+                do {
+                    try writer.withLock { writer in try writer.write(frame, to: &bytes) }
+                } catch {
+                    log("dropped a malformed encoded frame: \(error)")
+                    return
+                }
+                live?.annexB = ByteBuffer(bytes: bytes)
             }
-            live.annexB = ByteBuffer(bytes: bytes)
-            broadcaster.broadcast(live)
+            if let live { broadcaster.broadcast(live) }
         }
     }
 }

@@ -1,0 +1,97 @@
+import H264
+import NIOCore
+import RTP
+
+/// One frame as a ``Broadcaster`` hands it to its viewers: the frame, and each wire form made
+/// once for all of them — its RTP packets when RTSP viewers play the stream, its Annex-B bytes
+/// when raw viewers do. Immutable and shared by every viewer's write (a class, so the write
+/// carries one reference however many forms it holds).
+final class FanOutFrame: Sendable {
+    let frame: LiveFrame
+    /// The stream's RTP packets of the frame (one SSRC and sequence for the stream), nil when no
+    /// RTSP viewer was playing when it was broadcast.
+    let rtp: RTPFramePackets?
+    /// The Annex-B bytes: the producer's, or made once when a raw viewer was playing; nil: a raw
+    /// viewer's connection converts ``frame`` itself (a kept frame from before it joined).
+    let annexB: ByteBuffer?
+
+    init(frame: LiveFrame, rtp: RTPFramePackets?, annexB: ByteBuffer?) {
+        self.frame = frame
+        self.rtp = rtp
+        self.annexB = annexB
+    }
+
+    /// The bytes a viewer of this frame keeps in flight: the largest form it is written.
+    var wireByteCount: Int { max(rtp?.interleaved.readableBytes ?? 0, annexB?.readableBytes ?? 0, frame.avcc.count) }
+
+    /// The Annex-B bytes for a raw viewer: ``annexB``, else the frame converted.
+    func annexBBytes(allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        if let annexB { return annexB }
+        return try frame.annexBBytes(allocator: allocator)
+    }
+}
+
+/// The RTP packets of one frame, made once per stream: every packet after the 4-byte header of
+/// RTSP interleaving (`$`, channel 0, length; RFC 2326 §10.12), in one buffer. A viewer
+/// interleaved on channel 0 is written the whole buffer (no copy: the buffer's storage is
+/// shared); one on another channel is written its own 4-byte header before each packet's slice;
+/// a UDP viewer each packet's slice as a datagram.
+struct RTPFramePackets: Sendable {
+    /// The packets, each after `$`, `0` and its 16-bit length.
+    let interleaved: ByteBuffer
+    /// How many packets.
+    let packetCount: UInt32
+    /// Their payload octets (the RTP headers excluded), for sender reports.
+    let payloadOctets: UInt32
+
+    /// Calls `body` with each packet's bytes (a slice of ``interleaved``, no copy).
+    func forEachPacket(_ body: (ByteBuffer) -> Void) {
+        var rest = interleaved
+        while rest.readableBytes >= 4, let length = rest.getInteger(at: rest.readerIndex + 2, as: UInt16.self) {
+            rest.moveReaderIndex(forwardBy: 4)
+            guard let packet = rest.readSlice(length: Int(length)) else { return }
+            body(packet)
+        }
+    }
+}
+
+/// The RTP side of a stream with RTSP viewers: one packetizer (one SSRC, one sequence of
+/// numbers), a clock mapping the frames' presentation times to RTP timestamps from the stream's
+/// start, and the counts a sender report gives. Sans-I/O; the ``Broadcaster`` holds it under
+/// its lock, so frames are packetized in the order they are broadcast.
+struct StreamPacketizer: Sendable {
+    private var packetizer: VideoRTPPacketizer
+    private var clock: RTSPPlayClock
+
+    /// A stream whose packets are at most `maximumTransmissionUnit` bytes (counted as for UDP
+    /// over IPv4), its clock started now.
+    init(maximumTransmissionUnit: Int, start: ContinuousClock.Instant = .now) {
+        packetizer = VideoRTPPacketizer(configuration: .init(maximumTransmissionUnit: maximumTransmissionUnit))
+        clock = RTSPPlayClock(playStart: start)
+    }
+
+    /// The stream's synchronization source (the SSRC of every packet, and of SETUP's answer).
+    var ssrc: UInt32 { packetizer.configuration.ssrc }
+
+    /// The RTP timestamp for `now` (a sender report's): the last frame's, plus the time since it came.
+    func rtpTimestamp(at now: ContinuousClock.Instant) -> UInt32 {
+        packetizer.timestamp(for: clock.time(at: now))
+    }
+
+    /// The packets of `frame`, stamped from its presentation time (else its arrival), in one buffer.
+    mutating func packetize(_ frame: LiveFrame, allocator: ByteBufferAllocator) throws(MediaError) -> RTPFramePackets {
+        let time = clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
+        var buffer = allocator.buffer(capacity: frame.avcc.count + frame.avcc.count / 64 + 64)
+        var packets: UInt32 = 0, octets: UInt32 = 0
+        try packetizer.packetize(avcc: frame.avcc, presentationTime: time, format: frame.format) { packet in
+            buffer.writeInteger(UInt8(ascii: "$"))
+            buffer.writeInteger(UInt8(0))
+            buffer.writeInteger(UInt16(truncatingIfNeeded: packet.byteCount))
+            buffer.writeBytes(packet.prefix)
+            buffer.writeBytes(packet.payload)
+            packets &+= 1
+            octets &+= UInt32(truncatingIfNeeded: packet.byteCount - RTPHeader.fixedSize)
+        }
+        return RTPFramePackets(interleaved: buffer, packetCount: packets, payloadOctets: octets)
+    }
+}
