@@ -72,7 +72,9 @@ public struct RTPDecoder: Sendable {
     public mutating func decode(_ received: RTPReceivedFrame) throws(MediaError) {
         var frame = received.frame
         if !timeline.hasStarted {
-            guard frame.isKeyframe else {
+            // The first frame decoded is a keyframe (the one keyframe rule, `KeyframeGate`).
+            var gate = KeyframeGate()
+            guard gate.admit(frame) else {
                 skippedAccessUnitCount += 1
                 return
             }

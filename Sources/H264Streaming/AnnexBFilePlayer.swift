@@ -1,6 +1,7 @@
 import Foundation
 import H264
 import HEVC
+public import NIOCore
 
 /// An Annex-B H.264 or H.265 file played as a live source: its access units as ``LiveFrame``s,
 /// each handed out when it is due at the file's frame rate — the way a ``Relay`` simulates a
@@ -27,7 +28,9 @@ import HEVC
 /// }
 /// ```
 ///
-/// Cancelling the task that iterates ends the sequence at once (nil), as an `AsyncStream` does.
+/// Each frame waits for its deadline on a ``Doorbell`` (an event loop's scheduled task, the
+/// pacer of ``FramePacer`` too), not in a sleeping task. Cancelling the task that iterates ends
+/// the sequence at once (nil), as an `AsyncStream` does.
 public struct AnnexBFilePlayer: AsyncSequence, Sendable {
     /// The file's path.
     public let path: String
@@ -35,6 +38,8 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
     public let framesPerSecond: Double?
     /// True: start again from the top at the end of the file, forever.
     public let loops: Bool
+    /// Where the frames' deadlines are scheduled; nil: one of NIO's shared event loops.
+    public let eventLoop: (any EventLoop)?
 
     /// A player of the file at `path`.
     ///
@@ -42,10 +47,13 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
     ///   - path: the Annex-B file.
     ///   - framesPerSecond: the frame rate when the SPS's VUI has no timing; nil: 30.
     ///   - loops: start again from the top at the end, forever.
-    public init(path: String, framesPerSecond: Double? = nil, loops: Bool = false) {
+    ///   - eventLoop: where the frames' deadlines are scheduled (a server's own loop); nil: one
+    ///     of NIO's shared event loops.
+    public init(path: String, framesPerSecond: Double? = nil, loops: Bool = false, eventLoop: (any EventLoop)? = nil) {
         self.path = path
         self.framesPerSecond = framesPerSecond
         self.loops = loops
+        self.eventLoop = eventLoop
     }
 
     /// The frames, each when it is due.
@@ -75,8 +83,13 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
         private var atEnd = false
         private var framesThisPass = 0
         private var schedule: FrameSchedule?
+        /// The timer each frame waits on (nobody rings it).
+        private let timer: Doorbell
 
-        init(player: AnnexBFilePlayer) { self.player = player }
+        init(player: AnnexBFilePlayer) {
+            self.player = player
+            timer = Doorbell(eventLoop: player.eventLoop)
+        }
 
         /// The next frame once it is due; nil at the end of the file (without ``AnnexBFilePlayer/loops``)
         /// or when the task is cancelled.
@@ -91,7 +104,7 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
                 schedule = FrameSchedule(interval: .seconds(1) / Swift.max(rate, 0.001), start: .now)
             }
             let deadline = schedule!.deadline
-            if ContinuousClock.now < deadline { try? await Task.sleep(until: deadline, tolerance: .microseconds(500), clock: .continuous) }
+            await timer.sleep(until: deadline)
             if Task.isCancelled { return nil }
             schedule!.advance(now: .now)
             var frame = placed.frame

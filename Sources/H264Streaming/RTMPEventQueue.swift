@@ -9,7 +9,7 @@ import MediaContainers
 final class RTMPEventQueue<Ending: Sendable>: Sendable {
     let stream: AsyncStream<FLVReader.Event>
     private let continuation: AsyncStream<FLVReader.Event>.Continuation
-    private let state = Locked<(ending: Ending?, dropped: Int, skippingToKeyframe: Bool)>((nil, 0, false))
+    private let state = Locked<(ending: Ending?, dropped: Int, gate: KeyframeGate)>((nil, 0, KeyframeGate(open: true)))
 
     init(limit: Int) {
         (stream, continuation) = AsyncStream.makeStream(of: FLVReader.Event.self, bufferingPolicy: .bufferingOldest(max(limit, 1)))
@@ -24,16 +24,13 @@ final class RTMPEventQueue<Ending: Sendable>: Sendable {
     /// Delivers `event`, unless it is a frame after a dropped event and before the next keyframe.
     func deliver(_ event: FLVReader.Event) {
         state.withLock { state in
-            if case .frame(let frame) = event, state.skippingToKeyframe {
-                guard frame.isKeyframe else {
-                    state.dropped += 1
-                    return
-                }
-                state.skippingToKeyframe = false
+            if case .frame(let frame) = event, !state.gate.admit(isKeyframe: frame.isKeyframe) {
+                state.dropped += 1
+                return
             }
             if case .dropped = continuation.yield(event) {
                 state.dropped += 1
-                state.skippingToKeyframe = true
+                state.gate.close()
             }
         }
     }

@@ -15,8 +15,8 @@ struct RTMPVideoTimeline: Sendable {
     private var origin: Duration?
     /// The last message's timestamp (RTMP timestamps never go back).
     private(set) var lastTimestamp: UInt32 = 0
-    /// True until the next IDR: the first frame, and after a drop.
-    private var awaitingKeyframe = true
+    /// Closed until the next IDR: the first frame, and after a drop (the one keyframe rule).
+    private var gate = KeyframeGate()
     private(set) var statistics = RTMPPublisher.Statistics()
 
     /// The largest access unit a video message carries: 24 bits of length less the tag header.
@@ -34,10 +34,12 @@ struct RTMPVideoTimeline: Sendable {
     ///   `MediaError.Code.rtmpMessageTooLarge` for an access unit over ``maximumFrameBytes``.
     mutating func messages(avcc: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, decodeTime: Duration,
                            presentationTime: Duration, writable: Bool) throws(MediaError) -> [RTMPMessage] {
-        guard writable, !awaitingKeyframe || isKeyframe else {
-            if !writable && !awaitingKeyframe { statistics.skipsToKeyframe += 1 }
+        if !writable {
+            if gate.isOpen { statistics.skipsToKeyframe += 1 }
+            gate.close()
+        }
+        guard writable, gate.admit(isKeyframe: isKeyframe) else {
             statistics.framesDropped += 1
-            awaitingKeyframe = true
             return []
         }
         let origin = self.origin ?? decodeTime
@@ -45,6 +47,7 @@ struct RTMPVideoTimeline: Sendable {
         let decodeMilliseconds = Self.milliseconds(decodeTime - origin)
         let compositionMilliseconds = Self.milliseconds(presentationTime - origin) - decodeMilliseconds
         guard let composition = Int32(exactly: compositionMilliseconds), FLVVideoTag.compositionTimeRange.contains(composition) else {
+            gate.close() // the frame is not sent: the frames that refer to it go too
             throw MediaError(.valueOutOfRange, field: "CompositionTime", "PTS − DTS = \(compositionMilliseconds) ms does not fit SI24")
         }
         let timestamp = max(lastTimestamp, UInt32(truncatingIfNeeded: max(decodeMilliseconds, 0)))
@@ -56,12 +59,12 @@ struct RTMPVideoTimeline: Sendable {
             statistics.sequenceHeaders += 1
         }
         guard avcc.count <= Self.maximumFrameBytes else {
+            gate.close()
             throw MediaError(.rtmpMessageTooLarge, field: "message length", "an access unit of \(avcc.count) bytes does not fit an RTMP message")
         }
         let tag = FLVVideoTag(frameType: isKeyframe ? .keyframe : .interFrame,
                               packet: .codedFrames(data: avcc, compositionTime: composition), syntax: syntax, codec: format.codec)
         messages.append(RTMPMessage(type: .video, timestamp: timestamp, messageStreamId: messageStreamId, payload: try tag.serialized()))
-        awaitingKeyframe = false
         lastTimestamp = timestamp
         statistics.framesSent += 1
         return messages
@@ -72,7 +75,7 @@ struct RTMPVideoTimeline: Sendable {
     mutating func restart(messageStreamId: UInt32) {
         self.messageStreamId = messageStreamId
         format = nil
-        awaitingKeyframe = true
+        gate.close()
         statistics.reconnects += 1
     }
 

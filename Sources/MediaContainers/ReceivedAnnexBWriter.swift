@@ -13,7 +13,9 @@ public struct ReceivedAnnexBWriter: Sendable {
     /// Access units taken (from the first IDR on).
     public private(set) var written = 0
     /// Access units before the first IDR, skipped.
-    public private(set) var skipped = 0
+    public var skipped: Int { gate.skippedFrames }
+    /// Closed until the first random access point.
+    private var gate = KeyframeGate()
 
     /// A writer that has taken nothing yet.
     ///
@@ -93,12 +95,9 @@ public struct ReceivedAnnexBWriter: Sendable {
     /// - Returns: whether it is written (and counted in ``written``).
     public mutating func take(_ unit: AccessUnit) -> Bool { take(randomAccess: unit.isIDR) }
 
-    /// Counts the next access unit: skipped until the first random access point.
+    /// Counts the next access unit: skipped until the first random access point (`KeyframeGate`).
     private mutating func take(randomAccess: Bool) -> Bool {
-        if written == 0 && !randomAccess {
-            skipped += 1
-            return false
-        }
+        guard gate.admit(isKeyframe: randomAccess) else { return false }
         written += 1
         return true
     }

@@ -48,10 +48,11 @@ struct ServeCommand: AsyncParsableCommand {
         // Live by default: no lookahead and no B-frames, so a forced IDR is out within the frame.
         let configuration = try encoding.configuration(frameRate: header.frameRate, defaultPreset: .liveCapture)
         let logger = StandardErrorLogHandler.logger(command: "serve", quiet: quiet)
-        let doorbell = Doorbell()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // The pacer's deadlines are scheduled tasks of the server's event loop.
+        let doorbell = Doorbell(eventLoop: group.next())
         let broadcaster = Broadcaster(queueLimit: network.clientQueueFrames ?? max(8, Int(header.frameRate.rounded())), logger: logger,
                                       onKeyframeRequest: doorbell.ring)
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let rtpSender: RTPSender?, publishers: [RTMPPublisher]
         do { (rtpSender, publishers) = (try await network.startRTP(group: group), try await rtmp.publishers(group: group, reconnect: network.reconnect ? .init() : nil, logger: logger)) } catch {
             try? await group.shutdownGracefully()

@@ -42,7 +42,7 @@ extension RelayCommand {
             return .camera(client)
         }
         guard FileManager.default.isReadableFile(atPath: source) else { throw CLIError("cannot read \(source)") }
-        return .file(AnnexBFilePlayer(path: source, framesPerSecond: options.fps, loops: options.loop))
+        return .file(AnnexBFilePlayer(path: source, framesPerSecond: options.fps, loops: options.loop, eventLoop: group.next()))
     }
 
 }
