@@ -1,12 +1,15 @@
 // Encodes a y4m clip in a loop at its frame rate with H264Encoder's EncoderSession — a stand-in
-// for a camera — and serves it with H264Streaming's RTSPServer until SIGINT or SIGTERM:
+// for a camera — and serves it with H264Streaming's RTSPServer until SIGINT or SIGTERM, and
+// publishes it to each RTMP URL given (YouTube and Twitch at once, say): every output a client
+// of the one Broadcaster, the RTMP publishers its sinks.
 //
-//     swift run LiveCamera CLIP.y4m PORT
+//     swift run LiveCamera CLIP.y4m PORT [rtmp://HOST/APP/KEY ...]
 //
 //     LiveCamera: serving rtsp://127.0.0.1:8554/live (320x240 at 30/1 fps)
 //
-// PORT 0 takes a free port (the line names it). A clip that cannot be read or a port that
-// cannot be bound is one line on standard error and exit status 1; a signal ends it with 0.
+// PORT 0 takes a free port (the line names it). A clip that cannot be read, a port that
+// cannot be bound or an RTMP server that refuses the publish is one line on standard error and
+// exit status 1; a signal ends it with 0.
 import Foundation
 import H264
 import H264Encoder
@@ -18,8 +21,8 @@ import NIOPosix
 struct LiveCamera {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard arguments.count == 2, let port = Int(arguments[1]), (0...65_535).contains(port) else {
-            fail("usage: LiveCamera CLIP.y4m PORT", status: 2)
+        guard arguments.count >= 2, let port = Int(arguments[1]), (0...65_535).contains(port) else {
+            fail("usage: LiveCamera CLIP.y4m PORT [RTMP-URL ...]", status: 2)
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
@@ -34,12 +37,15 @@ struct LiveCamera {
             configuration.expectedFrameRate = header.rate.framesPerSecond
             let encoder = try EncoderSession(width: header.width, height: header.height,
                                              configuration: configuration) { frame in
-                // An H.264 session: every frame has an H.264 format (`frame.format` has either codec's).
-                guard let format = frame.formatDescription else { return }
-                live.broadcast(LiveFrame(avcc: frame.data, formatDescription: format,
-                                         isKeyframe: frame.isKeyframe, presentationTime: frame.presentationTimeStamp))
+                live.broadcast(frame.compressedFrame)   // each output's form is made once, there
             }
             defer { encoder.invalidate() }
+
+            // Each RTMP server gets the stream through a sink of its own: one that cannot keep
+            // up is cut back to the next IDR without slowing the viewers or the others.
+            var publishers: [RTMPPublisher] = []
+            for url in arguments.dropFirst(2) { publishers.append(try await RTMPPublisher.connect(to: url, group: group)) }
+            let sinks = publishers.map { live.attach($0) }
 
             let server = try await RTSPServer.start(host: "127.0.0.1", port: port, group: group)
             guard let format = try encoder.prepare().h264 else { fail("LiveCamera: the session does not encode H.264") }
@@ -53,6 +59,9 @@ struct LiveCamera {
                 try await stream(pictures, header: header, to: encoder, live: live, doorbell: doorbell)
             }
             let result = try await StopSignal.catching(onStop: { pacing.cancel() }) { await pacing.result }
+            await live.closeAll(flushing: false)
+            for sink in sinks { _ = try? await sink.value }
+            for publisher in publishers { await publisher.finish() }
             await server.shutdown()
             try await group.shutdownGracefully()
             try result.get()
