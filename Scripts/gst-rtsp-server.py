@@ -14,7 +14,8 @@
 #                             pipeline shared by every viewer (the media starts at the first PLAY). Not a raw
 #                             Annex-B file: h264parse gives those no PTS, and rtph264pay then stamps every
 #                             packet alike
-#   --audio pcma              a second media: a live tone as G.711 A-law (RTP payload type 8)
+#   --audio pcma|aac          a second media: a live tone as G.711 A-law (RTP payload type 8), or as AAC-LC
+#                             (avenc_aac, 48 kHz stereo) in RFC 3640 mpeg4-generic AAC-hbr (payload type 97)
 #   --codec h265              H.265: the test pattern encoded by x265enc, or the H.265 track of --matroska,
 #                             through h265parse and rtph265pay (RFC 7798)
 # Needs Debian's python3-gi and gir1.2-gst-rtsp-server-1.0 (Scripts/install-deps.sh).
@@ -40,7 +41,7 @@ parser.add_argument("--tls-certificate")
 parser.add_argument("--tls-key")
 parser.add_argument("--matroska")
 parser.add_argument("--codec", choices=["h264", "h265"], default="h264")
-parser.add_argument("--audio", choices=["pcma"])
+parser.add_argument("--audio", choices=["pcma", "aac"])
 args = parser.parse_args()
 
 Gst.init(None)
@@ -54,10 +55,13 @@ else:
     source = ("videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
               + (" ! x265enc tune=zerolatency speed-preset=ultrafast key-int-max=30" if args.codec == "h265"
                  else " ! openh264enc gop-size=30"))
-# --audio pcma: a second media, a live 440 Hz tone as G.711 A-law (static payload type 8), as
-# cameras with a microphone send it.
-audio = (" audiotestsrc is-live=true freq=440 ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay name=pay1 pt=8"
-         if args.audio == "pcma" else "")
+# --audio: a second media, a live 440 Hz tone as cameras with a microphone send it: G.711 A-law
+# (static payload type 8), or AAC-LC in RFC 3640's mpeg4-generic (rtpmp4gpay: AAC-hbr).
+audio = {
+    "pcma": " audiotestsrc is-live=true freq=440 ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay name=pay1 pt=8",
+    "aac": (" audiotestsrc is-live=true freq=440 ! audioconvert ! audioresample ! audio/x-raw,rate=48000,channels=2"
+            " ! avenc_aac ! aacparse ! rtpmp4gpay name=pay1 pt=97"),
+}.get(args.audio, "")
 factory.set_launch("( %s ! %sparse ! rtp%spay name=pay0 pt=96 config-interval=-1%s )" % (source, args.codec, args.codec, audio))
 factory.set_shared(True)
 if args.protocols:
