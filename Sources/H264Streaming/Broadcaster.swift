@@ -6,7 +6,7 @@ import Synchronization // Atomic (a flag, not a lock: Locked guards the client t
 
 /// The one fan-out of a live stream: its viewers, its sinks, and what each has been sent.
 ///
-/// A program feeds it with ``broadcast(_:)`` (an encoder's output, a camera's or a publisher's
+/// A program feeds it with ``broadcast(_:)-(LiveFrame)`` (an encoder's output, a camera's or a publisher's
 /// frames, as ``LiveFrame``s or `CompressedFrame`s, from one task at a time); every output
 /// attaches to it:
 /// - RTSP viewers (TCP, UDP, TLS) of an ``RTSPServer`` mount, and raw Annex-B TCP viewers of an

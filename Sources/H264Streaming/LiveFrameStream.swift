@@ -5,7 +5,7 @@ import NIOCore
 /// ``Broadcaster`` before it is cut back to the next keyframe.
 ///
 /// The frames waiting for a slow reader are at most ``byteLimit`` bytes (their
-/// ``CompressedFrame/data``) and ``frameLimit`` frames. One more frame past either limit drops
+/// `CompressedFrame.data`) and ``frameLimit`` frames. One more frame past either limit drops
 /// every waiting frame and the frames after them up to the next keyframe (counted in
 /// ``LiveFrameStream/skippedFrames``), so the reader never gets a broken GOP, and the others —
 /// viewers, sinks, the producer — never wait for it. The memory one stalled reader can hold is
