@@ -39,7 +39,7 @@ public final class RTMPIncomingStream: AsyncSequence, Sendable {
     public let streamKey: String
     /// The publisher's address.
     public let remoteAddress: SocketAddress?
-    private let queue = RTMPEventQueue<Ending>(limit: bufferLimit)
+    private let queue = FrameEventQueue<FLVReader.Event, Ending>(limit: bufferLimit, keyframeFlag: \.keyframeFlag)
     private let stopPublish: @Sendable () -> Void
 
     init(app: String, streamKey: String, remoteAddress: SocketAddress?, stop: @escaping @Sendable () -> Void) {

@@ -76,7 +76,7 @@ public final class RTMPPlayer: AsyncSequence, Sendable {
 
     /// The URL played.
     public let url: RTMPURL
-    private let queue: RTMPEventQueue<Ending>
+    private let queue: FrameEventQueue<FLVReader.Event, Ending>
     private let configuration: Configuration
     private let logger: Logger
     /// The connection playing now, whether ``stop()`` was called, and the reconnection under way.
@@ -97,7 +97,7 @@ public final class RTMPPlayer: AsyncSequence, Sendable {
         self.url = url
         self.configuration = configuration
         self.logger = logger
-        queue = RTMPEventQueue<Ending>(limit: configuration.bufferLimit)
+        queue = FrameEventQueue(limit: configuration.bufferLimit, keyframeFlag: \.keyframeFlag)
     }
 
     /// The message stream id `createStream` returned (on the current connection).

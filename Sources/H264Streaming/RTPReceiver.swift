@@ -10,7 +10,9 @@ public import RTP
 /// diagnostics — as an `AsyncSequence`.
 ///
 /// The sequence ends at ``shutdown()`` (``Ending/stopped``) or when no packet came for the idle
-/// timeout (``Ending/idle``); the depacketizer is flushed first.
+/// timeout (``Ending/idle``); the depacketizer is flushed first. At most ``bufferLimit`` events
+/// wait for the reader: past that, events are dropped (``droppedEvents``), and the frames after a
+/// dropped one up to the next keyframe too — never a broken GOP.
 public final class RTPReceiver: AsyncSequence, Sendable {
     /// One event of the stream.
     public typealias Element = VideoRTPDepacketizer.Event
@@ -24,26 +26,33 @@ public final class RTPReceiver: AsyncSequence, Sendable {
     }
 
     private let channel: any Channel
-    private let stream: AsyncStream<Element>
+    private let queue: FrameEventQueue<Element, Ending>
     private let handler: NIOLoopBound<RTPReceiverHandler>
-    private let state: Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>
+    private let state: Locked<RTPReceptionStatistics>
 
-    private init(channel: any Channel, stream: AsyncStream<Element>, handler: NIOLoopBound<RTPReceiverHandler>,
-                 state: Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>) {
+    private init(channel: any Channel, queue: FrameEventQueue<Element, Ending>, handler: NIOLoopBound<RTPReceiverHandler>,
+                 state: Locked<RTPReceptionStatistics>) {
         self.channel = channel
-        self.stream = stream
+        self.queue = queue
         self.handler = handler
         self.state = state
     }
+
+    /// The events that may wait for the reader.
+    public static let bufferLimit = 1024
+
+    /// Events dropped because the reader fell ``bufferLimit`` behind, with the frames after
+    /// them up to the next keyframe.
+    public var droppedEvents: Int { queue.dropped }
 
     /// The address the socket is bound to.
     public var localAddress: SocketAddress? { channel.localAddress }
 
     /// Why the sequence ended; nil while it goes on.
-    public var ending: Ending? { state.withLock { $0.ending } }
+    public var ending: Ending? { queue.ending }
 
     /// The depacketizer's counts so far.
-    public var statistics: RTPReceptionStatistics { state.withLock { $0.statistics } }
+    public var statistics: RTPReceptionStatistics { state.withLock { $0 } }
 
     /// Binds `host`:`port` (the SDP's port unless given) and starts receiving.
     ///
@@ -61,11 +70,11 @@ public final class RTPReceiver: AsyncSequence, Sendable {
                              group: any EventLoopGroup, reorderWindow: Int = 16, idleTimeout: Duration? = nil,
                              receiveBufferSize: Int = 4 << 20) async throws -> RTPReceiver {
         let depacketizer = try VideoRTPDepacketizer(description, reorderWindow: reorderWindow)
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
-        let state = Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>((nil, .init()))
+        let queue = FrameEventQueue<Element, Ending>(limit: bufferLimit, keyframeFlag: \.keyframeFlag)
+        let state = Locked(RTPReceptionStatistics())
         let loop = group.next()
         let handler = try await loop.submit {
-            NIOLoopBound(RTPReceiverHandler(depacketizer: depacketizer, continuation: continuation, state: state,
+            NIOLoopBound(RTPReceiverHandler(depacketizer: depacketizer, queue: queue, state: state,
                                             idleTimeout: idleTimeout), eventLoop: loop)
         }.get()
         let channel = try await DatagramBootstrap(group: loop)
@@ -74,11 +83,11 @@ public final class RTPReceiver: AsyncSequence, Sendable {
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler.value) }
             }
             .bind(host: host, port: port ?? description.port).get()
-        return RTPReceiver(channel: channel, stream: stream, handler: handler, state: state)
+        return RTPReceiver(channel: channel, queue: queue, handler: handler, state: state)
     }
 
     /// The events, in arrival order.
-    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { queue.stream.makeAsyncIterator() }
 
     /// Closes the socket and ends the sequence (``Ending/stopped``, after the depacketizer's
     /// last events).
@@ -95,16 +104,16 @@ final class RTPReceiverHandler: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
     private var depacketizer: VideoRTPDepacketizer
-    private let continuation: AsyncStream<RTPReceiver.Element>.Continuation
-    private let state: Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>
+    private let queue: FrameEventQueue<RTPReceiver.Element, RTPReceiver.Ending>
+    private let state: Locked<RTPReceptionStatistics>
     private let idleTimeout: Duration?
     private var idleTimer: IdleTimer?
     private var ended = false
 
-    init(depacketizer: VideoRTPDepacketizer, continuation: AsyncStream<RTPReceiver.Element>.Continuation,
-         state: Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>, idleTimeout: Duration?) {
+    init(depacketizer: VideoRTPDepacketizer, queue: FrameEventQueue<RTPReceiver.Element, RTPReceiver.Ending>,
+         state: Locked<RTPReceptionStatistics>, idleTimeout: Duration?) {
         self.depacketizer = depacketizer
-        self.continuation = continuation
+        self.queue = queue
         self.state = state
         self.idleTimeout = idleTimeout
     }
@@ -123,9 +132,9 @@ final class RTPReceiverHandler: ChannelInboundHandler {
     }
 
     private func deliver() {
-        while let event = depacketizer.next() { continuation.yield(event) }
+        while let event = depacketizer.next() { queue.deliver(event) }
         let statistics = RTPReceptionStatistics(counting: depacketizer)
-        state.withLock { $0.statistics = statistics }
+        state.withLock { $0 = statistics }
     }
 
     /// Flushes the depacketizer and ends the sequence.
@@ -135,7 +144,6 @@ final class RTPReceiverHandler: ChannelInboundHandler {
         idleTimer?.cancel()
         depacketizer.finish()
         deliver()
-        state.withLock { $0.ending = ending }
-        continuation.finish()
+        queue.end(ending)
     }
 }

@@ -37,15 +37,15 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
     public let sessionDescription: SessionDescription
     /// The publisher's address (of its RTSP connection).
     public let remoteAddress: SocketAddress?
-    private let stream: AsyncStream<Element>
-    private let continuation: AsyncStream<Element>.Continuation
-    private let state = Locked<(ending: Ending?, statistics: RTPReceptionStatistics)>((nil, RTPReceptionStatistics()))
+    /// The events waiting for the reader: at most ``bufferLimit``; past that, events are
+    /// dropped (``droppedEvents``) and frames up to the next keyframe with them.
+    private let queue = FrameEventQueue<Element, Ending>(limit: RTSPPublisher.bufferLimit, keyframeFlag: \.keyframeFlag)
+    private let state = Locked(RTPReceptionStatistics())
     private let stopRecording: @Sendable () -> Void
 
     init(sessionDescription: SessionDescription, remoteAddress: SocketAddress?, stop: @escaping @Sendable () -> Void) {
         self.sessionDescription = sessionDescription
         self.remoteAddress = remoteAddress
-        (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         stopRecording = stop
     }
 
@@ -57,26 +57,33 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
     public var codec: VideoCodec { sessionDescription.codec }
 
     /// Why the recording ended; nil while it goes on.
-    public var ending: Ending? { state.withLock { $0.ending } }
+    public var ending: Ending? { queue.ending }
 
     /// The depacketizer's counts so far (final once the sequence has ended).
-    public var statistics: RTPReceptionStatistics { state.withLock { $0.statistics } }
+    public var statistics: RTPReceptionStatistics { state.withLock { $0 } }
+
+    /// The events that may wait for the reader: past them, events are dropped, and the frames
+    /// after a dropped one up to the next keyframe too (never a broken GOP).
+    public static let bufferLimit = 1024
+
+    /// Events dropped because the reader fell ``bufferLimit`` behind, with the frames after
+    /// them up to the next keyframe.
+    public var droppedEvents: Int { queue.dropped }
 
     /// Ends the recording (the sequence ends after the events already delivered).
     public func stop() { stopRecording() }
 
     /// The events, in arrival order.
-    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { stream.makeAsyncIterator() }
+    public func makeAsyncIterator() -> AsyncStream<Element>.AsyncIterator { queue.stream.makeAsyncIterator() }
 
     /// Delivers `events` and the depacketizer's counts.
     func deliver(_ events: [Element], statistics: RTPReceptionStatistics) {
-        state.withLock { $0.statistics = statistics }
-        for event in events { continuation.yield(event) }
+        state.withLock { $0 = statistics }
+        for event in events { queue.deliver(event) }
     }
 
     /// Ends the sequence.
     func end(_ ending: Ending) {
-        state.withLock { $0.ending = $0.ending ?? ending }
-        continuation.finish()
+        queue.end(ending)
     }
 }

@@ -34,21 +34,21 @@ import RTP
     /// The plain RTP receiver's socket handler ends its sequence with `.idle` once no datagram
     /// has come for its idle timeout, counted from the last one.
     @Test func theRTPReceiverEndsWhenIdle() throws {
-        let continuation = AsyncStream.makeStream(of: RTPReceiver.Element.self).continuation
-        let state = Locked<(ending: RTPReceiver.Ending?, statistics: RTPReceptionStatistics)>((nil, .init(packets: 0, lostPackets: 0, droppedAccessUnits: 0)))
+        let queue = FrameEventQueue<RTPReceiver.Element, RTPReceiver.Ending>(limit: 16, keyframeFlag: \.keyframeFlag)
+        let state = Locked(RTPReceptionStatistics(packets: 0, lostPackets: 0, droppedAccessUnits: 0))
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
-            RTPReceiverHandler(depacketizer: VideoRTPDepacketizer(h264: RTPDepacketizer()), continuation: continuation, state: state, idleTimeout: .seconds(2)))
+            RTPReceiverHandler(depacketizer: VideoRTPDepacketizer(h264: RTPDepacketizer()), queue: queue, state: state, idleTimeout: .seconds(2)))
         channel.pipeline.fireChannelActive()
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1500))
         let sender = try SocketAddress(ipAddress: "127.0.0.1", port: 5004)
         let packet = ByteBuffer(bytes: [0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0x09, 0xF0])
         try channel.writeInbound(AddressedEnvelope(remoteAddress: sender, data: packet))
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
-        #expect(state.withLock { $0.ending } == nil, "a packet came 1.999 s ago")
+        #expect(queue.ending == nil, "a packet came 1.999 s ago")
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
-        #expect(state.withLock { $0.ending } == .idle)
-        #expect(state.withLock { $0.statistics.packets } == 1)
+        #expect(queue.ending == .idle)
+        #expect(state.withLock { $0.packets } == 1)
         _ = try? channel.finish()
     }
 

@@ -128,7 +128,7 @@ import RTMPMessages
             FLVReader.Event.frame(FLVVideoFrame(data: [], format: format, decodeTime: time, compositionTime: 0,
                                                 frameType: keyframe ? .keyframe : .interFrame, syntax: .legacy))
         }
-        let queue = RTMPEventQueue<Int>(limit: 2)
+        let queue = FrameEventQueue<FLVReader.Event, Int>(limit: 2, keyframeFlag: \.keyframeFlag)
         var events = queue.stream.makeAsyncIterator()
         for event in [frame(true, 0), frame(false, 1), frame(false, 2)] { queue.deliver(event) } // the third is dropped
         #expect(await events.next() == frame(true, 0))
