@@ -67,7 +67,7 @@ extension RTSPClient {
                 }
                 return connection
             } catch let error where Self.isCuredByWaiting(error) && attempts < policy.maximumAttempts ?? .max {
-                logger.info("\(requestedURL): connection attempt \(attempts) failed: \(error); trying again in \(delay)")
+                logger.info("\(error) (try \(attempts)); trying again in \(delay)")
             }
             try await Task.sleep(for: delay)
             delay = Swift.min(delay * 2, policy.maximumDelay)
