@@ -65,16 +65,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
         configuration.userAgent = "h264 receive"
-        // With --reconnect, open waits for a camera that is not there yet: a signal ends the wait.
-        let url = sdp, settings = configuration, logger = StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet)
-        let connecting = Task { try await RTSPClient.open(url: url, group: group, configuration: settings, logger: logger) }
-        let client: RTSPClient
-        do {
-            client = try await StopSignal.catching(onStop: { connecting.cancel() }) { try await connecting.value }
-        } catch is CancellationError {
-            options.log("stopped before \(RTSPURI.removingUserInfo(sdp)) answered")
-            return
-        }
+        // With --reconnect, open waits for a camera that is not there yet (logging each failed try).
+        let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
+                                               logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
         let eventLog = try EventLog(path: options.events)
         eventLog.write(ReceiveEvent.playing(url: client.url, session: client.session))
         let events = RTSPClientOptions.events(of: client, idleTimeout: options.idleTimeout, log: options.log, eventLog: eventLog)
