@@ -23,17 +23,67 @@ extension RTSPClient {
     ///   or password`), another answer than 200 (`DESCRIBE URL: 404 Not Found`), a missing answer
     ///   or one without what is needed, a redirect loop or a fourth redirect
     ///   (``RTSPClientError/Code/redirect``); `MediaError` for an SDP this client cannot receive
-    ///   (packetization-mode 2). Messages name the URL without its user info. Reconnection
-    ///   (``Configuration/reconnect``) applies once this has succeeded.
+    ///   (packetization-mode 2). Messages name the URL without its user info. With
+    ///   ``Configuration/reconnect``, only the last try's error, once the tries have run out;
+    ///   `CancellationError` when the calling task is cancelled while waiting between tries.
+    ///
+    /// With ``Configuration/reconnect`` the first connection is retried too, for a camera that
+    /// boots after its recorder: a try that fails for what a server coming up cures — no
+    /// connection (``RTSPClientError/Code/connectionFailed``), a connection closed or a request
+    /// unanswered (``RTSPClientError/Code/connectionClosed``, ``RTSPClientError/Code/timeout``),
+    /// or a `404`/`5xx` answer (a stream not published yet, a server starting) — is followed by
+    /// another after the policy's backoff (``Configuration/Reconnect-swift.struct/initialDelay``,
+    /// doubling up to ``Configuration/Reconnect-swift.struct/maximumDelay``), for at most
+    /// ``Configuration/Reconnect-swift.struct/maximumAttempts`` tries (nil: until the camera
+    /// answers, or the task is cancelled). Each failed try is logged at info level. Other errors
+    /// (a bad URL, a final 401, a redirect loop, TLS, an SDP this client cannot receive) are
+    /// thrown at once: waiting does not cure them.
     public static func open(url: String, group: any EventLoopGroup, configuration: Configuration = .init(),
                             logger: Logger = .streamingSilent) async throws -> RTSPClient {
         let client = RTSPClient(url: RTSPURI.removingUserInfo(url), credentials: configuration.credentials ?? RTSPCredentials(userInfoOf: url),
                                 loop: group.next(), configuration: configuration, logger: logger)
-        try await client.install(client.connect(resuming: false))
+        try await client.install(client.connectRetrying())
         client.continuation.onTermination = { [weak client] termination in
             if case .cancelled = termination, let client { Task { await client.close() } }
         }
         return client
+    }
+
+    /// The first connection: ``connect(resuming:)``, tried again after the reconnection
+    /// policy's backoff (if any) while it fails for a reason a server coming up cures
+    /// (``isCuredByWaiting(_:)``), at most `maximumAttempts` times; `CancellationError` once
+    /// the task is cancelled.
+    func connectRetrying() async throws -> RTSPClientConnection {
+        guard let policy = configuration.reconnect else { return try await connect(resuming: false) }
+        var delay = policy.initialDelay, attempts = 0
+        while true {
+            attempts += 1
+            do {
+                let connection = try await connect(resuming: false)
+                // Cancelled while that try went on (a signal ending the wait): not wanted any more.
+                if Task.isCancelled {
+                    await connection.close(ending: .closed, teardownTimeout: configuration.teardownTimeout, logger: logger)
+                    throw CancellationError()
+                }
+                return connection
+            } catch let error where Self.isCuredByWaiting(error) && attempts < policy.maximumAttempts ?? .max {
+                logger.info("\(error) (try \(attempts)); trying again in \(delay)")
+            }
+            try await Task.sleep(for: delay)
+            delay = Swift.min(delay * 2, policy.maximumDelay)
+        }
+    }
+
+    /// Whether a failed first connection may succeed later: nothing listening yet, a
+    /// connection closed or unanswered, a `404` (a stream not published yet) or a `5xx` (a
+    /// server starting).
+    static func isCuredByWaiting(_ error: any Error) -> Bool {
+        guard let error = error as? RTSPClientError else { return false }
+        switch error.code {
+        case .connectionFailed, .connectionClosed, .timeout: return true
+        case .status: return error.status.map { $0.code == 404 || (500...599).contains($0.code) } ?? false
+        case .badURL, .unauthorized, .badAnswer, .redirect, .tls: return false
+        }
     }
 
     /// A new connection to the requested URL, redirects followed; its handler is the next
@@ -48,7 +98,7 @@ extension RTSPClient {
             let configuration = self.configuration, logger = self.logger, continuation = self.continuation, state = self.state
             do {
                 return try await RTSPClientConnection.connect(to: url, credentials: credentials, handler: { [weak self, credentials] in
-                    RTSPClientHandler(continuation: continuation, state: state, idleTimeout: configuration.idleTimeout,
+                    RTSPClientHandler(continuation: continuation, state: state, idleTimeout: configuration.effectiveIdleTimeout,
                                       userAgent: configuration.userAgent, credentials: credentials, logger: logger, resuming: resuming,
                                       timelineStart: start) { ending in self?.connectionEnded(ending, generation: generation) }
                 }, on: loop, configuration: configuration, logger: logger)

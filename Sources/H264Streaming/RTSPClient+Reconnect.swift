@@ -3,14 +3,14 @@ import Logging
 import NIOCore
 
 extension RTSPClient {
-    /// A connection's handler ended (on the loop): without ``Configuration/reconnect``, at
-    /// ``close()``, or for the idle timeout, the events end; otherwise ``Event/disconnected(_:)``
+    /// A connection's handler ended (on the loop): without ``Configuration/reconnect`` or at
+    /// ``close()``, the events end; otherwise (the idle timeout too) ``Event/disconnected(_:)``
     /// and a reconnection starts. The ending of a handler not (or no longer) installed is ignored.
     func connectionEnded(_ ending: Ending, generation: Int) {
         enum Next { case ignore, finish, reconnect(RTSPClientConnection, Configuration.Reconnect) }
         let next = state.withLock { state -> Next in
             guard generation == state.installedGeneration, let connection = state.connection else { return .ignore }
-            guard state.closing == nil, ending != .closed, ending != .idle, let policy = configuration.reconnect else {
+            guard state.closing == nil, ending != .closed, let policy = configuration.reconnect else {
                 state.ending = state.ending ?? ending
                 return .finish
             }
@@ -30,11 +30,16 @@ extension RTSPClient {
         }
     }
 
-    /// Closes the lost connection, then tries new ones with an exponential backoff until one
-    /// plays (``Event/reconnected(_:)``), the tries run out (the events end with `ending`), or
-    /// the task is cancelled (``close()``).
+    /// Closes the lost connection (a silent one after a TEARDOWN, awaited for the teardown
+    /// timeout, so that a camera with few sessions frees this one), then tries new ones with an
+    /// exponential backoff until one plays (``Event/reconnected(_:)``), the tries run out (the
+    /// events end with `ending`), or the task is cancelled (``close()``).
     private func reconnect(after ending: Ending, closing lost: RTSPClientConnection, policy: Configuration.Reconnect) async {
-        await lost.closeChannels()
+        if ending == .idle {
+            await lost.close(ending: .idle, teardownTimeout: configuration.teardownTimeout, logger: logger)
+        } else {
+            await lost.closeChannels()
+        }
         let clock = ContinuousClock(), started = clock.now
         var delay = policy.initialDelay
         var attempts = 0

@@ -30,10 +30,13 @@ public import RTSPMessages
 ///
 /// The events end when the server closes the connection, when no packet arrives for the idle
 /// timeout, when the keepalive fails, or at ``close()``; ``ending`` says which. With
-/// ``Configuration/reconnect`` a closed connection or a failed keepalive is instead a
-/// ``Event/disconnected(_:)``, followed by new connections (DESCRIBE, SETUP, PLAY) with an
-/// exponential backoff until one plays: ``Event/reconnected(_:)``, then the access units from
-/// the next keyframe on, the first of them announced by ``Event/resumed(gap:)``. ``close()`` — or
+/// ``Configuration/reconnect`` (24/7 recording) ``open(url:group:configuration:logger:)`` waits
+/// for a camera that is not there yet, and a closed connection, a failed keepalive or a camera
+/// silent for the idle timeout (10 s unless set) is instead a ``Event/disconnected(_:)``,
+/// followed by new connections (DESCRIBE, SETUP, PLAY) with an exponential backoff until one
+/// plays: ``Event/reconnected(_:)``, then the access units from the next keyframe on, the first
+/// of them announced by ``Event/resumed(gap:)`` with the gap, their times going on from those
+/// before. ``close()`` — or
 /// cancelling the task that iterates the events — sends TEARDOWN and closes the connection. A
 /// keepalive goes out at half the session's timeout (GET_PARAMETER when the server's `Public`
 /// lists it, else OPTIONS) and its answer is awaited. Built on SwiftNIO channels: nothing blocks.
@@ -41,7 +44,8 @@ public final class RTSPClient: AsyncSequence, Sendable {
     /// What the stream delivers.
     public enum Event: Sendable {
         /// A frame (one access unit of either codec, 4-byte lengths) with its 90 kHz RTP timestamp
-        /// and wall-clock time; its presentation time is the time since the first frame.
+        /// and wall-clock time; its presentation time is the time since the first frame, across
+        /// reconnections too (see ``resumed(gap:)``).
         case frame(RTPReceivedFrame)
         /// The frames that follow are in this format: before the first frame, and when in-band
         /// parameter sets change it.
@@ -50,15 +54,19 @@ public final class RTSPClient: AsyncSequence, Sendable {
         case loss(RTPDepacketizer.Loss)
         /// A damaged packet or NAL unit, reported and skipped.
         case diagnostic(MediaError)
-        /// With ``Configuration/reconnect``: the connection ended (why), and the client is
-        /// reconnecting.
+        /// With ``Configuration/reconnect``: the connection ended (why: ``Ending/idle`` for a
+        /// camera that went silent), and the client is reconnecting.
         case disconnected(Ending)
         /// With ``Configuration/reconnect``: a new connection plays; access units resume at the
         /// next keyframe (IDR, IRAP).
         case reconnected(Reconnection)
         /// With ``Configuration/reconnect``: the access unit that follows is the first after a
-        /// reconnection (a keyframe); `gap`: the time from the arrival of the last one before the
-        /// disconnection to its arrival — what the recording is missing.
+        /// reconnection (a keyframe); `gap`: the time from the arrival of the last access unit
+        /// before the disconnection to the arrival of this one (on the event loop's monotonic
+        /// clock) — what the recording is missing, the silence before an idle timeout and the
+        /// time until the next keyframe included. Its presentation (and decode) time is the
+        /// latest one before plus `gap`, so the times go on rising across the gap whatever the
+        /// new session's RTP timestamps; there is no event without an access unit before.
         case resumed(gap: Duration)
     }
 
@@ -97,6 +105,7 @@ public final class RTSPClient: AsyncSequence, Sendable {
         /// The reconnection under way.
         var reconnecting: Task<Void, Never>?
         var disconnections = 0
+        /// The latest presentation time given so far: a resumption goes on from it.
         var lastPresentationTime = Duration.zero
         /// When the last access unit arrived (the loop's clock): a resumption's gap counts from it.
         var lastArrival: NIODeadline?

@@ -31,7 +31,12 @@ extension RTSPClient {
         public var requestTimeout: Duration = .seconds(10)
         /// How long to wait for the answer to TEARDOWN at ``RTSPClient/close()``.
         public var teardownTimeout: Duration = .seconds(2)
-        /// The events end when no packet came for this long; nil: never.
+        /// How long a playing connection may go without an RTP packet before the
+        /// camera counts as lost (``RTSPClient/Ending/idle``): without ``reconnect`` the events
+        /// end then; with it, that is a disconnection like any other and the client reconnects.
+        /// nil: never without ``reconnect``, and ``Reconnect-swift.struct/defaultIdleTimeout`` (10 s) with it
+        /// — a camera that goes silent but keeps its connection open must not stop a 24/7
+        /// recording for good.
         public var idleTimeout: Duration?
         /// How often a keepalive (GET_PARAMETER, or OPTIONS when the server does not list
         /// GET_PARAMETER in `Public`) keeps the server's session alive; nil: at half the
@@ -47,9 +52,16 @@ extension RTSPClient {
         /// What an `rtsps://` URL's server must present as its certificate; the system's root
         /// certificates by default.
         public var tlsTrust = RTSPTLSTrust.systemRoots
-        /// Whether and how to reconnect when the connection closes, the server's session ends or
-        /// the keepalive fails; nil (the default): the events end then.
+        /// Whether and how to reconnect when the connection closes, the server's session ends,
+        /// the keepalive fails or no packet comes for the idle timeout; and whether
+        /// ``RTSPClient/open(url:group:configuration:logger:)`` keeps trying a camera that is not
+        /// there yet (it retries with the same backoff). nil (the default): the events end then,
+        /// and `open` throws at the first failure.
         public var reconnect: Reconnect?
+
+        /// The idle timeout in force: ``idleTimeout``, else ``Reconnect-swift.struct/defaultIdleTimeout`` with
+        /// ``reconnect``.
+        var effectiveIdleTimeout: Duration? { idleTimeout ?? reconnect.map { _ in Reconnect.defaultIdleTimeout } }
 
         /// How ``RTSPClient`` reconnects: after `initialDelay`, then after twice as long each time
         /// up to `maximumDelay`, for at most `maximumAttempts` tries in a row (nil: no limit).
@@ -58,8 +70,14 @@ extension RTSPClient {
             public var initialDelay: Duration
             /// The longest wait between tries.
             public var maximumDelay: Duration
-            /// Tries in a row before the events end with the disconnection's ending; nil: no limit.
+            /// Tries in a row before the events end with the disconnection's ending (or, for the
+            /// first connection, before ``RTSPClient/open(url:group:configuration:logger:)``
+            /// throws the last try's error); nil: no limit.
             public var maximumAttempts: Int?
+
+            /// The idle timeout when ``Configuration/idleTimeout`` is nil: 10 s without a packet
+            /// (a camera sends several a second) make a connection lost.
+            public static let defaultIdleTimeout = Duration.seconds(10)
 
             /// 1 s, doubling up to 30 s, without a limit on the tries by default.
             public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30), maximumAttempts: Int? = nil) {

@@ -284,15 +284,20 @@ final class RTSPClientHandler: ChannelInboundHandler {
 
     /// Yields the events of one depacketizer event: after a reconnection, nothing before the
     /// first keyframe (IDR, IRAP), which is announced with the gap. A frame gets its wall-clock
-    /// time from RTCP and its presentation time on the client's timeline (which goes on across
-    /// reconnections).
+    /// time from RTCP and its presentation time on the client's timeline, which goes on across
+    /// reconnections: the first frame after one is the gap after the latest before.
     private func handle(_ event: VideoRTPDepacketizer.Event) {
         switch event {
         case .frame(var received):
             if awaitingIDR && !received.frame.isKeyframe { return }
             let now = context?.eventLoop.now
-            if awaitingIDR, let now, let last = state.withLock({ $0.lastArrival }) {
-                yield(.resumed(gap: .nanoseconds((now - last).nanoseconds)))
+            if awaitingIDR, let now, let previous = state.withLock({ state in state.lastArrival.map { (arrival: $0, time: state.lastPresentationTime) } }) {
+                // The gap, at least a microsecond, is also the step of the presentation times:
+                // they go on after the last ones, never back (a new session's RTP timestamps
+                // start anywhere).
+                let gap = Swift.max(Duration.nanoseconds((now - previous.arrival).nanoseconds), .microseconds(1))
+                timeline = RTPTimeline(start: previous.time + gap)
+                yield(.resumed(gap: gap))
             }
             awaitingIDR = false
             received.wallClock = rtcp.wallClock(of: received.timestamp)
@@ -300,7 +305,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
             received.frame.presentationTime = time
             received.frame.decodeTime = time
             state.withLock { state in
-                state.lastPresentationTime = time
+                state.lastPresentationTime = Swift.max(state.lastPresentationTime, time)
                 state.lastArrival = now ?? state.lastArrival
             }
             yield(.frame(received))

@@ -55,8 +55,16 @@ public final class LoggingProcess: Sendable {
         })
     }
 
+    /// Starts an `h264` client before its server (`h264 receive rtsp://… --reconnect` waiting
+    /// for a camera that boots later): `executable arguments… --events -`, and returns at once,
+    /// its events read as they come (``events``, ``wait(timeout:until:)``).
+    public convenience init(executable: URL, readingEvents arguments: [String]) throws {
+        try self.init(executable: executable, arguments + ["--events", "-"], logIsReady: nil, eventsAreReady: { _ in false },
+                      waiting: false)
+    }
+
     private init(executable: URL, _ arguments: [String], logIsReady: (@Sendable (String) -> Bool)?,
-                 eventsAreReady: (@Sendable ([[String: String]]) -> Bool)?) throws {
+                 eventsAreReady: (@Sendable ([[String: String]]) -> Bool)?, waiting: Bool = true) throws {
         _ = ignoreSIGPIPE
         try Subprocess.checkKeyboard(executable.path, arguments)
         StandardDescriptors.ensureOpen()
@@ -102,7 +110,7 @@ public final class LoggingProcess: Sendable {
         } else {
             eventsEnded.signal()
         }
-        if logIsReady != nil || eventsAreReady != nil { _ = ready.wait(timeout: .now() + 30) }
+        if waiting && (logIsReady != nil || eventsAreReady != nil) { _ = ready.wait(timeout: .now() + 30) }
     }
 
     /// Reads `handle` to its end on a thread of its own: `take` each chunk (true: signal

@@ -15,7 +15,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         discussion: """
         From an rtsp:// or rtmp:// URL, or the SDP file of a plain RTP stream; --listen rtsp://… or rtmp://… waits for one publisher. \
         Writes every access unit from the first IDR (-o FILE.y4m or --decode: decoded y4m). Stops after \
-        --frames, after --idle-timeout or on SIGINT/SIGTERM (exit status 0).
+        --frames, after --idle-timeout (with --reconnect: reconnects instead) or on SIGINT/SIGTERM (exit status 0).
         """)
 
     @Argument(help: "An rtsp:// or rtmp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
@@ -65,19 +65,31 @@ struct ReceiveCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
         configuration.userAgent = "h264 receive"
-        let client = try await RTSPClient.open(url: sdp, group: group, configuration: configuration,
-                                               logger: StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet))
-        let eventLog = try EventLog(path: options.events)
-        eventLog.write(ReceiveEvent.playing(url: client.url, session: client.session))
-        let events = RTSPClientOptions.events(of: client, log: options.log, eventLog: eventLog)
-        let opening = "playing \(client.url) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
-            ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
-        try await closing(client.close) {
-            try await options.receive(events, format: try? client.sessionDescription.videoFormat(), opening: opening, stop: client.close) {
-                let ending = RTSPClientOptions.describe(client.ending, idleTimeout: options.idleTimeout)
-                guard rtsp.reconnect else { return ending }
-                return (ending.map { $0 + "; " } ?? "") + "\(client.disconnections) disconnection(s)"
-            } statistics: { client.statistics }
+        // With --reconnect, open waits for a camera that is not there yet (logging each failed
+        // try). One StopSignal.catching over the wait and the recording: a signal cancels the
+        // wait, or closes the client.
+        let url = sdp, settings = configuration, logger = StandardErrorLogHandler.logger(command: "receive", quiet: options.quiet)
+        let connecting = Task { try await RTSPClient.open(url: url, group: group, configuration: settings, logger: logger) }
+        try await StopSignal.catching(onStop: {
+            connecting.cancel()
+            await (try? connecting.value)?.close()
+        }) {
+            let client: RTSPClient
+            do { client = try await connecting.value } catch is CancellationError {
+                return options.log("stopped before \(RTSPURI.removingUserInfo(url)) answered")
+            }
+            let eventLog = try EventLog(path: options.events)
+            eventLog.write(ReceiveEvent.playing(url: client.url, session: client.session))
+            let events = RTSPClientOptions.events(of: client, idleTimeout: options.idleTimeout, log: options.log, eventLog: eventLog)
+            let opening = "playing \(client.url) (session \(client.session), RTP " + (client.udpPort.map { "on udp port \($0)" }
+                ?? "on interleaved channel \(client.transport.interleavedChannels?.lowerBound ?? 0)") + ")"
+            try await closing(client.close) {
+                try await options.receive(events, format: try? client.sessionDescription.videoFormat(), opening: opening, stop: nil) {
+                    let ending = RTSPClientOptions.describe(client.ending, idleTimeout: options.idleTimeout)
+                    guard rtsp.reconnect else { return ending }
+                    return (ending.map { $0 + "; " } ?? "") + "\(client.disconnections) disconnection(s)"
+                } statistics: { client.statistics }
+            }
         }
     }
 

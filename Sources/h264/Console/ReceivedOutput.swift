@@ -99,14 +99,16 @@ final class ReceivedOutput {
 
 extension ReceiveOptions {
     /// Writes `events` until the output is done (then `whenDone`), the events end, or a stop
-    /// signal (which runs `stop`); logs `opening` first and the `ending` and summary after.
+    /// signal (which runs `stop`; nil: the caller catches the signals itself — one
+    /// `StopSignal.catching` a process: a second one after the first left SIGTERM ignored);
+    /// logs `opening` first and the `ending` and summary after.
     func receive<Events: AsyncSequence>(_ events: Events, format: VideoFormatDescription?, opening: String? = nil,
-                                 stop: @escaping @Sendable () async -> Void, whenDone: () -> Void = {},
+                                 stop: (@Sendable () async -> Void)?, whenDone: () -> Void = {},
                                  ending: () -> String?, statistics: (() -> RTPReceptionStatistics)? = nil) async throws
         where Events.Element: ReceivedItem {
         let sink = try receivedOutput(format: format)
         if let opening { log(opening) }
-        try await StopSignal.catching(onStop: stop) {
+        func write() async throws {
             for try await event in events {
                 try event.write(to: sink)
                 if sink.done {
@@ -115,6 +117,7 @@ extension ReceiveOptions {
                 }
             }
         }
+        if let stop { try await StopSignal.catching(onStop: stop, write) } else { try await write() }
         if let line = ending() { log(line) }
         try sink.finish(statistics?())
     }

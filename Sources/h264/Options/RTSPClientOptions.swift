@@ -13,7 +13,7 @@ struct RTSPClientOptions: ParsableArguments {
     @Option(help: "With an rtsp:// URL: the user name for a server that asks for one (401); or give rtsp://USER:PASSWORD@HOST/….")
     var user: String?
     @Option(help: "With an rtsp:// URL: the password of --user.") var password: String?
-    @Flag(help: "With an rtsp:// URL (and on relay an rtmp:// SOURCE or --rtmp): when the connection is lost, reconnect (after --reconnect-delay, doubling up to --reconnect-max-delay, without a limit) and go on from the next IDR; --idle-timeout counts only while connected, --frames across reconnections.")
+    @Flag(help: "With an rtsp:// URL (and on relay an rtmp:// SOURCE or --rtmp): keep trying a camera that is not there yet, and when the connection is lost or the camera is silent for --idle-timeout (receive; relay: 10 s), reconnect (after --reconnect-delay, doubling up to --reconnect-max-delay, without a limit) and go on from the next IDR, the times going on across the gap; --frames counts across reconnections.")
     var reconnect = false
     @Option(help: "With --reconnect: the seconds to wait before the first try.") var reconnectDelay: Double = 1
     @Option(help: "With --reconnect: the most seconds to wait between tries.") var reconnectMaxDelay: Double = 30
@@ -45,15 +45,15 @@ struct RTSPClientOptions: ParsableArguments {
     /// The policy of `--reconnect` (for the camera, and for `--rtmp` publishing); nil without it.
     var reconnection: RTSPClient.Configuration.Reconnect? { reconnect ? .init(initialDelay: .seconds(reconnectDelay), maximumDelay: .seconds(reconnectMaxDelay)) : nil }
 
-    /// The events of `client`; disconnections, reconnections and resumptions go to `log` and to
-    /// `eventLog` (`ReceiveEvent`) instead.
-    static func events(of client: RTSPClient, log: @escaping @Sendable (String) -> Void,
+    /// The events of `client`; disconnections (an idle one named with `idleTimeout`, in
+    /// seconds), reconnections and resumptions go to `log` and to `eventLog` (`ReceiveEvent`) instead.
+    static func events(of client: RTSPClient, idleTimeout: Double, log: @escaping @Sendable (String) -> Void,
                        eventLog: EventLog) -> some AsyncSequence<RTSPClient.Event, Never> {
         client.compactMap { event -> RTSPClient.Event? in
             switch event {
             case .frame, .loss, .diagnostic, .formatChanged: return event
             case .disconnected(let ending):
-                let reason = describe(ending) ?? "closed"
+                let reason = describe(ending, idleTimeout: idleTimeout) ?? "closed"
                 log("disconnected (\(reason)); reconnecting")
                 eventLog.write(ReceiveEvent.disconnected(reason: reason))
             case .reconnected(let reconnection):

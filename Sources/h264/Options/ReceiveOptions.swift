@@ -9,7 +9,7 @@ struct ReceiveOptions: ParsableArguments {
     @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output); decoded y4m when it ends in .y4m or with --decode.")
     var output: String
     @Option(help: "Stop after writing this many access units (decoded frames when decoding).") var frames: Int?
-    @Option(help: "Stop when no packet has arrived for this many seconds.") var idleTimeout: Double = 10
+    @Option(help: "Stop when no packet has arrived for this many seconds (with --reconnect: reconnect).") var idleTimeout: Double = 10
     @Option(help: "How many later packets may wait for a missing one before it counts as lost.") var reorderWindow: Int = 16
     @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), or on the rtmp:// URL for one RTMP publisher, instead of connecting to a server.")
     var listen = false
