@@ -1,5 +1,6 @@
 public import MediaCore
 import NIOCore
+import Synchronization
 
 /// One frame to every output: its wire forms made once, the keyframe gate of each client, and
 /// one turn per event loop for the writes.
@@ -29,35 +30,15 @@ extension Broadcaster {
             s.kept?.append(shared)
             let bytes = shared.wireByteCount
             var stillWaiting = false
-            for (id, var client) in s.clients where !client.joining {
-                if client.gate.isOpen && (client.queuedFrames >= queueLimit || client.queuedBytes >= queueByteLimit) {
-                    client.gate.close()
-                    client.askedForKeyframe = false
-                    s.overflows += 1
-                    overflowed.append(id)
-                }
-                if !client.gate.isOpen {
-                    let drained = client.queuedFrames <= queueLimit / 4 && client.queuedBytes <= queueByteLimit / 4
-                    // An RTSP viewer starts only on a frame made into the stream's packets.
-                    let usable = client.kind != .rtp || shared.rtp != nil
-                    if client.gate.admit(isKeyframe: isKeyframe && drained && usable) {
-                        client.askedForKeyframe = false
-                    } else if isKeyframe {
-                        client.askedForKeyframe = false // missed this one: ask again once drained
-                    } else if drained && !client.askedForKeyframe {
-                        client.askedForKeyframe = true
-                        keyframeRequested.store(true, ordering: .releasing)
-                        requested = true
-                    }
-                    if !client.gate.isOpen && client.askedForKeyframe { stillWaiting = true }
-                }
-                if client.gate.isOpen {
-                    client.queuedFrames += 1
-                    client.queuedBytes += bytes
-                    client.framesSent += 1
-                    targets.append((id, client.channel))
-                }
-                s.clients[id] = client
+            // In place: iterating the dictionary while storing into it copied every client per frame.
+            var index = s.clients.startIndex
+            while index != s.clients.endIndex {
+                defer { s.clients.formIndex(after: &index) }
+                let id = s.clients.keys[index]
+                guard !s.clients.values[index].joining else { continue }
+                Self.admit(&s.clients.values[index], id: id, frame: shared, bytes: bytes, limits: (queueLimit, queueByteLimit),
+                           overflows: &s.overflows, overflowed: &overflowed, stillWaiting: &stillWaiting, requested: &requested,
+                           targets: &targets, keyframeRequested: keyframeRequested)
             }
             let subscriptions = Array(s.subscriptions.values)
             if subscriptions.contains(where: \.waitsForKeyframe) { stillWaiting = true }
@@ -75,6 +56,41 @@ extension Broadcaster {
             for subscription in subscriptions { subscription.offer(compressed) }
         }
         write(shared, to: targets)
+    }
+
+    /// One client's turn for `frame`: cut back when it has too much in flight, through its
+    /// keyframe gate (asking for an IDR once drained), and a target of the write when streaming.
+    private static func admit(_ client: inout Client, id: Int, frame: FanOutFrame, bytes: Int, limits: (frames: Int, bytes: Int),
+                              overflows: inout Int, overflowed: inout [Int], stillWaiting: inout Bool, requested: inout Bool,
+                              targets: inout [(id: Int, channel: any Channel)], keyframeRequested: borrowing Atomic<Bool>) {
+        let isKeyframe = frame.frame.isKeyframe
+        if client.gate.isOpen && (client.queuedFrames >= limits.frames || client.queuedBytes >= limits.bytes) {
+            client.gate.close()
+            client.askedForKeyframe = false
+            overflows += 1
+            overflowed.append(id)
+        }
+        if !client.gate.isOpen {
+            let drained = client.queuedFrames <= limits.frames / 4 && client.queuedBytes <= limits.bytes / 4
+            // An RTSP viewer starts only on a frame made into the stream's packets.
+            let usable = client.kind != .rtp || frame.rtp != nil
+            if client.gate.admit(isKeyframe: isKeyframe && drained && usable) {
+                client.askedForKeyframe = false
+            } else if isKeyframe {
+                client.askedForKeyframe = false // missed this one: ask again once drained
+            } else if drained && !client.askedForKeyframe {
+                client.askedForKeyframe = true
+                keyframeRequested.store(true, ordering: .releasing)
+                requested = true
+            }
+            if !client.gate.isOpen && client.askedForKeyframe { stillWaiting = true }
+        }
+        if client.gate.isOpen {
+            client.queuedFrames += 1
+            client.queuedBytes += bytes
+            client.framesSent += 1
+            targets.append((id, client.channel))
+        }
     }
 
     /// The frame's wire forms for the clients registered now: the stream's RTP packets while

@@ -52,14 +52,15 @@ extension RTSPConnectionHandler {
             context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
             return
         }
-        guard var current = session, current.broadcasterId != nil, let packets = shared.rtp else {
+        // The session is read field by field and counted in place (a copy of it per frame and
+        // viewer showed in the fan-out's profile).
+        guard session?.broadcasterId != nil, let packets = shared.rtp else {
             promise?.succeed(())
             return
         }
-        current.packetsSent &+= packets.packetCount
-        current.octetsSent &+= packets.payloadOctets
-        session = current
-        if let udp = current.udp {
+        session?.packetsSent &+= packets.packetCount
+        session?.octetsSent &+= packets.payloadOctets
+        if let udp = session?.udp {
             guard let destination = udp.destination else {
                 promise?.succeed(())
                 return
@@ -74,7 +75,7 @@ extension RTSPConnectionHandler {
             udp.rtp.flush()
             return
         }
-        let channel = current.channels.lowerBound
+        let channel = session?.channels.lowerBound ?? 0
         guard channel != 0 else {
             context.write(wrapOutboundOut(packets.interleaved), promise: promise)
             return
