@@ -3,7 +3,7 @@ import MediaContainers
 import RTP
 
 /// The bounded queue between a connection's event loop and the reader of its events — the one
-/// policy of every `AsyncSequence` of received frames in this module (``RTSPPublisher``,
+/// policy of every `AsyncSequence` of received frames in this module (``RTSPClient``, ``RTSPPublisher``,
 /// ``RTPReceiver``, ``RTMPPlayer``, ``RTMPIncomingStream``): at most `limit` events wait; past
 /// that, events are dropped and counted, never buffered without bound — and after a dropped
 /// event, frames up to the next keyframe too (`KeyframeGate`: they could not be decoded), so the
@@ -47,11 +47,28 @@ final class FrameEventQueue<Event: Sendable, Ending: Sendable>: Sendable {
         state.withLock { $0.ending = $0.ending ?? ending }
         continuation.finish()
     }
+
+    /// Delivers `event` (``deliver(_:)``), as an `AsyncStream.Continuation` is yielded to.
+    func yield(_ event: Event) { deliver(event) }
+
+    /// Ends the sequence without an ending of its own (the owner keeps why).
+    func finish() { continuation.finish() }
+
+    /// Called once the sequence has ended: finished, or its reader gone (cancelled).
+    var onTermination: (@Sendable (AsyncStream<Event>.Continuation.Termination) -> Void)? {
+        get { continuation.onTermination }
+        set { continuation.onTermination = newValue }
+    }
 }
 
 extension FLVReader.Event {
     /// The keyframe flag of a frame event; nil for any other event.
     var keyframeFlag: Bool? { if case .frame(let frame) = self { frame.isKeyframe } else { nil } }
+}
+
+extension RTSPClient.Event {
+    /// The keyframe flag of a frame event; nil for any other event.
+    var keyframeFlag: Bool? { if case .frame(let received) = self { received.frame.isKeyframe } else { nil } }
 }
 
 extension VideoRTPDepacketizer.Event {

@@ -112,12 +112,22 @@ public final class RTSPClient: AsyncSequence, Sendable {
         var lastSenderReport: RTCPSenderReport?
     }
 
+    /// The events that may wait for the reader: past them, events are dropped (``droppedEvents``),
+    /// and the frames after a dropped one up to the next keyframe too — never a broken GOP.
+    public static let bufferLimit = 4096
+
+    /// Events dropped because the reader fell ``bufferLimit`` behind, with the frames after
+    /// them up to the next keyframe.
+    public var droppedEvents: Int { continuation.dropped }
+
     /// The URL asked for, without user info.
     let requestedURL: String
     let credentials: RTSPCredentials?
     let loop: any EventLoop
     let stream: AsyncStream<Event>
-    let continuation: AsyncStream<Event>.Continuation
+    /// The events waiting for the reader, bounded (``bufferLimit``): a reader that falls behind
+    /// loses events, and the frames after a lost one up to the next keyframe.
+    let continuation: FrameEventQueue<Event, Never>
     let state: Locked<State>
     let configuration: Configuration
     let logger: Logger
@@ -126,7 +136,8 @@ public final class RTSPClient: AsyncSequence, Sendable {
         requestedURL = url
         self.credentials = credentials
         self.loop = loop
-        (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        continuation = FrameEventQueue(limit: Self.bufferLimit, keyframeFlag: \.keyframeFlag)
+        stream = continuation.stream
         state = Locked(State())
         self.configuration = configuration
         self.logger = logger

@@ -24,13 +24,13 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var cSeq = 0
     private var pending: [String: EventLoopPromise<RTSPResponse>] = [:]
     private var depacketizer: VideoRTPDepacketizer?
-    private let continuation: AsyncStream<RTSPClient.Event>.Continuation
+    private let continuation: FrameEventQueue<RTSPClient.Event, Never>
     private let state: Locked<RTSPClient.State>
     private let onEnd: (RTSPClient.Ending) -> Void
     /// The counts of the connections before this one, added to this one's in the client's state.
     private let previousStatistics: RTPReceptionStatistics
-    /// True until the first IDR after a reconnection: access units before it are skipped.
-    private var awaitingIDR: Bool
+    /// Closed until the first keyframe after a reconnection: frames before it are skipped.
+    private var gate: KeyframeGate
     /// After a reconnection, the events held until the client has installed this connection and
     /// announced it (``release(after:)``), so that ``RTSPClient/Event/reconnected(_:)`` comes
     /// before them; nil: events go out as they come.
@@ -61,12 +61,12 @@ final class RTSPClientHandler: ChannelInboundHandler {
     /// A handler whose events go to `continuation` and whose ending to `onEnd`; `resuming` (after
     /// a reconnection) skips access units up to the first IDR, and the presentation times go on
     /// from `timelineStart`.
-    init(continuation: AsyncStream<RTSPClient.Event>.Continuation, state: Locked<RTSPClient.State>, idleTimeout: Duration?,
+    init(continuation: FrameEventQueue<RTSPClient.Event, Never>, state: Locked<RTSPClient.State>, idleTimeout: Duration?,
          userAgent: String, credentials: RTSPCredentials?, logger: Logger, resuming: Bool = false, timelineStart: Duration = .zero,
          onEnd: @escaping (RTSPClient.Ending) -> Void) {
         self.continuation = continuation
         self.onEnd = onEnd
-        awaitingIDR = resuming
+        gate = KeyframeGate(open: !resuming)
         held = resuming ? [] : nil
         timeline = RTPTimeline(start: timelineStart)
         previousStatistics = state.withLock { $0.statistics }
@@ -289,9 +289,10 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private func handle(_ event: VideoRTPDepacketizer.Event) {
         switch event {
         case .frame(var received):
-            if awaitingIDR && !received.frame.isKeyframe { return }
+            let resuming = !gate.isOpen
+            guard gate.admit(received.frame) else { return }
             let now = context?.eventLoop.now
-            if awaitingIDR, let now, let previous = state.withLock({ state in state.lastArrival.map { (arrival: $0, time: state.lastPresentationTime) } }) {
+            if resuming, let now, let previous = state.withLock({ state in state.lastArrival.map { (arrival: $0, time: state.lastPresentationTime) } }) {
                 // The gap, at least a microsecond, is also the step of the presentation times:
                 // they go on after the last ones, never back (a new session's RTP timestamps
                 // start anywhere).
@@ -299,7 +300,6 @@ final class RTSPClientHandler: ChannelInboundHandler {
                 timeline = RTPTimeline(start: previous.time + gap)
                 yield(.resumed(gap: gap))
             }
-            awaitingIDR = false
             received.wallClock = rtcp.wallClock(of: received.timestamp)
             let time = timeline.time(of: received.timestamp)
             received.frame.presentationTime = time

@@ -15,8 +15,8 @@ final class EmbeddedRTSPClient {
     let events: AsyncStream<RTSPClient.Event>
 
     init(credentials: RTSPCredentials? = nil) throws {
-        let (events, continuation) = AsyncStream.makeStream(of: RTSPClient.Event.self)
-        self.events = events
+        let continuation = FrameEventQueue<RTSPClient.Event, Never>(limit: RTSPClient.bufferLimit, keyframeFlag: \.keyframeFlag)
+        self.events = continuation.stream
         handler = RTSPClientHandler(continuation: continuation, state: state, idleTimeout: nil, userAgent: "test",
                                     credentials: credentials, logger: .streamingSilent) { [state] ending in
             state.withLock { $0.ending = $0.ending ?? ending }

@@ -88,7 +88,7 @@ import RTP
     @Test func anEndedClientHandlerIsFreed() throws {
         weak var released: RTSPClientHandler?
         try {
-            let (_, continuation) = AsyncStream.makeStream(of: RTSPClient.Event.self)
+            let continuation = FrameEventQueue<RTSPClient.Event, Never>(limit: 16, keyframeFlag: \.keyframeFlag)
             let handler = RTSPClientHandler(continuation: continuation, state: Locked(RTSPClient.State()), idleTimeout: .seconds(10),
                                             userAgent: "test", credentials: nil, logger: .streamingSilent) { _ in }
             let channel = EmbeddedChannel()
