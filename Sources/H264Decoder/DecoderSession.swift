@@ -46,9 +46,11 @@ import Synchronization
 /// frame of a new format carries ``DecodedFrame/Flags/formatChanged``.
 ///
 /// ## Output
-/// The output handler runs on the decoding queue for every decoded frame; ``frames`` offers the
-/// same frames as an `AsyncStream` that holds at most ``DecoderConfiguration/frameBuffering``
-/// of them for its consumer (drops are counted in ``droppedFrameCount``). The rule for output
+/// The output handler runs on the decoding queue for every decoded frame; a throwing one
+/// (``init(format:configuration:logger:throwingOutputHandler:)``) ends the output with its
+/// first error, which every later call throws. ``frames`` offers the same frames as a
+/// `BoundedFrameStream` that holds at most ``DecoderConfiguration/frameBuffering`` of them for
+/// its consumer (drops are counted in ``droppedFrameCount``). The rule for output
 /// after the end, the same on both sessions: once ``invalidate()`` was called — releasing the
 /// last reference calls it — no output handler call and no `frames` element starts (one already
 /// running finishes), `frames` finishes, and queued access units are not decoded.
@@ -72,6 +74,10 @@ public final class DecoderSession: Sendable {
 
     /// Receives every decoded frame, in presentation order, on the session's decoding queue.
     public typealias OutputHandler = @Sendable (DecodedFrame) -> Void
+    /// Receives every decoded frame, in presentation order, on the session's decoding queue;
+    /// an error it throws ends the session's output
+    /// (``init(format:configuration:logger:throwingOutputHandler:)``).
+    public typealias ThrowingOutputHandler = @Sendable (DecodedFrame) throws -> Void
 
     /// The session's state, under its one lock.
     package let shared: Locked<DecoderSessionState>
@@ -116,15 +122,41 @@ public final class DecoderSession: Sendable {
     ///   - outputHandler: called with every decoded frame on the decoding queue.
     /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property, or a format
     ///   of another codec than `configuration.codec`.
-    public init(format formatDescription: VideoFormatDescription?, configuration: DecoderConfiguration = DecoderConfiguration(),
-                logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
+    public convenience init(format formatDescription: VideoFormatDescription?, configuration: DecoderConfiguration = DecoderConfiguration(),
+                            logger: Logger = DecoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
+        try self.init(format: formatDescription, configuration: configuration, logger: logger, handler: outputHandler)
+    }
+
+    /// Creates a session for a stream of either codec whose output handler may throw: the
+    /// first error it throws ends the session's output — no handler call and no ``frames``
+    /// element starts afterwards, and ``frames`` finishes — and every later call that feeds or
+    /// waits for the session (`decode`, ``waitForAsynchronousFrames()``, the waits) throws
+    /// `MediaError.Code.outputHandlerFailed` with the error's description;
+    /// ``outputHandlerError`` is the error itself. ``invalidate()`` ends the session.
+    ///
+    /// - Parameters:
+    ///   - formatDescription: the stream's format; nil when the parameter sets come in band.
+    ///   - configuration: threads, real-time mode and codec (validated here).
+    ///   - logger: where the session reports damaged input and libavcodec failures.
+    ///   - throwingOutputHandler: called with every decoded frame on the decoding queue.
+    /// - Throws: `MediaError.Code.invalidConfiguration` naming an invalid property, or a format
+    ///   of another codec than `configuration.codec`.
+    public convenience init(format formatDescription: VideoFormatDescription?, configuration: DecoderConfiguration = DecoderConfiguration(),
+                            logger: Logger = DecoderSession.defaultLogger,
+                            throwingOutputHandler: @escaping ThrowingOutputHandler) throws(MediaError) {
+        try self.init(format: formatDescription, configuration: configuration, logger: logger, handler: throwingOutputHandler)
+    }
+
+    /// The one initializer behind the public ones.
+    init(format formatDescription: VideoFormatDescription?, configuration: DecoderConfiguration, logger: Logger,
+         handler: ThrowingOutputHandler?) throws(MediaError) {
         try configuration.validate()
         if let codec = configuration.codec, let format = formatDescription, format.codec != codec {
             throw MediaError(.invalidConfiguration, field: "codec", "a \(format.codec.rawValue) format description for a \(codec.rawValue) session")
         }
         initialFormat = formatDescription
         shared = Locked(DecoderSessionState(configuration: configuration, format: formatDescription))
-        let sink = OutputSink<DecodedFrame>(handler: outputHandler, failureCode: .decoderFailed)
+        let sink = OutputSink<DecodedFrame>(handler: handler, failureCode: .decoderFailed)
         self.sink = sink
         let damaged = DamagedCount()
         self.damaged = damaged
@@ -187,14 +219,21 @@ public final class DecoderSession: Sendable {
     /// The decoded frames as an asynchronous sequence, in presentation order. It yields the
     /// frames produced after its first access, holds at most
     /// ``DecoderConfiguration/frameBuffering`` of them for a consumer that has not read them
-    /// (the policy in force at the first access; each frame dropped is counted in
-    /// ``droppedFrameCount``), and finishes when the session is invalidated (at once when it is
-    /// first read after ``invalidate()``).
-    public var frames: AsyncStream<DecodedFrame> { outputStream }
+    /// (the policy in force at the first access: `.keepingNewest` drops the oldest waiting
+    /// frame, `.keepingOldest` the new one, each counted in ``droppedFrameCount``;
+    /// `.waitingForConsumer` makes the decoding queue wait for the consumer), and finishes when
+    /// the session is invalidated (at once when it is first read after ``invalidate()``) or
+    /// its throwing output handler threw. Decoded frames stand alone: a drop is one frame.
+    /// Each frame held keeps one of libavcodec's picture buffers.
+    public var frames: BoundedFrameStream<DecodedFrame> { outputStream }
 
     /// How many decoded frames ``frames`` dropped because its buffer was full (its consumer
     /// read too slowly or not at all). The output handler saw them all.
     public var droppedFrameCount: Int { sink.droppedCount }
+
+    /// The error the throwing output handler threw, once it threw (the session's output has
+    /// ended); nil otherwise.
+    public var outputHandlerError: (any Error)? { sink.outputHandlerError }
 
     /// Changes the configuration before the first access unit.
     ///

@@ -159,12 +159,14 @@ extension EncoderSession {
     /// Blocks until every frame accepted so far has been handed to x264 (without flushing
     /// x264's own delay): back-pressure for producers that read faster than x264 encodes, such
     /// as a file transcoder, so queued frames do not pile up in memory. Capture code should not
-    /// call it.
+    /// call it. Blocks the calling thread: async code calls ``waitForQueuedFramesAsync()``.
     ///
-    /// - Throws: `MediaError.Code.invalidState` from inside the output handler.
+    /// - Throws: `MediaError.Code.invalidState` from inside the output handler;
+    ///   `MediaError.Code.outputHandlerFailed` once a throwing output handler threw.
     public func waitForQueuedFrames() throws(MediaError) {
         try jobs.checkNotCurrent("waitForQueuedFrames")
         jobs.sync {}
+        try sink.checkOutput()
     }
 
     /// Blocks until at most `count` of the frames accepted by ``encode(_:presentationTimeStamp:duration:forceKeyframe:)``
@@ -177,13 +179,16 @@ extension EncoderSession {
     /// after this returns, the buffers of all but the last `count` frames passed to `encode` are
     /// the caller's alone again: an array behind one can be refilled in place, without a copy.
     /// ``waitForQueuedFrames()`` waits for every frame (and for a pending flush or switch).
+    /// Blocks the calling thread: async code calls ``waitForQueuedFramesAsync(downTo:)``.
     ///
     /// - Parameter count: how many frames may still be waiting; a negative count is taken as 0.
     /// - Throws: `MediaError.Code.invalidState` from inside the output handler (it would
-    ///   wait for itself).
+    ///   wait for itself); `MediaError.Code.outputHandlerFailed` once a throwing output
+    ///   handler threw.
     public func waitForQueuedFrames(downTo count: Int) throws(MediaError) {
         try jobs.checkNotCurrent("waitForQueuedFrames")
         jobs.waitForJobs(downTo: count)
+        try sink.checkOutput()
     }
 
     /// Waits until every queued job has run (tests).

@@ -38,9 +38,12 @@ package import H264SessionCore
 /// a decoder) bounds it with ``waitForQueuedFrames(downTo:)`` before each frame.
 ///
 /// ## Output
-/// The output handler runs on the encoding queue for every access unit; ``frames`` offers the
-/// same outputs as an `AsyncStream` that holds at most ``EncoderConfiguration/frameBuffering``
-/// of them for its consumer (drops are counted in ``droppedFrameCount``). The rule for output
+/// The output handler runs on the encoding queue for every access unit; a throwing one
+/// (``init(width:height:configuration:logger:throwingOutputHandler:)``) ends the output with
+/// its first error, which every later call throws. ``frames`` offers the same outputs as a
+/// `BoundedFrameStream` that holds at most ``EncoderConfiguration/frameBuffering`` of them for
+/// its consumer and drops, when it must, up to the next keyframe (drops are counted in
+/// ``droppedFrameCount``). The rule for output
 /// after the end, the same on both sessions: once ``invalidate()`` was called — releasing the
 /// last reference calls it — no output handler call and no `frames` element starts (one already
 /// running finishes), `frames` finishes, and queued frames are not encoded.
@@ -62,6 +65,10 @@ public final class EncoderSession: Sendable {
 
     /// Receives every encoded access unit, in decode order, on the session's encoding queue.
     public typealias OutputHandler = @Sendable (EncodedFrame) -> Void
+    /// Receives every encoded access unit, in decode order, on the session's encoding queue;
+    /// an error it throws ends the session's output
+    /// (``init(width:height:configuration:logger:throwingOutputHandler:)``).
+    public typealias ThrowingOutputHandler = @Sendable (EncodedFrame) throws -> Void
 
     /// The session's state, under its one lock.
     package let shared: Locked<EncoderSessionState>
@@ -74,7 +81,7 @@ public final class EncoderSession: Sendable {
     let logger: Logger
 
     /// Creates a session for frames of `width` × `height`. Cheap: x264 is opened by
-    /// ``prepare()`` or the first frame.
+    /// ``prepare()`` or the first frame (VideoToolbox's `VTCompressionSessionCreate`).
     ///
     /// - Parameters:
     ///   - width: the frame width in pixels, even and 2…16384.
@@ -84,12 +91,45 @@ public final class EncoderSession: Sendable {
     ///   - outputHandler: called with every encoded frame on the encoding queue.
     /// - Throws: `MediaError.Code.invalidFrame` for a bad size,
     ///   `MediaError.Code.invalidConfiguration` naming the first invalid property.
-    public init(width: Int, height: Int, configuration: EncoderConfiguration = EncoderConfiguration(),
-                logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
+    public convenience init(width: Int, height: Int, configuration: EncoderConfiguration = EncoderConfiguration(),
+                            logger: Logger = EncoderSession.defaultLogger, outputHandler: OutputHandler? = nil) throws(MediaError) {
+        try self.init(width: width, height: height, configuration: configuration, logger: logger, handler: outputHandler)
+    }
+
+    /// Creates a session whose output handler may throw: the first error it throws ends the
+    /// session's output — no handler call and no ``frames`` element starts afterwards, and
+    /// ``frames`` finishes — and every later call that feeds or waits for the session
+    /// (`encode`, ``completeFrames()``, the waits) throws `MediaError.Code.outputHandlerFailed`
+    /// with the error's description; ``outputHandlerError`` is the error itself. Frames still
+    /// queued are encoded but go nowhere; ``invalidate()`` ends the session.
+    ///
+    /// ```swift
+    /// let session = try EncoderSession(width: 1280, height: 720, throwingOutputHandler: { frame in
+    ///     try file.write(contentsOf: frame.data)   // a full disk ends the output
+    /// })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - width: the frame width in pixels, even and 2…16384.
+    ///   - height: the frame height in pixels, even and 2…16384.
+    ///   - configuration: the encoder properties (validated here).
+    ///   - logger: where x264's log lines go.
+    ///   - throwingOutputHandler: called with every encoded frame on the encoding queue.
+    /// - Throws: `MediaError.Code.invalidFrame` for a bad size,
+    ///   `MediaError.Code.invalidConfiguration` naming the first invalid property.
+    public convenience init(width: Int, height: Int, configuration: EncoderConfiguration = EncoderConfiguration(),
+                            logger: Logger = EncoderSession.defaultLogger,
+                            throwingOutputHandler: @escaping ThrowingOutputHandler) throws(MediaError) {
+        try self.init(width: width, height: height, configuration: configuration, logger: logger, handler: throwingOutputHandler)
+    }
+
+    /// The one initializer behind the public ones.
+    init(width: Int, height: Int, configuration: EncoderConfiguration, logger: Logger,
+         handler: ThrowingOutputHandler?) throws(MediaError) {
         try Self.validateSize(width: width, height: height)
         try configuration.validate()
         shared = Locked(EncoderSessionState(configuration: configuration, width: width, height: height))
-        let sink = OutputSink<EncodedFrame>(handler: outputHandler, failureCode: .encoderFailed)
+        let sink = OutputSink<EncodedFrame>(handler: handler, isKeyframe: { $0.isKeyframe }, failureCode: .encoderFailed)
         self.sink = sink
         self.logger = logger
         // The job queue releases the frame (x264 copied its pixels) before its count falls: a
@@ -133,14 +173,25 @@ public final class EncoderSession: Sendable {
 
     /// The encoded frames as an asynchronous sequence, in decode order. It yields the frames
     /// produced after its first access, holds at most ``EncoderConfiguration/frameBuffering``
-    /// of them for a consumer that has not read them (the policy in force at the first access;
-    /// each frame dropped is counted in ``droppedFrameCount``), and finishes when the session is
-    /// invalidated (at once when it is first read after ``invalidate()``).
-    public var frames: AsyncStream<EncodedFrame> { outputStream }
+    /// of them for a consumer that has not read them (the policy in force at the first access),
+    /// and finishes when the session is invalidated (at once when it is first read after
+    /// ``invalidate()``) or its throwing output handler threw.
+    ///
+    /// It never hands out a broken group of pictures: with `.waitingForConsumer` the encoding
+    /// queue waits for the consumer; otherwise a frame that finds the buffer full is dropped
+    /// with every frame up to the next keyframe (or, with `.keepingNewest`, the oldest waiting
+    /// group of pictures makes room), and each frame dropped is counted in
+    /// ``droppedFrameCount`` — see `BoundedFrameStream`.
+    public var frames: BoundedFrameStream<EncodedFrame> { outputStream }
 
     /// How many encoded frames ``frames`` dropped because its buffer was full (its consumer
-    /// read too slowly or not at all). The output handler saw them all.
+    /// read too slowly or not at all), each drop running up to a keyframe. The output handler
+    /// saw them all.
     public var droppedFrameCount: Int { sink.droppedCount }
+
+    /// The error the throwing output handler threw, once it threw (the session's output has
+    /// ended); nil otherwise.
+    public var outputHandlerError: (any Error)? { sink.outputHandlerError }
 
     /// Changes properties before the session is prepared.
     ///
@@ -260,6 +311,9 @@ public final class EncoderSession: Sendable {
     /// threads — and returns after the last was delivered (VideoToolbox's
     /// `VTCompressionSessionCompleteFrames`). x264 cannot continue after a flush, so the next
     /// frame starts a fresh encoder with an IDR (same parameter sets for the same settings).
+    ///
+    /// Blocks the calling thread until then: in async code call ``completeFramesAsync()``,
+    /// which suspends the task instead.
     ///
     /// - Throws: `MediaError.Code.invalidState` after invalidate or from inside the
     ///   output handler (it would wait for itself); an error x264 reported while encoding.

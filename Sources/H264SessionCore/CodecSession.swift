@@ -80,7 +80,7 @@ extension CodecSession {
 
     /// The session's `frames`: the sink's sequence with the buffering policy in force at the
     /// first access.
-    package var outputStream: AsyncStream<Output> {
+    package var outputStream: BoundedFrameStream<Output> {
         sink.frames(shared.withLock { $0.configuration.frameBuffering })
     }
 
@@ -125,6 +125,25 @@ extension CodecSession {
         jobs.sync {
             guard let codec else { return }
             sink.run { try flush(codec) { sink.deliver($0) } }
+        }
+        if let error = sink.takeError() { throw error }
+    }
+
+    /// ``flushAndWait(_:codec:flush:)`` without blocking a thread: the flush is queued after
+    /// every queued job and resumes the task when done (the session's `completeFramesAsync()`
+    /// and `waitForAsynchronousFramesAsync()`). Allowed from a task started by the output
+    /// handler: it suspends, it does not wait for the queue's own thread.
+    ///
+    /// - Throws: as ``flushAndWait(_:codec:flush:)``, but never for the output handler.
+    package func flushAndWaitAsync<Codec: Sendable>(_ call: String, codec take: (SharedState) -> Codec?,
+                                                    flush: @escaping @Sendable (Codec, (Output) -> Void) throws -> Void) async throws(MediaError) {
+        let codec = try codec(for: call, take)
+        let sink = self.sink
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            jobs.async {
+                if let codec { sink.run { try flush(codec) { sink.deliver($0) } } }
+                continuation.resume()
+            }
         }
         if let error = sink.takeError() { throw error }
     }

@@ -28,6 +28,9 @@ package final class JobQueue<Job: Sendable>: Sendable {
     private struct Pending: Sendable {
         var entries = PendingQueue<Entry>()
         var draining = false
+        /// Tasks suspended in ``jobsFinished(downTo:)``: each resumes once at most `limit` jobs
+        /// are unfinished.
+        var waiters: [(limit: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     /// The serial dispatch queue (tests wait on it with ``sync(_:)``).
@@ -62,7 +65,13 @@ package final class JobQueue<Job: Sendable>: Sendable {
                     counted = false
                 }
                 next = nil
-                if counted { pending.withLockWakingWaiters { $0.entries.finishOne() } }
+                if counted {
+                    let ready = pending.withLockWakingWaiters { state -> [CheckedContinuation<Void, Never>] in
+                        state.entries.finishOne()
+                        return Self.takeWaiters(&state)
+                    }
+                    for continuation in ready { continuation.resume() }
+                }
             }
         }
         identity = Identity()
@@ -113,6 +122,43 @@ package final class JobQueue<Job: Sendable>: Sendable {
     package func waitForJobs(downTo count: Int) {
         let limit = max(count, 0)
         pending.wait(until: { $0.entries.unfinished <= limit })
+    }
+
+    /// Suspends until at most `count` enqueued jobs are unfinished (waiting, or being worked
+    /// on); a negative count is taken as 0. The task is resumed from the queue when the job that
+    /// brings the count down finishes: no thread blocks.
+    package func jobsFinished(downTo count: Int) async {
+        let limit = max(count, 0)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = pending.withLock { state -> Bool in
+                if state.entries.unfinished <= limit { return true }
+                state.waiters.append((limit, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Suspends until everything queued before has run: a control job queued now resumes the
+    /// task (``sync(_:)`` without blocking a thread).
+    package func queuedWorkDone() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            async { continuation.resume() }
+        }
+    }
+
+    /// Removes and returns the waiters whose limit the count now meets (nothing allocated when
+    /// none waits).
+    private static func takeWaiters(_ state: inout Pending) -> [CheckedContinuation<Void, Never>] {
+        guard !state.waiters.isEmpty else { return [] }
+        let unfinished = state.entries.unfinished
+        var ready: [CheckedContinuation<Void, Never>] = []
+        state.waiters.removeAll { waiter in
+            guard unfinished <= waiter.limit else { return false }
+            ready.append(waiter.continuation)
+            return true
+        }
+        return ready
     }
 
     /// How many enqueued jobs are unfinished.

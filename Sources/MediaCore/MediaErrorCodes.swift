@@ -50,6 +50,11 @@ extension MediaError.Code {
     /// A session configuration property has a value the session cannot use (the field names
     /// it). The same code for the encoder's and the decoder's configurations.
     public static let invalidConfiguration = MediaError.Code(rawValue: "invalidConfiguration")
+    /// A session's throwing output handler threw (field `outputHandler`; the message is the
+    /// error's description, the session's `outputHandlerError` is the error itself). The
+    /// session's output has ended: every later call that feeds or waits for the session
+    /// throws this error, until `invalidate()`.
+    public static let outputHandlerFailed = MediaError.Code(rawValue: "outputHandlerFailed")
 
     // MARK: FLV
 

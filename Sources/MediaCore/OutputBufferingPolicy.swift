@@ -1,23 +1,34 @@
 /// How many outputs a session's `frames` asynchronous sequence holds for a consumer that has
-/// not read them yet, and which ones it drops when that many are waiting: the one buffering
-/// rule of `EncoderSession.frames` and `DecoderSession.frames` (set by
-/// `EncoderConfiguration.frameBuffering` and `DecoderConfiguration.frameBuffering`).
+/// not read them yet, and what happens when that many are waiting: the one buffering rule of
+/// `EncoderSession.frames` and `DecoderSession.frames` (set by
+/// `EncoderConfiguration.frameBuffering` and `DecoderConfiguration.frameBuffering`), both a
+/// ``BoundedFrameStream``.
 ///
 /// The sequence is bounded: a consumer that reads slowly, or never, costs at most `limit`
-/// outputs of memory, never more. Every output the sequence drops is counted by the session's
-/// `droppedFrameCount`. The output handler is not affected: it sees every output. A producer
-/// that must not lose outputs either reads them in the output handler, or reads the sequence
-/// concurrently and keeps it below the limit (for example with the session's
-/// `waitForQueued…(downTo:)` back-pressure), or chooses a limit that holds the whole stream.
+/// outputs of memory, never more. ``waitingForConsumer(_:)`` suspends the producer instead of
+/// dropping; the other two drop, and every output dropped is counted by the session's
+/// `droppedFrameCount`. A drop in a sequence of compressed frames (the encoder's) runs up to
+/// the next keyframe, so its consumer never gets a frame whose references were dropped; see
+/// ``BoundedFrameStream`` for the exact rule. The output handler is not affected: it sees every
+/// output.
 ///
 /// The corresponding Swift concurrency type is `AsyncStream.Continuation.BufferingPolicy`
-/// (`bufferingNewest` / `bufferingOldest`), which the sequence is built with.
+/// (`bufferingNewest` / `bufferingOldest`), whose drops are one element at a time.
 public enum OutputBufferingPolicy: Hashable, Sendable {
     /// Holds the newest `limit` outputs: when full, the oldest waiting output is dropped to make
-    /// room (`bufferingNewest`). Right for live video, where a late consumer wants what is new.
+    /// room (for compressed frames, the oldest waiting group of pictures). Right for live video,
+    /// where a late consumer wants what is new.
     case keepingNewest(Int)
-    /// Holds the oldest `limit` outputs: when full, a new output is dropped (`bufferingOldest`).
+    /// Holds the oldest `limit` outputs: when full, a new output is dropped (for compressed
+    /// frames, with every frame after it up to the next keyframe that finds room).
     case keepingOldest(Int)
+    /// Holds `limit` outputs, then makes the producer wait until the consumer reads one:
+    /// nothing is dropped. The session's queue waits for the consumer, so frames queue up in
+    /// the session, and a producer that bounds the queue (`waitForQueuedFrames(downTo:)`, or its
+    /// async twin) waits in turn. A consumer must keep reading (or the session be invalidated),
+    /// and must not be the task that waits for the session's queue (`completeFrames()`) unless
+    /// it reads concurrently.
+    case waitingForConsumer(Int)
 
     /// The default: the newest 30 outputs (one second at 30 frames a second).
     public static let `default` = OutputBufferingPolicy.keepingNewest(30)
@@ -25,7 +36,7 @@ public enum OutputBufferingPolicy: Hashable, Sendable {
     /// The most outputs the sequence holds.
     public var limit: Int {
         switch self {
-        case .keepingNewest(let limit), .keepingOldest(let limit): limit
+        case .keepingNewest(let limit), .keepingOldest(let limit), .waitingForConsumer(let limit): limit
         }
     }
 

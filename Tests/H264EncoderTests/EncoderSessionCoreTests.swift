@@ -36,22 +36,30 @@ import Testing
         #expect(error?.code == .invalidState && error?.message == "encode after invalidate")
     }
 
-    /// A consumer that does not read `frames`: it holds the newest `limit` frames, the others
-    /// are dropped and counted; the handler sees every frame.
-    @Test func anUnreadFramesSequenceIsBounded() async throws {
+    /// A consumer that does not read `frames`: it holds at most `limit` frames, the others are
+    /// dropped and counted, and a drop runs up to a keyframe — with a keyframe every 4 frames,
+    /// the newest 4 kept are the last group (8…11), the oldest 4 the first (0…3); with one
+    /// keyframe only (`liveCapture`'s 2 s), the newest policy keeps nothing it could not decode:
+    /// nothing. The handler sees every frame.
+    @Test(arguments: [(OutputBufferingPolicy.keepingNewest(4), 4, [8, 9, 10, 11]), (.keepingOldest(4), 4, [0, 1, 2, 3]),
+                      (.keepingNewest(4), 60, []), (.keepingOldest(4), 60, [0, 1, 2, 3])])
+    func anUnreadFramesSequenceIsBoundedAndKeepsWholeGroups(policy: OutputBufferingPolicy, keyframeInterval: Int, kept: [Int]) async throws {
         var configuration = EncoderConfiguration.liveCapture
-        configuration.frameBuffering = .keepingNewest(4)
+        configuration.frameBuffering = policy
+        configuration.maxKeyFrameInterval = keyframeInterval
+        configuration.maxKeyFrameIntervalDuration = nil
         let handled = Collector<EncodedFrame>()
         let session = try EncoderSession(width: 320, height: 240, configuration: configuration, outputHandler: handled.handler)
         let stream = session.frames
         for i in 0..<12 { try session.encode(try frame(i), presentationTimeStamp: .milliseconds(i * 100) / 3) }
         try session.completeFrames()
         #expect(handled.count == 12)
-        #expect(session.droppedFrameCount == 8)
+        #expect(handled.all.filter(\.isKeyframe).map(frameIndex) == stride(from: 0, to: 12, by: keyframeInterval).map { $0 })
+        #expect(session.droppedFrameCount == 12 - kept.count)
         session.invalidate()
-        var kept: [Int] = []
-        for await frame in stream { kept.append(frameIndex(frame)) }
-        #expect(kept == [8, 9, 10, 11])
+        var read: [Int] = []
+        for await frame in stream { read.append(frameIndex(frame)) }
+        #expect(read == kept)
     }
 
     @Test func aBufferingLimitOutOfRangeIsAConfigurationError() throws {

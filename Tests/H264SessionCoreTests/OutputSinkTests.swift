@@ -23,6 +23,7 @@ import Testing
         switch policy {
         case .keepingNewest: #expect(kept == [996, 997, 998, 999])
         case .keepingOldest: #expect(kept == [0, 1, 2, 3])
+        case .waitingForConsumer: Issue.record("not an argument of this test")
         }
     }
 
