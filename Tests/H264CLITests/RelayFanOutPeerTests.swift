@@ -11,23 +11,9 @@ import Testing
     /// Viewer `index` plays 90 frames of `url`: FFmpeg over TCP, FFmpeg over UDP, GStreamer over
     /// TCP, GStreamer over UDP, in turn. Returns what went wrong, or nil.
     static func watch(_ url: String, viewer index: Int) throws -> String? {
-        let transport = index % 2 == 0 ? "tcp" : "udp"
-        if index % 4 >= 2 {
-            let gst = try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "rtspsrc", "location=\(url)", "protocols=\(transport)",
-                                                     "!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=90", "!",
-                                                     "y4menc", "!", "fdsink", "fd=1"])
-            // GStreamer 1.22's shutdown race (see GStreamerShutdownRace) may follow the frames; nothing else may.
-            let report = GStreamerShutdownRace.split(gst.stderr)
-            let frameBytes = gst.stdout.count - (gst.stdout.firstIndex(of: 0x0A) ?? 0) - 1
-            let clean = (gst.status == 0 || report.raceErrors > 0) && !report.rest.contains("ERROR") && !report.rest.contains("WARNING")
-            return clean && frameBytes / (6 + 115_200) >= 90
-                ? nil : "gstreamer \(transport) \(index): status \(gst.status), \(frameBytes) bytes: \(gst.stderr)"
-        }
-        let ffmpeg = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport,
-                                                    "-i", url, "-map", "0:v", "-frames:v", "90", "-f", "framecrc", "-"])
-        let frames = String(decoding: ffmpeg.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
-        return ffmpeg.status == 0 && ffmpeg.stderr.isEmpty && frames.count == 90
-            ? nil : "ffmpeg \(transport) \(index): status \(ffmpeg.status), \(frames.count) frames: \(ffmpeg.stderr)"
+        let transport = index % 2 == 0 ? "tcp" : "udp", label = "\(transport) \(index)"
+        return index % 4 >= 2 ? try RelayPeerTests.gstreamerProblem(url, transport: transport, frames: 90, label: label)
+            : try RelayPeerTests.ffmpegProblem(url, transport: transport, frames: 90, label: label)
     }
 
     @Test func aCameraWithAACRelayedToTenViewersAndNginx() throws {
@@ -39,15 +25,7 @@ import Testing
         defer { nginx.kill() }
         let (relay, url) = try RelayPeerTests.relay(camera.url, ["--rtmp", nginx.url(key: "camera")])
         defer { relay.kill() }
-        let results = Locked([String]())
-        RelayPeerTests.concurrently((0..<10).map { index in {
-            do {
-                if let problem = try Self.watch(url, viewer: index) { results.withLock { $0.append(problem) } }
-            } catch {
-                results.withLock { $0.append("viewer \(index): \(error)") }
-            }
-        } })
-        #expect(results.withLock { $0 } == [])
+        #expect(RelayPeerTests.problems(viewers: 10) { try Self.watch(url, viewer: $0) } == [])
         #expect(relay.stop() == 0)
         #expect(relay.waitForEventsEnd().filter { $0["event"] == "session-playing" }.count >= 10, "every viewer played")
         // nginx recorded what the relay's RTMP sink published while the viewers watched (≥ 3 s).

@@ -57,15 +57,7 @@ import Glibc
         defer { camera.kill() }
         let (relay, url) = try Self.relay(cameraURL, [])
         defer { relay.kill() }
-        let results = Locked([String]())
-        Self.concurrently((0..<20).map { index in {
-            do {
-                if let problem = try Self.watch(url, viewer: index) { results.withLock { $0.append(problem) } }
-            } catch {
-                results.withLock { $0.append("viewer \(index): \(error)") }
-            }
-        } })
-        #expect(results.withLock { $0 } == [])
+        #expect(Self.problems(viewers: 20) { try Self.watch(url, viewer: $0) } == [])
         #expect(relay.stop() == 0)
         let events = relay.waitForEventsEnd()
         #expect(events.filter { $0["event"] == "session-playing" }.count >= 20, "every viewer played")
@@ -73,25 +65,47 @@ import Glibc
         #expect(camera.waitForEventsEnd().filter { $0["event"] == "session-playing" }.count == 1, "the relay played the camera once")
     }
 
+    /// Runs `watch` for viewers 0 to `viewers` − 1, each on a thread of its own, all at once;
+    /// returns what went wrong for each (nothing when all played).
+    static func problems(viewers: Int, _ watch: @escaping @Sendable (Int) throws -> String?) -> [String] {
+        let results = Locked([String]())
+        concurrently((0..<viewers).map { index in {
+            do {
+                if let problem = try watch(index) { results.withLock { $0.append(problem) } }
+            } catch {
+                results.withLock { $0.append("viewer \(index): \(error)") }
+            }
+        } })
+        return results.withLock { $0 }
+    }
+
+    /// GStreamer `rtspsrc` over `transport` decodes `frames` 320x240 frames of `url`; what went wrong, or nil.
+    static func gstreamerProblem(_ url: String, transport: String, frames: Int, label: String) throws -> String? {
+        let gst = try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "rtspsrc", "location=\(url)", "protocols=\(transport)",
+                                                 "!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=\(frames)", "!",
+                                                 "y4menc", "!", "fdsink", "fd=1"])
+        // GStreamer 1.22's shutdown race (see GStreamerShutdownRace) may follow the frames; nothing else may.
+        let report = GStreamerShutdownRace.split(gst.stderr)
+        let frameBytes = gst.stdout.count - (gst.stdout.firstIndex(of: 0x0A) ?? 0) - 1
+        let clean = (gst.status == 0 || report.raceErrors > 0) && !report.rest.contains("ERROR") && !report.rest.contains("WARNING")
+        return clean && frameBytes / (6 + 115_200) >= frames ? nil : "gstreamer \(label): status \(gst.status), \(frameBytes) bytes: \(gst.stderr)"
+    }
+
+    /// FFmpeg over `transport` decodes `frames` video frames of `url` without an error line; what went wrong, or nil.
+    static func ffmpegProblem(_ url: String, transport: String, frames: Int, label: String) throws -> String? {
+        let ffmpeg = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport,
+                                                    "-i", url, "-map", "0:v", "-frames:v", "\(frames)", "-f", "framecrc", "-"])
+        let decoded = String(decoding: ffmpeg.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        return ffmpeg.status == 0 && ffmpeg.stderr.isEmpty && decoded.count == frames
+            ? nil : "ffmpeg \(label): status \(ffmpeg.status), \(decoded.count) frames: \(ffmpeg.stderr)"
+    }
+
     /// Viewer `index` of 20 plays 60 frames of `url`: GStreamer over TCP (every third),
     /// FFmpeg over TCP or UDP (the others). Returns what went wrong, or nil.
     static func watch(_ url: String, viewer index: Int) throws -> String? {
-        if index % 3 == 2 {
-            let gst = try Subprocess.run("timeout", ["60", "gst-launch-1.0", "-q", "rtspsrc", "location=\(url)", "protocols=tcp",
-                                                     "!", "rtph264depay", "!", "avdec_h264", "!", "identity", "eos-after=60", "!",
-                                                     "y4menc", "!", "fdsink", "fd=1"])
-            // GStreamer 1.22's shutdown race (see GStreamerShutdownRace) may follow the frames; nothing else may.
-            let report = GStreamerShutdownRace.split(gst.stderr)
-            let frameBytes = gst.stdout.count - (gst.stdout.firstIndex(of: 0x0A) ?? 0) - 1
-            let clean = (gst.status == 0 || report.raceErrors > 0) && !report.rest.contains("ERROR") && !report.rest.contains("WARNING")
-            return clean && frameBytes / (6 + 115_200) >= 60 ? nil : "gstreamer \(index): status \(gst.status), \(frameBytes) bytes: \(gst.stderr)"
-        }
+        if index % 3 == 2 { return try gstreamerProblem(url, transport: "tcp", frames: 60, label: "\(index)") }
         let transport = index % 3 == 0 ? "tcp" : "udp"
-        let ffmpeg = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport,
-                                                    "-i", url, "-frames:v", "60", "-f", "framecrc", "-"])
-        let frames = String(decoding: ffmpeg.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
-        return ffmpeg.status == 0 && ffmpeg.stderr.isEmpty && frames.count == 60
-            ? nil : "ffmpeg \(transport) \(index): status \(ffmpeg.status), \(frames.count) frames: \(ffmpeg.stderr)"
+        return try ffmpegProblem(url, transport: transport, frames: 60, label: "\(transport) \(index)")
     }
 
     /// RTP packets of one viewer, as access units: each ends at a marker bit; an IDR holds a NAL
