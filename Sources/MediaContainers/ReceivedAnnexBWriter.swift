@@ -1,5 +1,6 @@
 public import H264
 public import HEVC
+import MediaCore
 
 /// Received access units as an Annex-B byte stream a player can start: nothing before the first
 /// IDR, and each IDR preceded by its SPS and PPS (from the stream, else from the session's
