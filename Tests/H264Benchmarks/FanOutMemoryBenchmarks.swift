@@ -11,9 +11,19 @@ import Glibc
 enum ProcessMemory {
     /// `VmRSS` (resident now) or `VmHWM` (the peak) of `pid` in KiB; nil once it has gone.
     static func kib(_ pid: Int32, field: String = "VmRSS") -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        // read(2) to the end: /proc files say they are empty, so Foundation's readers see nothing.
+        let fd = open("/proc/\(pid)/status", O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            bytes += chunk[..<n]
+        }
+        let status = String(decoding: bytes, as: UTF8.self)
         for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
-            return Int(line.dropFirst(field.count + 1).split(separator: " ").first ?? "")
+            return Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
         }
         return nil
     }
