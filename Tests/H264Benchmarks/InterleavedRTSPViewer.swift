@@ -30,25 +30,35 @@ final class InterleavedRTSPViewer {
     /// Bytes of the current frame's payload still to skip.
     private var remaining = 0
 
-    /// Connects to 127.0.0.1:`port` and plays `url` (`rtsp://127.0.0.1:PORT/PATH`).
-    init(url: String, port: Int) throws {
-        fd = try LoopbackTCP.connect(port: port)
+    /// Connects to 127.0.0.1:`port` and plays `url` (`rtsp://127.0.0.1:PORT/PATH`);
+    /// `configure` sets the socket's options before it connects (a receive buffer).
+    init(url: String, port: Int, configure: (Int32) -> Void = { _ in }) throws {
+        let (fd, pending) = try Self.play(url: url, port: port, configure: configure)
+        self.fd = fd
+        count(pending[...])
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+    }
+
+    /// The handshake of every benchmark RTSP viewer: connects to 127.0.0.1:`port`, sends
+    /// DESCRIBE, SETUP (`RTP/AVP/TCP;interleaved=0-1`) and PLAY on the blocking socket, and
+    /// returns it with the bytes read past the PLAY answer (the first interleaved frames).
+    static func play(url: String, port: Int, configure: (Int32) -> Void = { _ in }) throws -> (fd: Int32, pending: [UInt8]) {
+        let fd = try LoopbackTCP.connect(port: port, configure: configure)
         do {
             var pending: [UInt8] = []
-            let describe = try request("DESCRIBE \(url)", ["Accept: application/sdp"], cSeq: 1, pending: &pending)
+            let describe = try request(fd, "DESCRIBE \(url)", ["Accept: application/sdp"], cSeq: 1, pending: &pending)
             let sdp = try SessionDescription(parsing: String(decoding: describe.body, as: UTF8.self))
             let control = RTSPURI.resolve(sdp.control, against: describe.headers["content-base"] ?? url)
-            let setup = try request("SETUP \(control)", ["Transport: RTP/AVP/TCP;unicast;interleaved=0-1"], cSeq: 2, pending: &pending)
+            let setup = try request(fd, "SETUP \(control)", ["Transport: RTP/AVP/TCP;unicast;interleaved=0-1"], cSeq: 2, pending: &pending)
             let session = String((setup.headers["session"] ?? "").prefix { $0 != ";" })
-            let play = try request("PLAY \(url)", ["Session: \(session)"], cSeq: 3, pending: &pending)
+            let play = try request(fd, "PLAY \(url)", ["Session: \(session)"], cSeq: 3, pending: &pending)
             guard play.status == 200 else { throw LoopbackError("PLAY \(url): \(play.status)") }
-            count(pending[...])
+            return (fd, pending)
         } catch {
             Glibc.close(fd)
             throw error
         }
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
     }
 
     deinit { close() }
@@ -120,7 +130,7 @@ final class InterleavedRTSPViewer {
 
     /// Sends `line RTSP/1.0` with `CSeq` and `headers` and reads the answer; bytes read past it
     /// stay in `pending`.
-    private func request(_ line: String, _ headers: [String], cSeq: Int, pending: inout [UInt8]) throws -> Answer {
+    private static func request(_ fd: Int32, _ line: String, _ headers: [String], cSeq: Int, pending: inout [UInt8]) throws -> Answer {
         let text = ([line + " RTSP/1.0", "CSeq: \(cSeq)", "User-Agent: swift-h264-benchmark"] + headers + ["", ""]).joined(separator: "\r\n")
         let sent = text.utf8CString.withUnsafeBufferPointer { send(fd, $0.baseAddress, $0.count - 1, 0) }
         guard sent == text.utf8.count else { throw LoopbackError("\(line): send: \(errno)") }

@@ -4,7 +4,8 @@ import H264TestSupport
 import Testing
 
 extension AllBenchmarks {
-/// `h264 relay` of a 30 fps file with 3-second GOPs: how long a viewer who joins waits for its
+/// `h264 relay` of a 30 fps file with 3-second GOPs: how long a raw TCP viewer (the Annex-B
+/// fan-out of `--port`, no RTSP) who joins waits for its
 /// first complete decodable frame, with the GOP kept and — the baseline, in the same run —
 /// without it (`--gop-frames 1`: the viewer waits for the next IDR, as a relay that keeps
 /// nothing must). Real-time figures of a subprocess on loopback, measured alike in debug and
@@ -56,7 +57,7 @@ struct RelayBenchmarks {
         return times
     }
 
-    /// `relay_first_frame_after_join_ms` = median milliseconds from a viewer's connect to its
+    /// `relay_first_frame_after_join_ms` = median milliseconds from a raw TCP viewer's connect to its
     /// first complete decodable frame with the GOP kept (goal ≤ 34: one frame interval of a
     /// 30 fps source); the detail gives the same without keeping (waiting for the next IDR).
     @Test func firstFrameAfterJoin() throws {
@@ -69,7 +70,7 @@ struct RelayBenchmarks {
         #expect(kept.count == Self.joins && waiting.count == Self.joins)
         BenchmarkReport.shared.record(
             "relay_first_frame_after_join_ms", Bench.median(kept), goal: "≤ 34",
-            detail: String(format: "connect to the first complete IDR, median of %d joins (worst %.1f ms), 30 fps source with %d-frame GOPs; "
+            detail: String(format: "raw TCP viewer (--port, Annex-B): connect to the first complete IDR, median of %d joins (worst %.1f ms), 30 fps source with %d-frame GOPs; "
                            + "without the kept GOP (waiting for the next IDR): median %.0f ms (worst %.0f ms)",
                            Self.joins, kept.max() ?? .nan, Self.keyframeInterval, Bench.median(waiting), waiting.max() ?? .nan))
     }

@@ -1,0 +1,46 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+/// The camera of the RTSP join benchmark (`relay_rtsp_join_first_frame_*`): ``CameraStream``'s
+/// recipe (FFmpeg's `testsrc2`, 1280×720 at 30 fps, libx264 veryfast, about 2 Mbit/s, no
+/// B-frames) with long GOPs — an IDR every ``keyframeInterval`` frames (3 s) and no other —
+/// so that joins land all over the GOP. A 9-second clip (three GOPs) is encoded once per test
+/// process and repeated to ``seconds`` as Annex-B (for `h264 relay`) and the same H.264 track
+/// in Matroska (for gst-rtsp-server, which plays it once through: it must outlast the joins).
+enum LongGOPCamera {
+    static let keyframeInterval = 90
+    static let clipSeconds = 9
+    /// Longer than all the joins of both servers take (at most two GOPs each).
+    static let seconds = Bench.isDebugBuild ? 45 : 126
+
+    /// The files, made at the first call; removed when the process exits.
+    static func files() throws -> CameraStream.Files { try made.get() }
+
+    private static let made = Result<CameraStream.Files, any Error>(catching: { try make() })
+
+    private static let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-long-gop-camera-\(getpid())")
+
+    private static func make() throws -> CameraStream.Files {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: LongGOPCamera.directory) }
+        let clip = directory.appendingPathComponent("clip.264").path
+        let annexB = directory.appendingPathComponent("camera.264").path
+        let matroska = directory.appendingPathComponent("camera.mkv").path
+        let encoded = try Subprocess.run("ffmpeg", [
+            "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "\(clipSeconds)",
+            "-c:v", "libx264", "-preset", "veryfast", "-b:v", "2M", "-maxrate", "2M", "-bufsize", "2M",
+            "-g", "\(keyframeInterval)", "-keyint_min", "\(keyframeInterval)", "-sc_threshold", "0", "-bf", "0",
+            "-f", "h264", "-y", clip,
+        ])
+        try #require(encoded.status == 0, "ffmpeg: \(encoded.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: clip))
+        let repeats = (seconds + clipSeconds - 1) / clipSeconds
+        try Data((0..<repeats).map { _ in bytes }.joined()).write(to: URL(fileURLWithPath: annexB))
+        let muxed = try Subprocess.run("ffmpeg", ["-nostdin", "-loglevel", "error", "-framerate", "30", "-i", annexB,
+                                                  "-c", "copy", "-y", matroska])
+        try #require(muxed.status == 0, "ffmpeg: \(muxed.stderr)")
+        return CameraStream.Files(annexB: annexB, matroska: matroska, bitRate: Double(bytes.count * 8) / Double(clipSeconds))
+    }
+}
