@@ -156,13 +156,21 @@ final class LiveSubscription: Sendable {
         onEnd()
     }
 
-    /// The next frame, suspending until one comes; nil at the end or on cancellation.
+    /// The next frame, suspending until one comes; nil at the end or on cancellation (the
+    /// broadcaster then forgets this reader).
     func next() async -> CompressedFrame? {
         if Task.isCancelled {
             cancel()
             return nil
         }
-        return await withTaskCancellationHandler {
+        let frame = await nextFrame()
+        if frame == nil { onEnd() }
+        return frame
+    }
+
+    /// The next frame, suspending until one comes; nil at the end or on cancellation.
+    private func nextFrame() async -> CompressedFrame? {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<CompressedFrame?, Never>) in
                 let ready: CompressedFrame?? = state.withLock { s in
                     if let frame = s.queue.popFirst() {

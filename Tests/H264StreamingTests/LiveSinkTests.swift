@@ -66,6 +66,7 @@ import Testing
         for await frame in frames { tags.append(Self.tag(frame)) }
         #expect(tags == [6, 7])
         #expect(frames.skippedFrames == 5 && frames.skips == 1)
+        #expect(broadcaster.clientCount == 0, "a reader that read to the end is forgotten")
     }
 
     /// The byte limit cuts back the same way: frames of 5 bytes against a 12-byte limit.
