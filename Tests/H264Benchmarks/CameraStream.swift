@@ -36,16 +36,22 @@ enum CameraStream {
     private static let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-camera-stream-\(getpid())")
 
     private static func make() throws -> Files {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         atexit { try? FileManager.default.removeItem(at: CameraStream.directory) }
+        return try make(in: directory, clipSeconds: clipSeconds, seconds: seconds, gop: ["-g", "60"])
+    }
+
+    /// Encodes `testsrc2` (1280×720, 30 fps, libx264 veryfast at 2 Mbit/s, no B-frames, the
+    /// `gop` arguments) for `clipSeconds`, repeats it to `seconds` as Annex-B in `directory`,
+    /// and muxes the same access units into Matroska.
+    static func make(in directory: URL, clipSeconds: Int, seconds: Int, gop: [String]) throws -> Files {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let clip = directory.appendingPathComponent("clip.264").path
         let annexB = directory.appendingPathComponent("camera.264").path
         let matroska = directory.appendingPathComponent("camera.mkv").path
         let encoded = try Subprocess.run("ffmpeg", [
             "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "\(clipSeconds)",
-            "-c:v", "libx264", "-preset", "veryfast", "-b:v", "2M", "-maxrate", "2M", "-bufsize", "2M", "-g", "60", "-bf", "0",
-            "-f", "h264", "-y", clip,
-        ])
+            "-c:v", "libx264", "-preset", "veryfast", "-b:v", "2M", "-maxrate", "2M", "-bufsize", "2M",
+        ] + gop + ["-bf", "0", "-f", "h264", "-y", clip])
         try #require(encoded.status == 0, "ffmpeg: \(encoded.stderr)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: clip))
         let repeats = (seconds + clipSeconds - 1) / clipSeconds

@@ -23,24 +23,8 @@ enum LongGOPCamera {
     private static let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-long-gop-camera-\(getpid())")
 
     private static func make() throws -> CameraStream.Files {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         atexit { try? FileManager.default.removeItem(at: LongGOPCamera.directory) }
-        let clip = directory.appendingPathComponent("clip.264").path
-        let annexB = directory.appendingPathComponent("camera.264").path
-        let matroska = directory.appendingPathComponent("camera.mkv").path
-        let encoded = try Subprocess.run("ffmpeg", [
-            "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "\(clipSeconds)",
-            "-c:v", "libx264", "-preset", "veryfast", "-b:v", "2M", "-maxrate", "2M", "-bufsize", "2M",
-            "-g", "\(keyframeInterval)", "-keyint_min", "\(keyframeInterval)", "-sc_threshold", "0", "-bf", "0",
-            "-f", "h264", "-y", clip,
-        ])
-        try #require(encoded.status == 0, "ffmpeg: \(encoded.stderr)")
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: clip))
-        let repeats = (seconds + clipSeconds - 1) / clipSeconds
-        try Data((0..<repeats).map { _ in bytes }.joined()).write(to: URL(fileURLWithPath: annexB))
-        let muxed = try Subprocess.run("ffmpeg", ["-nostdin", "-loglevel", "error", "-framerate", "30", "-i", annexB,
-                                                  "-c", "copy", "-y", matroska])
-        try #require(muxed.status == 0, "ffmpeg: \(muxed.stderr)")
-        return CameraStream.Files(annexB: annexB, matroska: matroska, bitRate: Double(bytes.count * 8) / Double(clipSeconds))
+        return try CameraStream.make(in: directory, clipSeconds: clipSeconds, seconds: seconds,
+                              gop: ["-g", "\(keyframeInterval)", "-keyint_min", "\(keyframeInterval)", "-sc_threshold", "0"])
     }
 }
