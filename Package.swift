@@ -126,7 +126,7 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        .target(name: "H264TestSupport", dependencies: ["H264", "MediaContainers", "RTP"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
+        .target(name: "H264TestSupport", dependencies: ["H264", "MediaContainers", "RTP", "H264Streaming"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "HEVCTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "MediaContainersTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),

@@ -22,7 +22,7 @@ extension Broadcaster {
     /// - Parameter frame: the frame.
     public func broadcast(_ frame: LiveFrame) {
         let isKeyframe = frame.isKeyframe
-        var targets: [(id: Int, channel: any Channel)] = []
+        var targets: [FanOutTarget] = []
         var overflowed: [Int] = []
         var requested = false
         let (shared, subscriptions): (FanOutFrame, [LiveSubscription]) = state.withLock { s in
@@ -62,16 +62,17 @@ extension Broadcaster {
     /// keyframe gate (asking for an IDR once drained), and a target of the write when streaming.
     private static func admit(_ client: inout Client, id: Int, frame: FanOutFrame, bytes: Int, limits: (frames: Int, bytes: Int),
                               overflows: inout Int, overflowed: inout [Int], stillWaiting: inout Bool, requested: inout Bool,
-                              targets: inout [(id: Int, channel: any Channel)], keyframeRequested: borrowing Atomic<Bool>) {
+                              targets: inout [FanOutTarget], keyframeRequested: borrowing Atomic<Bool>) {
         let isKeyframe = frame.frame.isKeyframe
-        if client.gate.isOpen && (client.queuedFrames >= limits.frames || client.queuedBytes >= limits.bytes) {
+        let queuedFrames = client.backlog.frameCount, queuedBytes = client.backlog.byteCount
+        if client.gate.isOpen && (queuedFrames >= limits.frames || queuedBytes >= limits.bytes) {
             client.gate.close()
             client.askedForKeyframe = false
             overflows += 1
             overflowed.append(id)
         }
         if !client.gate.isOpen {
-            let drained = client.queuedFrames <= limits.frames / 4 && client.queuedBytes <= limits.bytes / 4
+            let drained = queuedFrames <= limits.frames / 4 && queuedBytes <= limits.bytes / 4
             // An RTSP viewer starts only on a frame made into the stream's packets.
             let usable = client.kind != .rtp || frame.rtp != nil
             if client.gate.admit(isKeyframe: isKeyframe && drained && usable) {
@@ -86,10 +87,9 @@ extension Broadcaster {
             if !client.gate.isOpen && client.askedForKeyframe { stillWaiting = true }
         }
         if client.gate.isOpen {
-            client.queuedFrames += 1
-            client.queuedBytes += bytes
+            client.backlog.add(frames: 1, bytes: bytes)
             client.framesSent += 1
-            targets.append((id, client.channel))
+            targets.append(client.target)
         }
     }
 
@@ -114,10 +114,9 @@ extension Broadcaster {
     /// One turn on each event loop writes to all of its clients: a write (and its completion
     /// callback) from off the loop would each be a task of its own, two cross-thread hops per
     /// client and frame (100 viewers: 6,000 a second at 30 fps).
-    private func write(_ shared: FanOutFrame, to targets: [(id: Int, channel: any Channel)]) {
+    private func write(_ shared: FanOutFrame, to targets: [FanOutTarget]) {
         guard !targets.isEmpty else { return }
-        let message = BroadcastWrite.frame(shared), bytes = shared.wireByteCount
-        var loops: [(loop: any EventLoop, targets: [(id: Int, channel: any Channel)])] = []
+        var loops: [(loop: any EventLoop, targets: [FanOutTarget])] = []
         for target in targets {
             let loop = target.channel.eventLoop
             if let index = loops.firstIndex(where: { $0.loop === loop }) {
@@ -128,10 +127,10 @@ extension Broadcaster {
         }
         for (loop, targets) in loops {
             if loop.inEventLoop {
-                for target in targets { send(message, bytes: bytes, to: target.channel, id: target.id, flushing: true) }
+                for target in targets { send(shared, to: target, flushing: true) }
             } else {
                 loop.execute {
-                    for target in targets { self.send(message, bytes: bytes, to: target.channel, id: target.id, flushing: true) }
+                    for target in targets { self.send(shared, to: target, flushing: true) }
                 }
             }
         }

@@ -45,12 +45,18 @@ public final class Broadcaster: Sendable {
         var gate = KeyframeGate()
         /// Waiting for an IDR it asked for.
         var askedForKeyframe = true
-        var queuedFrames = 0
-        var queuedBytes = 0
+        /// Frames and bytes handed to the channel and not yet taken by the kernel.
+        let backlog = ClientBacklog()
+        /// The handler that writes the frames itself (an RTSP viewer's), or nil: each frame is
+        /// written through the channel's pipeline.
+        let viewer: NIOLoopBound<any FanOutViewer>?
         var framesSent = 0
         /// Registered, about to be handed the kept GOP on its event loop; live frames pass it by
         /// until then (the kept GOP takes them meanwhile).
         var joining = false
+
+        /// Where this client's writes go.
+        var target: FanOutTarget { FanOutTarget(channel: channel, backlog: backlog, viewer: viewer) }
     }
 
     struct State {
@@ -160,14 +166,17 @@ public final class Broadcaster: Sendable {
         add(channel, kind: .other)
     }
 
-    /// ``add(_:)`` for a client whose connection writes `kind`'s form of each frame.
-    func add(_ channel: any Channel, kind: ClientKind) -> Int {
+    /// ``add(_:)`` for a client whose connection writes `kind`'s form of each frame, through
+    /// `viewer` (on the channel's event loop) when given.
+    func add(_ channel: any Channel, kind: ClientKind, viewer: (any FanOutViewer)? = nil) -> Int {
         let address = channel.remoteAddress.map { "\($0)" } ?? "?"
+        let bound = viewer.map { NIOLoopBound($0, eventLoop: channel.eventLoop) }
         let (id, keeping) = state.withLock { s in
             let id = s.nextId
             s.nextId += 1
             let keeping = s.kept != nil
-            s.clients[id] = Client(channel: channel, address: address, kind: kind, askedForKeyframe: !keeping, joining: keeping)
+            s.clients[id] = Client(channel: channel, address: address, kind: kind, askedForKeyframe: !keeping, viewer: bound,
+                                   joining: keeping)
             s.count(kind, by: 1)
             s.joined()
             if !keeping { keyframeRequested.store(true, ordering: .releasing) }
@@ -177,7 +186,7 @@ public final class Broadcaster: Sendable {
         eventSink.yield(.viewerJoined(client: id, address: address))
         if keeping {
             // Later on the loop, so the caller (a handler) has recorded the id before frames come.
-            channel.eventLoop.execute { self.startFromKeptGOP(id, channel: channel) }
+            channel.eventLoop.execute { self.startFromKeptGOP(id) }
         } else {
             keyframeRequestMade()
         }
@@ -220,8 +229,8 @@ public final class Broadcaster: Sendable {
     /// frames pass the client by (the kept GOP takes them); from then on their writes, made off
     /// this loop, are queued on it behind these, and one broadcast on this loop runs before or
     /// after this whole turn: no live frame can come before the kept ones, and none is missed.
-    private func startFromKeptGOP(_ id: Int, channel: any Channel) {
-        let kept: [FanOutFrame]? = state.withLock { s in
+    private func startFromKeptGOP(_ id: Int) {
+        let kept: (frames: [FanOutFrame], target: FanOutTarget)? = state.withLock { s in
             guard var client = s.clients[id], client.joining else { return nil }
             client.joining = false
             var frames = s.kept?.startingFrames
@@ -229,8 +238,7 @@ public final class Broadcaster: Sendable {
             if client.kind == .rtp, frames?.contains(where: { $0.rtp == nil }) == true { frames = nil }
             if let frames {
                 _ = client.gate.admit(isKeyframe: true)
-                client.queuedFrames += frames.count
-                client.queuedBytes += frames.reduce(0) { $0 + $1.wireByteCount }
+                client.backlog.add(frames: frames.count, bytes: frames.reduce(0) { $0 + $1.wireByteCount })
                 client.framesSent += frames.count
                 s.startsFromKeptGOP += 1
             } else {
@@ -238,28 +246,37 @@ public final class Broadcaster: Sendable {
                 keyframeRequested.store(true, ordering: .releasing)
             }
             s.clients[id] = client
-            return frames ?? []
+            return (frames ?? [], client.target)
         }
         guard let kept else { return }
-        guard !kept.isEmpty else {
+        guard !kept.frames.isEmpty else {
             keyframeRequestMade()
             return
         }
-        logger.info("client \(id) starts with the kept GOP (\(kept.count) frames)")
-        for (index, frame) in kept.enumerated() {
-            send(.frame(frame), bytes: frame.wireByteCount, to: channel, id: id, flushing: index == kept.count - 1)
+        logger.info("client \(id) starts with the kept GOP (\(kept.frames.count) frames)")
+        for (index, frame) in kept.frames.enumerated() {
+            send(frame, to: kept.target, flushing: index == kept.frames.count - 1)
         }
     }
 
-    /// Writes `message` to client `id`, which counts as queued until the write completes; a
-    /// failed write closes the channel.
-    func send(_ message: BroadcastWrite, bytes: Int, to channel: any Channel, id: Int, flushing: Bool) {
-        let written = flushing ? channel.writeAndFlush(message) : channel.write(message)
-        written.whenComplete { result in
-            self.state.withLock { s in
-                s.clients[id]?.queuedFrames -= 1
-                s.clients[id]?.queuedBytes -= bytes
-            }
+    /// On the target's event loop: writes `frame` to it, which counts in its backlog until the
+    /// write is done; a failed write closes the channel. A ``FanOutViewer`` writes it itself
+    /// (no promise when the kernel takes it at once); another channel through its pipeline.
+    func send(_ frame: FanOutFrame, to target: FanOutTarget, flushing: Bool) {
+        let bytes = frame.wireByteCount, backlog = target.backlog, channel = target.channel
+        let pending: EventLoopFuture<Void>?
+        if let viewer = target.viewer {
+            pending = viewer.value.writeFrame(frame, flushing: flushing)
+        } else {
+            let message = BroadcastWrite.frame(frame)
+            pending = flushing ? channel.writeAndFlush(message) : channel.write(message)
+        }
+        guard let pending else {
+            backlog.written(bytes: bytes)
+            return
+        }
+        pending.whenComplete { result in
+            backlog.written(bytes: bytes)
             if case .failure = result { channel.close(promise: nil) }
         }
     }

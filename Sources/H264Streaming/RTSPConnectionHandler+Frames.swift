@@ -52,6 +52,11 @@ extension RTSPConnectionHandler {
             context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
             return
         }
+        write(shared, context: context, promise: promise)
+    }
+
+    /// Writes `shared`'s packets for this viewer from `context` down (not flushed, except UDP's).
+    func write(_ shared: FanOutFrame, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         // The session is read field by field and counted in place (a copy of it per frame and
         // viewer showed in the fan-out's profile).
         guard session?.broadcasterId != nil, let packets = shared.rtp else {
@@ -91,5 +96,27 @@ extension RTSPConnectionHandler {
             last = packet
         }
         if let last { context.write(wrapOutboundOut(last), promise: promise) } else { promise?.succeed(()) }
+    }
+}
+
+extension RTSPConnectionHandler: FanOutViewer {
+    /// The broadcaster's write of a frame, on this connection's event loop, from this handler
+    /// down. Interleaved on channel 0 over plain TCP (the common viewer), the shared buffer is
+    /// written and flushed with no promise; only when the kernel left some of it unwritten does
+    /// an empty write after it (done when everything before it is) tell when it is written.
+    func writeFrame(_ frame: FanOutFrame, flushing: Bool) -> EventLoopFuture<Void>? {
+        guard let context = viewerContext else { return nil }
+        if flushing, configuration.tls == nil, session?.udp == nil, (session?.channels.lowerBound ?? 0) == 0 {
+            write(frame, context: context, promise: nil)
+            context.flush()
+            if let left = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), left == 0 { return nil }
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
+            return promise.futureResult
+        }
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        write(frame, context: context, promise: promise)
+        if flushing { context.flush() }
+        return promise.futureResult
     }
 }

@@ -41,7 +41,8 @@ extension RTSPConnectionHandler {
     func join(context: ChannelHandlerContext) {
         joinAfterAnswer = false
         guard let id = session?.id, let broadcaster = session?.mount?.broadcaster else { return }
-        let client = broadcaster.add(context.channel, kind: .rtp)
+        viewerContext = context
+        let client = broadcaster.add(context.channel, kind: .rtp, viewer: self)
         session?.broadcasterId = client
         log("RTSP \(address(context)): session \(id) plays as client \(client)")
         events.yield(.sessionPlaying(session: id, client: client))
@@ -51,5 +52,6 @@ extension RTSPConnectionHandler {
     func leaveBroadcast() {
         if let id = session?.broadcasterId { session?.mount?.broadcaster.remove(id) }
         session?.broadcasterId = nil
+        viewerContext = nil
     }
 }

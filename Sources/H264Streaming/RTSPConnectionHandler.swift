@@ -105,6 +105,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     var closing = false
     /// Set by a PLAY that starts the stream: join the broadcaster once the answer is written.
     var joinAfterAnswer = false
+    /// This handler's context while it plays (the broadcaster writes frames from it down);
+    /// nil otherwise, which also breaks the handler–context cycle.
+    var viewerContext: ChannelHandlerContext?
     /// Record: the ANNOUNCE's Request-URI, SDP and recording (the path's publishing slot).
     var announced: (uri: String, description: SessionDescription, recording: NIOLoopBoundBox<RTSPRecording>)?
     /// This connection, as its recording knows it.

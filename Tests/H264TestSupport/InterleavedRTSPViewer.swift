@@ -1,7 +1,6 @@
 import Foundation
 import H264
 import H264Streaming
-import H264TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,17 +13,17 @@ import RTP
 /// channel 0, their bytes and the frames (packets with the marker bit). Many viewers cost the
 /// test process one `poll` and one `read` per wakeup each, so that what is measured is the
 /// server.
-final class InterleavedRTSPViewer {
-    let fd: Int32
+public final class InterleavedRTSPViewer {
+    public let fd: Int32
     /// Bytes read after the PLAY answer (RTP and RTCP with their 4-byte interleaved headers).
-    private(set) var bytes = 0
+    public private(set) var bytes = 0
     /// RTP packets (channel 0).
-    private(set) var packets = 0
+    public private(set) var packets = 0
     /// RTP packets with the marker bit: the last packet of each frame (RFC 6184 clause 5.1).
-    private(set) var frames = 0
+    public private(set) var frames = 0
     /// Bytes that began no interleaved frame (none from a well-behaved server).
-    private(set) var strayBytes = 0
-    private(set) var open = true
+    public private(set) var strayBytes = 0
+    public private(set) var open = true
     /// The interleaved header being read: `$`, channel, 16-bit length, and the RTP header's first two bytes.
     private var header: [UInt8] = []
     /// Bytes of the current frame's payload still to skip.
@@ -32,7 +31,7 @@ final class InterleavedRTSPViewer {
 
     /// Connects to 127.0.0.1:`port` and plays `url` (`rtsp://127.0.0.1:PORT/PATH`);
     /// `configure` sets the socket's options before it connects (a receive buffer).
-    init(url: String, port: Int, configure: (Int32) -> Void = { _ in }) throws {
+    public init(url: String, port: Int, configure: (Int32) -> Void = { _ in }) throws {
         let (fd, pending) = try Self.play(url: url, port: port, configure: configure)
         self.fd = fd
         count(pending[...])
@@ -43,7 +42,7 @@ final class InterleavedRTSPViewer {
     /// The handshake of every benchmark RTSP viewer: connects to 127.0.0.1:`port`, sends
     /// DESCRIBE, SETUP (`RTP/AVP/TCP;interleaved=0-1`) and PLAY on the blocking socket, and
     /// returns it with the bytes read past the PLAY answer (the first interleaved frames).
-    static func play(url: String, port: Int, configure: (Int32) -> Void = { _ in }) throws -> (fd: Int32, pending: [UInt8]) {
+    public static func play(url: String, port: Int, configure: (Int32) -> Void = { _ in }) throws -> (fd: Int32, pending: [UInt8]) {
         let fd = try LoopbackTCP.connect(port: port, configure: configure)
         do {
             var pending: [UInt8] = []
@@ -63,14 +62,14 @@ final class InterleavedRTSPViewer {
 
     deinit { close() }
 
-    func close() {
+    public func close() {
         guard open else { return }
         open = false
         Glibc.close(fd)
     }
 
     /// Reads every viewer's socket as data comes, for `duration`, dropping what it reads.
-    static func pump(_ viewers: [InterleavedRTSPViewer], for duration: Duration) {
+    public static func pump(_ viewers: [InterleavedRTSPViewer], for duration: Duration) {
         let deadline = ContinuousClock.now + duration
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
