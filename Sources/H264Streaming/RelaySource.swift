@@ -43,6 +43,12 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// - Parameter player: the file, its fallback frame rate and whether it loops.
     public static func file(_ player: AnnexBFilePlayer) -> RelaySource { RelaySource(kind: .file(player)) }
 
+    /// Where the source's frames are paced, for a task that reads them to run on
+    /// (`Task(executorPreference:)`): a file's player's event loop; nil for the other sources.
+    public var executor: EventLoopExecutor? {
+        if case .file(let player) = kind, let loop = player.eventLoop { EventLoopExecutor(loop) } else { nil }
+    }
+
     /// The frames of an RTMP stream played from a server.
     ///
     /// - Parameter player: the playing player; ``RTMPPlayer/stop()`` tears it down.

@@ -2,6 +2,7 @@ import Foundation
 import H264
 import H264Streaming
 import H264TestSupport
+import NIOCore
 import NIOPosix
 import Testing
 
@@ -31,14 +32,16 @@ struct RTMPPublishFromFilesBenchmarks {
     /// CPU over one window, and how far each of `counts()` (read as the window opens and closes)
     /// moved in it. Cancelling ends each player's sequence (nil); an error of a player or of
     /// `deliver` is thrown here.
-    static func playWindow(file: String, deliver: @escaping @Sendable (Int, LiveFrame) async throws -> Void,
+    static func playWindow(file: String, group: any EventLoopGroup, deliver: @escaping @Sendable (Int, LiveFrame) async throws -> Void,
                            counts: () -> [Int] = { [] }) async throws -> (CPUTime.Split, [Int]) {
         let (warmUps, warmed) = AsyncStream.makeStream(of: Void.self)
         let tasks = (0..<streams).map { stream in
-            Task {
+            // Each stream is read, paced and sent on one event loop, as `h264 relay FILE` does.
+            let loop = group.next()
+            return Task(executorPreference: EventLoopExecutor(loop)) {
                 var played = 0
                 defer { if played < warmUpFrames { warmed.yield() } } // ended early: the counts and the error show it
-                for try await frame in AnnexBFilePlayer(path: file) {
+                for try await frame in AnnexBFilePlayer(path: file, eventLoop: loop) {
                     try await deliver(stream, frame)
                     played += 1
                     if played == warmUpFrames { warmed.yield() }
@@ -68,7 +71,7 @@ struct RTMPPublishFromFilesBenchmarks {
             connected.append(try await RTMPPublisher.connect(to: nginx.url(key: "\(key)\(index)"), group: group))
         }
         let publishers = connected
-        let window = try await playWindow(file: file, deliver: { try await publishers[$0].send($1) },
+        let window = try await playWindow(file: file, group: group, deliver: { try await publishers[$0].send($1) },
                                           counts: { publishers.map(\.statistics.framesSent) })
         for publisher in publishers {
             #expect(publisher.statistics.framesDropped == 0, "\(publisher.statistics)")
@@ -81,7 +84,10 @@ struct RTMPPublishFromFilesBenchmarks {
     /// The same `streams` players with nothing published (each frame dropped as it comes): the
     /// CPU of reading, cutting and pacing alone over one window, after the same warm-up.
     static func playersOnly(file: String) async throws -> CPUTime.Split {
-        try await playWindow(file: file, deliver: { _, _ in }).0
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let cpu = try await playWindow(file: file, group: group, deliver: { _, _ in }).0
+        try await group.shutdownGracefully()
+        return cpu
     }
 
     /// `rtmp_publish_from_files_cpu_vs_ffmpeg` = our CPU seconds ÷ the 8 ffmpegs' over the same
@@ -126,7 +132,7 @@ struct RTMPPublishFromFilesBenchmarks {
             detail: "\(Self.streams) streams of 1280x720 30 fps " + String(format: "%.2f", camera.bitRate / 1e6)
                 + " Mbit/s from the Annex-B file to one nginx-rtmp, \(Self.rounds * 2) × \(Int(Self.windowSeconds)) s windows "
                 + "interleaved (ours, theirs, theirs, ours), each side reading, cutting and pacing the file in its windows: "
-                + "AnnexBFilePlayer → RTMPPublisher.send ×\(Self.streams) in one process \(cpu(ours)); "
+                + "AnnexBFilePlayer → RTMPPublisher.send on one event loop (EventLoopExecutor) ×\(Self.streams) in one process \(cpu(ours)); "
                 + "\(Self.streams) ffmpeg -re -i FILE -c copy -f flv \(cpu(theirs))")
         BenchmarkReport.shared.record(
             "rtmp_publish_from_files_player_share", players.total / (ourCPU / Double(ours.count)), goal: "report",

@@ -75,7 +75,8 @@ struct RelayCommand: AsyncParsableCommand {
             sinkTasks = outputs.rtmp.map { relay.broadcaster.attach($0) }
             let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
             let rtsp = outputs.rtsp
-            let work = Task {
+            // A file's frames are read where they are paced: no hop to the cooperative pool per frame.
+            let work = Task(executorPreference: frames.executor) {
                 var announced = false
                 return try await relay.run(frames: frames) { format in
                     if let rtsp, let address { rtsp.mount(address.path, broadcaster: relay.broadcaster, format: format) }
