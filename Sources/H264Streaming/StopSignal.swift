@@ -1,4 +1,5 @@
 import Dispatch
+import MediaCore
 import Synchronization // Atomic: a flag read by the pacing loop, set from a signal handler
 #if canImport(Glibc)
 import Glibc
@@ -27,16 +28,12 @@ public final class StopSignal: Sendable {
     }
 
     /// Turns SIGINT and SIGTERM into ``set()`` (instead of ending the process) until the
-    /// returned `cancel` is called.
+    /// returned `cancel` is called. Catching may start and end any number of times, one after
+    /// another or overlapping (each stop signal that catches at the time is set); a signal
+    /// while none catches ends the process as it would have without any.
     public func catchSignals() -> () -> Void {
-        let sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in set() }
-            source.resume()
-            return source
-        }
-        return { for source in sources { source.cancel() } }
+        let id = SignalRouter.shared.add(self)
+        return { SignalRouter.shared.remove(id) }
     }
 
     /// Runs `body` with SIGINT and SIGTERM caught: a signal meanwhile runs `onStop` (which
@@ -58,5 +55,54 @@ public final class StopSignal: Sendable {
         }
         defer { stopCatching(); watcher.cancel(); doorbell.ring() }
         return try await body()
+    }
+}
+
+/// The process's one handler of SIGINT and SIGTERM: installed once, for the life of the
+/// process, it hands each signal to the ``StopSignal``s catching at the time. (A dispatch signal
+/// source per catch did not survive a second one: once the first was cancelled, SIGTERM stayed
+/// ignored and the next catch never heard it.)
+private final class SignalRouter: Sendable {
+    static let shared = SignalRouter()
+
+    private let catchers = Locked((next: 0, stops: [Int: StopSignal]()))
+    /// The dispatch sources, kept for the life of the process.
+    /// `nonisolated(unsafe)`: set once in `init` and never read or changed after (held only to
+    /// keep the sources alive); a dispatch source is thread-safe but not marked `Sendable`.
+    nonisolated(unsafe) private let sources: [any DispatchSourceSignal]
+
+    private init() {
+        let catchers = self.catchers
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                let stops = catchers.withLock { Array($0.stops.values) }
+                guard !stops.isEmpty else {
+                    // Nobody catches: what the signal would have done (the exit status a shell
+                    // gives it, should the signal stay blocked on this thread).
+                    signal(number, SIG_DFL)
+                    raise(number)
+                    exit(128 + number)
+                }
+                for stop in stops { stop.set() }
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Hands later signals to `stop` too; returns the number ``remove(_:)`` takes.
+    func add(_ stop: StopSignal) -> Int {
+        catchers.withLock { state in
+            state.next += 1
+            state.stops[state.next] = stop
+            return state.next
+        }
+    }
+
+    /// Stops handing signals to the stop signal that `add` numbered `id`.
+    func remove(_ id: Int) {
+        _ = catchers.withLock { $0.stops.removeValue(forKey: id) }
     }
 }

@@ -166,6 +166,34 @@ import RTP
         #expect(try Self.frameCount(output) == 10)
     }
 
+    /// SIGTERM while a publisher records (not only while waiting for one) ends `receive --listen`
+    /// with exit status 0 and an output that decodes. The wait and the recording share one
+    /// signal catcher: with one each, SIGTERM was left ignored once the wait ended, and the
+    /// process recorded on.
+    @Test func aStopSignalEndsARecordingInProgress() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.h264").path
+        let listener = try Listener(output: output)
+        defer { listener.running.kill() }
+        let publisher = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/timeout"), [
+            "60", "ffmpeg", "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "40",
+            "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "rtsp", "-rtsp_transport", "tcp", listener.url,
+        ])
+        defer { publisher.kill() }
+        #expect(listener.running.wait(timeout: 30) { $0.contains { $0["event"] == "session-recording" } }, "\(listener.running.stderr)")
+        // Some frames written before the signal (polled, at most 30 s).
+        let deadline = ContinuousClock.now + .seconds(30)
+        func written() -> Int { ((try? FileManager.default.attributesOfItem(atPath: output))?[.size] as? Int) ?? 0 }
+        while written() < 20_000 && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(written() >= 20_000, "\(listener.running.stderr)")
+        let status = listener.running.stop()
+        let log = listener.running.waitForLogEnd()
+        #expect(status == 0, "SIGTERM during the recording: exit status \(status) (-1: still running after 10 s); \(log)")
+        #expect(log.contains("wrote "), "\(log)")
+        #expect(try Self.frameCount(output) ?? 0 > 0)
+    }
+
     /// An SDP of an H.264 stream, as a publisher announces it.
     static let announcedSDP = SessionDescription(address: "127.0.0.1", port: 0).text + "a=control:streamid=0\r\n"
 

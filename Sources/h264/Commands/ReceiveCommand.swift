@@ -109,11 +109,15 @@ struct ReceiveCommand: AsyncParsableCommand {
         eventLog.write(.listening(url: url))
         let follower = eventLog.follow(server.server.events)
         // SIGINT/SIGTERM shut the server down, which ends the recording (or the wait for one).
+        // One StopSignal.catching over both (the wait and the recording).
         try await closing({ await server.shutdown(); await follower?.value }) {
-            guard let publisher = try await StopSignal.catching(onStop: server.shutdown, server.firstPublisher) else { return }
-            try await options.receive(publisher, format: try? publisher.sessionDescription.videoFormat(), stop: server.shutdown, whenDone: publisher.stop) {
-                nil
-            } statistics: { publisher.statistics }
+            try await StopSignal.catching(onStop: server.shutdown) {
+                guard let publisher = try await server.firstPublisher() else { return }
+                try await options.receive(publisher, format: try? publisher.sessionDescription.videoFormat(), stop: nil,
+                                          whenDone: publisher.stop) {
+                    nil
+                } statistics: { publisher.statistics }
+            }
         }
     }
 }

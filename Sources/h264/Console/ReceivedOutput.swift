@@ -99,8 +99,8 @@ final class ReceivedOutput {
 
 extension ReceiveOptions {
     /// Writes `events` until the output is done (then `whenDone`), the events end, or a stop
-    /// signal (which runs `stop`; nil: the caller catches the signals itself — one
-    /// `StopSignal.catching` a process: a second one after the first left SIGTERM ignored);
+    /// signal (which runs `stop`; nil: the caller catches the signals itself, over more than
+    /// this call);
     /// logs `opening` first and the `ending` and summary after.
     func receive<Events: AsyncSequence>(_ events: Events, format: VideoFormatDescription?, opening: String? = nil,
                                  stop: (@Sendable () async -> Void)?, whenDone: () -> Void = {},
