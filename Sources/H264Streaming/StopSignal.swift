@@ -60,8 +60,9 @@ public final class StopSignal: Sendable {
 
 /// The process's one handler of SIGINT and SIGTERM: installed once, for the life of the
 /// process, it hands each signal to the ``StopSignal``s catching at the time. (A dispatch signal
-/// source per catch did not survive a second one: once the first was cancelled, SIGTERM stayed
-/// ignored and the next catch never heard it.)
+/// source per catch did not survive a second one: each set SIG_IGN, which on Linux replaced the
+/// handler libdispatch installs only for a signal's first source, and the next catch never
+/// heard the signal.)
 private final class SignalRouter: Sendable {
     static let shared = SignalRouter()
 
@@ -74,7 +75,13 @@ private final class SignalRouter: Sendable {
     private init() {
         let catchers = self.catchers
         sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
+            // Ignored until the source takes it, unless a handler is there already: on Linux
+            // the first dispatch source of a signal installs libdispatch's handler, once per
+            // process, and setting SIG_IGN over it would leave the signal ignored for good.
+            var current = sigaction()
+            if sigaction(number, nil, &current) == 0 && current.__sigaction_handler.sa_handler == nil {
+                signal(number, SIG_IGN)
+            }
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 let stops = catchers.withLock { Array($0.stops.values) }

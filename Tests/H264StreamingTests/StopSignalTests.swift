@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import H264Streaming
 import Testing
 
@@ -20,6 +21,17 @@ import Testing
             for await _ in stops { return true }
             return false
         }
+    }
+
+    /// Another part of the program listened for SIGTERM first (its own dispatch source, since
+    /// cancelled): catching still hears it. Setting SIG_IGN then would replace libdispatch's
+    /// handler, which it installs only for a signal's first source.
+    @Test func aCatchAfterAnotherSignalSourceHearsTheSignal() async throws {
+        let other = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+        other.setEventHandler {}
+        other.resume()
+        other.cancel()
+        #expect(try await Self.signalHeard())
     }
 
     @Test func aCatchAfterAnotherHearsTheSignal() async throws {
