@@ -42,7 +42,14 @@ extension RTMPPublisher {
     @discardableResult
     public func send(sample: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, decodeTime: Duration,
                      presentationTime: Duration) async throws -> Bool {
-        try await loop.submit { [self] in
+        // Already on the connection's loop (a task that prefers an `EventLoopExecutor` on it), and
+        // no offered frame waiting there to go first: written at once, without a turn of the loop
+        // and a suspension per frame.
+        if loop.inEventLoop && state.withLock({ $0.offered == 0 }) {
+            return try deliver(avcc: sample, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime,
+                               presentationTime: presentationTime)
+        }
+        return try await loop.submit { [self] in
             try deliver(avcc: sample, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime, presentationTime: presentationTime)
         }.get()
     }
