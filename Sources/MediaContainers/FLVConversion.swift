@@ -108,7 +108,8 @@ public enum FLVConversion {
         while let event = try reader.next() {
             switch event {
             case .frame(let frame):
-                output += try frame.format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: true)
+                guard let format = frame.format else { continue }
+                output += try format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: true)
                 frames += 1
             case .skippedTag(let error), .warning(let error): diagnostics.append(error)
             case .formatChanged, .endOfSequence: break

@@ -43,7 +43,7 @@ import RTMPMessages
         #expect(frames.map(\.decodeTime) == stream.samples.indices.map { Int64(40 * $0) }, sourceLocation: sourceLocation)
         #expect(frames.map(\.compositionTime) == stream.samples.indices.map { Int32(($0 % 2) * 80) }, sourceLocation: sourceLocation)
         #expect(frames.allSatisfy { $0.syntax == .enhanced }, sourceLocation: sourceLocation)
-        #expect(frames.allSatisfy { $0.format.codec == .hevc && $0.h264AccessUnit == nil }, sourceLocation: sourceLocation)
+        #expect(frames.allSatisfy { $0.format?.codec == .hevc && $0.h264AccessUnit == nil }, sourceLocation: sourceLocation)
         #expect(events.last == .endOfSequence(timestamp: Int64(40 * (stream.samples.count - 1))), sourceLocation: sourceLocation)
     }
 

@@ -111,7 +111,7 @@ import MediaContainers
         for (index, (frame, unit)) in zip(contents.frames, units).enumerated() {
             #expect(frame.data == unit.data, "frame \(index)")
             #expect(frame.h264AccessUnit?.nalUnitTypes == unit.nalUnitTypes, "frame \(index)")
-            #expect(frame.format.h264 == format)
+            #expect(frame.format?.h264 == format)
             #expect(frame.decodeTime == times[index].decode && frame.presentationTime == times[index].presentation)
             #expect(frame.isKeyframe == unit.isIDR && frame.syntax == syntax)
         }
@@ -148,7 +148,7 @@ import MediaContainers
         try writer.appendFrame(short, isKeyframe: true, decodeTime: 40, presentationTime: 40)
         let contents = try FLVReader.read(writer.bytes)
         #expect(contents.formats.count == 2)
-        #expect(contents.frames.map(\.format) == contents.formats)
+        #expect(contents.frames.map(\.format) == contents.formats.map { Optional($0) })
         #expect(contents.frames[1].data == units[0].data)
     }
 

@@ -51,7 +51,7 @@ import Testing
         let contents = try FLVReader.read(flv)
         let (record, samples) = try Self.record(of: "hevc/\(stream)")
         #expect(contents.skippedTags.isEmpty && contents.warnings.isEmpty, "\(contents.skippedTags) \(contents.warnings)")
-        #expect(contents.frames.allSatisfy { $0.format.codec == .hevc } && contents.formats.allSatisfy { $0.codec == .hevc })
+        #expect(contents.frames.allSatisfy { $0.format?.codec == .hevc } && contents.formats.allSatisfy { $0.codec == .hevc })
         #expect(contents.formats == [.hevc(record)] && contents.formats.map(\.configurationRecordBytes) == [record.bytes])
         #expect(contents.frames.map(\.data) == samples.map(\.data))
         #expect(contents.frames.map(\.hevcAccessUnit?.nalUnitTypes) == samples.map(\.nalUnitTypes))

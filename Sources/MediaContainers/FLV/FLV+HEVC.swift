@@ -8,7 +8,7 @@ extension FLVVideoFrame {
     /// 4-byte-length bytes, the tag's offset and size, and each NAL unit's type from its
     /// two-byte header; nil for a frame of another codec.
     public var hevcAccessUnit: HEVCAccessUnit? {
-        guard format.codec == .hevc else { return nil }
+        guard format?.codec == .hevc else { return nil }
         var unit = HEVCAccessUnit(frame)
         unit.streamOffset = byteOffset
         unit.byteCount = byteCount

@@ -48,13 +48,9 @@ public struct FLVVideoFrame: Hashable, Sendable {
     /// The frame's NAL units, each after a 4-byte big-endian length.
     public var data: [UInt8] { frame.data }
 
-    /// The format of the sequence header in force when the frame came.
-    public var format: VideoFormatDescription {
-        // An FLV video frame is video: the reader builds it from a `VideoFormatDescription`.
-        switch frame.format {
-        case .video(let format): format
-        }
-    }
+    /// The format of the sequence header in force when the frame came; nil only when ``frame``
+    /// was replaced by a frame of another media type.
+    public var format: VideoFormatDescription? { frame.videoFormat }
 
     /// The presentation time in milliseconds: ``decodeTime`` + ``compositionTime``.
     public var presentationTime: Int64 { decodeTime + Int64(compositionTime) }
@@ -68,7 +64,7 @@ public struct FLVVideoFrame: Hashable, Sendable {
     /// offset and size as `AccessUnit.streamOffset` and `AccessUnit.byteCount`; nil for a
     /// frame of another codec.
     public var h264AccessUnit: AccessUnit? {
-        guard format.h264 != nil else { return nil }
+        guard format?.h264 != nil else { return nil }
         var unit = AccessUnit(frame)
         unit.streamOffset = byteOffset
         unit.byteCount = byteCount

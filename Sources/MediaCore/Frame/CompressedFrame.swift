@@ -8,14 +8,16 @@
 /// code that carries frames never forks on it; code that parses one codec's syntax asks the
 /// format for its own form (`frame.videoFormat?.h264`, `.hevc`).
 ///
-/// The audio of a track will travel in the same value: ``format`` is a
-/// ``MediaFormatDescription``, whose cases are media types (video now; audio next), not codecs.
+/// An audio frame is one codec frame (an AAC raw access unit, an Opus packet, a run of G.711
+/// samples) in the same value: ``format`` is a ``MediaFormatDescription``, whose cases are
+/// media types, not codecs. Every audio frame is a keyframe.
 public struct CompressedFrame: Hashable, Sendable {
     /// The format of the track the frame belongs to (VideoToolbox:
     /// `CMSampleBufferGetFormatDescription`).
     public var format: MediaFormatDescription
     /// The frame's bytes: for video, the access unit's NAL units, each after a 4-byte big-endian
-    /// length (`nalUnitLengthSize` 4), in-band parameter sets included.
+    /// length (`nalUnitLengthSize` 4), in-band parameter sets included; for audio, the codec
+    /// frame as it is decoded (AAC without an ADTS header).
     public var data: [UInt8]
     /// When the frame is shown, on the track's timeline (its origin is the source's: only
     /// differences between frames of one source matter).
@@ -58,21 +60,46 @@ public struct CompressedFrame: Hashable, Sendable {
                   isKeyframe: isKeyframe)
     }
 
+    /// An audio frame in `format`: one codec frame, at `presentationTime` on the track's
+    /// timeline (a keyframe: every audio frame can be decoded on its own).
+    ///
+    /// - Parameters:
+    ///   - data: the codec frame (AAC: one raw access unit, no ADTS header).
+    ///   - format: the track's format.
+    ///   - presentationTime: when the frame's first sample is played.
+    public init(data: [UInt8], format: AudioFormatDescription, presentationTime: Duration) {
+        self.init(data: data, format: .audio(format), presentationTime: presentationTime, isKeyframe: true)
+    }
+
     /// The video format of a video frame; nil for a frame of another media type.
     public var videoFormat: VideoFormatDescription? { format.video }
+
+    /// The audio format of an audio frame; nil for a frame of another media type.
+    public var audioFormat: AudioFormatDescription? { format.audio }
 }
 
 /// The format of a track, by media type: what a ``CompressedFrame`` carries, so that one frame
 /// value serves every track. Its cases are media types, never codecs: the codec is inside
-/// (``VideoFormatDescription/codec``). Audio joins as a case of its own.
+/// (``VideoFormatDescription/codec``, ``AudioFormatDescription/codec``).
 public enum MediaFormatDescription: Hashable, Sendable {
     /// A video track: H.264 or H.265 parameter sets and configuration record.
     case video(VideoFormatDescription)
+    /// An audio track: AAC, G.711 or Opus, its rate, channels and configuration.
+    case audio(AudioFormatDescription)
 
     /// The video format; nil for another media type.
     public var video: VideoFormatDescription? {
         switch self {
         case .video(let format): format
+        case .audio: nil
+        }
+    }
+
+    /// The audio format; nil for another media type.
+    public var audio: AudioFormatDescription? {
+        switch self {
+        case .audio(let format): format
+        case .video: nil
         }
     }
 }
