@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "H264", targets: ["H264"]),
         .library(name: "HEVC", targets: ["HEVC"]),
+        .library(name: "AudioCodecs", targets: ["AudioCodecs"]),
         .library(name: "MediaContainers", targets: ["MediaContainers"]),
         .library(name: "RTP", targets: ["RTP"]),
         .library(name: "RTSPMessages", targets: ["RTSPMessages"]),
@@ -69,12 +70,14 @@ let package = Package(
         // types, parameter sets, slice headers, the access-unit rule, avcC / hvcC.
         .target(name: "H264", dependencies: ["MediaCore"], swiftSettings: strictSwift),
         .target(name: "HEVC", dependencies: ["MediaCore"], swiftSettings: strictSwift),
+        // The audio codecs' configurations beside them: MPEG-4 AudioSpecificConfig, Opus, G.711.
+        .target(name: "AudioCodecs", dependencies: ["MediaCore"], swiftSettings: strictSwift),
         // Pure Swift containers for both codecs, no I/O: FLV (with AMF0 script data), y4m,
         // framemd5, the inspection model.
-        .target(name: "MediaContainers", dependencies: ["MediaCore", "H264", "HEVC"], swiftSettings: strictSwift),
+        .target(name: "MediaContainers", dependencies: ["MediaCore", "H264", "HEVC", "AudioCodecs"], swiftSettings: strictSwift),
         // RTP/RTCP and SDP, and the one packetizer/depacketizer engine over the two payload
         // formats (RFC 6184, RFC 7798). Sans-I/O.
-        .target(name: "RTP", dependencies: ["MediaCore", "H264", "HEVC"], swiftSettings: strictSwift),
+        .target(name: "RTP", dependencies: ["MediaCore", "H264", "HEVC", "AudioCodecs"], swiftSettings: strictSwift),
         // Sans-I/O RTSP messages: requests, responses, the message reader, authentication, Transport.
         .target(name: "RTSPMessages", dependencies: ["MediaCore"], swiftSettings: strictSwift),
         // Sans-I/O RTMP: handshake, chunk reader and writer, messages and commands (AMF0 is FLV's).
@@ -126,10 +129,10 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
-        .target(name: "H264TestSupport", dependencies: ["H264", "MediaContainers", "RTP", "H264Streaming"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
+        .target(name: "H264TestSupport", dependencies: ["H264", "AudioCodecs", "MediaContainers", "RTP", "H264Streaming"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
         .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "HEVCTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
-        .testTarget(name: "MediaContainersTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "MediaContainersTests", dependencies: ["H264", "MediaCore", "AudioCodecs", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "RTSPMessagesTests", dependencies: ["MediaCore", "RTP", "RTSPMessages", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "RTMPMessagesTests", dependencies: ["MediaCore", "H264", "MediaContainers", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "H264SessionCoreTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264SessionCore", "H264TestSupport"], swiftSettings: strictSwift),
