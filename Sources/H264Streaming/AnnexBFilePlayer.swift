@@ -99,7 +99,7 @@ public struct AnnexBFilePlayer: AsyncSequence, Sendable {
             guard let placed = try nextAccessUnit() else { return nil }
             if schedule == nil {
                 // The frame rate the first frame's format signals (read once: parsing the SPS per frame costs).
-                let signalled = placed.frame.format.h264 != nil ? placed.frame.format.framesPerSecond : hevc.frameRate
+                let signalled = placed.frame.format?.h264 != nil ? placed.frame.format?.framesPerSecond : hevc.frameRate
                 let rate = signalled ?? player.framesPerSecond ?? 30
                 schedule = FrameSchedule(interval: .seconds(1) / Swift.max(rate, 0.001), start: .now)
             }

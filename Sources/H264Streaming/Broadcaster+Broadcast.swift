@@ -63,6 +63,7 @@ extension Broadcaster {
     private static func admit(_ client: inout Client, id: Int, frame: FanOutFrame, bytes: Int, limits: (frames: Int, bytes: Int),
                               overflows: inout Int, overflowed: inout [Int], stillWaiting: inout Bool, requested: inout Bool,
                               targets: inout [FanOutTarget], keyframeRequested: borrowing Atomic<Bool>) {
+        guard client.carries(frame) else { return }
         let isKeyframe = frame.frame.isKeyframe
         let queuedFrames = client.backlog.frameCount, queuedBytes = client.backlog.byteCount
         if client.gate.isOpen && (queuedFrames >= limits.frames || queuedBytes >= limits.bytes) {
@@ -96,6 +97,8 @@ extension Broadcaster {
     /// The frame's wire forms for the clients registered now: the stream's RTP packets while
     /// RTSP viewers play or a kept GOP may serve them later, Annex-B while raw viewers play.
     private func makeForms(of frame: LiveFrame, in s: inout State) -> FanOutFrame {
+        // An audio frame travels to the sinks as it is (and is kept with its GOP).
+        guard frame.format != nil else { return FanOutFrame(frame: frame, rtp: nil, annexB: nil) }
         var rtp: RTPFramePackets?
         if s.rtp != nil && (s.rtpClients > 0 || s.kept != nil) {
             do {

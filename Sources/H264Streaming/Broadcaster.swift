@@ -55,6 +55,10 @@ public final class Broadcaster: Sendable {
         /// until then (the kept GOP takes them meanwhile).
         var joining = false
 
+        /// Whether the client's connection carries `frame`: channel clients (RTSP viewers,
+        /// raw Annex-B viewers) take the video track only.
+        func carries(_ frame: FanOutFrame) -> Bool { frame.frame.format != nil }
+
         /// Where this client's writes go.
         var target: FanOutTarget { FanOutTarget(channel: channel, backlog: backlog, viewer: viewer) }
     }
@@ -233,7 +237,7 @@ public final class Broadcaster: Sendable {
         let kept: (frames: [FanOutFrame], target: FanOutTarget)? = state.withLock { s in
             guard var client = s.clients[id], client.joining else { return nil }
             client.joining = false
-            var frames = s.kept?.startingFrames
+            var frames = s.kept?.startingFrames?.filter { client.carries($0) }
             // An RTSP viewer needs the stream's packets of every frame (kept before the mount: none).
             if client.kind == .rtp, frames?.contains(where: { $0.rtp == nil }) == true { frames = nil }
             if let frames {

@@ -80,10 +80,11 @@ struct StreamPacketizer: Sendable {
 
     /// The packets of `frame`, stamped from its presentation time (else its arrival), in one buffer.
     mutating func packetize(_ frame: LiveFrame, allocator: ByteBufferAllocator) throws(MediaError) -> RTPFramePackets {
+        guard let format = frame.format else { throw MediaError(.unsupported, field: "format", "an audio frame on the video track") }
         let time = clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
         var buffer = allocator.buffer(capacity: frame.avcc.count + frame.avcc.count / 64 + 64)
         var packets: UInt32 = 0, octets: UInt32 = 0
-        try packetizer.packetize(avcc: frame.avcc, presentationTime: time, format: frame.format) { packet in
+        try packetizer.packetize(avcc: frame.avcc, presentationTime: time, format: format) { packet in
             buffer.writeInteger(UInt8(ascii: "$"))
             buffer.writeInteger(UInt8(0))
             buffer.writeInteger(UInt16(truncatingIfNeeded: packet.byteCount))

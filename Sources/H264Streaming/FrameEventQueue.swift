@@ -63,15 +63,15 @@ final class FrameEventQueue<Event: Sendable, Ending: Sendable>: Sendable {
 
 extension FLVReader.Event {
     /// The keyframe flag of a frame event; nil for any other event.
-    var keyframeFlag: Bool? { if case .frame(let frame) = self { frame.isKeyframe } else { nil } }
+    var keyframeFlag: Bool? { if case .frame(let frame) = self { frame.frame.isVideoKeyframe } else { nil } }
 }
 
 extension RTSPClient.Event {
     /// The keyframe flag of a frame event; nil for any other event.
-    var keyframeFlag: Bool? { if case .frame(let received) = self { received.frame.isKeyframe } else { nil } }
+    var keyframeFlag: Bool? { if case .frame(let received) = self { received.frame.isVideoKeyframe } else { nil } }
 }
 
 extension VideoRTPDepacketizer.Event {
     /// The keyframe flag of a frame event; nil for any other event.
-    var keyframeFlag: Bool? { if case .frame(let received) = self { received.frame.isKeyframe } else { nil } }
+    var keyframeFlag: Bool? { if case .frame(let received) = self { received.frame.isVideoKeyframe } else { nil } }
 }

@@ -1,8 +1,15 @@
 public import H264
 public import HEVC
+public import MediaCore
 public import NIOCore
 
-/// One access unit of a live stream, H.264 or H.265, as a ``Broadcaster`` hands it to its viewers.
+/// One frame of a live stream — a video access unit (H.264 or H.265) or an audio frame (AAC,
+/// G.711, Opus) — as a ``Broadcaster`` hands it to its outputs, in the order the source made
+/// them.
+///
+/// An audio frame (``audioFormat`` non-nil, ``format`` nil) is never a keyframe here: outputs
+/// start at a video keyframe, and the audio after it comes with the video; outputs that carry
+/// no audio (raw Annex-B viewers, decoders) pass over it.
 ///
 /// The frame stays length-prefixed (4-byte lengths) all the way to the wire: an RTSP viewer's
 /// connection packetizes ``avcc`` directly (RFC 6184 for H.264, RFC 7798 for H.265, by
@@ -13,12 +20,17 @@ public import NIOCore
 public struct LiveFrame: Sendable {
     /// The access unit's NAL units, each after a 4-byte big-endian length (an `EncodedFrame`'s
     /// `data`): AVCC for H.264, and the same framing (HVCC) for H.265 — the name is kept for both.
+    /// For an audio frame, the codec frame (AAC: one raw access unit).
     public var avcc: [UInt8]
-    /// The stream's format, of either codec: its parameter sets (SPS and PPS; VPS, SPS and
-    /// PPS) go before each keyframe on the wire.
-    public var format: VideoFormatDescription
-    /// The H.264 format (SPS and PPS); nil for an H.265 frame (see ``format``).
-    public var formatDescription: FormatDescription? { format.h264 }
+    /// The track's format: video or audio.
+    public var media: MediaFormatDescription
+    /// The stream's video format, of either codec: its parameter sets (SPS and PPS; VPS, SPS and
+    /// PPS) go before each keyframe on the wire; nil for an audio frame.
+    public var format: VideoFormatDescription? { media.video }
+    /// The audio format of an audio frame; nil for a video frame.
+    public var audioFormat: AudioFormatDescription? { media.audio }
+    /// The H.264 format (SPS and PPS); nil for an H.265 or an audio frame (see ``format``).
+    public var formatDescription: FormatDescription? { media.video?.h264 }
     /// True for a keyframe — an IDR access unit (H.264) or an IRAP picture (H.265: IDR, CRA or
     /// BLA): a viewer waiting to start takes its first frame here.
     public var isKeyframe: Bool
@@ -49,29 +61,50 @@ public struct LiveFrame: Sendable {
     public init(avcc: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, annexB: ByteBuffer? = nil,
                 presentationTime: Duration? = nil, decodeTime: Duration? = nil) {
         self.avcc = avcc
-        self.format = format
+        self.media = .video(format)
         self.isKeyframe = isKeyframe
         self.annexB = annexB
         self.presentationTime = presentationTime
         self.decodeTime = decodeTime
     }
 
-    /// A video frame of a source (a camera, a publisher, an RTMP stream, an encoder), its
-    /// presentation and decoding times on the source's timeline.
+    /// An audio frame of `format` at `presentationTime` on the stream's timeline (the one its
+    /// video frames are on).
     ///
     /// - Parameters:
-    ///   - frame: a video frame (4-byte lengths).
-    ///   - annexB: the Annex-B bytes for raw viewers, if the producer made them.
-    public init?(_ frame: CompressedFrame, annexB: ByteBuffer? = nil) {
-        guard let format = frame.videoFormat else { return nil }
-        self.init(avcc: frame.data, format: format, isKeyframe: frame.isKeyframe, annexB: annexB,
-                  presentationTime: frame.presentationTime, decodeTime: frame.decodeTime)
+    ///   - audio: the codec frame (AAC: one raw access unit, no ADTS header).
+    ///   - format: the audio track's format.
+    ///   - presentationTime: when its first sample plays, on the stream's media clock.
+    public init(audio: [UInt8], format: AudioFormatDescription, presentationTime: Duration?) {
+        avcc = audio
+        media = .audio(format)
+        isKeyframe = false
+        annexB = nil
+        self.presentationTime = presentationTime
+        decodeTime = nil
     }
 
-    /// The frame as the one frame value, its times zero when it has none.
+    /// A frame of a source (a camera, a publisher, an RTMP stream, a file, an encoder), video or
+    /// audio, its presentation and decoding times on the source's timeline.
+    ///
+    /// - Parameters:
+    ///   - frame: a video frame (4-byte lengths) or an audio frame.
+    ///   - annexB: the Annex-B bytes for raw viewers, if the producer made them (video only).
+    public init?(_ frame: CompressedFrame, annexB: ByteBuffer? = nil) {
+        switch frame.format {
+        case .video(let format):
+            self.init(avcc: frame.data, format: format, isKeyframe: frame.isKeyframe, annexB: annexB,
+                      presentationTime: frame.presentationTime, decodeTime: frame.decodeTime)
+        case .audio(let format):
+            self.init(audio: frame.data, format: format, presentationTime: frame.presentationTime)
+        }
+    }
+
+    /// The frame as the one frame value, its times zero when it has none (an audio frame is a
+    /// keyframe there, as every audio frame decodes on its own).
     public var compressedFrame: CompressedFrame {
-        CompressedFrame(data: avcc, format: format, presentationTime: presentationTime ?? .zero,
-                        decodeTime: decodeTime ?? presentationTime ?? .zero, isKeyframe: isKeyframe)
+        CompressedFrame(data: avcc, format: media, presentationTime: presentationTime ?? .zero,
+                        decodeTime: decodeTime ?? presentationTime ?? .zero, isKeyframe: isKeyframe || media.audio != nil)
     }
 
     /// A frame of H.264 `avcc` bytes in `formatDescription`.
@@ -94,6 +127,7 @@ public struct LiveFrame: Sendable {
     /// IRAP picture, as `hevc_mp4toannexb` puts them).
     func annexBBytes(allocator: ByteBufferAllocator) throws -> ByteBuffer {
         if let annexB { return annexB }
+        guard let format else { return allocator.buffer(capacity: 0) }
         let bytes = try format.annexB(fromSample: avcc, lengthSize: 4, withParameterSets: isKeyframe)
         var buffer = allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)

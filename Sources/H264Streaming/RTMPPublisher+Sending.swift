@@ -62,11 +62,13 @@ extension RTMPPublisher {
     ///
     /// - Parameter frame: the frame.
     public func offer(_ frame: LiveFrame) {
+        // Video only here: audio frames are not sent yet.
+        guard let format = frame.format else { return }
         let presentation = frame.presentationTime ?? arrivalTime(), decode = frame.decodeTime ?? presentation
         let admitted = state.withLock { state in
             guard !state.finished else { return false }
             guard state.offered < Self.maximumOfferedFrames else {
-                _ = try? state.timeline.messages(avcc: [], format: frame.format, isKeyframe: frame.isKeyframe,
+                _ = try? state.timeline.messages(avcc: [], format: format, isKeyframe: frame.isKeyframe,
                                                  decodeTime: decode, presentationTime: presentation, writable: false)
                 return false
             }
@@ -77,7 +79,7 @@ extension RTMPPublisher {
         loop.execute { [self] in
             defer { state.withLock { $0.offered -= 1 } }
             do {
-                _ = try deliver(avcc: frame.avcc, format: frame.format, isKeyframe: frame.isKeyframe, decodeTime: decode,
+                _ = try deliver(avcc: frame.avcc, format: format, isKeyframe: frame.isKeyframe, decodeTime: decode,
                                 presentationTime: presentation)
             } catch let error as RTMPError where error.code == .invalidUse {
                 logger.warning("\(error)")
@@ -134,8 +136,10 @@ extension RTMPPublisher {
     /// - Throws: as ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)``.
     @discardableResult
     public func send(_ frame: LiveFrame) async throws -> Bool {
+        // Video only here: audio frames are not sent yet.
+        guard let format = frame.format else { return false }
         let presentation = frame.presentationTime ?? arrivalTime()
-        return try await send(sample: frame.avcc, format: frame.format, isKeyframe: frame.isKeyframe,
+        return try await send(sample: frame.avcc, format: format, isKeyframe: frame.isKeyframe,
                               decodeTime: frame.decodeTime ?? presentation, presentationTime: presentation)
     }
 

@@ -77,10 +77,12 @@ public final class RTPSender: Sendable {
     ///   - presentationTime: its presentation time (the RTP timestamp's source, 90 kHz).
     /// - Throws: `MediaError` for an access unit the packetizer cannot send.
     public func send(_ frame: LiveFrame, presentationTime: Duration) throws(MediaError) {
+        // The video track's sender: an audio frame is not sent here.
+        guard let format = frame.format else { return }
         var datagrams: [AddressedEnvelope<ByteBuffer>] = []
         let allocator = channel.allocator, destination = self.destination
         try packetizer.withLock { packetizer throws(MediaError) in
-            try packetizer.packetize(avcc: frame.avcc, presentationTime: presentationTime, format: frame.format) { packet in
+            try packetizer.packetize(avcc: frame.avcc, presentationTime: presentationTime, format: format) { packet in
                 var buffer = allocator.buffer(capacity: packet.byteCount)
                 buffer.writeBytes(packet.prefix)
                 buffer.writeBytes(packet.payload)

@@ -62,10 +62,10 @@ public final class Relay: Sendable {
         var format: VideoFormatDescription?
         var frames = 0
         for try await frame in source {
-            if frame.format != format {
+            if let video = frame.format, video != format {
                 if format != nil { logger.info("the source's format changed") }
-                format = frame.format
-                try await onFormat(frame.format)
+                format = video
+                try await onFormat(video)
             }
             broadcaster.broadcast(frame)
             frames += 1

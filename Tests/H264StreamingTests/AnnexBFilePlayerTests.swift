@@ -36,7 +36,7 @@ import Testing
         let presentation = frames.compactMap(\.presentationTime).map { Int(($0 / interval).rounded()) }
         let decoding = frames.compactMap(\.decodeTime).map { Int(($0 / interval).rounded()) }
         #expect(frames.count == 60 && presentation.count == 60 && decoding == Array(0..<60))
-        #expect(frames.allSatisfy { $0.format.codec == .hevc && $0.format.dimensions == (320, 180) })
+        #expect(frames.allSatisfy { $0.format?.codec == .hevc && $0.format.map { $0.dimensions == (320, 180) } == true })
         let units = HEVCAccessUnitAssembler.accessUnits(inAnnexB: [UInt8](try Data(contentsOf: TestFixtures.url("hevc/main_gop_bframes_cra.265"))))
         #expect(frames.map(\.isKeyframe) == units.map(\.isIRAP) && frames.filter(\.isKeyframe).count == 2, "the IDR and the CRA")
         #expect(frames.map(\.avcc) == units.map(\.data))

@@ -18,7 +18,7 @@ import RTMPMessages
         var timeline = RTMPVideoTimeline(messageStreamId: 1, syntax: .legacy)
         var video: [RTMPMessage] = []
         for (index, frame) in frames.enumerated() {
-            video += try timeline.messages(avcc: frame.avcc, format: frame.format, isKeyframe: frame.isKeyframe,
+            video += try timeline.messages(avcc: frame.avcc, format: try #require(frame.format), isKeyframe: frame.isKeyframe,
                                            decodeTime: .milliseconds(40 * index),
                                            presentationTime: .milliseconds(40 * index + compositionTime(index)), writable: true)
         }

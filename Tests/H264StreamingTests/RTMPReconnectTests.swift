@@ -21,7 +21,7 @@ import Testing
             try #require(index < limit && ContinuousClock.now < deadline, "statistics: \(publisher.statistics)")
             let frame = frames[index % frames.count]
             let time = Duration.milliseconds(40 * index)
-            try await publisher.send(sample: frame.avcc, format: frame.format, isKeyframe: frame.isKeyframe,
+            try await publisher.send(sample: frame.avcc, format: try #require(frame.format), isKeyframe: frame.isKeyframe,
                                      decodeTime: time, presentationTime: time)
             index += 1
             // Pacing of a live source, cut short: the connection's failure is noticed between frames.

@@ -76,6 +76,11 @@ public struct CompressedFrame: Hashable, Sendable {
 
     /// The audio format of an audio frame; nil for a frame of another media type.
     public var audioFormat: AudioFormatDescription? { format.audio }
+
+    /// True for a video keyframe: where an output of a stream with video may start (its audio
+    /// frames, each a keyframe of its own track, never start one — the video before the next
+    /// keyframe could not be decoded).
+    public var isVideoKeyframe: Bool { isKeyframe && format.video != nil }
 }
 
 /// The format of a track, by media type: what a ``CompressedFrame`` carries, so that one frame

@@ -39,12 +39,15 @@ public struct KeyframeGate: Sendable, Hashable {
         return isOpen
     }
 
-    /// ``admit(isKeyframe:)`` for a ``CompressedFrame``.
+    /// ``admit(isKeyframe:)`` for a ``CompressedFrame``: a video keyframe opens the gate
+    /// (``CompressedFrame/isVideoKeyframe``); an audio frame passes only while it is open, so
+    /// an output starts at a video keyframe with the audio after it. (A stream of audio alone
+    /// needs a gate made open.)
     ///
     /// - Parameter frame: the frame.
     /// - Returns: true when the frame is to be taken.
     public mutating func admit(_ frame: CompressedFrame) -> Bool {
-        admit(isKeyframe: frame.isKeyframe)
+        admit(isKeyframe: frame.isVideoKeyframe)
     }
 
     /// Refuses every frame up to the next keyframe (a frame was dropped or lost); counted in
