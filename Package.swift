@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "H264Decoder",
             dependencies: [
-                "H264", "HEVC", "MediaContainers", "RTP", "H264SessionCore", "CAVCodec",
+                "H264", "HEVC", "AudioCodecs", "MediaContainers", "RTP", "H264SessionCore", "CAVCodec",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -142,7 +142,7 @@ let package = Package(
             "H264Decoder",
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264DecoderTests", dependencies: [
-            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
+            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "AudioCodecs", "H264Decoder", "H264Encoder", "H264SessionCore", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strictSwift),
         // A plain C loop over libx264 and other baselines, used only by H264Benchmarks.

@@ -132,3 +132,26 @@ public struct AudioSpecificConfig: Hashable, Sendable {
         }
     }
 }
+
+extension AudioSpecificConfig {
+    /// The 7-byte ADTS header (ISO/IEC 14496-3 1.A.2.2, no CRC) that goes before one raw AAC
+    /// frame of `frameLength` bytes in an `.aac` file: MPEG-4, this configuration's profile
+    /// (`audioObjectType` − 1), `sampling_frequency_index` and `channel_configuration`.
+    ///
+    /// - Parameter frameLength: the raw frame's size in bytes.
+    /// - Returns: the header; nil when the frame or the configuration cannot be said in ADTS (a
+    ///   frame over 8184 bytes, an object type over 4, an explicit frequency, 8 channels or more).
+    public func adtsHeader(frameLength: Int) -> [UInt8]? {
+        let total = frameLength + 7
+        guard total < 1 << 13, (1...4).contains(audioObjectType), samplingFrequencyIndex < 13, channelConfiguration < 8 else { return nil }
+        let profile = audioObjectType - 1
+        return [
+            0xFF, 0xF1,
+            UInt8(profile << 6 | samplingFrequencyIndex << 2 | channelConfiguration >> 2),
+            UInt8((channelConfiguration & 3) << 6 | total >> 11),
+            UInt8(total >> 3 & 0xFF),
+            UInt8((total & 7) << 5 | 0x1F),
+            0xFC,
+        ]
+    }
+}

@@ -20,6 +20,7 @@
 #endif
 #endif
 #include <libavcodec/avcodec.h>
+#include <libavutil/channel_layout.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
 #include <libavutil/hwcontext.h>
@@ -390,4 +391,114 @@ static inline int cav_frame_convert(const AVFrame *src, AVFrame *dst, int target
     av_frame_copy_props(dst, src);
     return 0;
 }
+
+// MARK: Audio (AudioConverter: G.711 and Opus decoded, encoded again as AAC-LC)
+
+/// Opens an audio decoder by FFmpeg codec name (`pcm_alaw`, `pcm_mulaw`, `opus`) for
+/// `channels` channels at `sample_rate`. Returns NULL with the error in `*error`.
+static inline AVCodecContext *cav_audio_decoder_open(const char *name, int sample_rate, int channels,
+                                                     const uint8_t *extradata, int extradata_size, int *error) {
+    *error = 0;
+    const AVCodec *codec = avcodec_find_decoder_by_name(name);
+    if (codec == NULL) { *error = AVERROR_DECODER_NOT_FOUND; return NULL; }
+    AVCodecContext *ctx = avcodec_alloc_context3(codec);
+    if (ctx == NULL) { *error = AVERROR(ENOMEM); return NULL; }
+    ctx->sample_rate = sample_rate;
+    av_channel_layout_default(&ctx->ch_layout, channels);
+    if (extradata != NULL && extradata_size > 0) {
+        ctx->extradata = av_mallocz((size_t)extradata_size + AV_INPUT_BUFFER_PADDING_SIZE);
+        if (ctx->extradata == NULL) { avcodec_free_context(&ctx); *error = AVERROR(ENOMEM); return NULL; }
+        memcpy(ctx->extradata, extradata, (size_t)extradata_size);
+        ctx->extradata_size = extradata_size;
+    }
+    int status = avcodec_open2(ctx, codec, NULL);
+    if (status < 0) { avcodec_free_context(&ctx); *error = status; return NULL; }
+    return ctx;
+}
+
+/// Opens FFmpeg's native AAC-LC encoder (`aac`) for planar float input at `sample_rate` with
+/// `channels` channels and `bit_rate` bits per second; its AudioSpecificConfig is in
+/// `ctx->extradata` (global header). Returns NULL with the error in `*error`.
+static inline AVCodecContext *cav_aac_encoder_open(int sample_rate, int channels, int bit_rate, int *error) {
+    *error = 0;
+    const AVCodec *codec = avcodec_find_encoder_by_name("aac");
+    if (codec == NULL) { *error = AVERROR_ENCODER_NOT_FOUND; return NULL; }
+    AVCodecContext *ctx = avcodec_alloc_context3(codec);
+    if (ctx == NULL) { *error = AVERROR(ENOMEM); return NULL; }
+    ctx->sample_rate = sample_rate;
+    av_channel_layout_default(&ctx->ch_layout, channels);
+    ctx->sample_fmt = AV_SAMPLE_FMT_FLTP;
+    ctx->bit_rate = bit_rate;
+    ctx->time_base = (AVRational){1, sample_rate};
+    ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    int status = avcodec_open2(ctx, codec, NULL);
+    if (status < 0) { avcodec_free_context(&ctx); *error = status; return NULL; }
+    return ctx;
+}
+
+/// The encoder's configuration bytes (`extradata`): their size, and a copy into `buffer` when it
+/// is large enough.
+static inline int cav_extradata(const AVCodecContext *ctx, uint8_t *buffer, int capacity) {
+    if (ctx->extradata == NULL || ctx->extradata_size <= 0) return 0;
+    if (buffer != NULL && capacity >= ctx->extradata_size) memcpy(buffer, ctx->extradata, (size_t)ctx->extradata_size);
+    return ctx->extradata_size;
+}
+
+/// Samples per channel the encoder takes in each frame (1024 for AAC-LC).
+static inline int cav_encoder_frame_size(const AVCodecContext *ctx) { return ctx->frame_size; }
+
+/// The sample count and channel count of a decoded audio frame.
+static inline void cav_audio_frame_shape(const AVFrame *f, int *samples, int *channels) {
+    *samples = f->nb_samples;
+    *channels = f->ch_layout.nb_channels;
+}
+
+/// Copies channel `channel` of a decoded frame into `out` (`f->nb_samples` floats), converted
+/// from signed 16-bit, 32-bit or float samples, packed or planar. Returns 0, or -1 for another
+/// sample format or a channel the frame does not have.
+static inline int cav_audio_frame_channel(const AVFrame *f, int channel, float *out) {
+    int n = f->nb_samples, c = f->ch_layout.nb_channels;
+    if (channel < 0 || channel >= c) return -1;
+    switch (f->format) {
+    case AV_SAMPLE_FMT_S16: { const int16_t *s = (const int16_t *)f->data[0]; for (int i = 0; i < n; i++) out[i] = s[i * c + channel] / 32768.0f; return 0; }
+    case AV_SAMPLE_FMT_S16P: { const int16_t *s = (const int16_t *)f->data[channel]; for (int i = 0; i < n; i++) out[i] = s[i] / 32768.0f; return 0; }
+    case AV_SAMPLE_FMT_S32: { const int32_t *s = (const int32_t *)f->data[0]; for (int i = 0; i < n; i++) out[i] = s[i * c + channel] / 2147483648.0f; return 0; }
+    case AV_SAMPLE_FMT_S32P: { const int32_t *s = (const int32_t *)f->data[channel]; for (int i = 0; i < n; i++) out[i] = s[i] / 2147483648.0f; return 0; }
+    case AV_SAMPLE_FMT_FLT: { const float *s = (const float *)f->data[0]; for (int i = 0; i < n; i++) out[i] = s[i * c + channel]; return 0; }
+    case AV_SAMPLE_FMT_FLTP: memcpy(out, f->data[channel], (size_t)n * sizeof(float)); return 0;
+    default: return -1;
+    }
+}
+
+/// Makes `f` a planar float frame of `samples` samples and `channels` channels at `sample_rate`
+/// with presentation time `pts` (in samples), its buffers allocated. Returns 0 or an error.
+static inline int cav_audio_frame_prepare(AVFrame *f, int samples, int channels, int sample_rate, int64_t pts) {
+    av_frame_unref(f);
+    f->nb_samples = samples;
+    f->format = AV_SAMPLE_FMT_FLTP;
+    f->sample_rate = sample_rate;
+    f->pts = pts;
+    av_channel_layout_default(&f->ch_layout, channels);
+    return av_frame_get_buffer(f, 0);
+}
+
+/// Channel `channel`'s samples of a frame `cav_audio_frame_prepare` made, to fill.
+static inline float *cav_audio_frame_plane(AVFrame *f, int channel) { return (float *)f->data[channel]; }
+
+/// Sends a frame to an encoder (NULL: drain).
+static inline int cav_encoder_send(AVCodecContext *ctx, const AVFrame *f) { return avcodec_send_frame(ctx, f); }
+
+/// Receives one packet from an encoder into `pkt` (0), or EAGAIN / EOF / an error.
+static inline int cav_encoder_receive(AVCodecContext *ctx, AVPacket *pkt) { return avcodec_receive_packet(ctx, pkt); }
+
+/// A received packet's bytes, size and presentation time.
+static inline const uint8_t *cav_packet_data(const AVPacket *pkt, int *size, int64_t *pts) {
+    *size = pkt->size;
+    *pts = pkt->pts;
+    return pkt->data;
+}
+
+/// Releases a packet's buffer.
+static inline void cav_packet_unref(AVPacket *pkt) { av_packet_unref(pkt); }
+
 #endif
