@@ -46,6 +46,59 @@ struct AudioConverterTests {
         #expect(abs(ours - theirs) <= 1, "AAC \(ours) dB, source \(theirs) dB")
     }
 
+    /// FFmpeg's 440 Hz sine at 48 kHz stereo encoded by libopus (`-f ogg`), its Opus packets taken
+    /// out of the Ogg pages (RFC 7845: the first two packets are `OpusHead` and `OpusTags`),
+    /// 20 ms each as RFC 7587 sends them: converted to AAC, FFmpeg decodes it without an error line
+    /// at the source's level within 1 dB.
+    @Test func opusBecomesAACFFmpegDecodesAtTheSourcesLevel() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("audio-converter-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ogg = directory.appendingPathComponent("in.ogg"), output = directory.appendingPathComponent("out.aac")
+        let made = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=f=440:r=48000:d=2", "-ac", "2",
+                                                 "-c:a", "libopus", "-frame_duration", "20", ogg.path])
+        try #require(made.status == 0, "\(made.stderr)")
+        let packets = try Self.oggPackets([UInt8](Data(contentsOf: ogg)))
+        try #require(packets.count > 2 && packets[0].starts(with: Array("OpusHead".utf8)), "\(packets.count) packets")
+        let format = AudioFormatDescription(codec: .opus, sampleRate: 48_000, channelCount: 2, magicCookie: packets[0])
+        let converter = try AudioConverter(from: format)
+        var frames: [CompressedFrame] = []
+        for (index, packet) in packets.dropFirst(2).enumerated() {
+            frames += try converter.convert(CompressedFrame(data: packet, format: format, presentationTime: .milliseconds(20 * index)))
+        }
+        frames += try converter.finish()
+        #expect(converter.outputFormat.sampleRate == 48_000 && converter.outputFormat.channelCount == 2)
+        #expect(frames.count >= 93, "\(frames.count) frames") // 2 s at 48 kHz in 1024-sample frames
+        let config = try AudioSpecificConfig(converter.outputFormat.magicCookie)
+        var adts: [UInt8] = []
+        for frame in frames { adts += try #require(config.adtsHeader(frameLength: frame.data.count)) + frame.data }
+        try Data(adts).write(to: output)
+        let decoded = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", output.path, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        let ours = try Self.maximumVolume(["-i", output.path]), theirs = try Self.maximumVolume(["-i", ogg.path])
+        #expect(abs(ours - theirs) <= 1, "AAC \(ours) dB, Opus \(theirs) dB")
+    }
+
+    /// The packets of an Ogg stream of one logical bitstream (RFC 3533): each page's segment
+    /// table, segments joined until one shorter than 255 bytes ends a packet.
+    static func oggPackets(_ bytes: [UInt8]) throws -> [[UInt8]] {
+        var packets: [[UInt8]] = [], current: [UInt8] = [], offset = 0
+        while offset + 27 <= bytes.count {
+            try #require(bytes[offset..<offset + 4].elementsEqual(Array("OggS".utf8)), "no page at \(offset)")
+            let segments = Int(bytes[offset + 26])
+            var body = offset + 27 + segments
+            for index in 0..<segments {
+                let length = Int(bytes[offset + 27 + index])
+                try #require(body + length <= bytes.count)
+                current += bytes[body..<body + length]
+                body += length
+                if length < 255 { packets.append(current); current = [] }
+            }
+            offset = body
+        }
+        return packets
+    }
+
     /// A format the converter does not take: AAC itself.
     @Test func aacInIsRefused() {
         #expect { try AudioConverter(from: AudioSpecificConfig(samplingFrequency: 48_000, channelConfiguration: 2).formatDescription) }
