@@ -67,9 +67,12 @@ public struct RTPDecoder: Sendable {
     /// is counted as skipped; its RTP timestamp gives its presentation time, its format's VUI
     /// timing ``frameDuration`` (through `DecoderSession.decode(_:duration:)`).
     ///
+    /// An audio frame (its RTP timestamp in another clock) is passed over.
+    ///
     /// - Parameter received: a frame with its RTP timestamp, in decoding order.
     /// - Throws: the errors of `DecoderSession.decode(_:duration:)`.
     public mutating func decode(_ received: RTPReceivedFrame) throws(MediaError) {
+        guard received.frame.videoFormat != nil else { return }
         var frame = received.frame
         if !timeline.hasStarted {
             // The first frame decoded is a keyframe (the one keyframe rule, `KeyframeGate`).

@@ -67,20 +67,25 @@ public struct ReceivedAnnexBWriter: Sendable {
         hevcParameterSets = format?.hevc?.parameterSets ?? []
     }
 
-    /// Takes the next frame: false (and counted in ``skipped``) before the first keyframe.
+    /// Takes the next frame: false (and counted in ``skipped``) before the first keyframe;
+    /// false for an audio frame, which an elementary video stream leaves out (not counted).
     ///
     /// - Parameter frame: the frame, in decoding order.
     /// - Returns: whether it is written (and counted in ``written``).
-    public mutating func take(_ frame: CompressedFrame) -> Bool { take(randomAccess: frame.isKeyframe) }
+    public mutating func take(_ frame: CompressedFrame) -> Bool {
+        guard frame.videoFormat != nil else { return false }
+        return take(randomAccess: frame.isKeyframe)
+    }
 
     /// The Annex-B bytes of `frame`, of either codec (4-byte lengths in): an H.264 IDR preceded
     /// by its format's SPS and PPS unless it carries its own, an H.265 IRAP picture that carries
     /// no SPS by its format's VPS, SPS and PPS.
     ///
     /// - Parameter frame: a frame ``take(_:)-(CompressedFrame)`` accepted.
-    /// - Returns: its Annex-B bytes.
+    /// - Returns: its Annex-B bytes; none for an audio frame.
     /// - Throws: an `MediaError` for a frame whose lengths do not frame it.
     public func annexB(_ frame: CompressedFrame) throws(MediaError) -> [UInt8] {
+        guard frame.videoFormat != nil else { return [] }
         if let record = frame.videoFormat?.hevc {
             let unit = HEVCAccessUnit(frame)
             let prefix = unit.isIRAP && !unit.nalUnitTypes.contains(.sequenceParameterSet) ? record.parameterSets : []

@@ -2,6 +2,7 @@ import AudioCodecs
 import Foundation
 import H264Decoder
 import H264TestSupport
+import MediaContainers
 import MediaCore
 import Testing
 
@@ -111,5 +112,31 @@ struct AudioConverterTests {
         let line = try #require(run.stderr.split(separator: "\n").first { $0.contains("max_volume:") })
         let value = line.split(separator: "max_volume:").last?.split(separator: " ").first.map(String.init) ?? ""
         return try #require(Double(value), "\(line)")
+    }
+}
+
+/// What carries video only passes audio frames over: they come in the same event case.
+struct AudioFramesPassedOverTests {
+    static let audio = CompressedFrame(data: [0x21, 0x10, 0x04], format: AudioSpecificConfig(samplingFrequency: 48_000, channelConfiguration: 2).formatDescription,
+                                       presentationTime: .milliseconds(5))
+
+    /// `DecoderSession.decode(_:)` of an audio frame: nothing thrown, nothing decoded.
+    @Test func aDecoderSessionPassesAnAudioFrameOver() async throws {
+        let decoded = Locked(0)
+        let session = try DecoderSession(format: nil, configuration: .init(codec: .h264)) { _ in decoded.withLock { $0 += 1 } }
+        defer { session.invalidate() }
+        try session.decode(Self.audio)
+        try session.waitForAsynchronousFrames()
+        let count = decoded.withLock { $0 }
+        #expect(count == 0)
+    }
+
+    /// `ReceivedAnnexBWriter` (what `receive -o x.264` writes with) takes no audio frame.
+    @Test func theAnnexBWriterTakesNoAudioFrame() throws {
+        var writer = ReceivedAnnexBWriter(format: nil)
+        let taken = writer.take(Self.audio)
+        #expect(!taken)
+        #expect(try writer.annexB(Self.audio).isEmpty)
+        #expect(writer.written == 0 && writer.skipped == 0)
     }
 }
