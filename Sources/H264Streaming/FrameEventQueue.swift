@@ -62,8 +62,9 @@ final class FrameEventQueue<Event: Sendable, Ending: Sendable>: Sendable {
 }
 
 extension FLVReader.Event {
-    /// The keyframe flag of a frame event; nil for any other event.
-    var keyframeFlag: Bool? { if case .frame(let frame) = self { frame.isKeyframe } else { nil } }
+    /// The keyframe flag of a video frame event; nil for any other event — audio frames too:
+    /// each is a keyframe, and must not reopen the gate in the middle of a video GOP.
+    var keyframeFlag: Bool? { if case .frame(let frame) = self, frame.audioFormat == nil { frame.isKeyframe } else { nil } }
 }
 
 extension RTSPClient.Event {
