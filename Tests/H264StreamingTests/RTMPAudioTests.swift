@@ -89,6 +89,32 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// ``RTMPPlayer`` playing from nginx-rtmp gets the publisher's audio through `.frame`: every
+    /// audio frame the silent frame's bytes in the AAC format sent (nginx gives a late player the
+    /// sequence header first), beside video frames, until the publisher finishes.
+    @Test func playerGetsAudioFromNginx() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-rtmp-audio-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nginx = try NginxRTMPServer(in: directory, record: false)
+        defer { nginx.kill() }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let publisher = try await RTMPPublisher.connect(to: nginx.url(key: "play"), group: group)
+        let player = try await RTMPPlayer.connect(to: nginx.url(key: "play"), group: group)
+        let played = Task { () -> [FLVFrame] in
+            var frames: [FLVFrame] = []
+            for await event in player { if case .frame(let frame) = event { frames.append(frame) } }
+            return frames
+        }
+        _ = try await Self.publish(publisher, videoFrames: 50)
+        await publisher.finish()
+        let frames = await played.value
+        let audio = frames.filter { $0.audioFormat != nil }
+        #expect(audio.count > 40 && frames.count > audio.count, "\(audio.count) audio of \(frames.count) frames")
+        #expect(audio.allSatisfy { $0.data == Self.silence && $0.audioFormat == Self.format })
+        #expect(player.ending == .unpublished)
+        try await group.shutdownGracefully()
+    }
+
     /// nginx-rtmp records H.264 and AAC: ffprobe sees an h264 and an aac stream, and FFmpeg
     /// decodes the recording without an error line.
     @Test func nginxRecordingHasBothTracks() async throws {
