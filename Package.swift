@@ -160,7 +160,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], swiftSettings: strictSwift),
         .testTarget(name: "H264StreamingTests", dependencies: [
-            "H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Streaming", "H264TestSupport",
+            "H264", "MediaCore", "AudioCodecs", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264Streaming", "H264TestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -16,6 +16,8 @@ writes, per target (OUT_DIR/<target>/):
   pps                           SPS + PPS in Annex-B, per distinct PPS
   slice                         SPS + PPS + the first 64 bytes of the first slices, Annex-B
   y4m                           y4m files cut after two frames (and their headers alone)
+  flv-audio, flv                FLV audio tag bodies (AAC, G.711, MP3), alone and as an FLV file
+                                (not from the fixtures)
   flv                           an FLV file (legacy and Enhanced RTMP tags): the avcC sequence
                                 header, the first slices (cut to 1 KiB) as frames, end of sequence
 For every H.265 stream (*.265):
@@ -118,8 +120,8 @@ def rtp_packets(units, header_size, is_first_slice_of_picture, mtu=600):
     return bytes(out)
 
 
-def flv_tag(ts, data):
-    return (bytes([9]) + len(data).to_bytes(3, "big") + (ts & 0xFFFFFF).to_bytes(3, "big")
+def flv_tag(ts, data, tag_type=9):
+    return (bytes([tag_type]) + len(data).to_bytes(3, "big") + (ts & 0xFFFFFF).to_bytes(3, "big")
             + bytes([ts >> 24 & 0xFF, 0, 0, 0]) + data + (11 + len(data)).to_bytes(4, "big"))
 
 
@@ -140,6 +142,24 @@ def flv(rec, slices, enhanced, fourcc=b"avc1", is_key=lambda s: s[0] & 0x1F == 5
             out += flv_tag(i * 40, bytes([frame << 4 | 7, 1]) + cts.to_bytes(3, "big") + nal)
     out += flv_tag(len(slices) * 40, b"\x92" + fourcc if enhanced else b"\x17\x02\x00\x00\x00")
     return out
+
+
+# FLV audio tag bodies (annex E.4.2.1): an AAC sequence header (44.1 kHz stereo), raw AAC frames
+# of silence (mono, stereo), G.711 A-law and mu-law samples, and an MP3 tag (unsupported).
+AUDIO_BODIES = [b"\xaf\x00\x12\x10", b"\xaf\x01\x00\xc8\x00\x07", b"\xaf\x01\x20\x64\x00\x01\x90\x00\x0e",
+                b"\x72\xd5\xd5\x55\x55", b"\x82\xff\xff\x7f\x7f", b"\x2f\xff\xfb"]
+
+
+def audio_seeds(out):
+    """flv-audio: each body alone, and all of them with a length byte before each; flv: an audio-only
+    FLV file of the same bodies."""
+    for body in AUDIO_BODIES:
+        write(out, "flv-audio", body)
+    write(out, "flv-audio", b"".join(bytes([len(b)]) + b for b in AUDIO_BODIES))
+    out_flv = b"FLV\x01\x04\x00\x00\x00\x09\x00\x00\x00\x00"
+    for i, body in enumerate(AUDIO_BODIES):
+        out_flv += flv_tag(i * 23, body, 8)
+    write(out, "flv", out_flv)
 
 
 def hvcc_record(vps, sps, pps):
@@ -236,6 +256,7 @@ def y4m_seeds(out, data):
 
 def main():
     out = sys.argv[1]
+    audio_seeds(out)
     for root in sys.argv[2:]:
         for folder, _, files in os.walk(root):
             for name in sorted(files):

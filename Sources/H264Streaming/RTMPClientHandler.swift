@@ -14,17 +14,18 @@ final class RTMPClientHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     /// Chunk stream ids, as FFmpeg assigns them: commands on 3, the stream's commands and data
-    /// on 5, video on 6.
+    /// on 5, video on 6; audio on 4 (FFmpeg's `RTMP_AUDIO_CHANNEL`, OBS's audio chunk stream).
     enum ChunkStream {
         static let command = 3
+        static let audio = 4
         static let streamCommand = 5
         static let video = 6
     }
 
     /// What a player's connection hands on.
     enum Playback {
-        /// A video message.
-        case video(RTMPMessage)
+        /// A video or audio message.
+        case media(RTMPMessage)
         /// The stream ended: nil when the server said so (`NetStream.Play.UnpublishNotify`,
         /// `…Stop`, `…Complete`, Stream EOF), else the connection's failure.
         case ended(RTMPError?)
@@ -187,7 +188,7 @@ final class RTMPClientHandler: ChannelInboundHandler {
 
     private func handle(_ message: RTMPMessage) throws(MediaError) {
         switch message.type {
-        case .video: playback?(.video(message))
+        case .video, .audio: playback?(.media(message))
         case .userControl:
             switch try RTMPControlMessage(message) {
             case .userControl(.pingRequest(let time))?:

@@ -3,11 +3,12 @@ public import NIOCore
 public import MediaContainers
 
 /// A publisher pushing to an ``RTMPIngestServer`` (OBS, `ffmpeg -f flv rtmp://…`,
-/// `rtmp2sink`): the application and stream key it published to, and its video as an
-/// `AsyncSequence` of `FLVReader` (module `MediaContainers`) events of either codec — format
-/// changes (each sequence header's `VideoFormatDescription`), frames (`CompressedFrame`s with
-/// 4-byte lengths, decoding time and composition time), end of sequence, damaged tags skipped —
-/// the same events an FLV file gives.
+/// `rtmp2sink`): the application and stream key it published to, and its video and audio as an
+/// `AsyncSequence` of `FLVReader` (module `MediaContainers`) events of any codec — video format
+/// changes (each sequence header's `VideoFormatDescription`), frames of both media through the
+/// one `.frame` case (video `CompressedFrame`s with 4-byte lengths, decoding time and composition
+/// time; AAC and G.711 frames with their `AudioFormatDescription`), end of sequence, damaged tags
+/// skipped — the same events an FLV file gives.
 ///
 /// The sequence ends when the publisher does (``ending``): `FCUnpublish`/`deleteStream`, a
 /// closed connection, a broken chunk stream, ``stop()`` or the server's shutdown. At most
@@ -15,7 +16,7 @@ public import MediaContainers
 /// (``droppedEvents``) — and the frames after a dropped event up to the next keyframe — never
 /// buffered without bound.
 public final class RTMPIncomingStream: AsyncSequence, Sendable {
-    /// One event of the publisher's video.
+    /// One event of the publisher's video and audio.
     public typealias Element = FLVReader.Event
 
     /// Why a publish ended.

@@ -6,8 +6,8 @@ import RTMPMessages
 
 /// One publisher's connection to an ``RTMPIngestServer``, on its event loop: the server side of
 /// the handshake and of the commands (as nginx-rtmp answers them), acknowledgements, and its
-/// video messages read as FLV tags by `FLVReader` (module `MediaContainers`) — the one reader of FLV video — into its
-/// ``RTMPIncomingStream``.
+/// video and audio messages read as FLV tags by `FLVReader` (module `MediaContainers`) — the one
+/// reader of FLV — into its ``RTMPIncomingStream``.
 final class RTMPIngestHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -24,8 +24,8 @@ final class RTMPIngestHandler: ChannelInboundHandler {
     private var handshake = RTMPHandshake(role: .server, time: 0, random: [0x68, 0x32, 0x36, 0x34])
     private var reader = RTMPChunkReader()
     private var writer = RTMPChunkWriter()
-    /// Video messages as FLV events.
-    private var video = RTMPVideoReader()
+    /// Video and audio messages as FLV events.
+    private var media = RTMPMediaReader()
     private var app: String?
     private var stream: RTMPIncomingStream?
     private let requiredApp: String?
@@ -69,7 +69,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
     private func handle(_ message: RTMPMessage) throws(MediaError) {
         switch message.type {
         case .commandAMF0: try handle(try RTMPCommand(parsing: message.payload))
-        case .video: if let stream { video.events(of: message).forEach(stream.deliver) }
+        case .video, .audio: if let stream { media.events(of: message).forEach(stream.deliver) }
         case .userControl:
             if case .userControl(.pingRequest(let time))? = try RTMPControlMessage(message) {
                 send(RTMPControlMessage.userControl(.pingResponse(timestamp: time)).message, on: 2)
@@ -154,7 +154,7 @@ final class RTMPIngestHandler: ChannelInboundHandler {
     private func end(_ ending: RTMPIncomingStream.Ending) {
         guard let stream else { return }
         self.stream = nil
-        video.finish().forEach(stream.deliver)
+        media.finish().forEach(stream.deliver)
         stream.end(ending)
         shared.withLock { if $0.live === stream { $0.live = nil } }
     }

@@ -6,7 +6,7 @@ import NIOPosix
 /// Accepts RTMP publishers — OBS, `ffmpeg -c copy -f flv rtmp://HOST:PORT/APP/KEY`, GStreamer's
 /// `rtmp2sink` — on `rtmp://HOST:PORT/APP/KEY`: the server side of the handshake, `connect`,
 /// `createStream` and `publish` answered as nginx-rtmp answers them, and each publisher that
-/// starts publishing out of ``publishers`` as an ``RTMPIncomingStream`` of its video.
+/// starts publishing out of ``publishers`` as an ``RTMPIncomingStream`` of its video and audio.
 ///
 /// ```swift
 /// let server = try await RTMPIngestServer.start(host: "127.0.0.1", port: 1935, group: group)

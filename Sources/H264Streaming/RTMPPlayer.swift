@@ -6,11 +6,12 @@ public import RTMPMessages
 
 /// Plays a stream from an RTMP server — nginx-rtmp, SRS, MediaMTX, FFmpeg — as players do
 /// (RTMP specification clause 7.2.2.1; FFmpeg's `rtmpproto.c`): the handshake, `connect`,
-/// `createStream`, `play` and Set Buffer Length, then the server's video messages as an
-/// `AsyncSequence` of `FLVReader` (module `MediaContainers`) events of either codec — format
-/// changes (each sequence header's `VideoFormatDescription`), frames (`CompressedFrame`s with
-/// 4-byte lengths, decoding and composition time), end of sequence, damaged tags skipped — the
-/// same events an ``RTMPIngestServer`` publisher and an FLV file give.
+/// `createStream`, `play` and Set Buffer Length, then the server's video and audio messages as
+/// an `AsyncSequence` of `FLVReader` (module `MediaContainers`) events of any codec — video
+/// format changes (each sequence header's `VideoFormatDescription`), frames of both media through
+/// the one `.frame` case (video `CompressedFrame`s with 4-byte lengths, decoding and composition
+/// time; AAC and G.711 frames with their `AudioFormatDescription`), end of sequence, damaged
+/// tags skipped — the same events an ``RTMPIngestServer`` publisher and an FLV file give.
 ///
 /// ```swift
 /// let player = try await RTMPPlayer.connect(to: "rtmp://127.0.0.1/live/key", group: group)
@@ -24,7 +25,7 @@ public import RTMPMessages
 /// ``Configuration/bufferLimit`` events wait for the consumer; past that, events are dropped and
 /// counted (``droppedEvents``), and the frames after a dropped event up to the next keyframe.
 public final class RTMPPlayer: AsyncSequence, Sendable {
-    /// One event of the stream's video.
+    /// One event of the stream's video and audio.
     public typealias Element = FLVReader.Event
 
     /// How the player connects and buffers.
@@ -123,7 +124,7 @@ public final class RTMPPlayer: AsyncSequence, Sendable {
         return player
     }
 
-    /// A connection that plays the stream key, its video going to the queue: `connect`,
+    /// A connection that plays the stream key, its video and audio going to the queue: `connect`,
     /// `createStream`, `play` (its `NetStream.Play.Start`) and Set Buffer Length.
     private func open(group: any EventLoopGroup) async throws -> Link {
         let settings = RTMPClientConnection.Settings(
@@ -138,12 +139,12 @@ public final class RTMPPlayer: AsyncSequence, Sendable {
             let buffer = RTMPControlMessage.userControl(.setBufferLength(messageStreamId: streamId, milliseconds: Self.bufferLength))
             try await connection.status(of: .play(target.streamKey), streamId: streamId, expected: "NetStream.Play.Start",
                                         skipping: Self.playPrelude, followedBy: [buffer]) { [self] handler in
-                var video = RTMPVideoReader()
+                var media = RTMPMediaReader()
                 handler.playback = { [unowned handler, self] playback in // it holds the closure until it leaves the channel
                     switch playback {
-                    case .video(let message): video.events(of: message).forEach(queue.deliver)
+                    case .media(let message): media.events(of: message).forEach(queue.deliver)
                     case .ended(let failure):
-                        video.finish().forEach(queue.deliver)
+                        media.finish().forEach(queue.deliver)
                         let reconnecting = failure.map { reconnectIfAllowed(after: $0, on: channel.eventLoop) } ?? false
                         if !reconnecting { queue.end(failure.map(Ending.failed) ?? .unpublished) }
                         Self.hangUp(handler, messageStreamId: streamId, on: channel.eventLoop)

@@ -19,7 +19,8 @@ extension RTMPPublisher {
     }
 
     /// Tries new connections with the policy's backoff until one publishes (it replaces the
-    /// lost one: `onMetaData` and the sequence header go out again before the next IDR), the
+    /// lost one: `onMetaData` and the sequence header go out again before the next IDR, the AAC
+    /// sequence header before the next audio frame), the
     /// tries run out, or ``finish()`` cancels it.
     private func reconnect(policy: Configuration.Reconnect) async {
         let lost = state.withLock { $0.link.channel }
@@ -39,6 +40,7 @@ extension RTMPPublisher {
                     guard !state.finished else { return false }
                     state.link = link
                     state.timeline.restart(messageStreamId: link.messageStreamId)
+                    state.audio.restart()
                     state.metadataSent = false
                     state.reconnecting = nil
                     return true

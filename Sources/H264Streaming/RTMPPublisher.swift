@@ -9,7 +9,8 @@ public import MediaContainers
 /// `connect`, `releaseStream`, `FCPublish`, `createStream`, `publish` (live), then
 /// `@setDataFrame onMetaData`, the sequence header (the avcC, or for H.265 the hvcC in an
 /// Enhanced RTMP `hvc1` tag) and the coded frames as FLV video tag bodies; ``finish()`` sends the
-/// end of sequence, `FCUnpublish` and `deleteStream`.
+/// end of sequence, `FCUnpublish` and `deleteStream`. Audio frames (AAC, G.711) go as FLV audio
+/// tag bodies with ``send(audio:format:timestamp:)``, the AAC sequence header before the first.
 ///
 /// ```swift
 /// let publisher = try await RTMPPublisher.connect(to: "rtmp://127.0.0.1/live/key", group: group)
@@ -73,6 +74,13 @@ public final class RTMPPublisher: Sendable {
         /// Times a dropped connection was replaced by a new one that publishes
         /// (``Configuration/reconnect``).
         public var reconnects = 0
+        /// Audio frames sent (``RTMPPublisher/send(audio:format:timestamp:)``).
+        public var audioFramesSent = 0
+        /// Audio frames dropped while the connection could not keep up (or was down).
+        public var audioFramesDropped = 0
+        /// AAC sequence headers sent (one before the first AAC frame, and one more at each
+        /// format change and reconnection).
+        public var audioSequenceHeaders = 0
 
         /// No frames yet.
         public init() {}
@@ -104,6 +112,8 @@ public final class RTMPPublisher: Sendable {
     struct State: Sendable {
         var link: Link
         var timeline: RTMPVideoTimeline
+        /// The audio half: the AAC sequence header sent on this connection, audio timestamps.
+        var audio = RTMPAudioTimeline()
         var finished = false
         var metadataSent = false
         var firstArrival: ContinuousClock.Instant?
@@ -133,7 +143,15 @@ public final class RTMPPublisher: Sendable {
     public var messageStreamId: UInt32 { state.withLock { $0.link.messageStreamId } }
 
     /// What was sent and dropped so far.
-    public var statistics: Statistics { state.withLock { $0.timeline.statistics } }
+    public var statistics: Statistics {
+        state.withLock { state in
+            var statistics = state.timeline.statistics
+            statistics.audioFramesSent = state.audio.framesSent
+            statistics.audioFramesDropped = state.audio.framesDropped
+            statistics.audioSequenceHeaders = state.audio.sequenceHeaders
+            return statistics
+        }
+    }
 
     /// Connects to `url` and starts publishing its stream key.
     ///

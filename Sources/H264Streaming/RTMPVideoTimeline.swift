@@ -27,6 +27,14 @@ struct RTMPVideoTimeline: Sendable {
         self.syntax = syntax
     }
 
+    /// The origin of the publish's timestamps: the first frame's time (video's decoding time, or
+    /// an audio frame's time when audio comes first), set by the first call.
+    mutating func origin(at time: Duration) -> Duration {
+        let origin = self.origin ?? time
+        self.origin = origin
+        return origin
+    }
+
     /// The messages for one access unit; empty when it is dropped: the connection is not
     /// `writable` (then everything up to the next IDR goes), or no IDR has come yet.
     ///

@@ -125,7 +125,7 @@ import RTMPMessages
     func queueSkipsToTheNextKeyframe(codec: VideoCodec) async {
         let format: VideoFormatDescription = codec == .hevc ? .hevc(RTMPHEVCTests.stream.record) : .h264(StreamingFixtures.format)
         let frame = { (keyframe: Bool, time: Int64) in
-            FLVReader.Event.frame(FLVVideoFrame(data: [], format: format, decodeTime: time, compositionTime: 0,
+            FLVReader.Event.frame(FLVFrame(data: [], format: format, decodeTime: time, compositionTime: 0,
                                                 frameType: keyframe ? .keyframe : .interFrame, syntax: .legacy))
         }
         let queue = FrameEventQueue<FLVReader.Event, Int>(limit: 2, keyframeFlag: \.keyframeFlag)

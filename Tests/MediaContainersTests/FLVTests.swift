@@ -180,16 +180,17 @@ import MediaContainers
         #expect(contents.skippedTags.first?.byteOffset == lengthAt)
     }
 
-    /// Tags of another codec, and audio and script tags, do not stop the reader.
+    /// Tags of another codec — a Sorenson H.263 video tag, an MP3 audio tag — are reported and
+    /// skipped; they do not stop the reader.
     @Test func otherTagsAreSkipped() throws {
         var (bytes, starts) = try Self.smallFile()
         bytes[starts[3] + 11] = 0x22 // FrameType 2, CodecID 2 (Sorenson H.263)
-        bytes[starts[2]] = 8 // an audio tag now
+        bytes[starts[2]] = 8 // an audio tag now, its first data byte 0x27: SoundFormat 2 (MP3)
         let contents = try FLVReader.read(bytes)
         #expect(contents.frames.count == 1)
-        #expect(contents.ignoredTagCount == 1)
-        #expect(contents.skippedTags.map(\.code) == [.unsupported])
-        #expect(contents.skippedTags.first?.field == "CodecID")
+        #expect(contents.ignoredTagCount == 0)
+        #expect(contents.skippedTags.map(\.code) == [.unsupported, .unsupported])
+        #expect(contents.skippedTags.map(\.field) == ["SoundFormat", "CodecID"])
     }
 
     /// A wrong `PreviousTagSize` is a warning; the frames are all read.

@@ -66,7 +66,7 @@ extension FuzzTarget {
                 check(streamError != nil && streamed.isEmpty, "the stream accepted a header the file reader refused")
                 continue
             }
-            var frames: [FLVVideoFrame] = []
+            var frames: [FLVFrame] = [], audioFrames: [FLVFrame] = []
             var wholeError: MediaError?
             do {
                 while let event = try reader.next() {
@@ -74,6 +74,12 @@ extension FuzzTarget {
                     switch event {
                     case .frame(let frame):
                         check(frame.byteOffset >= 9 && frame.byteOffset + frame.byteCount <= input.count, "frame outside the input")
+                        if let audio = frame.audioFormat {
+                            // FLVAudioTarget.swift checks audio frames closely; here: the format in force.
+                            check(audio == reader.audioFormat && frame.format == nil && !frame.data.isEmpty, "an audio frame out of place")
+                            audioFrames.append(frame)
+                            continue
+                        }
                         check(frame.format == reader.format, "a frame not in the format in force")
                         check(frame.isKeyframe == frame.frameType.isKeyframe, "a keyframe flag other than the tag's")
                         let units = try? AVCC.nalUnits(in: frame.data, lengthSize: 4)
@@ -103,27 +109,38 @@ extension FuzzTarget {
             var format: VideoFormatDescription?
             do {
                 for frame in frames {
-                    if frame.format != format {
+                    guard let frameFormat = frame.format else { continue }
+                    if frameFormat != format {
                         // The frames are 4-byte AVCC now: the same format with 4-byte lengths.
                         let rewritten: VideoFormatDescription
-                        if var record = frame.format.h264?.configurationRecord {
+                        if var record = frameFormat.h264?.configurationRecord {
                             record.lengthSizeMinusOne = 3
                             rewritten = .h264(FormatDescription(configurationRecord: record))
-                        } else if var record = frame.format.hevc {
+                        } else if var record = frameFormat.hevc {
                             record.lengthSizeMinusOne = 3
                             rewritten = .hevc(record)
                         } else {
-                            rewritten = frame.format
+                            rewritten = frameFormat
                         }
                         try writer.appendSequenceHeader(rewritten, timestamp: frame.decodeTime)
-                        format = frame.format
+                        format = frameFormat
                     }
                     try writer.append(FLVVideoTag(frameType: frame.frameType, packet: .codedFrames(data: frame.data,
-                        compositionTime: frame.compositionTime), syntax: frame.syntax, codec: frame.format.codec), timestamp: frame.decodeTime)
+                        compositionTime: frame.compositionTime), syntax: frame.syntax, codec: frameFormat.codec), timestamp: frame.decodeTime)
+                }
+                var audioFormat: AudioFormatDescription?
+                for frame in audioFrames {
+                    guard let frameFormat = frame.audioFormat else { continue }
+                    if frameFormat.codec == .aac && frameFormat != audioFormat {
+                        try writer.appendAudioSequenceHeader(frameFormat, timestamp: frame.decodeTime)
+                        audioFormat = frameFormat
+                    }
+                    try writer.appendAudioFrame(frame.data, format: frameFormat, timestamp: frame.decodeTime)
                 }
                 let again = try FLVReader.read(writer.bytes).frames
-                check(again.map(\.data) == frames.map(\.data), "rewritten frames differ")
-                check(again.map(\.presentationTime) == frames.map(\.presentationTime), "rewritten times differ")
+                check(again.map(\.data) == (frames + audioFrames).map(\.data), "rewritten frames differ")
+                check(again.map(\.audioFormat) == (frames + audioFrames).map(\.audioFormat), "rewritten audio formats differ")
+                check(again.map(\.presentationTime) == (frames + audioFrames).map(\.presentationTime), "rewritten times differ")
             } catch {
                 check(false, "writing what was read failed: \(error)")
             }

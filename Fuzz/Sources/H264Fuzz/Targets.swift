@@ -36,6 +36,10 @@ enum FuzzTarget: String, CaseIterable {
     /// streamed in chunks (sizes from the input's length) it gives the same events; the frames
     /// written again by `FLVWriter` read back the same.
     case flv
+    /// `FLVAudioTag` on the input as an audio tag body, and `FLVReader` on the input cut into
+    /// audio tags (FLVAudioTarget.swift): bodies written back the same, every tag one frame,
+    /// skipped tag or AAC sequence header, nothing fatal.
+    case flvAudio = "flv-audio"
     /// `RTPDepacketizer` on packets cut from the input (2-byte length prefixes): every access unit
     /// holds whole NAL units, and `RTPZeroCopyDepacketizer` on the same packets (all in the
     /// input's one buffer) gives the same events; then the input as Annex-B, packetized at an MTU drawn from its first
@@ -88,6 +92,7 @@ enum FuzzTarget: String, CaseIterable {
         case .roundtrip: Self.roundTrip(bytes)
         case .y4m: Self.y4m(bytes)
         case .flv: Self.flv(bytes)
+        case .flvAudio: Self.flvAudio(bytes)
         case .rtp: Self.rtp(bytes)
         case .sdp: Self.sdp(bytes)
         case .decoder: Self.decoder(bytes)

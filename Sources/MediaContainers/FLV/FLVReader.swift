@@ -1,15 +1,18 @@
 public import MediaCore
-/// Reads an FLV file's H.264 or H.265 video: frames (`CompressedFrame`s, with the tags' times)
-/// and the format of each sequence header, from legacy (`CodecID` 7) and Enhanced RTMP (`avc1`,
-/// `hvc1`) tags alike. Its events never fork on the codec: a format is a
-/// `VideoFormatDescription` (its `codec` tells), a frame an ``FLVVideoFrame``.
+/// Reads an FLV file's H.264 or H.265 video and its AAC or G.711 audio: frames
+/// (`CompressedFrame`s, with the tags' times) and the format of each video sequence header,
+/// from legacy (`CodecID` 7) and Enhanced RTMP (`avc1`, `hvc1`) video tags alike. Its events
+/// never fork on the codec or the media: a video format is a `VideoFormatDescription` (its
+/// `codec` tells), a frame of either media an ``FLVFrame`` (its `frame.format` tells). An audio
+/// frame carries its format (the AAC sequence header in force, ``audioFormat``), so audio
+/// sequence headers are no events of their own.
 ///
 /// ```swift
 /// var reader = try FLVReader(bytes)                  // throws when there is no FLV header
 /// while let event = try reader.next() {              // throws when framing is lost
 ///     switch event {
 ///     case .formatChanged(let format):  decoder = makeDecoder(format)
-///     case .frame(let frame):           decode(frame.frame)
+///     case .frame(let frame):           decode(frame.frame)    // video or audio
 ///     case .endOfSequence:              break
 ///     case .skippedTag(let error):      log("damaged tag skipped: \(error)")
 ///     case .warning(let warning):       log(warning)
@@ -21,14 +24,16 @@ public import MediaCore
 /// - fatal, thrown: the data is not FLV (`MediaError.Code.invalidFLVHeader`) or a tag header
 ///   is not one (`MediaError.Code.flvFramingLost`: unknown tag type, stream id not 0), so where
 ///   the next tag begins is unknown;
-/// - damaged, reported as ``Event/skippedTag(_:)`` and skipped: a video tag whose data does not
-///   parse (a bad avcC or hvcC, NAL unit lengths running past the tag, another codec, an
-///   encrypted tag), coded frames before any sequence header of their codec (no format to
-///   decode them with), or a last tag cut short by the end of the file (then reading ends);
+/// - damaged, reported as ``Event/skippedTag(_:)`` and skipped: a video or audio tag whose data
+///   does not parse (a bad avcC, hvcC or `AudioSpecificConfig`, NAL unit lengths running past
+///   the tag, another codec — MP3, Speex … —, an encrypted tag), coded frames before any
+///   sequence header of their codec (no format to decode them with; raw AAC frames before the
+///   AAC sequence header too), or a last tag cut short by the end of the file (then reading
+///   ends);
 /// - tolerable, reported as ``Event/warning(_:)``: a `PreviousTagSize` that does not match the
 ///   tag before it (FFmpeg does not check it either).
 ///
-/// Audio and script data tags are skipped silently (counted in ``ignoredTagCount``).
+/// Script data tags are skipped silently (counted in ``ignoredTagCount``).
 ///
 /// A live stream (HTTP-FLV, a file being written) is read the same way: create the reader with
 /// ``init()``, ``append(_:)`` bytes as they arrive and call ``next()`` until it returns `nil`,
@@ -40,11 +45,12 @@ public struct FLVReader: Sendable {
         /// A sequence header (of either codec) whose format differs from the one in force (the
         /// first one included): the frames after it are in this format.
         case formatChanged(VideoFormatDescription)
-        /// One access unit (of either codec), in the format in force.
-        case frame(FLVVideoFrame)
+        /// One frame of any codec and either media, in the format in force: a video access unit
+        /// (H.264, H.265) or an audio frame (AAC, G.711), told apart by `frame.format`.
+        case frame(FLVFrame)
         /// An end-of-sequence tag, with its timestamp in milliseconds.
         case endOfSequence(timestamp: Int64)
-        /// A damaged or unsupported video tag (or a cut-off last tag), reported and skipped; the
+        /// A damaged or unsupported video or audio tag (or a cut-off last tag), reported and skipped; the
         /// error's `byteOffset` is in the file.
         case skippedTag(MediaError)
         /// A tolerable irregularity; the error's `byteOffset` is in the file.
@@ -53,10 +59,16 @@ public struct FLVReader: Sendable {
 
     /// The file header, once its bytes have been read.
     public private(set) var header: FLVFileHeader?
-    /// The format of the sequence header in force (of either codec); nil before the first.
+    /// The format of the video sequence header in force (of either codec); nil before the first.
     public private(set) var format: VideoFormatDescription?
-    /// How many audio and script data tags were skipped.
+    /// The audio format in force: that of the last AAC sequence header, or of the last G.711
+    /// frame when one came after it; nil before the first.
+    public private(set) var audioFormat: AudioFormatDescription?
+    /// How many script data tags were skipped.
     public private(set) var ignoredTagCount = 0
+
+    /// The format of the last AAC sequence header, which raw AAC frames are in.
+    private var aacFormat: AudioFormatDescription?
 
     /// The bytes not yet consumed begin at `position`; `base` bytes were dropped before `bytes[0]`.
     private var bytes: [UInt8] = []
@@ -177,14 +189,19 @@ public struct FLVReader: Sendable {
             position = dataEnd
             previousTagSize = FLVTagHeader.size + tag.dataSize
             expectingPreviousTagSize = true
-            guard tag.tagType == .video else {
+            guard tag.tagType == .video || tag.tagType == .audio else {
                 ignoredTagCount += 1
                 continue
             }
             guard !tag.filter else {
-                return .skippedTag(MediaError(.unsupported, field: "Filter", byteOffset: base + tagStart, "an encrypted video tag"))
+                return .skippedTag(MediaError(.unsupported, field: "Filter", byteOffset: base + tagStart,
+                                             "an encrypted \(tag.tagType == .audio ? "audio" : "video") tag"))
             }
-            if let event = video(tag, data: dataStart..<dataEnd, tagStart: tagStart) { return event }
+            if tag.tagType == .audio {
+                if let event = audio(tag, data: dataStart..<dataEnd, tagStart: tagStart) { return event }
+            } else if let event = video(tag, data: dataStart..<dataEnd, tagStart: tagStart) {
+                return event
+            }
         }
         return nil
     }
@@ -235,9 +252,34 @@ public struct FLVReader: Sendable {
                 // Lengths of 1 or 2 bytes (or empty units) are rewritten; each unit fits 4 bytes.
                 data = (try? AVCC.data(nalUnits: units.map { Array(payload[$0]) }, lengthSize: 4)) ?? []
             }
-            return .frame(FLVVideoFrame(data: data, format: format, decodeTime: Int64(tag.timestamp), compositionTime: compositionTime,
-                                        frameType: video.frameType, syntax: video.syntax, byteOffset: base + tagStart,
-                                        byteCount: FLVTagHeader.size + tag.dataSize))
+            return .frame(FLVFrame(data: data, format: format, decodeTime: Int64(tag.timestamp), compositionTime: compositionTime,
+                                    frameType: video.frameType, syntax: video.syntax, byteOffset: base + tagStart,
+                                    byteCount: FLVTagHeader.size + tag.dataSize))
+        }
+    }
+
+    /// Reads the audio tag's data: a frame, a skipped tag, or nil for an AAC sequence header
+    /// (kept as the format of the frames after it).
+    private mutating func audio(_ tag: FLVTagHeader, data: Range<Int>, tagStart: Int) -> Event? {
+        let audio: FLVAudioTag
+        do throws(MediaError) {
+            audio = try FLVAudioTag(parsing: bytes[data])
+        } catch {
+            return .skippedTag(error.offset(by: base + data.lowerBound))
+        }
+        switch audio.packet {
+        case .sequenceHeader(let announced):
+            aacFormat = announced
+            audioFormat = announced
+            return nil
+        case .frame(let payload):
+            guard let format = audio.impliedFormat ?? aacFormat else {
+                return .skippedTag(MediaError(.missingParameterSet, field: "AACPacketType", byteOffset: base + tagStart,
+                                             "an AAC frame before any AAC sequence header: no format to decode it with"))
+            }
+            audioFormat = format
+            return .frame(FLVFrame(data: payload, audioFormat: format, timestamp: Int64(tag.timestamp), byteOffset: base + tagStart,
+                                   byteCount: FLVTagHeader.size + tag.dataSize))
         }
     }
 }
@@ -247,17 +289,18 @@ extension FLVReader {
     public struct Contents: Hashable, Sendable {
         /// The file header.
         public var header: FLVFileHeader
-        /// The access units (of either codec), in file (decoding) order.
-        public var frames: [FLVVideoFrame]
-        /// The formats of the sequence headers, in order (each differs from the one before).
+        /// The frames of both media — video access units (of either codec) and audio frames —
+        /// in file order.
+        public var frames: [FLVFrame]
+        /// The formats of the video sequence headers, in order (each differs from the one before).
         public var formats: [VideoFormatDescription]
         /// How many end-of-sequence tags were read.
         public var endOfSequenceCount: Int
-        /// The damaged or unsupported video tags that were skipped.
+        /// The damaged or unsupported video and audio tags that were skipped.
         public var skippedTags: [MediaError]
         /// The tolerable irregularities.
         public var warnings: [MediaError]
-        /// How many audio and script data tags were skipped.
+        /// How many script data tags were skipped.
         public var ignoredTagCount: Int
     }
 

@@ -11,6 +11,8 @@ public import H264
 ///                            decodeTime: frame.dtsMilliseconds, presentationTime: frame.ptsMilliseconds)
 /// }
 /// try writer.appendEndOfSequence(timestamp: lastDTS)
+/// // with audio: FLVWriter(header: FLVFileHeader(hasAudio: true)), then
+/// // appendAudioSequenceHeader(aacFormat, timestamp: 0) and appendAudioFrame(raw, format:, timestamp:)
 /// write(writer.bytes)                                        // or takeBytes() as you go
 /// ```
 ///
@@ -122,6 +124,37 @@ public struct FLVWriter: Sendable {
     /// - Throws: as ``append(_:timestamp:)``.
     public mutating func appendEndOfSequence(timestamp: Int64, codec: VideoCodec = .h264) throws(MediaError) {
         try append(FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax, codec: codec), timestamp: timestamp)
+    }
+
+    /// Appends one audio tag at `timestamp` milliseconds, followed by its `PreviousTagSize`.
+    ///
+    /// - Throws: as ``append(_:timestamp:)``, and the errors of ``FLVAudioTag/append(to:)``.
+    public mutating func append(_ tag: FLVAudioTag, timestamp: Int64) throws(MediaError) {
+        try appendTag(.audio, timestamp: timestamp) { (output: inout [UInt8]) throws(MediaError) in try tag.append(to: &output) }
+    }
+
+    /// Appends the AAC sequence header of `format` (`AF 00` and its `AudioSpecificConfig`, the
+    /// format's magic cookie), before the first AAC frame and whenever the format changes.
+    ///
+    /// - Throws: `MediaError.Code.unsupported` (field `SoundFormat`) for a format that is not
+    ///   AAC (G.711 needs no sequence header); the errors of
+    ///   ``FLVAudioTag/sequenceHeader(_:)`` and ``append(_:timestamp:)``.
+    public mutating func appendAudioSequenceHeader(_ format: AudioFormatDescription, timestamp: Int64 = 0) throws(MediaError) {
+        try append(FLVAudioTag.sequenceHeader(format), timestamp: timestamp)
+    }
+
+    /// Appends one audio frame in `format`: a raw AAC frame (`AF 01`, no ADTS header; after an
+    /// ``appendAudioSequenceHeader(_:timestamp:)``) or G.711 samples (`SoundFormat` 7 A-law or 8
+    /// µ-law, 8 kHz).
+    ///
+    /// - Parameters:
+    ///   - data: the frame: one raw AAC access unit, or G.711 samples.
+    ///   - format: its format (AAC, `pcma` or `pcmu`).
+    ///   - timestamp: the frame's time in milliseconds, the tag's timestamp.
+    /// - Throws: the errors of ``FLVAudioTag/frame(_:format:)`` (Opus, G.711 not at 8 kHz) and
+    ///   ``append(_:timestamp:)``.
+    public mutating func appendAudioFrame(_ data: [UInt8], format: AudioFormatDescription, timestamp: Int64) throws(MediaError) {
+        try append(FLVAudioTag.frame(data, format: format), timestamp: timestamp)
     }
 
     /// Returns the bytes written so far and empties ``bytes`` (for writing a file as it grows,

@@ -69,11 +69,12 @@ final class ReceivedOutput {
         if let frames, annexB.written >= frames { wroteAll = true }
     }
 
-    /// Writes or logs one event of an RTMP stream: frames of either codec, stamped on a 90 kHz
-    /// clock.
+    /// Writes or logs one event of an RTMP stream: video frames of either codec, stamped on a
+    /// 90 kHz clock (audio frames are not written: the output is Annex-B video).
     func write(flv event: FLVReader.Event) throws {
         switch event {
         case .frame(let frame):
+            guard frame.audioFormat == nil else { return }
             try write(frame.frame, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90))
         case .skippedTag(let error), .warning(let error): log(String(describing: error))
         case .formatChanged, .endOfSequence: break

@@ -2,12 +2,12 @@ import H264
 import MediaContainers
 import RTMPMessages
 
-/// Video messages (type 9, FLV video tag bodies) read as FLV tags by `FLVReader` (module
-/// `MediaContainers`), the one reader of FLV video: what ``RTMPIngestServer``'s publishers and
-/// ``RTMPPlayer`` hand out. Each message becomes a tag (header, body, PreviousTagSize) after a
-/// file header, so the events — format changes, frames, end of sequence, skipped tags — are
-/// those an FLV file gives.
-struct RTMPVideoReader {
+/// Video and audio messages (types 9 and 8: FLV video and audio tag bodies) read as FLV tags by
+/// `FLVReader` (module `MediaContainers`), the one reader of FLV: what ``RTMPIngestServer``'s
+/// publishers and ``RTMPPlayer`` hand out. Each message becomes a tag (header, body,
+/// PreviousTagSize) after a file header, so the events — video format changes, frames of both
+/// media (`FLVReader.Event.frame`), end of sequence, skipped tags — are those an FLV file gives.
+struct RTMPMediaReader {
     private var flv = FLVReader()
 
     init() {
@@ -15,11 +15,18 @@ struct RTMPVideoReader {
         flv.append(header.takeBytes())
     }
 
-    /// The events of one video message (none for a message that cannot be a tag).
+    /// The events of one video or audio message (none for another message type, or a message
+    /// that cannot be a tag).
     mutating func events(of message: RTMPMessage) -> [FLVReader.Event] {
+        let type: FLVTagHeader.TagType
+        switch message.type {
+        case .video: type = .video
+        case .audio: type = .audio
+        default: return []
+        }
         var tag: [UInt8] = []
         tag.reserveCapacity(message.payload.count + FLVTagHeader.size + 4)
-        guard (try? FLVTagHeader(tagType: .video, dataSize: message.payload.count, timestamp: message.timestamp).append(to: &tag)) != nil else {
+        guard (try? FLVTagHeader(tagType: type, dataSize: message.payload.count, timestamp: message.timestamp).append(to: &tag)) != nil else {
             return []
         }
         tag.append(contentsOf: message.payload)
@@ -29,7 +36,7 @@ struct RTMPVideoReader {
         return drain()
     }
 
-    /// The events of what is left (a cut-off tag is reported) once the video ends.
+    /// The events of what is left (a cut-off tag is reported) once the stream ends.
     mutating func finish() -> [FLVReader.Event] {
         flv.finish()
         return drain()

@@ -1,13 +1,20 @@
 public import MediaCore
 public import H264
 
-/// One access unit read from an FLV video tag (or an RTMP video message), of either codec: the
-/// `CompressedFrame` every source of this package hands out, and what only FLV says of it — the
-/// tag's millisecond times, `FrameType`, syntax and place in the file.
-public struct FLVVideoFrame: Hashable, Sendable {
-    /// The frame: its NAL units with 4-byte lengths (whatever length size the file used), the
-    /// format of the sequence header in force, its presentation and decoding times (the tag's
-    /// milliseconds as `Duration`s) and whether it is a keyframe (the tag's ``frameType``).
+/// One frame read from an FLV tag (or an RTMP message), of any codec and either media: an
+/// access unit of an H.264 or H.265 video tag, or one frame of an AAC or G.711 audio tag. It
+/// holds the `CompressedFrame` every source of this package hands out, and what only FLV says
+/// of it — the tag's millisecond times, `FrameType`, syntax and place in the file.
+///
+/// For an audio frame, the video-only properties are fixed: ``frameType`` is
+/// `FLVVideoTag.FrameType.keyframe`, ``compositionTime`` 0, ``syntax`` legacy and ``format``
+/// nil; ``audioFormat`` is its format.
+public struct FLVFrame: Hashable, Sendable {
+    /// The frame. Video: its NAL units with 4-byte lengths (whatever length size the file
+    /// used), the format of the sequence header in force, its presentation and decoding times
+    /// (the tag's milliseconds as `Duration`s) and whether it is a keyframe (the tag's
+    /// ``frameType``). Audio: the codec frame (raw AAC, G.711 samples), its format (the AAC
+    /// sequence header in force, or G.711 at 8 kHz), the tag's time; always a keyframe.
     public var frame: CompressedFrame
     /// The tag's timestamp: the decoding time in milliseconds.
     public var decodeTime: Int64
@@ -45,12 +52,25 @@ public struct FLVVideoFrame: Hashable, Sendable {
                   byteOffset: byteOffset, byteCount: byteCount)
     }
 
-    /// The frame's NAL units, each after a 4-byte big-endian length.
+    /// Creates an audio frame of `data` (one raw AAC frame, or G.711 samples) in `audioFormat`
+    /// at `timestamp` milliseconds: a keyframe, its composition time 0.
+    public init(data: [UInt8], audioFormat: AudioFormatDescription, timestamp: Int64, byteOffset: Int = 0, byteCount: Int = 0) {
+        self.init(frame: CompressedFrame(data: data, format: audioFormat, presentationTime: .milliseconds(timestamp)),
+                  decodeTime: timestamp, compositionTime: 0, frameType: .keyframe, syntax: .legacy,
+                  byteOffset: byteOffset, byteCount: byteCount)
+    }
+
+    /// The frame's bytes: a video frame's NAL units, each after a 4-byte big-endian length; an
+    /// audio frame's codec frame.
     public var data: [UInt8] { frame.data }
 
-    /// The format of the sequence header in force when the frame came; nil only when ``frame``
-    /// was replaced by a frame of another media type.
+    /// The video format of the sequence header in force when the frame came; nil for an audio
+    /// frame.
     public var format: VideoFormatDescription? { frame.videoFormat }
+
+    /// The audio format of an audio frame (the AAC sequence header in force, or G.711); nil for
+    /// a video frame.
+    public var audioFormat: AudioFormatDescription? { frame.audioFormat }
 
     /// The presentation time in milliseconds: ``decodeTime`` + ``compositionTime``.
     public var presentationTime: Int64 { decodeTime + Int64(compositionTime) }
@@ -71,3 +91,7 @@ public struct FLVVideoFrame: Hashable, Sendable {
         return unit
     }
 }
+
+/// The name of ``FLVFrame`` before FLV audio: it held video frames only.
+@available(*, deprecated, renamed: "FLVFrame")
+public typealias FLVVideoFrame = FLVFrame

@@ -1,0 +1,102 @@
+public import H264
+import MediaContainers
+import NIOCore
+import RTMPMessages
+
+extension RTMPPublisher {
+    /// Sends one audio frame as an RTMP audio message (type 8, on chunk stream 4) whose payload
+    /// is an FLV audio tag body: a raw AAC frame (`AF 01`, no ADTS header) after the AAC sequence
+    /// header — sent before the first AAC frame, again when `format` differs from the last one
+    /// sent, and after each reconnection — or G.711 samples (`SoundFormat` 7/8, 8 kHz).
+    ///
+    /// Timestamps share the video's origin: send both media on the same clock. While the
+    /// connection cannot keep up (or is down), audio frames are dropped and counted
+    /// (``Statistics/audioFramesDropped``).
+    ///
+    /// - Parameters:
+    ///   - data: one raw AAC access unit, or G.711 samples.
+    ///   - format: its format (AAC with its `AudioSpecificConfig` as magic cookie, `pcma`, `pcmu`).
+    ///   - timestamp: when the frame's first sample plays, on the clock of the video frames.
+    /// - Throws: ``RTMPError``: the connection's failure, or ``RTMPError/Code/invalidUse`` after
+    ///   ``finish()``, for Opus (legacy FLV has no `SoundFormat` for it), G.711 at another rate
+    ///   than 8 kHz or an AAC format without its configuration.
+    public func send(audio data: [UInt8], format: AudioFormatDescription, timestamp: Duration) async throws {
+        if loop.inEventLoop && state.withLock({ $0.offered == 0 }) {
+            return try deliver(audio: data, format: format, timestamp: timestamp)
+        }
+        try await loop.submit { [self] in try deliver(audio: data, format: format, timestamp: timestamp) }.get()
+    }
+
+    /// Writes one audio frame's messages (the AAC sequence header first when due), on the event
+    /// loop; drops it while the connection is down or cannot keep up.
+    private func deliver(audio data: [UInt8], format: AudioFormatDescription, timestamp: Duration) throws {
+        let url = self.url
+        let (link, finished) = state.withLock { ($0.link, $0.finished) }
+        if finished { throw RTMPError(.invalidUse, "\(url): send after finish") }
+        let handler = link.handler.value
+        if let failure = handler.failure, !reconnectIfAllowed(after: failure) { throw failure }
+        let writable = handler.failure == nil && handler.isWritable
+        let messages = try state.withLock { state throws(RTMPError) -> [RTMPMessage] in
+            do throws(MediaError) {
+                let origin = state.timeline.origin(at: timestamp)
+                return try state.audio.messages(data, format: format, milliseconds: RTMPVideoTimeline.milliseconds(timestamp - origin),
+                                                messageStreamId: link.messageStreamId, writable: writable)
+            } catch {
+                throw RTMPError(.invalidUse, "\(url): \(error)", underlying: error)
+            }
+        }
+        if !messages.isEmpty { handler.write(messages, chunkStreamId: RTMPClientHandler.ChunkStream.audio) }
+    }
+}
+
+/// The audio half of a publish, sans I/O: audio frames as RTMP audio messages (FLV audio tag
+/// bodies, `FLVAudioTag`) — the AAC sequence header before the first AAC frame and again at each
+/// format change and after a reconnection — with timestamps that never go back.
+struct RTMPAudioTimeline: Sendable {
+    /// The format whose sequence header was last sent on this connection (nil: none yet).
+    private(set) var format: AudioFormatDescription?
+    /// The last audio message's timestamp.
+    private(set) var lastTimestamp: UInt32 = 0
+    private(set) var framesSent = 0
+    private(set) var framesDropped = 0
+    private(set) var sequenceHeaders = 0
+
+    /// The largest frame an audio message carries: 24 bits of length less `AF 01`.
+    static let maximumFrameBytes = 0xFF_FFFF - 2
+
+    /// The messages for one frame at `milliseconds` since the publish's origin; empty when the
+    /// connection is not `writable` (the frame is dropped).
+    ///
+    /// - Throws: the errors of `FLVAudioTag.frame(_:format:)` and
+    ///   `FLVAudioTag.sequenceHeader(_:)`; `MediaError.Code.rtmpMessageTooLarge` for a frame over
+    ///   ``maximumFrameBytes``.
+    mutating func messages(_ data: [UInt8], format: AudioFormatDescription, milliseconds: Int64, messageStreamId: UInt32,
+                           writable: Bool) throws(MediaError) -> [RTMPMessage] {
+        guard data.count <= Self.maximumFrameBytes else {
+            throw MediaError(.rtmpMessageTooLarge, field: "message length", "an audio frame of \(data.count) bytes does not fit an RTMP message")
+        }
+        let body = try FLVAudioTag.frame(data, format: format).serialized()
+        guard writable else {
+            framesDropped += 1
+            return []
+        }
+        let timestamp = max(lastTimestamp, UInt32(truncatingIfNeeded: max(milliseconds, 0)))
+        var messages: [RTMPMessage] = []
+        if format.codec == .aac && format != self.format {
+            let header = try FLVAudioTag.sequenceHeader(format).serialized()
+            messages.append(RTMPMessage(type: .audio, timestamp: timestamp, messageStreamId: messageStreamId, payload: header))
+            sequenceHeaders += 1
+        }
+        self.format = format
+        messages.append(RTMPMessage(type: .audio, timestamp: timestamp, messageStreamId: messageStreamId, payload: body))
+        lastTimestamp = timestamp
+        framesSent += 1
+        return messages
+    }
+
+    /// Goes on over a new connection: the AAC sequence header is sent again before the next
+    /// frame; timestamps go on from the last one.
+    mutating func restart() {
+        format = nil
+    }
+}
