@@ -27,6 +27,21 @@ extension RTMPPublisher {
         try await loop.submit { [self] in try deliver(audio: data, format: format, timestamp: timestamp) }.get()
     }
 
+    /// Whether RTMP carries `format` in a legacy FLV audio tag: AAC with its configuration, or
+    /// G.711 at 8 kHz (Opus needs converting first).
+    public static func carries(_ format: AudioFormatDescription) -> Bool {
+        switch format.codec {
+        case .aac: !format.magicCookie.isEmpty
+        case .pcma, .pcmu: format.sampleRate == 8_000
+        case .opus: false
+        }
+    }
+
+    /// ``deliver(audio:format:timestamp:)`` for ``offer(_:)``, on the event loop.
+    func deliverAudio(_ data: [UInt8], format: AudioFormatDescription, timestamp: Duration) throws {
+        try deliver(audio: data, format: format, timestamp: timestamp)
+    }
+
     /// Writes one audio frame's messages (the AAC sequence header first when due), on the event
     /// loop; drops it while the connection is down or cannot keep up.
     private func deliver(audio data: [UInt8], format: AudioFormatDescription, timestamp: Duration) throws {

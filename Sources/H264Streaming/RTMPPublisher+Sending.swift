@@ -62,8 +62,14 @@ extension RTMPPublisher {
     ///
     /// - Parameter frame: the frame.
     public func offer(_ frame: LiveFrame) {
-        // Video only here: audio frames are not sent yet.
-        guard let format = frame.format else { return }
+        guard let format = frame.format else {
+            // An audio frame RTMP carries (AAC, G.711 at 8 kHz); others (Opus) are passed over.
+            guard let audio = frame.audioFormat, Self.carries(audio), let time = frame.presentationTime else { return }
+            loop.execute { [self] in
+                do { try deliverAudio(frame.avcc, format: audio, timestamp: time) } catch { logger.warning("\(error)") }
+            }
+            return
+        }
         let presentation = frame.presentationTime ?? arrivalTime(), decode = frame.decodeTime ?? presentation
         let admitted = state.withLock { state in
             guard !state.finished else { return false }
@@ -129,15 +135,21 @@ extension RTMPPublisher {
 
     /// Sends a ``LiveFrame``: its ``LiveFrame/decodeTime`` as the decoding time (else its
     /// presentation time), its ``LiveFrame/presentationTime`` (else the time since the first
-    /// frame came).
+    /// frame came). An audio frame goes as ``send(audio:format:timestamp:)`` sends it when RTMP
+    /// carries its codec (AAC; G.711 at 8 kHz) and is passed over otherwise (Opus: convert it
+    /// to AAC first, with `AudioConverter` of `H264Decoder`).
     ///
     /// - Parameter frame: the frame.
     /// - Returns: true when it was sent, false when it was dropped.
     /// - Throws: as ``send(avcc:format:isKeyframe:decodeTime:presentationTime:)``.
     @discardableResult
     public func send(_ frame: LiveFrame) async throws -> Bool {
-        // Video only here: audio frames are not sent yet.
-        guard let format = frame.format else { return false }
+        guard let format = frame.format else {
+            // An audio frame RTMP carries (AAC, G.711 at 8 kHz); others (Opus) are passed over.
+            guard let audio = frame.audioFormat, Self.carries(audio) else { return false }
+            try await send(audio: frame.avcc, format: audio, timestamp: frame.presentationTime ?? arrivalTime())
+            return true
+        }
         let presentation = frame.presentationTime ?? arrivalTime()
         return try await send(sample: frame.avcc, format: format, isKeyframe: frame.isKeyframe,
                               decodeTime: frame.decodeTime ?? presentation, presentationTime: presentation)
