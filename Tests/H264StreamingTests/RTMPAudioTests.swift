@@ -61,6 +61,16 @@ import Testing
         #expect(timeline.framesSent == 4 && timeline.framesDropped == 1 && timeline.sequenceHeaders == 3)
     }
 
+    /// In the event queues' keyframe gate an audio frame is no frame (nil): every audio frame is
+    /// a keyframe and must not reopen the gate inside a video GOP; a video frame keeps its flag.
+    @Test func audioFramesDoNotOpenTheKeyframeGate() {
+        let audio = FLVReader.Event.frame(FLVFrame(data: Self.silence, audioFormat: Self.format, timestamp: 0))
+        let video = FLVReader.Event.frame(FLVFrame(data: [0, 0, 0, 1, 0x41], format: .h264(StreamingFixtures.format), decodeTime: 0,
+                                                   compositionTime: 0, frameType: .interFrame, syntax: .legacy))
+        #expect(audio.keyframeFlag == nil)
+        #expect(video.keyframeFlag == false)
+    }
+
     /// Our ingest server hands out the publisher's audio frames — the silent frame's bytes, the
     /// AAC format, the times sent — through `.frame`, between the video frames, which come as
     /// they went.

@@ -32,7 +32,8 @@ extension FuzzTarget {
                 check(false, "a tag header for \(body.count) bytes: \(error)")
             }
             tag += body
-            BigEndian.append(tag.count, count: 4, to: &tag)
+            let size = tag.count
+            tag += [UInt8(size >> 24 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)]
             file += tag
         }
         var reader: FLVReader
