@@ -24,6 +24,7 @@ struct RelayCommand: AsyncParsableCommand {
     @OptionGroup(title: "RTSP authentication and TLS (viewers and the --listen publisher)") var auth: ServerAccessOptions
     @OptionGroup(title: "RTSP client (a camera SOURCE)") var client: RTSPClientOptions
     @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
+    @OptionGroup(title: "Audio") var audio: AudioOptions
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
@@ -72,7 +73,12 @@ struct RelayCommand: AsyncParsableCommand {
             let frames = try await open(group: group, eventLog: eventLog, logger: logger, closeSource: &closeSource)
             outputs.rtmp = try await rtmp.publishers(group: group, reconnect: client.reconnection, logger: logger)
             // Each publisher is a sink of the relay's broadcaster: it starts with the kept GOP and never slows the viewers.
-            sinkTasks = outputs.rtmp.map { relay.broadcaster.attach($0) }
+            let mode = audio.rtmpMode, quiet = options.quiet
+            sinkTasks = outputs.rtmp.map { publisher in
+                relay.broadcaster.attach(RTMPAudioOutput(publisher: publisher, mode: mode) { line in
+                    if !quiet { FileHandle.standardError.write(Data("h264 relay: \(line)\n".utf8)) }
+                })
+            }
             let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
             let rtsp = outputs.rtsp
             // A file's frames are read where they are paced: no hop to the cooperative pool per frame.

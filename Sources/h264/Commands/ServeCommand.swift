@@ -25,6 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var network: ServeOutputOptions
     @OptionGroup(title: "RTSP authentication and TLS") var auth: ServerAccessOptions
     @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
+    @OptionGroup(title: "Audio") var audio: AudioOptions
     @Flag(help: "Start the input again when it ends, forever (not for standard input).") var loop = false
     @OptionGroup var encoding: EncodeOptions
     @Flag(help: "No log lines for clients and no summary.") var quiet = false
@@ -91,7 +92,8 @@ struct ServeCommand: AsyncParsableCommand {
         let rtspServer = try await network.startRTSP(group: group, broadcaster: broadcaster, format: format, auth: auth, logger: logger, eventLog: eventLog)
         let followers = [eventLog.follow(broadcaster.events), eventLog.follow(rtspServer?.events)]
         // The RTP sender and every RTMP publisher: sinks of the broadcaster, each at its own pace.
-        let sinks: [any LiveSink] = publishers + (rtpSender.map { [$0] } ?? [])
+        // A y4m source has no audio: --silent-audio gives the RTMP outputs a silent AAC track.
+        let sinks: [any LiveSink] = publishers.map { RTMPAudioOutput(publisher: $0, mode: audio.rtmpMode) { _ in } } + (rtpSender.map { [$0] } ?? [])
         let sinkTasks = sinks.map { broadcaster.attach($0) }
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
