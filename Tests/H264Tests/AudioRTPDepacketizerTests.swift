@@ -123,4 +123,24 @@ import Testing
         #expect(throws: MediaError.self) { try packetizer.packetize([UInt8](repeating: 0, count: 8192), rtpTimestamp: 0) { _ in count += 1 } }
         #expect(count == 0 && packetizer.sequenceNumber == 0)
     }
+
+    /// RFC 6416 with `cpresent=1` and no SDP config: the first element carries its
+    /// StreamMuxConfig (`useSameStreamMux` 0), whose format the frames then carry; the next
+    /// element reuses it.
+    @Test func latmInBandConfigGivesTheFramesTheirFormat() {
+        var media = AudioMediaDescription(format: AudioRTP.aacFormat, payloadType: 96, latm: true)
+        media.payloadFormat = .latm(muxConfigPresent: true, streamMuxConfig: nil)
+        media.format = AudioFormatDescription(codec: .aac, sampleRate: 48_000, channelCount: 2)
+        var first = BitSink()
+        first.write(0, 1)
+        for byte in [0x40, 0x00, 0x23, 0x20, 0x3F] { first.write(byte, 8) }
+        first.write(0b1100, 4)
+        first.write(2, 8); first.write(0xA1A2, 16)
+        var second = BitSink()
+        second.write(1, 1); second.write(1, 8); second.write(0x55, 8)
+        let events = AudioRTP.depacketize([AudioRTP.packet(first.bytes, sequenceNumber: 0, timestamp: 0),
+                                           AudioRTP.packet(second.bytes, sequenceNumber: 1, timestamp: 1024)], media: media)
+        #expect(events.data == [[0xA1, 0xA2], [0x55]] && events.diagnostics == [])
+        #expect(events.frames.allSatisfy { $0.accessUnit.audioFormat == AudioRTP.aacFormat })
+    }
 }
