@@ -130,7 +130,7 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .target(name: "H264TestSupport", dependencies: ["H264", "AudioCodecs", "MediaContainers", "RTP", "H264Streaming"], path: "Tests/H264TestSupport", swiftSettings: strictSwift),
-        .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
+        .testTarget(name: "H264Tests", dependencies: ["H264", "MediaCore", "AudioCodecs", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "HEVCTests", dependencies: ["H264", "MediaCore", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "MediaContainersTests", dependencies: ["H264", "MediaCore", "AudioCodecs", "MediaContainers", "RTP", "RTSPMessages", "RTMPMessages", "HEVC", "H264TestSupport"], swiftSettings: strictSwift),
         .testTarget(name: "RTSPMessagesTests", dependencies: ["MediaCore", "RTP", "RTSPMessages", "H264TestSupport"], swiftSettings: strictSwift),

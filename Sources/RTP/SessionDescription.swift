@@ -53,6 +53,10 @@ public struct SessionDescription: Hashable, Sendable {
     /// stream's in-band ones are used), an `fmtp` for another payload type than the `rtpmap`'s.
     /// Real cameras send all of these, and FFmpeg plays them. Empty for a description made here.
     public var warnings: [MediaError] = []
+    /// The first `m=audio` section of a codec this package reads (AAC as `mpeg4-generic` or
+    /// `MP4A-LATM`, PCMU, PCMA, Opus), written after the video section; nil when there is none.
+    /// Its own tolerated problems are in its ``AudioMediaDescription/warnings``.
+    public var audio: AudioMediaDescription?
 
     /// Creates a description from its fields.
     public init(sessionName: String = "h264", address: String, port: Int, payloadType: UInt8 = 96, clockRate: Int = 90_000,
@@ -110,6 +114,7 @@ public struct SessionDescription: Hashable, Sendable {
         // An H.265 stream without parameter sets has no fmtp parameters.
         if !fmtp.isEmpty { lines.append("a=fmtp:\(payloadType) \(fmtp)") }
         if let control { lines.append("a=control:\(control)") }
+        if let audio { lines += audio.sdpLines }
         return lines.map { $0 + "\r\n" }.joined()
     }
 
@@ -217,6 +222,7 @@ public struct SessionDescription: Hashable, Sendable {
         self.control = control
         self.sessionControl = sessionControl
         self.warnings = warnings
+        self.audio = Self.audioMedia(parsing: text)
     }
 
     /// The `fmtp` parameters of the stream (RFC 6184 clause 8.1), read as FFmpeg reads them:

@@ -45,7 +45,7 @@ import Testing
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count, "case names are unique")
     }
 
-    static let cases: [Case] = framing + expGolomb + sequenceParameterSets + pictureParameterSets + slices + configurationRecords
+    static let cases: [Case] = framing + expGolomb + sequenceParameterSets + pictureParameterSets + slices + configurationRecords + audio
 
     // MARK: NAL units, Annex-B, AVCC
 
