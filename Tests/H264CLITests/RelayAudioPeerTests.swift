@@ -70,3 +70,30 @@ import Testing
         #expect(relay.stop() == 0)
     }
 }
+
+/// A publisher's audio through `h264 relay --listen`: FFmpeg publishes H.264 with AAC (`-f
+/// rtsp`, ANNOUNCE with both tracks, SETUP of each, RECORD), FFmpeg plays the relay and finds
+/// and decodes both tracks.
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RecordAudioPeerTests {
+    @Test func aPublishersAACIsRelayedToFFmpeg() throws {
+        let relay = try LoggingProcess(executable: CLI.executable, ["relay", "--listen", "rtsp://127.0.0.1:0/in", "--rtsp", "127.0.0.1:0"],
+                                       untilListening: "rtsp")
+        defer { relay.kill() }
+        let publishURL = try #require(relay.events(named: "listening").first?["url"], "\(relay.stderr)")
+        let publisher = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+                                           ["-nostdin", "-v", "info", "-nostats", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30",
+                                            "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                                            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30",
+                                            "-c:a", "aac", "-f", "rtsp", "-rtsp_transport", "tcp", publishURL])
+        defer { publisher.kill() }
+        try #require(relay.wait(timeout: 20) { $0.filter { $0["event"] == "listening" }.count == 2 }, "\(relay.stderr)")
+        let viewURL = try #require(relay.events(named: "listening").last?["url"])
+        #expect(try RelayAudioPeerTests.probe(viewURL, transport: "tcp") == ["h264", "aac"], "\(relay.stderr)")
+        let sound = try RelayAudioPeerTests.decode(viewURL, transport: "tcp", map: "0:a")
+        #expect(sound.status == 0 && sound.errors.isEmpty && sound.frames > 0, "\(sound.frames) audio frames: \(sound.errors)")
+        let pictures = try RelayAudioPeerTests.decode(viewURL, transport: "tcp", map: "0:v")
+        #expect(pictures.frames > 0, "\(pictures.frames) video frames: \(pictures.errors)")
+        publisher.kill()
+        #expect(relay.waitForExit(timeout: 20) == 0, "\(relay.stderr)")
+    }
+}
