@@ -137,7 +137,9 @@ public struct StreamMuxConfig: Hashable, Sendable {
     }
 
     /// The bytes of this configuration as ``init(audioSpecificConfig:)`` describes (the fields
-    /// read from elsewhere beyond those are not written): what an SDP `config=` carries.
+    /// read from elsewhere beyond those are not written): what an SDP `config=` carries. The
+    /// `AudioSpecificConfig` is written up to the end of its `GASpecificConfig`: what follows
+    /// (an SBR sync extension, `ascLen` fill bits) is dropped, as FFmpeg's LATM muxer drops it.
     public var bytes: [UInt8] {
         var writer = BitSink()
         writer.write(0, 1)                  // audioMuxVersion

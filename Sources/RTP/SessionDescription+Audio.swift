@@ -72,8 +72,9 @@ private struct AudioSection {
             for parameter in (fmtp?.parameters ?? "").split(separator: ";") {
                 let pair = parameter.split(separator: "=", maxSplits: 1)
                 guard pair.count == 2 else { continue }
-                let key = pair[0].trimmingSpaces.lowercased()
-                if !key.isEmpty { parameters[key] = String(pair[1].trimmingSpaces) }
+                // A name or value of spaces only is no parameter (it could not be written back).
+                let key = pair[0].trimmingSpaces.lowercased(), value = pair[1].trimmingSpaces
+                if !key.isEmpty, !value.isEmpty { parameters[key] = String(value) }
             }
             if let found = AudioMediaDescription(payloadType: type, encodingName: map.name, clockRate: map.rate,
                                                  channelCount: map.channels, formatParameters: parameters, control: control,
