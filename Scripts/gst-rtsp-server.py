@@ -14,8 +14,9 @@
 #                             pipeline shared by every viewer (the media starts at the first PLAY). Not a raw
 #                             Annex-B file: h264parse gives those no PTS, and rtph264pay then stamps every
 #                             packet alike
-#   --audio pcma|aac          a second media: a live tone as G.711 A-law (RTP payload type 8), or as AAC-LC
-#                             (avenc_aac, 48 kHz stereo) in RFC 3640 mpeg4-generic AAC-hbr (payload type 97)
+#   --audio pcma|pcmu|aac|opus  a second media: a live tone as G.711 A-law (RTP payload type 8) or µ-law (0),
+#                             as AAC-LC (avenc_aac, 48 kHz stereo) in RFC 3640 mpeg4-generic AAC-hbr (payload
+#                             type 97), or as Opus (opusenc, 48 kHz stereo, RFC 7587, payload type 97)
 #   --codec h265              H.265: the test pattern encoded by x265enc, or the H.265 track of --matroska,
 #                             through h265parse and rtph265pay (RFC 7798)
 # Needs Debian's python3-gi and gir1.2-gst-rtsp-server-1.0 (Scripts/install-deps.sh).
@@ -41,7 +42,7 @@ parser.add_argument("--tls-certificate")
 parser.add_argument("--tls-key")
 parser.add_argument("--matroska")
 parser.add_argument("--codec", choices=["h264", "h265"], default="h264")
-parser.add_argument("--audio", choices=["pcma", "aac"])
+parser.add_argument("--audio", choices=["pcma", "pcmu", "aac", "opus"])
 args = parser.parse_args()
 
 Gst.init(None)
@@ -59,6 +60,9 @@ else:
 # (static payload type 8), or AAC-LC in RFC 3640's mpeg4-generic (rtpmp4gpay: AAC-hbr).
 audio = {
     "pcma": " audiotestsrc is-live=true freq=440 ! audio/x-raw,rate=8000,channels=1 ! alawenc ! rtppcmapay name=pay1 pt=8",
+    "pcmu": " audiotestsrc is-live=true freq=440 ! audio/x-raw,rate=8000,channels=1 ! mulawenc ! rtppcmupay name=pay1 pt=0",
+    "opus": (" audiotestsrc is-live=true freq=440 ! audioconvert ! audioresample ! audio/x-raw,rate=48000,channels=2"
+             " ! opusenc ! rtpopuspay name=pay1 pt=97"),
     "aac": (" audiotestsrc is-live=true freq=440 ! audioconvert ! audioresample ! audio/x-raw,rate=48000,channels=2"
             " ! avenc_aac ! aacparse ! rtpmp4gpay name=pay1 pt=97"),
 }.get(args.audio, "")

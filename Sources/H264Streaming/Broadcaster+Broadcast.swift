@@ -1,5 +1,6 @@
 public import MediaCore
 import NIOCore
+import RTP
 import Synchronization
 
 /// One frame to every output: its wire forms made once, the keyframe gate of each client, and
@@ -64,6 +65,15 @@ extension Broadcaster {
                               overflows: inout Int, overflowed: inout [Int], stillWaiting: inout Bool, requested: inout Bool,
                               targets: inout [FanOutTarget], keyframeRequested: borrowing Atomic<Bool>) {
         guard client.carries(frame) else { return }
+        // An audio-only viewer has no keyframes to wait for; a viewer of both tracks takes
+        // audio while its video streams.
+        if frame.frame.format == nil {
+            guard client.takesVideo ? client.gate.isOpen : frame.rtp != nil || client.kind != .rtp else { return }
+            client.backlog.add(frames: 1, bytes: bytes)
+            client.framesSent += 1
+            targets.append(client.target)
+            return
+        }
         let isKeyframe = frame.frame.isKeyframe
         let queuedFrames = client.backlog.frameCount, queuedBytes = client.backlog.byteCount
         if client.gate.isOpen && (queuedFrames >= limits.frames || queuedBytes >= limits.bytes) {
@@ -97,8 +107,19 @@ extension Broadcaster {
     /// The frame's wire forms for the clients registered now: the stream's RTP packets while
     /// RTSP viewers play or a kept GOP may serve them later, Annex-B while raw viewers play.
     private func makeForms(of frame: LiveFrame, in s: inout State) -> FanOutFrame {
-        // An audio frame travels to the sinks as it is (and is kept with its GOP).
-        guard frame.format != nil else { return FanOutFrame(frame: frame, rtp: nil, annexB: nil) }
+        // An audio frame travels to the sinks as it is (and is kept with its GOP); RTSP viewers
+        // get the audio track's packets, made once.
+        guard frame.format != nil else {
+            var rtp: RTPFramePackets?
+            if s.rtp?.hasAudio == true && (s.rtpClients > 0 || s.kept != nil) {
+                do {
+                    rtp = try s.rtp?.packetizeAudio(frame, allocator: Self.allocator)
+                } catch {
+                    logger.warning("an audio frame the RTP packetizer refused was not sent to RTSP viewers: \(error)")
+                }
+            }
+            return FanOutFrame(frame: frame, rtp: rtp, annexB: nil)
+        }
         var rtp: RTPFramePackets?
         if s.rtp != nil && (s.rtpClients > 0 || s.kept != nil) {
             do {
@@ -152,6 +173,19 @@ extension Broadcaster {
             if s.rtp == nil { s.rtp = StreamPacketizer(maximumTransmissionUnit: maximumTransmissionUnit) }
             return s.rtp?.ssrc ?? 0
         }
+    }
+
+    /// Makes the stream's audio track packets from now on, as `media` describes them (after
+    /// ``enableRTP(maximumTransmissionUnit:)``); returns the audio track's SSRC.
+    @discardableResult
+    func enableAudioRTP(_ media: AudioMediaDescription) -> UInt32 {
+        state.withLock { s in s.rtp?.enableAudio(media) ?? 0 }
+    }
+
+    /// The audio track's SSRC and RTP timestamp for `now` (mapping the same wall clock as
+    /// ``rtpClock(at:)``'s); nil without audio.
+    func audioRTPClock(at now: ContinuousClock.Instant) -> (ssrc: UInt32, timestamp: UInt32)? {
+        state.withLock { s in s.rtp?.audioRTPClock(at: now) }
     }
 
     /// The stream's SSRC and the RTP timestamp for `now` (a sender report's); nil before

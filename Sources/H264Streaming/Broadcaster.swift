@@ -55,9 +55,13 @@ public final class Broadcaster: Sendable {
         /// until then (the kept GOP takes them meanwhile).
         var joining = false
 
-        /// Whether the client's connection carries `frame`: channel clients (RTSP viewers,
-        /// raw Annex-B viewers) take the video track only.
-        func carries(_ frame: FanOutFrame) -> Bool { frame.frame.format != nil }
+        /// The tracks the client's connection takes: RTSP viewers those they set up, raw
+        /// Annex-B viewers and other channels the video track only.
+        var takesVideo = true
+        var takesAudio = false
+
+        /// Whether the client's connection carries `frame` (a frame of a track it takes).
+        func carries(_ frame: FanOutFrame) -> Bool { frame.frame.format != nil ? takesVideo : takesAudio }
 
         /// Where this client's writes go.
         var target: FanOutTarget { FanOutTarget(channel: channel, backlog: backlog, viewer: viewer) }
@@ -172,7 +176,8 @@ public final class Broadcaster: Sendable {
 
     /// ``add(_:)`` for a client whose connection writes `kind`'s form of each frame, through
     /// `viewer` (on the channel's event loop) when given.
-    func add(_ channel: any Channel, kind: ClientKind, viewer: (any FanOutViewer)? = nil) -> Int {
+    func add(_ channel: any Channel, kind: ClientKind, viewer: (any FanOutViewer)? = nil,
+             tracks: (video: Bool, audio: Bool) = (true, false)) -> Int {
         let address = channel.remoteAddress.map { "\($0)" } ?? "?"
         let bound = viewer.map { NIOLoopBound($0, eventLoop: channel.eventLoop) }
         let (id, keeping) = state.withLock { s in
@@ -180,7 +185,7 @@ public final class Broadcaster: Sendable {
             s.nextId += 1
             let keeping = s.kept != nil
             s.clients[id] = Client(channel: channel, address: address, kind: kind, askedForKeyframe: !keeping, viewer: bound,
-                                   joining: keeping)
+                                   joining: keeping, takesVideo: tracks.video, takesAudio: tracks.audio)
             s.count(kind, by: 1)
             s.joined()
             if !keeping { keyframeRequested.store(true, ordering: .releasing) }

@@ -8,8 +8,9 @@ import RTP
 /// carries one reference however many forms it holds).
 final class FanOutFrame: Sendable {
     let frame: LiveFrame
-    /// The stream's RTP packets of the frame (one SSRC and sequence for the stream), nil when no
-    /// RTSP viewer was playing when it was broadcast.
+    /// The stream's RTP packets of the frame, of its track (video, or audio: one SSRC and
+    /// sequence for each track of the stream), nil when no RTSP viewer was playing when it was
+    /// broadcast (or, for audio, when the mount has no audio track).
     let rtp: RTPFramePackets?
     /// The Annex-B bytes: the producer's, or made once when a raw viewer was playing; nil: a raw
     /// viewer's connection converts ``frame`` itself (a kept frame from before it joined).
@@ -32,8 +33,8 @@ final class FanOutFrame: Sendable {
 }
 
 /// The RTP packets of one frame, made once per stream: every packet after the 4-byte header of
-/// RTSP interleaving (`$`, channel 0, length; RFC 2326 §10.12), in one buffer. A viewer
-/// interleaved on channel 0 is written the whole buffer (no copy: the buffer's storage is
+/// RTSP interleaving (`$`, ``channel`` — 0 for video, 2 for audio —, length; RFC 2326 §10.12),
+/// in one buffer. A viewer interleaved on that channel is written the whole buffer (no copy: the buffer's storage is
 /// shared); one on another channel is written its own 4-byte header before each packet's slice;
 /// a UDP viewer each packet's slice as a datagram.
 struct RTPFramePackets: Sendable {
@@ -43,6 +44,8 @@ struct RTPFramePackets: Sendable {
     let packetCount: UInt32
     /// Their payload octets (the RTP headers excluded), for sender reports.
     let payloadOctets: UInt32
+    /// The interleaved channel of the 4-byte headers in ``interleaved``.
+    var channel: UInt8 = 0
 
     /// Calls `body` with each packet's bytes (a slice of ``interleaved``, no copy).
     func forEachPacket(_ body: (ByteBuffer) -> Void) {
@@ -62,6 +65,16 @@ struct RTPFramePackets: Sendable {
 struct StreamPacketizer: Sendable {
     private var packetizer: VideoRTPPacketizer
     private var clock: RTSPPlayClock
+    /// The audio track's packetizer (its own SSRC and sequence), once a mount has audio.
+    private var audio: AudioRTPPacketizer?
+    /// The audio track's first RTP timestamp (random, RFC 3550 clause 5.1).
+    private let audioInitialTimestamp = UInt32.random(in: 0...UInt32.max)
+
+    /// Whether the stream has an audio track (``enableAudio(_:)``).
+    var hasAudio: Bool { audio != nil }
+
+    /// The interleaved channel of the audio track's packets.
+    static let audioChannel: UInt8 = 2
 
     /// A stream whose packets are at most `maximumTransmissionUnit` bytes (counted as for UDP
     /// over IPv4), its clock started now.
@@ -76,6 +89,48 @@ struct StreamPacketizer: Sendable {
     /// The RTP timestamp for `now` (a sender report's): the last frame's, plus the time since it came.
     func rtpTimestamp(at now: ContinuousClock.Instant) -> UInt32 {
         packetizer.timestamp(for: clock.time(at: now))
+    }
+
+    /// Makes the audio track's packets from now on, as `media` describes them (the first
+    /// mount's; later calls keep it); returns the track's SSRC.
+    mutating func enableAudio(_ media: AudioMediaDescription) -> UInt32 {
+        if audio == nil {
+            audio = AudioRTPPacketizer(media: media, ssrc: UInt32.random(in: 1...UInt32.max),
+                                       maximumTransmissionUnit: packetizer.configuration.maximumTransmissionUnit)
+        }
+        return audio?.ssrc ?? 0
+    }
+
+    /// The audio track's SSRC and RTP timestamp for `now` (a sender report's, mapping the same
+    /// wall clock as the video track's); nil without audio.
+    func audioRTPClock(at now: ContinuousClock.Instant) -> (ssrc: UInt32, timestamp: UInt32)? {
+        audio.map { ($0.ssrc, audioTimestamp(for: clock.time(at: now), clockRate: $0.media.clockRate)) }
+    }
+
+    /// The audio RTP timestamp of `time` (on the stream's clock) at `clockRate`.
+    private func audioTimestamp(for time: Duration, clockRate: Int) -> UInt32 {
+        let (seconds, attoseconds) = time.components
+        let ticks = seconds &* Int64(clockRate) &+ (attoseconds / 1_000_000_000) * Int64(clockRate) / 1_000_000_000
+        return audioInitialTimestamp &+ UInt32(truncatingIfNeeded: ticks)
+    }
+
+    /// The audio track's packets of `frame`, stamped from its presentation time on the stream's
+    /// clock (the one video's are), in one buffer interleaved on channel 2.
+    mutating func packetizeAudio(_ frame: LiveFrame, allocator: ByteBufferAllocator) throws(MediaError) -> RTPFramePackets {
+        guard audio != nil else { throw MediaError(.unsupported, field: "audio", "an audio frame on a mount without audio") }
+        let time = clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
+        let timestamp = audioTimestamp(for: time, clockRate: audio!.media.clockRate)
+        var buffer = allocator.buffer(capacity: frame.avcc.count + frame.avcc.count / 64 + 64)
+        var packets: UInt32 = 0, octets: UInt32 = 0
+        try audio!.packetize(frame.avcc, rtpTimestamp: timestamp) { packet in
+            buffer.writeInteger(UInt8(ascii: "$"))
+            buffer.writeInteger(Self.audioChannel)
+            buffer.writeInteger(UInt16(truncatingIfNeeded: packet.count))
+            buffer.writeBytes(packet)
+            packets &+= 1
+            octets &+= UInt32(truncatingIfNeeded: max(0, packet.count - RTPHeader.fixedSize))
+        }
+        return RTPFramePackets(interleaved: buffer, packetCount: packets, payloadOctets: octets, channel: Self.audioChannel)
     }
 
     /// The packets of `frame`, stamped from its presentation time (else its arrival), in one buffer.

@@ -1,5 +1,6 @@
 public import H264
 public import HEVC
+public import MediaCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -45,7 +46,10 @@ public final class RTSPClient: AsyncSequence, Sendable {
     public enum Event: Sendable {
         /// A frame (one access unit of either codec, 4-byte lengths) with its 90 kHz RTP timestamp
         /// and wall-clock time; its presentation time is the time since the first frame, across
-        /// reconnections too (see ``resumed(gap:)``).
+        /// reconnections too (see ``resumed(gap:)``). A frame of the audio track (see
+        /// ``RTSPClient/audioFormat``) is one too: its format is `.audio(_:)`, its timestamp in
+        /// the track's clock, its presentation time on the same timeline as video's (the tracks
+        /// lined up by the server's RTCP sender reports, by arrival before them).
         case frame(RTPReceivedFrame)
         /// The frames that follow are in this format: before the first frame, and when in-band
         /// parameter sets change it.
@@ -179,6 +183,15 @@ public final class RTSPClient: AsyncSequence, Sendable {
     /// The H.264 format of the SDP's `sprop-parameter-sets`; nil without them or for H.265
     /// (see ``format``).
     public var formatDescription: FormatDescription? { codec == .h264 ? try? sessionDescription.formatDescription() : nil }
+
+    /// The format of the audio track played (from the SDP's `m=audio` section: codec, rate,
+    /// channels, configuration); nil when the stream has none, none this client reads, its SETUP
+    /// was refused, or ``Configuration/audio`` is off. Its frames are ``Event/frame(_:)`` events
+    /// whose format is `.audio(_:)`.
+    public var audioFormat: AudioFormatDescription? { connection.audio?.media.format }
+
+    /// The `m=audio` section of the audio track played (see ``audioFormat``); nil without one.
+    public var audioMedia: AudioMediaDescription? { connection.audio?.media }
 
     /// The stream's codec, from the SDP's `rtpmap`: `.hevc` for `H265`, else `.h264`. Both give
     /// the same ``Event/frame(_:)`` events.

@@ -58,6 +58,12 @@ extension RTSPClient {
         /// there yet (it retries with the same backoff). nil (the default): the events end then,
         /// and `open` throws at the first failure.
         public var reconnect: Reconnect?
+        /// Whether to play the SDP's audio track too (AAC, G.711 µ-law or A-law, Opus), set up
+        /// after the video track, its frames ``RTSPClient/Event/frame(_:)`` events like video's
+        /// (their format `.audio`) on the same timeline. A server that refuses its SETUP is
+        /// played without audio (a warning, and a ``RTSPClient/Event/diagnostic(_:)``). True by
+        /// default.
+        public var audio = true
 
         /// The idle timeout in force: ``idleTimeout``, else ``Reconnect-swift.struct/defaultIdleTimeout`` with
         /// ``reconnect``.

@@ -27,6 +27,8 @@ struct RTSPClientConnection: Sendable {
     let rtpInfo: RTSPRTPInfo.Stream?
     let channel: any Channel
     let udp: (any Channel, any Channel)?
+    /// The audio track set up after the video track; nil without one.
+    let audio: AudioTrack?
     let handler: NIOLoopBound<RTSPClientHandler>
 
     /// The statuses of a redirect (RFC 2326 clause 11.3, RFC 7231 clause 6.4).
@@ -57,7 +59,7 @@ struct RTSPClientConnection: Sendable {
         } catch {
             throw RTSPClientError(.connectionFailed, "\(url): cannot connect to \(host):\(port) (\(error))")
         }
-        var udp: (any Channel, any Channel)?
+        var udp: (any Channel, any Channel)?, audioUDP: (any Channel, any Channel)?
         do {
             func request(_ method: String, _ uri: String, _ headers: [(name: String, value: String)] = [],
                          accepting accepted: Set<Int> = [200]) async throws -> RTSPResponse {
@@ -95,7 +97,10 @@ struct RTSPClientConnection: Sendable {
             var setup: RTSPResponse, offer: String
             var overUDP = configuration.transport == .udp || configuration.transport == .automatic && !secure
             while true {
-                if overUDP { udp = try await bindUDP(like: channel, on: loop, handler: handler) }
+                if overUDP {
+                    udp = try await bindUDP(like: channel, on: loop) { handler.value.receive(packet: $0) }
+                        rtcp: { handler.value.receive(rtcp: $0) }
+                }
                 offer = udp.map { "RTP/AVP;unicast;client_port=\($0.0.localAddress?.port ?? 0)-\(($0.0.localAddress?.port ?? 0) + 1)" }
                     ?? "RTP/AVP/TCP;unicast;interleaved=0-1"
                 setup = try await request("SETUP", track, [("Transport", offer)], accepting: [200, 461])
@@ -121,6 +126,11 @@ struct RTSPClientConnection: Sendable {
                     try? SocketAddress(ipAddress: $0, port: ports.count == 1 ? ports.lowerBound + 1 : ports.upperBound)
                 }
             }
+            let audio = await setUpAudio(of: description, base: urls.base, session: session, overUDP: overUDP, like: channel, on: loop,
+                                         handler: handler, configuration: configuration, logger: logger) {
+                try await request($0, $1, $2, accepting: $3)
+            }
+            audioUDP = audio?.udp
             try await loop.submit { [overUDP, udp] in
                 if !overUDP {
                     handler.value.rtpChannel = UInt8(truncatingIfNeeded: channels?.lowerBound ?? 0)
@@ -154,32 +164,18 @@ struct RTSPClientConnection: Sendable {
             }.get()
             let connection = RTSPClientConnection(url: url, sessionDescription: description, session: session, transport: transport,
                                                   aggregateURL: aggregate, warnings: warnings, rtpInfo: rtpInfo, channel: channel,
-                                                  udp: udp, handler: handler)
+                                                  udp: udp, audio: audio, handler: handler)
             guard overUDP, configuration.transport == .automatic, let delay = configuration.udpFallbackDelay else { return connection }
             return try await connection.awaitingUDP(delay: delay, credentials: credentials, makeHandler: makeHandler, configuration: configuration, logger: logger)
         } catch {
             try? await loop.submit { handler.value.stopKeepAlive() }.get()
             try? await channel.close()
-            if let udp {
-                try? await udp.0.close()
-                try? await udp.1.close()
+            for pair in [udp, audioUDP].compactMap({ $0 }) {
+                try? await pair.0.close()
+                try? await pair.1.close()
             }
             throw error
         }
-    }
-
-    /// A UDP port pair on the address family of `channel`, its RTP socket feeding `handler`'s
-    /// depacketizer and its RTCP socket `handler`'s sender reports.
-    private static func bindUDP(like channel: any Channel, on loop: any EventLoop,
-                                handler: NIOLoopBound<RTSPClientHandler>) async throws -> (any Channel, any Channel) {
-        let local = channel.localAddress?.protocol == .inet6 ? "::" : "0.0.0.0"
-        let pair = try await UDPPortPair.bind(host: local, on: loop).get()
-        _ = try? await pair.0.setOption(.socketOption(.so_rcvbuf), value: 4 << 20).get()
-        try await loop.submit {
-            try pair.0.pipeline.syncOperations.addHandler(RTPDatagramHandler(from: nil) { handler.value.receive(packet: $0) })
-            try pair.1.pipeline.syncOperations.addHandler(RTPDatagramHandler(from: nil) { handler.value.receive(rtcp: $0) })
-        }.get()
-        return pair
     }
 
     /// The UDP port RTP arrives on; nil for TCP interleaved.
@@ -207,9 +203,9 @@ struct RTSPClientConnection: Sendable {
     /// Closes the RTSP channel and the UDP sockets (the handler has ended, or ends now).
     func closeChannels() async {
         try? await channel.close()
-        if let udp {
-            try? await udp.0.close()
-            try? await udp.1.close()
+        for pair in [udp, audio?.udp].compactMap({ $0 }) {
+            try? await pair.0.close()
+            try? await pair.1.close()
         }
     }
 }

@@ -25,12 +25,12 @@ final class RTSPClientHandler: ChannelInboundHandler {
     private var pending: [String: EventLoopPromise<RTSPResponse>] = [:]
     private var depacketizer: VideoRTPDepacketizer?
     private let continuation: FrameEventQueue<RTSPClient.Event, Never>
-    private let state: Locked<RTSPClient.State>
+    let state: Locked<RTSPClient.State>
     private let onEnd: (RTSPClient.Ending) -> Void
     /// The counts of the connections before this one, added to this one's in the client's state.
     private let previousStatistics: RTPReceptionStatistics
     /// Closed until the first keyframe after a reconnection: frames before it are skipped.
-    private var gate: KeyframeGate
+    var gate: KeyframeGate
     /// After a reconnection, the events held until the client has installed this connection and
     /// announced it (``release(after:)``), so that ``RTSPClient/Event/reconnected(_:)`` comes
     /// before them; nil: events go out as they come.
@@ -39,16 +39,24 @@ final class RTSPClientHandler: ChannelInboundHandler {
     let rtcp = RTSPClientRTCP()
     private let idleTimeout: Duration?
     private let userAgent: String
-    private let logger: Logger
-    private var context: ChannelHandlerContext?
+    let logger: Logger
+    private(set) var context: ChannelHandlerContext?
     /// The interleaved channel RTP comes on; nil before SETUP and for UDP.
     var rtpChannel: UInt8?
     /// The interleaved channel RTCP comes and goes on; nil before SETUP and for UDP.
     var rtcpChannel: UInt8?
-    private var idleTimer: IdleTimer?
+    private(set) var idleTimer: IdleTimer?
     private var authenticator: RTSPAuthenticator
     private var keepAlive: RTSPClientKeepAlive?
-    private var timeline: RTPTimeline
+    /// Both tracks' presentation times, on one timeline.
+    var timeline: RTSPSessionTimeline
+    /// The audio track's depacketizer, once it is set up; nil without audio.
+    var audioDepacketizer: AudioRTPDepacketizer?
+    /// The audio track's RTCP: its statistics, sender reports and receiver reports.
+    let audioRTCP = RTSPClientRTCP()
+    /// The interleaved channels of the audio track's RTP and RTCP; nil before its SETUP and for UDP.
+    var audioRTPChannel: UInt8?
+    var audioRTCPChannel: UInt8?
     /// The first error of the pipeline (a failed TLS handshake, say), which closed the connection.
     private(set) var caughtError: String?
     /// True once an RTP or RTCP packet came (``awaitFirstPacket(within:)``).
@@ -68,7 +76,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
         self.onEnd = onEnd
         gate = KeyframeGate(open: !resuming)
         held = resuming ? [] : nil
-        timeline = RTPTimeline(start: timelineStart)
+        timeline = RTSPSessionTimeline(start: timelineStart)
         previousStatistics = state.withLock { $0.statistics }
         authenticator = RTSPAuthenticator(credentials: credentials)
         self.state = state
@@ -166,7 +174,15 @@ final class RTSPClientHandler: ChannelInboundHandler {
             while true {
                 // RTP and RTCP straight from the reader's buffer; anything else from next().
                 let interleaved = reader.nextInterleavedFrame { (channel, payload) -> Bool in
-                    if channel == rtpChannel { receive(packet: payload) } else if channel == rtcpChannel { receive(rtcp: payload) }
+                    if channel == rtpChannel {
+                        receive(packet: payload)
+                    } else if channel == rtcpChannel {
+                        receive(rtcp: payload)
+                    } else if channel == audioRTPChannel {
+                        receive(audioPacket: payload)
+                    } else if channel == audioRTCPChannel {
+                        receive(audioRTCP: payload)
+                    }
                     return true
                 }
                 if interleaved != nil { continue }
@@ -228,7 +244,10 @@ final class RTSPClientHandler: ChannelInboundHandler {
         guard !ended, let loop = context?.eventLoop else { return }
         heard()
         if let problem = rtcp.receive(packet, at: loop.now) { logger.debug("\(problem)") }
-        if let report = rtcp.lastSenderReport { state.withLock { $0.lastSenderReport = report } }
+        if let report = rtcp.lastSenderReport {
+            timeline.senderReport(report, for: .video)
+            state.withLock { $0.lastSenderReport = report }
+        }
     }
 
     /// Sends an RTCP receiver report every `interval` through `send`, or on the RTCP
@@ -260,7 +279,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
         return promise.futureResult
     }
 
-    private func heard() {
+    func heard() {
         heardPacket = true
         firstPacketWaiter?.succeed(true)
         firstPacketWaiter = nil
@@ -297,11 +316,11 @@ final class RTSPClientHandler: ChannelInboundHandler {
                 // they go on after the last ones, never back (a new session's RTP timestamps
                 // start anywhere).
                 let gap = Swift.max(Duration.nanoseconds((now - previous.arrival).nanoseconds), .microseconds(1))
-                timeline = RTPTimeline(start: previous.time + gap)
+                timeline = RTSPSessionTimeline(start: previous.time + gap, audioClockRate: audioDepacketizer?.media.clockRate ?? 90_000)
                 yield(.resumed(gap: gap))
             }
             received.wallClock = rtcp.wallClock(of: received.timestamp)
-            let time = timeline.time(of: received.timestamp)
+            let time = timeline.time(of: received.timestamp, track: .video, arrival: Self.arrival(now))
             received.frame.presentationTime = time
             received.frame.decodeTime = time
             state.withLock { state in
@@ -330,7 +349,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
     }
 
     /// Hands `event` to the client's events, or holds it until ``release(after:)``.
-    private func yield(_ event: RTSPClient.Event) {
+    func yield(_ event: RTSPClient.Event) {
         if held != nil { held!.append(event) } else { continuation.yield(event) }
     }
 
@@ -343,6 +362,7 @@ final class RTSPClientHandler: ChannelInboundHandler {
         idleTimer?.cancel()
         stopKeepAlive()
         rtcp.cancel()
+        audioRTCP.cancel()
         depacketizer?.finish()
         deliver()
         onEnd(ending)

@@ -10,7 +10,8 @@ extension RTSPConnectionHandler {
     /// channel or port, mapping the stream's RTP timestamps to wall-clock time, with the packets
     /// and octets this viewer was sent.
     func sendSenderReportIfDue(context: ChannelHandlerContext) {
-        guard var current = session, current.broadcasterId != nil, current.packetsSent > 0,
+        guard var current = session, current.broadcasterId != nil,
+              current.packetsSent > 0 || (current.audio?.packetsSent ?? 0) > 0,
               let broadcaster = current.mount?.broadcaster else { return }
         let now = ContinuousClock.now
         if let last = current.lastReport, now - last < .seconds(5) { return }
@@ -19,23 +20,17 @@ extension RTSPConnectionHandler {
         session = current
         let wallClock = Date().timeIntervalSince1970
         let seconds = wallClock.rounded(.down)
-        let report = RTCPSenderReport(
-            ssrc: clock.ssrc,
-            ntpTimestamp: RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9)),
-            rtpTimestamp: clock.timestamp,
-            packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve").bytes
-        if let udp = current.udp {
-            guard let destination = udp.rtcpDestination else { return }
-            var buffer = udp.rtcp.allocator.buffer(capacity: report.count)
-            buffer.writeBytes(report)
-            udp.rtcp.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
-        } else {
-            var buffer = context.channel.allocator.buffer(capacity: report.count + 4)
-            buffer.writeInteger(UInt8(ascii: "$"))
-            buffer.writeInteger(UInt8(truncatingIfNeeded: current.channels.lowerBound + 1))
-            buffer.writeInteger(UInt16(report.count))
-            buffer.writeBytes(report)
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        let ntp = RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9))
+        if current.packetsSent > 0 {
+            let report = RTCPSenderReport(ssrc: clock.ssrc, ntpTimestamp: ntp, rtpTimestamp: clock.timestamp,
+                                          packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve")
+            sendRTCP(report.bytes, channel: current.channels.lowerBound, udp: current.udp, context: context)
+        }
+        // The audio track's report maps the same wall clock (the same instant), so players line the tracks up.
+        if let audio = current.audio, audio.packetsSent > 0, let audioClock = broadcaster.audioRTPClock(at: now) {
+            let report = RTCPSenderReport(ssrc: audioClock.ssrc, ntpTimestamp: ntp, rtpTimestamp: audioClock.timestamp,
+                                          packetCount: audio.packetsSent, octetCount: audio.octetsSent, canonicalName: "h264-serve")
+            sendRTCP(report.bytes, channel: audio.channels.lowerBound, udp: audio.udp, context: context)
         }
     }
 
@@ -63,9 +58,9 @@ extension RTSPConnectionHandler {
             promise?.succeed(())
             return
         }
-        session?.packetsSent &+= packets.packetCount
-        session?.octetsSent &+= packets.payloadOctets
-        if let udp = session?.udp {
+        count(packets, of: shared)
+        let (channel, udp) = destination(of: shared)
+        if let udp {
             guard let destination = udp.destination else {
                 promise?.succeed(())
                 return
@@ -80,8 +75,7 @@ extension RTSPConnectionHandler {
             udp.rtp.flush()
             return
         }
-        let channel = session?.channels.lowerBound ?? 0
-        guard channel != 0 else {
+        guard channel != Int(packets.channel) else {
             context.write(wrapOutboundOut(packets.interleaved), promise: promise)
             return
         }
@@ -106,7 +100,8 @@ extension RTSPConnectionHandler: FanOutViewer {
     /// an empty write after it (done when everything before it is) tell when it is written.
     func writeFrame(_ frame: FanOutFrame, flushing: Bool) -> EventLoopFuture<Void>? {
         guard let context = viewerContext else { return nil }
-        if flushing, configuration.tls == nil, session?.udp == nil, (session?.channels.lowerBound ?? 0) == 0 {
+        if flushing, configuration.tls == nil, destination(of: frame).udp == nil,
+           destination(of: frame).channel == Int(frame.rtp?.channel ?? 0) {
             write(frame, context: context, promise: nil)
             context.flush()
             if let left = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), left == 0 { return nil }

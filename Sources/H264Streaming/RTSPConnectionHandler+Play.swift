@@ -18,8 +18,10 @@ extension RTSPConnectionHandler {
     /// DESCRIBE: the SDP of `mount`'s stream (`H264` or `H265`), its track `track1`.
     func describe(_ request: RTSPRequest, path: String, mount: RTSPMounts.Mount, cSeq: String?) -> RTSPResponse {
         let base = Self.base(of: request.uri, mountPath: path)
-        let sdp = SessionDescription(format: mount.format, sessionName: "h264 serve", address: "0.0.0.0", port: 0).text
-            + "a=control:track1\r\n"
+        var description = SessionDescription(format: mount.format, sessionName: "h264 serve", address: "0.0.0.0", port: 0)
+        description.control = "track1"
+        description.audio = mount.audio
+        let sdp = description.text
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [("Content-Base", base), ("Content-Type", "application/sdp")],
                             body: Array(sdp.utf8))
     }
@@ -30,8 +32,9 @@ extension RTSPConnectionHandler {
     /// as it does from a camera that sends no `seq` or `rtptime` (RFC 2326 §12.33 makes both optional).
     func play(_ request: RTSPRequest, cSeq: String?, context: ChannelHandlerContext) -> RTSPResponse {
         guard let current = session, current.mount != nil else { return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq) }
-        let rtpInfo = "url=\(Self.base(of: request.uri, mountPath: current.mountPath))track1"
-        let response = RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader + [("Range", "npt=0.000-"), ("RTP-Info", rtpInfo)])
+        let base = Self.base(of: request.uri, mountPath: current.mountPath)
+        let rtpInfo = (current.takesVideo ? ["url=\(base)track1"] : []) + (current.audio != nil ? ["url=\(base)track2"] : [])
+        let response = RTSPResponse(status: .ok, cSeq: cSeq, headers: sessionHeader + [("Range", "npt=0.000-"), ("RTP-Info", rtpInfo.joined(separator: ","))])
         // The answer goes out first; the frames (written through the channel, after it) follow.
         joinAfterAnswer = current.broadcasterId == nil
         return response
@@ -42,7 +45,8 @@ extension RTSPConnectionHandler {
         joinAfterAnswer = false
         guard let id = session?.id, let broadcaster = session?.mount?.broadcaster else { return }
         viewerContext = context
-        let client = broadcaster.add(context.channel, kind: .rtp, viewer: self)
+        let client = broadcaster.add(context.channel, kind: .rtp, viewer: self,
+                                     tracks: (session?.takesVideo ?? true, session?.audio != nil))
         session?.broadcasterId = client
         log("RTSP \(address(context)): session \(id) plays as client \(client)")
         events.yield(.sessionPlaying(session: id, client: client))

@@ -40,9 +40,11 @@ extension RTSPConnectionHandler {
         }
         // The H.264 track's control URL, resolved against the ANNOUNCE's URI (RFC 2326 appendix C.1.1).
         let track = RTSPURI.resolve(announced.description.control, against: announced.uri)
-        guard RTSPURI.path(of: request.uri) == RTSPURI.path(of: track) else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
+        let audioTrack = announced.description.audio?.control.map { RTSPURI.resolve($0, against: announced.uri) }
+        let isAudio = audioTrack.map { RTSPURI.path(of: request.uri) == RTSPURI.path(of: $0) } ?? false
+        guard isAudio || RTSPURI.path(of: request.uri) == RTSPURI.path(of: track) else { return RTSPResponse(status: .notFound, cSeq: cSeq) }
         let path = RTSPMounts.normalized(String(RTSPURI.path(of: announced.uri)))
-        return setup(request, path: path, mode: .record(announced.recording), cSeq: cSeq, context: context)
+        return setup(request, path: path, mode: .record(announced.recording), audio: isAudio, cSeq: cSeq, context: context)
     }
 
     /// RECORD: the recording begins (455 before SETUP).

@@ -84,6 +84,11 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         var packetsSent: UInt32 = 0
         var octetsSent: UInt32 = 0
         var lastReport: ContinuousClock.Instant?
+        /// Whether the video track is set up (the fields above are its); false for a viewer of
+        /// the audio track only.
+        var takesVideo = true
+        /// The audio track, once set up.
+        var audio: AudioTrackSession?
 
         /// The stream played; nil when recording.
         var mount: RTSPMounts.Mount? { if case .play(let mount) = mode { mount } else { nil } }
@@ -194,8 +199,14 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
         case .interleavedFrame(let channel, let payload):
             // Record: RTP on the session's first channel. RTCP (receiver reports while playing)
             // only keeps the session alive.
-            if let session, session.udp == nil, Int(channel) == session.channels.lowerBound, let recording = session.recording {
+            guard let session, let recording = session.recording else { break }
+            if session.udp == nil, session.takesVideo, Int(channel) == session.channels.lowerBound {
                 payload.withUnsafeBytes { recording.receive(packet: $0, from: identity) }
+            } else if let audio = session.audio, audio.udp == nil, Int(channel) == audio.channels.lowerBound {
+                payload.withUnsafeBytes { recording.receive(audioPacket: $0, from: identity) }
+            } else if let track: RTSPSessionTimeline.Track = Int(channel) == session.channels.lowerBound + 1 ? .video
+                        : Int(channel) == (session.audio?.channels.lowerBound ?? -2) + 1 ? .audio : nil {
+                payload.withUnsafeBytes { recording.receive(rtcp: $0, track: track, from: identity) }
             }
         case .response, .malformedRequest:
             break // A client's answer to nothing this server asks; malformed requests are answered by `read`.
@@ -221,7 +232,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                 // Changing the transport of a playing stream is not supported (clause 10.4 allows refusing it).
                 return RTSPResponse(status: .methodNotValidInThisState, cSeq: cSeq)
             }
-            return setup(request, path: found.path, mode: .play(mount), cSeq: cSeq, context: context)
+            let audio = mount.audio != nil && RTSPURI.path(of: request.uri).hasSuffix("/track2")
+            return setup(request, path: found.path, mode: .play(mount), audio: audio, cSeq: cSeq, context: context)
         case ("SETUP", .record):
             return setupRecord(request, cSeq: cSeq, context: context)
         case ("PLAY", _):
@@ -248,7 +260,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     /// SETUP of `path` for `mode` (the caller has checked the mode's state): the first unicast
     /// RTP transport offered, over TCP interleaved or over a UDP port pair bound on the
     /// connection's local address (then answered once it is bound).
-    func setup(_ request: RTSPRequest, path: String, mode: Mode, cSeq: String?, context: ChannelHandlerContext) -> RTSPResponse? {
+    func setup(_ request: RTSPRequest, path: String, mode: Mode, audio: Bool = false, cSeq: String?,
+               context: ChannelHandlerContext) -> RTSPResponse? {
         let offered: [RTSPTransport]
         do {
             offered = try RTSPTransport.parseList(request.header("Transport") ?? "")
@@ -263,7 +276,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
         }
         guard chosen.lowerTransport == .udp else {
-            return makeSession(transport: chosen, path: path, mode: mode, udp: nil, cSeq: cSeq, context: context)
+            if audio && chosen.interleavedChannels == nil { chosen.interleavedChannels = 2...3 }
+            return makeSession(transport: chosen, path: path, mode: mode, udp: nil, audio: audio, cSeq: cSeq, context: context)
         }
         guard let remote = context.channel.remoteAddress?.ipAddress, let local = context.channel.localAddress?.ipAddress else {
             return RTSPResponse(status: .unsupportedTransport, cSeq: cSeq)
@@ -293,8 +307,9 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                     let box = NIOLoopBound(recording, eventLoop: context.eventLoop)
                     do {
                         try rtp.pipeline.syncOperations.addHandler(RTPDatagramHandler(from: remote) { packet in
-                            box.value.receive(packet: packet, from: identity)
+                            if audio { box.value.receive(audioPacket: packet, from: identity) } else { box.value.receive(packet: packet, from: identity) }
                         })
+                        try recordRTCP(rtcp, box: box, identity: identity, remote: remote, track: audio ? .audio : .video)
                     } catch {
                         rtp.close(promise: nil)
                         rtcp.close(promise: nil)
@@ -311,7 +326,8 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
                 let port = rtp.localAddress?.port ?? 0
                 chosen.serverPorts = port...(port + 1)
                 let udp = UDPTransport(rtp: rtp, rtcp: rtcp, destination: destinations?.rtp, rtcpDestination: destinations?.rtcp)
-                respond(context: context, makeSession(transport: chosen, path: path, mode: mode, udp: udp, cSeq: cSeq, context: context))
+                respond(context: context, makeSession(transport: chosen, path: path, mode: mode, udp: udp, audio: audio, cSeq: cSeq,
+                                                      context: context))
             case .failure(let error):
                 log("RTSP \(address(context)): no UDP port pair: \(error)")
                 respond(context: context, RTSPResponse(status: .internalServerError, cSeq: cSeq))
@@ -322,15 +338,20 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
 
     /// Sets up (or sets up again) the connection's session with `transport`: a new session id
     /// the first time, the old one after.
-    private func makeSession(transport: RTSPTransport, path: String, mode: Mode, udp: UDPTransport?, cSeq: String?,
+    private func makeSession(transport: RTSPTransport, path: String, mode: Mode, udp: UDPTransport?, audio: Bool = false, cSeq: String?,
                              context: ChannelHandlerContext) -> RTSPResponse {
         var transport = transport
+        if audio {
+            return makeAudioSession(transport: transport, path: path, mode: mode, udp: udp, cSeq: cSeq, context: context)
+        }
         session?.udp?.close()
         let id = session?.id ?? makeRTSPSessionID()
         // A viewer's packets are the stream's: its SSRC is the broadcaster's.
         if case .play(let mount) = mode { transport.ssrc = mount.broadcaster.enableRTP(maximumTransmissionUnit: configuration.maximumTransmissionUnit) }
+        let keptAudio = session?.mountPath == path ? session?.audio : nil
+        if keptAudio == nil { session?.audio?.udp?.close() }
         session = Session(id: id, mountPath: path, mode: mode, transport: transport, channels: transport.interleavedChannels ?? 0...1,
-                          udp: udp)
+                          udp: udp, audio: keptAudio)
         log("RTSP \(address(context)): session \(id) set up (\(transport.text))")
         events.yield(.sessionSetUp(session: id, path: path, address: address(context), transport: transport.text))
         return RTSPResponse(status: .ok, cSeq: cSeq, headers: [
@@ -346,14 +367,13 @@ final class RTSPConnectionHandler: ChannelDuplexHandler, RTSPServerConnection {
     func endSession(reason: String, event: String, ending: RTSPPublisher.Ending) {
         leaveBroadcast()
         if let recording = session?.recording ?? announced?.recording.value {
-            if recording.isRecording && recording.publisher == identity, let udp = session?.udp {
-                recording.closeWhenFinished(udp.rtp, udp.rtcp)
-            } else {
-                session?.udp?.close()
+            for udp in [session?.udp, session?.audio?.udp].compactMap({ $0 }) {
+                if recording.isRecording && recording.publisher == identity { recording.closeWhenFinished(udp.rtp, udp.rtcp) } else { udp.close() }
             }
             recording.leave(identity, ending: ending, reason: reason)
         } else {
             session?.udp?.close()
+            session?.audio?.udp?.close()
             if let session { log("RTSP session \(session.id) ended (\(reason))") }
         }
         if let session { events.yield(.sessionEnded(session: session.id, reason: event)) }

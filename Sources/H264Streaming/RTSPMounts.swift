@@ -1,6 +1,7 @@
 import H264
 import HEVC
 import NIOCore
+import RTP
 
 /// The mount table of an ``RTSPServer``, shared by its connections: what plays at each path
 /// (a ``Broadcaster`` and its format) and where publishers record (an `RTSPRecording`), and
@@ -10,6 +11,8 @@ final class RTSPMounts: Sendable {
     struct Mount: Sendable {
         let broadcaster: Broadcaster
         let format: VideoFormatDescription
+        /// The audio track described to players (its control `track2`); nil: video only.
+        var audio: AudioMediaDescription? = nil
     }
 
     /// A path's use: played from, or recorded to.
@@ -84,8 +87,8 @@ final class RTSPMounts: Sendable {
         let key = Self.normalized(String(path))
         return table.withLock { table in
             if let entry = table[key] { return (key, entry) }
-            if path.hasSuffix("/track1") {
-                path = path.dropLast("/track1".count)
+            if let track = ["/track1", "/track2"].first(where: { path.hasSuffix($0) }) {
+                path = path.dropLast(track.count)
                 let parent = Self.normalized(String(path))
                 if case .play = table[parent] { return (parent, table[parent]!) }
             }

@@ -53,6 +53,10 @@ public final class RTSPPublisher: AsyncSequence, Sendable {
     /// and for an H.265 stream.
     public var formatDescription: FormatDescription? { codec == .h264 ? try? sessionDescription.formatDescription() : nil }
 
+    /// The audio track the publisher announced (the SDP's `m=audio` section, of a codec this
+    /// package reads); nil without one. Its frames are `.frame` events whose format is `.audio`.
+    public var audioMedia: AudioMediaDescription? { sessionDescription.audio }
+
     /// The coding standard the SDP announced: H.265 for an `H265` rtpmap, else H.264.
     public var codec: VideoCodec { sessionDescription.codec }
 

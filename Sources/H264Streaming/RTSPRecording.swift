@@ -19,6 +19,10 @@ final class RTSPRecording {
         var depacketizer: VideoRTPDepacketizer
         let description: SessionDescription
         var publisher: RTSPPublisher?
+        /// The announced audio track's depacketizer; nil without one.
+        var audio: AudioRTPDepacketizer?
+        /// Both tracks' presentation times, on one timeline.
+        var timeline = RTSPSessionTimeline()
     }
 
     private let configuration: RTSPServer.Configuration
@@ -59,7 +63,8 @@ final class RTSPRecording {
     func announce(_ description: SessionDescription, by connection: ObjectIdentifier) throws(MediaError) -> Bool {
         guard publisher == nil || publisher == connection, !isRecording, !isClosed else { return false }
         stream = Stream(depacketizer: try VideoRTPDepacketizer(description, reorderWindow: configuration.reorderWindow),
-                        description: description)
+                        description: description, audio: description.audio.map { AudioRTPDepacketizer(media: $0) },
+                        timeline: RTSPSessionTimeline(audioClockRate: description.audio?.clockRate ?? 90_000))
         publisher = connection
         return true
     }
@@ -121,13 +126,53 @@ final class RTSPRecording {
         deliver()
     }
 
-    /// Hands the depacketizer's ready events to the publisher.
+    /// One RTP packet of the publisher's audio track: depacketized, and its frames delivered
+    /// as `.frame` events (format `.audio`) on the video's timeline.
+    func receive(audioPacket packet: UnsafeRawBufferPointer, from connection: ObjectIdentifier) {
+        guard connection == publisher, isRecording, stream?.audio != nil else { return }
+        lastPacket = loop.now
+        stream!.audio!.append(packet: Array(packet))
+        deliver()
+    }
+
+    /// One RTCP packet of the publisher on `track`: its sender report lines the tracks up.
+    func receive(rtcp packet: UnsafeRawBufferPointer, track: RTSPSessionTimeline.Track, from connection: ObjectIdentifier) {
+        guard connection == publisher, isRecording, stream != nil, let packets = try? RTCPPacket.packets(in: packet) else { return }
+        for case .senderReport(let report, _) in packets { stream!.timeline.senderReport(report, for: track) }
+    }
+
+    /// Hands the depacketizers' ready events to the publisher, the frames' presentation times
+    /// on the session's timeline.
     private func deliver() {
         guard let stream, let published = stream.publisher else { return }
-        var depacketizer = stream.depacketizer
+        var depacketizer = stream.depacketizer, timeline = stream.timeline, audio = stream.audio
+        let arrival = Duration.nanoseconds(Int64(clamping: loop.now.uptimeNanoseconds))
         var events: [RTSPPublisher.Element] = []
-        while let event = depacketizer.next() { events.append(event) }
+        while let event = depacketizer.next() {
+            guard case .frame(var received) = event else {
+                events.append(event)
+                continue
+            }
+            let time = timeline.time(of: received.timestamp, track: .video, arrival: arrival)
+            received.frame.presentationTime = time
+            received.frame.decodeTime = time
+            events.append(.frame(received))
+        }
+        while let event = audio?.next() {
+            switch event {
+            case .accessUnit(var received):
+                let time = timeline.time(of: received.timestamp, track: .audio, arrival: arrival)
+                received.accessUnit.presentationTime = time
+                received.accessUnit.decodeTime = time
+                events.append(.frame(received))
+            case .loss(let loss): events.append(.loss(loss))
+            case .diagnostic(let error): events.append(.diagnostic(error))
+            case .keyframeRequest: break
+            }
+        }
         self.stream?.depacketizer = depacketizer
+        self.stream?.timeline = timeline
+        self.stream?.audio = audio
         published.deliver(events, statistics: RTPReceptionStatistics(counting: depacketizer))
     }
 

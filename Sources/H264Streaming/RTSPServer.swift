@@ -3,6 +3,7 @@ public import HEVC
 public import Logging
 public import NIOCore
 import NIOPosix
+public import RTP
 
 /// An RTSP server (RFC 2326) that plays live streams and takes published ones: each play
 /// mount path (`/live`, `/cam1`, …) is a ``Broadcaster`` with its format, at
@@ -176,8 +177,33 @@ public final class RTSPServer: Sendable {
     ///   - format: the stream's format, described to players (DESCRIBE) with its parameter sets.
     ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
     public func mount(_ path: String, broadcaster: Broadcaster, format: VideoFormatDescription, authentication: Authentication? = nil) {
+        mount(path, broadcaster: broadcaster, format: format, audio: nil, authentication: authentication)
+    }
+
+    /// Plays `broadcaster`'s stream, H.264 or H.265 with an audio track, at `path`: its SDP has
+    /// the video section (control `track1`) and `audio`'s `m=audio` section as given (its codec,
+    /// rate, channels and configuration; control `track2`). A viewer sets up either track or
+    /// both (audio interleaved on channels 2–3, or its own UDP port pair); the broadcaster's
+    /// audio frames are made into the audio track's packets once for every viewer of it, stamped
+    /// on the stream's clock as the video's are, and the RTCP sender reports of both tracks map
+    /// the same wall clock (so players line them up).
+    ///
+    /// - Parameters:
+    ///   - path: the mount path.
+    ///   - broadcaster: the stream's publishing handle; its audio frames (``LiveFrame/init(audio:format:presentationTime:)``)
+    ///     go to the audio track.
+    ///   - format: the video format, described to players with its parameter sets.
+    ///   - audio: the audio track's description (a camera's ``RTSPClient/audioMedia``); nil: video only.
+    ///   - authentication: who may play it; nil: the server's ``Configuration/authentication``.
+    public func mount(_ path: String, broadcaster: Broadcaster, format: VideoFormatDescription, audio: AudioMediaDescription?,
+                      authentication: Authentication? = nil) {
         broadcaster.enableRTP(maximumTransmissionUnit: configuration.maximumTransmissionUnit)
-        mounts.set(RTSPMounts.normalized(path), RTSPMounts.Mount(broadcaster: broadcaster, format: format), authentication: authentication)
+        var track = audio
+        track?.control = "track2"
+        track?.warnings = []
+        if let track { broadcaster.enableAudioRTP(track) }
+        mounts.set(RTSPMounts.normalized(path), RTSPMounts.Mount(broadcaster: broadcaster, format: format, audio: track),
+                   authentication: authentication)
     }
 
     /// Makes a new stream of `format` at `path` and returns its publishing handle.

@@ -1,5 +1,5 @@
 import MediaContainers
-import RTP
+public import RTP
 
 /// Where a ``Relay`` takes its stream from, as ``LiveFrame``s of either codec: a camera played with
 /// ``RTSPClient``, a publisher recording to an ``RTSPServer`` record path (``RTSPPublisher``),
@@ -47,6 +47,18 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// (`Task(executorPreference:)`): a file's player's event loop; nil for the other sources.
     public var executor: EventLoopExecutor? {
         if case .file(let player) = kind, let loop = player.eventLoop { EventLoopExecutor(loop) } else { nil }
+    }
+
+    /// The source's audio track as an RTSP server describes it (a camera's `m=audio` section),
+    /// for ``RTSPServer/mount(_:broadcaster:format:audio:authentication:)`` before the first
+    /// viewer asks (DESCRIBE); nil without audio, and for the sources that carry none this way.
+    /// The audio frames themselves come out of the sequence as ``LiveFrame``s of the audio track.
+    public var audioMedia: AudioMediaDescription? {
+        switch kind {
+        case .camera(let client): client.audioMedia
+        case .publisher(let publisher): publisher.audioMedia
+        case .file, .rtmp: nil
+        }
     }
 
     /// The frames of an RTMP stream played from a server.

@@ -60,6 +60,8 @@ final class ReceivedOutput {
     /// Writes one frame of either codec as Annex-B, from the first keyframe on, and decodes it
     /// (stamped with its 90 kHz `timestamp`) when asked to.
     func write(_ frame: CompressedFrame, timestamp: UInt32) throws {
+        // The outputs are video's (Annex-B, y4m): an audio track's frames are not written.
+        guard frame.videoFormat != nil else { return }
         codec = frame.videoFormat?.codec ?? codec
         guard !done, annexB.take(frame) else { return }
         out?.write(Data(try annexB.annexB(frame)))
