@@ -103,23 +103,25 @@ extension FuzzTarget {
             var format: VideoFormatDescription?
             do {
                 for frame in frames {
-                    if frame.format != format {
+                    // FLVVideoFrame.format is optional since c698e54; a frame the reader gives has one.
+                    guard let frameFormat = frame.format else { check(false, "a read frame without a format"); continue }
+                    if frameFormat != format {
                         // The frames are 4-byte AVCC now: the same format with 4-byte lengths.
                         let rewritten: VideoFormatDescription
-                        if var record = frame.format.h264?.configurationRecord {
+                        if var record = frameFormat.h264?.configurationRecord {
                             record.lengthSizeMinusOne = 3
                             rewritten = .h264(FormatDescription(configurationRecord: record))
-                        } else if var record = frame.format.hevc {
+                        } else if var record = frameFormat.hevc {
                             record.lengthSizeMinusOne = 3
                             rewritten = .hevc(record)
                         } else {
-                            rewritten = frame.format
+                            rewritten = frameFormat
                         }
                         try writer.appendSequenceHeader(rewritten, timestamp: frame.decodeTime)
-                        format = frame.format
+                        format = frameFormat
                     }
                     try writer.append(FLVVideoTag(frameType: frame.frameType, packet: .codedFrames(data: frame.data,
-                        compositionTime: frame.compositionTime), syntax: frame.syntax, codec: frame.format.codec), timestamp: frame.decodeTime)
+                        compositionTime: frame.compositionTime), syntax: frame.syntax, codec: frameFormat.codec), timestamp: frame.decodeTime)
                 }
                 let again = try FLVReader.read(writer.bytes).frames
                 check(again.map(\.data) == frames.map(\.data), "rewritten frames differ")
