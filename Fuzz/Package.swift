@@ -31,7 +31,7 @@ let package = Package(
                 .product(name: "H264", package: rootIdentity), .product(name: "MediaContainers", package: rootIdentity),
                 .product(name: "H264Decoder", package: rootIdentity), .product(name: "HEVC", package: rootIdentity),
                 .product(name: "RTP", package: rootIdentity), .product(name: "RTSPMessages", package: rootIdentity),
-                .product(name: "RTMPMessages", package: rootIdentity),
+                .product(name: "RTMPMessages", package: rootIdentity), .product(name: "AudioCodecs", package: rootIdentity),
             ],
             swiftSettings: strictSwift
         ),

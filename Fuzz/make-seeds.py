@@ -254,6 +254,25 @@ def y4m_seeds(out, data):
     write(out, "y4m", data[:position])
 
 
+def audio_seeds(out, name, data):
+    """Fixtures/audio: RTP captures (2-byte length prefixes already) for audio-rtp, behind the
+    byte that picks the payload format (0 mpeg4-generic, 3 LATM; AudioTargets.swift) and an MTU
+    byte; SDPs for sdp-audio and sdp; AAC configurations for audio-config."""
+    if name.endswith(".rtp"):
+        body = data[:4096]
+        pick = 3 if "latm" in name else 0
+        write(out, "audio-rtp", bytes([pick, 20]) + body)
+        write(out, "audio-rtp", bytes([5, 100]) + body)  # the same packets as G.711
+    elif name.endswith(".sdp"):
+        write(out, "sdp-audio", data)
+        write(out, "sdp", data + b"m=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\n")
+    elif name.endswith(".aac"):
+        write(out, "audio-config", bytes.fromhex("119056E500"))
+        write(out, "audio-config", bytes.fromhex("400023203fc0"))
+        write(out, "audio-config", bytes.fromhex("1408"))
+        write(out, "audio-config", bytes.fromhex("0140002320") + data[7:64])
+
+
 def main():
     out = sys.argv[1]
     audio_seeds(out)
@@ -269,6 +288,8 @@ def main():
                     y4m_seeds(out, data)
                 elif name.endswith((".yuv", ".mkv")):
                     continue
+                elif folder.split(os.sep)[-1] == "audio":
+                    audio_seeds(out, name, data)
                 elif name.endswith(".265"):
                     hevc_seeds(out, data)
                 elif "avcc" in folder.split(os.sep)[-1]:

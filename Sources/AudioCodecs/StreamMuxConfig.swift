@@ -147,9 +147,11 @@ public struct StreamMuxConfig: Hashable, Sendable {
         writer.write(numSubFrames & 0x3F, 6)
         writer.write(0, 4)                  // numProgram
         writer.write(0, 3)                  // numLayer
+        // Zero bits where the configuration lacks some of its GASpecificConfig (see bitLength(of:)).
         let ascBits = Self.bitLength(of: audioSpecificConfig)
+        let source = audioSpecificConfig.bytes + [UInt8](repeating: 0, count: 8)
         for bit in 0..<ascBits {
-            writer.write(Int(audioSpecificConfig.bytes[bit / 8] >> (7 - UInt8(bit % 8)) & 1), 1)
+            writer.write(Int(source[bit / 8] >> (7 - UInt8(bit % 8)) & 1), 1)
         }
         writer.write(0, 3)                  // frameLengthType
         writer.write(latmBufferFullness & 0xFF, 8)
@@ -167,9 +169,10 @@ public struct StreamMuxConfig: Hashable, Sendable {
     }
 
     /// The number of bits the `AudioSpecificConfig` in `config.bytes` occupies (its
-    /// `GASpecificConfig` read to the end); its whole bytes when that cannot be told.
+    /// `GASpecificConfig` read to the end, zero bits taken for any it lacks — a configuration
+    /// read whole by `ascLen` may stop early); its whole bytes when that cannot be told.
     static func bitLength(of config: AudioSpecificConfig) -> Int {
-        var reader = BitReader(config.bytes)
+        var reader = BitReader(config.bytes + [UInt8](repeating: 0, count: 8))
         guard (try? readAudioSpecificConfig(&reader, bitLength: nil)) != nil else { return config.bytes.count * 8 }
         return reader.bitOffset
     }

@@ -80,7 +80,10 @@ struct RTMPAudioTimeline: Sendable {
     static let maximumFrameBytes = 0xFF_FFFF - 2
 
     /// The messages for one frame at `milliseconds` since the publish's origin; empty when the
-    /// connection is not `writable` (the frame is dropped).
+    /// connection is not `writable`, or when the frame is not later than the last one sent (a
+    /// source whose timeline stepped back, as a camera's does when its first sender reports
+    /// correct the arrival times): the frame is dropped, as players reject two audio frames at
+    /// one time (FFmpeg: "non monotonically increasing dts").
     ///
     /// - Throws: the errors of `FLVAudioTag.frame(_:format:)` and
     ///   `FLVAudioTag.sequenceHeader(_:)`; `MediaError.Code.rtmpMessageTooLarge` for a frame over
@@ -95,7 +98,11 @@ struct RTMPAudioTimeline: Sendable {
             framesDropped += 1
             return []
         }
-        let timestamp = max(lastTimestamp, UInt32(truncatingIfNeeded: max(milliseconds, 0)))
+        let timestamp = UInt32(truncatingIfNeeded: max(milliseconds, 0))
+        if framesSent > 0 && timestamp <= lastTimestamp {
+            framesDropped += 1
+            return []
+        }
         var messages: [RTMPMessage] = []
         if format.codec == .aac && format != self.format {
             let header = try FLVAudioTag.sequenceHeader(format).serialized()

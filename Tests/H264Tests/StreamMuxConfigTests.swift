@@ -57,4 +57,21 @@ import Testing
         let element = try AudioMuxElement(AudioMuxElement.payloadLengthInfo(600) + payload, muxConfigPresent: false, streamMuxConfig: config)
         #expect(element.payloads == [payload])
     }
+
+    /// Regression (audio-config fuzz target): an `ascLen` (audioMuxVersion 1) that stops before
+    /// the end of the GASpecificConfig; written as version 0, the missing bits are zeros and the
+    /// bytes read back to the same bytes (the writer used to index past the configuration).
+    @Test func aShortAscLenIsWrittenWithZeroBits() throws {
+        var sink = BitSink()
+        sink.write(1, 1); sink.write(0, 1); sink.write(0, 2); sink.write(0xFF, 8)
+        sink.write(1, 1); sink.write(0, 6); sink.write(0, 4); sink.write(0, 3)
+        sink.write(0, 2); sink.write(14, 8)              // ascLen 14: up to frameLengthFlag only
+        sink.write(0x1408 >> 2, 14)
+        sink.write(0, 3); sink.write(0xFF, 8); sink.write(0, 1); sink.write(0, 1)
+        let config = try StreamMuxConfig(sink.bytes)
+        #expect(config.audioSpecificConfig.samplingFrequency == 16_000 && config.audioSpecificConfig.channelConfiguration == 1)
+        let written = StreamMuxConfig(audioSpecificConfig: config.audioSpecificConfig)
+        let reread = try StreamMuxConfig(written.bytes)
+        #expect(reread.bytes == written.bytes && reread.audioSpecificConfig.bytes == [0x14, 0x08])
+    }
 }

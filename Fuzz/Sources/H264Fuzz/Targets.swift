@@ -78,6 +78,12 @@ enum FuzzTarget: String, CaseIterable {
     case amf0
     /// `HEVCRTPDepacketizer` and the packetizer round trip (HEVCRTPTarget.swift).
     case hevcRTP = "hevc-rtp"
+    /// `AudioRTPDepacketizer` for each payload format, and the packetizer round trip (AudioTargets.swift).
+    case audioRTP = "audio-rtp"
+    /// `AudioSpecificConfig`, `StreamMuxConfig` and `AudioMuxElement` (AudioTargets.swift).
+    case audioConfig = "audio-config"
+    /// `SessionDescription.audioMedia(parsing:)` and its lines read back (AudioTargets.swift).
+    case sdpAudio = "sdp-audio"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -106,6 +112,9 @@ enum FuzzTarget: String, CaseIterable {
         case .rtmpChunks: Self.rtmpChunks(bytes)
         case .amf0: Self.amf0(bytes)
         case .hevcRTP: Self.hevcRTP(bytes)
+        case .audioRTP: Self.audioRTP(bytes)
+        case .audioConfig: Self.audioConfig(bytes)
+        case .sdpAudio: Self.sdpAudio(bytes)
         }
     }
 

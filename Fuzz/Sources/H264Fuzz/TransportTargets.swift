@@ -77,9 +77,12 @@ extension FuzzTarget {
         let text = String(decoding: bytes, as: UTF8.self)
         if var description = try? SessionDescription(parsing: text) {
             // What was tolerated is not written back: the text it writes reads without warnings.
-            let again = try? SessionDescription(parsing: description.text)
+            var again = try? SessionDescription(parsing: description.text)
             check(again?.warnings == [], "SDP text written here reads with warnings: \(again?.warnings ?? [])")
             description.warnings = []
+            // The audio section's own warnings (an unreadable config) are written back as they came.
+            description.audio?.warnings = []
+            again?.audio?.warnings = []
             check(again == description, "SDP does not survive its own text: \(description)")
             _ = try? description.formatDescription()
         }
