@@ -29,7 +29,8 @@ struct AudioConverterTests {
         frames += try converter.finish()
         // 16,000 samples in 1024-sample frames, plus the encoder's priming frame.
         #expect(frames.count >= 16 && frames.count <= 18, "\(frames.count) frames")
-        #expect(frames.first?.presentationTime == .zero)
+        // The priming frame one frame (1024 samples) before the first input sample.
+        #expect(frames.first?.presentationTime == .milliseconds(-128))
         #expect(frames.allSatisfy { $0.audioFormat == converter.outputFormat })
         let config = try AudioSpecificConfig(converter.outputFormat.magicCookie)
         var adts: [UInt8] = []

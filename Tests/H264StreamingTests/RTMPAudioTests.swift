@@ -56,19 +56,26 @@ import Testing
         #expect(try send(Self.format, at: 46, writable: false) == [])
         #expect(try send(stereo, at: 69) == [try FLVAudioTag.sequenceHeader(stereo).serialized(), [0xAF, 0x01, 0x21]])
         timeline.restart()
-        #expect(try send(stereo, at: 10).count == 2)
-        #expect(timeline.lastTimestamp == 69)
-        #expect(timeline.framesSent == 4 && timeline.framesDropped == 1 && timeline.sequenceHeaders == 3)
+        // A frame not later than the last sent (a source's timeline that stepped back) is dropped:
+        // two audio frames at one time are refused by players.
+        #expect(try send(stereo, at: 69) == [])
+        #expect(try send(stereo, at: 92).count == 2)
+        #expect(timeline.lastTimestamp == 92)
+        #expect(timeline.framesSent == 4 && timeline.framesDropped == 2 && timeline.sequenceHeaders == 3)
     }
 
-    /// In the event queues' keyframe gate an audio frame is no frame (nil): every audio frame is
-    /// a keyframe and must not reopen the gate inside a video GOP; a video frame keeps its flag.
+    /// In the event queues' keyframe gate an audio frame is never a keyframe (false): every
+    /// audio frame is a keyframe of its own track and must not reopen the gate inside a video
+    /// GOP; a video frame keeps its flag.
     @Test func audioFramesDoNotOpenTheKeyframeGate() {
         let audio = FLVReader.Event.frame(FLVFrame(data: Self.silence, audioFormat: Self.format, timestamp: 0))
         let video = FLVReader.Event.frame(FLVFrame(data: [0, 0, 0, 1, 0x41], format: .h264(StreamingFixtures.format), decodeTime: 0,
                                                    compositionTime: 0, frameType: .interFrame, syntax: .legacy))
-        #expect(audio.keyframeFlag == nil)
+        let keyframe = FLVReader.Event.frame(FLVFrame(data: [0, 0, 0, 1, 0x65], format: .h264(StreamingFixtures.format), decodeTime: 0,
+                                                      compositionTime: 0, frameType: .keyframe, syntax: .legacy))
+        #expect(audio.keyframeFlag == false)
         #expect(video.keyframeFlag == false)
+        #expect(keyframe.keyframeFlag == true)
     }
 
     /// Our ingest server hands out the publisher's audio frames — the silent frame's bytes, the

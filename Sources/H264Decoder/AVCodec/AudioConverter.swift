@@ -8,9 +8,10 @@ public import MediaCore
 /// (`AudioConverterNew`, `AudioConverterFillComplexBuffer`).
 ///
 /// One converter serves one track, from one task at a time (it is not `Sendable`). Output frames
-/// are timed on the input's timeline: the first one at the first input frame's presentation
-/// time, each next one 1024 samples later, so the audio stays where the source put it. The
-/// encoder's delay (its priming samples) is part of the first frames, as in any AAC stream.
+/// are timed on the input's timeline, each 1024 samples after the one before: the frame that
+/// holds the first input sample at that sample's presentation time, and the encoder's priming
+/// frame (its delay, as in any AAC stream) one frame before it, so the audio stays where the
+/// source put it.
 ///
 /// The corresponding libavcodec calls are `avcodec_send_packet`/`avcodec_receive_frame` on the
 /// decoder and `avcodec_send_frame`/`avcodec_receive_packet` on the encoder.
@@ -155,7 +156,8 @@ public final class AudioConverter {
                 var size: Int32 = 0, pts: Int64 = 0
                 let data = cav_packet_data(packet, &size, &pts)
                 let bytes = data.map { [UInt8](UnsafeBufferPointer(start: $0, count: Int(size))) } ?? []
-                let time = (origin ?? .zero) + .seconds(Double(max(pts, 0)) / Double(inputFormat.sampleRate))
+                // The encoder's priming frame has a negative `pts`: it starts before the first input sample.
+                let time = (origin ?? .zero) + .seconds(Double(pts) / Double(inputFormat.sampleRate))
                 output.append(CompressedFrame(data: bytes, format: outputFormat, presentationTime: time))
                 cav_packet_unref(packet)
             }
