@@ -22,6 +22,8 @@ struct ReceiveCommand: AsyncParsableCommand {
     var sdp: String
     @OptionGroup var options: ReceiveOptions
     @OptionGroup(title: "RTSP client") var rtsp: RTSPClientOptions
+    @Flag(help: "Leave a camera's audio out (by default an rtsp:// camera's audio track is received too: written with -o FILE.flv, said and left out of Annex-B and y4m).")
+    var noAudio = false
     @OptionGroup(title: "RTSP authentication and TLS (with --listen)") var auth: ServerAccessOptions
 
     func validate() throws {
@@ -62,6 +64,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     /// `RTSPClientOptions`), then TEARDOWN.
     private func receiveRTSP(group: MultiThreadedEventLoopGroup) async throws {
         var configuration = try rtsp.configuration()
+        configuration.audio = !noAudio
         configuration.idleTimeout = .seconds(options.idleTimeout)
         configuration.reorderWindow = options.reorderWindow
         configuration.userAgent = "h264 receive"

@@ -85,7 +85,7 @@ struct RelayCommand: AsyncParsableCommand {
             let work = Task(executorPreference: frames.executor) {
                 var announced = false
                 return try await relay.run(frames: frames) { format in
-                    if let rtsp, let address { rtsp.mount(address.path, broadcaster: relay.broadcaster, format: format, audio: frames.audioMedia) }
+                    if let rtsp, let address { rtsp.mount(address.path, broadcaster: relay.broadcaster, format: format, audio: audio.noAudio ? nil : frames.audioMedia) }
                     guard !announced else { return }
                     announced = true
                     // Announced once the stream is mounted, so a viewer who reads it can play at once.

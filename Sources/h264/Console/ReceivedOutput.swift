@@ -19,12 +19,17 @@ final class ReceivedOutput {
     private let frames: Int?
     private let log: (String) -> Void
     private let decoded: (writer: RTPY4MWriter, path: String, file: FileHandle)?
+    /// With `-o FILE.flv`: both tracks as FLV (else the output is the Annex-B video).
+    private var flv: ReceivedFLVOutput?
+    /// True once an audio frame was left out of an elementary video output (said once).
+    private var saidAudioLeftOut = false
     private var wroteAll = false
     /// True once `frames` access units are written (or, when decoding, decoded frames).
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
     init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, log: @escaping (String) -> Void) throws {
         out = try path.map(CLIIO.openOutput)
+        flv = path?.lowercased().hasSuffix(".flv") == true ? ReceivedFLVOutput() : nil
         annexB = ReceivedAnnexBWriter(format: format)
         codec = format?.codec
         self.frames = decodedPath == nil ? frames : nil
@@ -60,11 +65,23 @@ final class ReceivedOutput {
     /// Writes one frame of either codec as Annex-B, from the first keyframe on, and decodes it
     /// (stamped with its 90 kHz `timestamp`) when asked to.
     func write(_ frame: CompressedFrame, timestamp: UInt32) throws {
-        // The outputs are video's (Annex-B, y4m): an audio track's frames are not written.
-        guard frame.videoFormat != nil else { return }
+        if flv != nil {
+            guard !done else { return }
+            let bytes = try flv?.bytes(of: frame) ?? []
+            if !bytes.isEmpty { out?.write(Data(bytes)) }
+            if let frames, let flv, flv.videoFrames >= frames { wroteAll = true }
+            guard frame.videoFormat != nil else { return }
+        } else if let audio = frame.audioFormat {
+            // Annex-B and y4m are elementary video: the audio track is left out (said once).
+            if !saidAudioLeftOut && out != nil {
+                saidAudioLeftOut = true
+                log("the \(audio.codec.rawValue) audio track is left out of the elementary video output (-o FILE.flv keeps it)")
+            }
+            return
+        }
         codec = frame.videoFormat?.codec ?? codec
         guard !done, annexB.take(frame) else { return }
-        out?.write(Data(try annexB.annexB(frame)))
+        if flv == nil { out?.write(Data(try annexB.annexB(frame))) }
         try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
             try decoded?.writer.decode(RTPReceivedFrame(accessUnit: frame, timestamp: timestamp, endedByMarker: true))
         }
@@ -76,7 +93,6 @@ final class ReceivedOutput {
     func write(flv event: FLVReader.Event) throws {
         switch event {
         case .frame(let frame):
-            guard frame.audioFormat == nil else { return }
             try write(frame.frame, timestamp: UInt32(truncatingIfNeeded: frame.presentationTime * 90))
         case .skippedTag(let error), .warning(let error): log(String(describing: error))
         case .formatChanged, .endOfSequence: break
@@ -87,6 +103,7 @@ final class ReceivedOutput {
     /// for RTMP); when decoding, flushes the decoder so the last frames are written.
     func finish(_ s: RTPReceptionStatistics?) throws {
         let key = codec == .hevc ? "IRAP picture" : "IDR"
+        if let flv { log("wrote \(flv.videoFrames) video and \(flv.audioFrames) audio frames as FLV") }
         log("\(out == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first \(key) skipped)"
             + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))
         guard let decoded else { return }

@@ -37,6 +37,7 @@ extension RelayCommand {
         if RTSPURI.isAbsolute(source) {
             var configuration = try client.configuration()
             configuration.userAgent = "h264 relay"
+            configuration.audio = !audio.noAudio
             let client = try await RTSPClient.open(url: source, group: group, configuration: configuration, logger: logger)
             closeSource = client.close
             return .camera(client)
