@@ -10,7 +10,7 @@ struct InspectCommand: ParsableCommand {
         abstract: "List NAL units, access units and parameter sets of H.264/H.265.",
         discussion: """
         FILE: an Annex-B stream ('-' for standard input), or AVCC with --config or --length-size. --json prints \
-        one object (access_units, vps, sps, pps, diagnostics). Out-of-range values and damaged NAL units are \
+        one object (access_units, vps, sps, pps, diagnostics). An FLV file or an SDP lists its tracks (video and audio). Out-of-range values and damaged NAL units are \
         warnings (exit status 0), or errors with --strict (exit status 1).
         """
     )
@@ -26,6 +26,16 @@ struct InspectCommand: ParsableCommand {
         try runReportingErrors(command: "inspect") {
             let bytes = try CLIIO.read(file)
             let name = file == "-" ? "<stdin>" : file
+            if config == nil, lengthSize == nil, let listing = try TrackListing(bytes: bytes) {
+                if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys]
+                    print(String(decoding: try encoder.encode(listing), as: UTF8.self))
+                } else {
+                    print(listing.table())
+                }
+                return
+            }
             let record = try config.map(CLIIO.readConfiguration)
             let inspection = try CLIError.named(name) { () throws(MediaError) in
                 try AnyStreamInspection(bytes: bytes, configurationRecord: record, lengthSize: lengthSize)
