@@ -45,19 +45,22 @@ import Testing
         #expect(relay.stop() == 0)
     }
 
-    @Test func aCameraWithAACRelayedOverUDP() throws {
-        let camera = try GStreamerRTSPServer(["--audio", "aac"])
+    @Test(arguments: codecs.map(\.script))
+    func aCameraWithAudioRelayedOverUDP(_ audio: String) throws {
+        let expected = Self.codecs.first { $0.script == audio }!.ffmpeg
+        let camera = try GStreamerRTSPServer(["--audio", audio])
         defer { camera.kill() }
         let (relay, url) = try RelayPeerTests.relay(camera.url, [])
         defer { relay.kill() }
-        #expect(try Self.probe(url, transport: "udp") == ["h264", "aac"])
+        #expect(try Self.probe(url, transport: "udp") == ["h264", expected])
         let sound = try Self.decode(url, transport: "udp", map: "0:a")
         #expect(sound.status == 0 && sound.errors.isEmpty && sound.frames > 0, "\(sound.frames) audio frames: \(sound.errors)")
         #expect(relay.stop() == 0)
     }
 
-    @Test func gstreamerDecodesTheRelayedAudio() throws {
-        let camera = try GStreamerRTSPServer(["--audio", "aac"])
+    @Test(arguments: codecs.map(\.script))
+    func gstreamerDecodesTheRelayedAudio(_ audio: String) throws {
+        let camera = try GStreamerRTSPServer(["--audio", audio])
         defer { camera.kill() }
         let (relay, url) = try RelayPeerTests.relay(camera.url, [])
         defer { relay.kill() }
