@@ -8,7 +8,7 @@ public import MediaCore
 /// Sans-I/O: give it each video frame's time and send the frames it returns first, so the audio
 /// covers the video without running ahead of it.
 public struct SilentAACTrack: Sendable {
-    /// The track's format: AAC-LC at ``sampleRate`` with the configuration's channels.
+    /// The track's format: AAC-LC at the sampling rate given, with the configuration's channels.
     public let format: AudioFormatDescription
     private let frame: [UInt8]
     /// The time of the next silent frame; nil before the first video time.

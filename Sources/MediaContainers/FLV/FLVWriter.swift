@@ -71,7 +71,7 @@ public struct FLVWriter: Sendable {
 
     /// Appends an `onMetaData` script data tag (before the first video tag, at time 0).
     ///
-    /// - Throws: as ``append(_:timestamp:)``.
+    /// - Throws: as ``append(_:timestamp:)-(FLVVideoTag,_)``.
     public mutating func appendMetadata(_ metadata: FLVMetadata, timestamp: Int64 = 0) throws(MediaError) {
         try appendTag(.scriptData, timestamp: timestamp) { (output: inout [UInt8]) throws(MediaError) in
             output.append(contentsOf: metadata.serialized())
@@ -81,7 +81,7 @@ public struct FLVWriter: Sendable {
     /// Appends the sequence header of `format` as a keyframe tag: the avcC (in the writer's
     /// ``syntax``), or for H.265 the hvcC in an Enhanced RTMP `hvc1` `SequenceStart`.
     ///
-    /// - Throws: as ``append(_:timestamp:)``.
+    /// - Throws: as ``append(_:timestamp:)-(FLVVideoTag,_)``.
     public mutating func appendSequenceHeader(_ format: VideoFormatDescription, timestamp: Int64 = 0) throws(MediaError) {
         try append(FLVVideoTag.sequenceHeader(format, syntax: syntax), timestamp: timestamp)
     }
@@ -89,7 +89,7 @@ public struct FLVWriter: Sendable {
     /// Appends the AVC sequence header (the format's avcC) as a keyframe tag
     /// (the sequence header of `VideoFormatDescription.h264(format)`).
     ///
-    /// - Throws: as ``append(_:timestamp:)``.
+    /// - Throws: as ``append(_:timestamp:)-(FLVVideoTag,_)``.
     public mutating func appendSequenceHeader(_ format: FormatDescription, timestamp: Int64 = 0) throws(MediaError) {
         try appendSequenceHeader(.h264(format), timestamp: timestamp)
     }
@@ -105,7 +105,7 @@ public struct FLVWriter: Sendable {
     ///     decodeTime` is written as the SI24 composition time, negative values included.
     ///   - codec: H.264, or H.265 (an `hvc1` tag, after an H.265 sequence header).
     /// - Throws: `MediaError.Code.valueOutOfRange` when the composition time does not fit SI24
-    ///   (field `CompositionTime`) and as ``append(_:timestamp:)``.
+    ///   (field `CompositionTime`) and as ``append(_:timestamp:)-(FLVVideoTag,_)``.
     public mutating func appendFrame(_ data: [UInt8], isKeyframe: Bool, decodeTime: Int64,
                                      presentationTime: Int64, codec: VideoCodec = .h264) throws(MediaError) {
         let (difference, overflow) = presentationTime.subtractingReportingOverflow(decodeTime)
@@ -121,7 +121,7 @@ public struct FLVWriter: Sendable {
 
     /// Appends an end-of-sequence tag (of an H.264 or an H.265 stream).
     ///
-    /// - Throws: as ``append(_:timestamp:)``.
+    /// - Throws: as ``append(_:timestamp:)-(FLVVideoTag,_)``.
     public mutating func appendEndOfSequence(timestamp: Int64, codec: VideoCodec = .h264) throws(MediaError) {
         try append(FLVVideoTag(frameType: .keyframe, packet: .endOfSequence, syntax: syntax, codec: codec), timestamp: timestamp)
     }
@@ -138,7 +138,7 @@ public struct FLVWriter: Sendable {
     ///
     /// - Throws: `MediaError.Code.unsupported` (field `SoundFormat`) for a format that is not
     ///   AAC (G.711 needs no sequence header); the errors of
-    ///   ``FLVAudioTag/sequenceHeader(_:)`` and ``append(_:timestamp:)``.
+    ///   ``FLVAudioTag/sequenceHeader(_:)`` and ``append(_:timestamp:)-(FLVAudioTag,_)``.
     public mutating func appendAudioSequenceHeader(_ format: AudioFormatDescription, timestamp: Int64 = 0) throws(MediaError) {
         try append(FLVAudioTag.sequenceHeader(format), timestamp: timestamp)
     }
@@ -152,7 +152,7 @@ public struct FLVWriter: Sendable {
     ///   - format: its format (AAC, `pcma` or `pcmu`).
     ///   - timestamp: the frame's time in milliseconds, the tag's timestamp.
     /// - Throws: the errors of ``FLVAudioTag/frame(_:format:)`` (Opus, G.711 not at 8 kHz) and
-    ///   ``append(_:timestamp:)``.
+    ///   ``append(_:timestamp:)-(FLVAudioTag,_)``.
     public mutating func appendAudioFrame(_ data: [UInt8], format: AudioFormatDescription, timestamp: Int64) throws(MediaError) {
         try append(FLVAudioTag.frame(data, format: format), timestamp: timestamp)
     }
