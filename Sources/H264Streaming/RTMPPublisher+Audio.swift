@@ -37,6 +37,32 @@ extension RTMPPublisher {
         }
     }
 
+    /// Announces the audio track before its first frame: the AAC sequence header of `format` now
+    /// (players then know the stream has audio before the first video keyframe, as YouTube's
+    /// ingest wants), so a source whose audio starts after its first picture is still published
+    /// as a stream with audio. Nothing for G.711, which has no sequence header.
+    ///
+    /// - Parameter format: the AAC format the audio frames will have.
+    /// - Throws: ``RTMPError``: the connection's failure, or ``RTMPError/Code/invalidUse`` after
+    ///   ``finish()`` or for an AAC format without its configuration.
+    public func announceAudio(_ format: AudioFormatDescription) async throws {
+        try await loop.submit { [self] in
+            let url = self.url
+            let (link, finished) = state.withLock { ($0.link, $0.finished) }
+            if finished { throw RTMPError(.invalidUse, "\(url): announceAudio after finish") }
+            let handler = link.handler.value
+            if let failure = handler.failure { throw failure }
+            let messages = try state.withLock { state throws(RTMPError) -> [RTMPMessage] in
+                do throws(MediaError) {
+                    return try state.audio.announcement(of: format, messageStreamId: link.messageStreamId, writable: handler.isWritable)
+                } catch {
+                    throw RTMPError(.invalidUse, "\(url): \(error)", underlying: error)
+                }
+            }
+            if !messages.isEmpty { handler.write(messages, chunkStreamId: RTMPClientHandler.ChunkStream.audio) }
+        }.get()
+    }
+
     /// ``deliver(audio:format:timestamp:)`` for ``offer(_:)``, on the event loop.
     func deliverAudio(_ data: [UInt8], format: AudioFormatDescription, timestamp: Duration) throws {
         try deliver(audio: data, format: format, timestamp: timestamp)
@@ -114,6 +140,18 @@ struct RTMPAudioTimeline: Sendable {
         lastTimestamp = timestamp
         framesSent += 1
         return messages
+    }
+
+    /// The AAC sequence header of `format` alone, at the last audio time (0 before any frame),
+    /// so that a player knows the audio track before the first video keyframe; the first frame
+    /// of `format` then goes without one. Empty for G.711 (no sequence header) or when not
+    /// `writable`.
+    mutating func announcement(of format: AudioFormatDescription, messageStreamId: UInt32, writable: Bool) throws(MediaError) -> [RTMPMessage] {
+        guard format.codec == .aac, writable, format != self.format else { return [] }
+        let header = try FLVAudioTag.sequenceHeader(format).serialized()
+        self.format = format
+        sequenceHeaders += 1
+        return [RTMPMessage(type: .audio, timestamp: lastTimestamp, messageStreamId: messageStreamId, payload: header)]
     }
 
     /// Goes on over a new connection: the AAC sequence header is sent again before the next

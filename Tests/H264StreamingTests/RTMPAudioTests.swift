@@ -64,6 +64,20 @@ import Testing
         #expect(timeline.framesSent == 4 && timeline.framesDropped == 2 && timeline.sequenceHeaders == 3)
     }
 
+    /// `announceAudio`'s messages: the AAC sequence header alone, before any frame (a player
+    /// then knows the track before the first video keyframe); the first frame of that format
+    /// goes without another; G.711 has no header to announce.
+    @Test func anAnnouncedTrackSendsItsSequenceHeaderOnce() throws {
+        var timeline = RTMPAudioTimeline()
+        let header = try FLVAudioTag.sequenceHeader(Self.format).serialized()
+        #expect(try timeline.announcement(of: Self.format, messageStreamId: 1, writable: true).map(\.payload) == [header])
+        #expect(try timeline.announcement(of: Self.format, messageStreamId: 1, writable: true).isEmpty)
+        let first = try timeline.messages([0x21], format: Self.format, milliseconds: 0, messageStreamId: 1, writable: true)
+        #expect(first.map(\.payload) == [[0xAF, 0x01, 0x21]])
+        #expect(try timeline.announcement(of: .g711(.pcma), messageStreamId: 1, writable: true).isEmpty)
+        #expect(timeline.sequenceHeaders == 1)
+    }
+
     /// In the event queues' keyframe gate an audio frame is never a keyframe (false): every
     /// audio frame is a keyframe of its own track and must not reopen the gate inside a video
     /// GOP; a video frame keeps its flag.

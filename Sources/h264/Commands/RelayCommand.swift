@@ -73,9 +73,9 @@ struct RelayCommand: AsyncParsableCommand {
             let frames = try await open(group: group, eventLog: eventLog, logger: logger, closeSource: &closeSource)
             outputs.rtmp = try await rtmp.publishers(group: group, reconnect: client.reconnection, logger: logger)
             // Each publisher is a sink of the relay's broadcaster: it starts with the kept GOP and never slows the viewers.
-            let mode = audio.rtmpMode, quiet = options.quiet
+            let mode = audio.rtmpMode, quiet = options.quiet, sourceAudio = frames.audioMedia?.format
             sinkTasks = outputs.rtmp.map { publisher in
-                relay.broadcaster.attach(RTMPAudioOutput(publisher: publisher, mode: mode) { line in
+                relay.broadcaster.attach(RTMPAudioOutput(publisher: publisher, mode: mode, sourceAudio: sourceAudio) { line in
                     if !quiet { FileHandle.standardError.write(Data("h264 relay: \(line)\n".utf8)) }
                 })
             }

@@ -19,12 +19,29 @@ enum RTMPAudioMode: Sendable {
 struct RTMPAudioOutput: LiveSink {
     let publisher: RTMPPublisher
     let mode: RTMPAudioMode
+    /// The source's audio format when known before its frames (a camera's SDP): its AAC form is
+    /// announced before the first video keyframe.
+    var sourceAudio: AudioFormatDescription? = nil
     /// Called once with a line to show (the audio conversion in use, or why audio was left out).
     let report: @Sendable (String) -> Void
 
     func consume(_ frames: LiveFrameStream) async throws {
         var converter: AudioConverter?, silence = mode == .silent ? try SilentAACTrack() : nil
         var reported = false
+        // The AAC track announced before the first picture: the silent one, the source's AAC, or
+        // what its G.711 or Opus converts to.
+        if let silence {
+            try await publisher.announceAudio(silence.format)
+        } else if mode == .carry, let source = sourceAudio {
+            if source.codec == .aac {
+                if !source.magicCookie.isEmpty { try await publisher.announceAudio(source) }
+            } else if let made = try? AudioConverter(from: source) {
+                converter = made
+                report("audio: \(source.codec.rawValue) converted to AAC-LC for RTMP")
+                reported = true
+                try await publisher.announceAudio(made.outputFormat)
+            }
+        }
         for await frame in frames {
             switch frame.format {
             case .video:
