@@ -1,5 +1,7 @@
 import MediaContainers
+import MediaCore
 public import RTP
+import Synchronization
 
 /// Where a ``Relay`` takes its stream from, as ``LiveFrame``s of either codec: a camera played with
 /// ``RTSPClient``, a publisher recording to an ``RTSPServer`` record path (``RTSPPublisher``),
@@ -23,7 +25,7 @@ public struct RelaySource: AsyncSequence, Sendable {
         case camera(RTSPClient)
         case publisher(RTSPPublisher)
         case file(AnnexBFilePlayer)
-        case rtmp(AsyncStream<FLVReader.Event>)
+        case rtmp(AsyncStream<FLVReader.Event>, RTMPAudioTrack)
     }
 
     private let kind: Kind
@@ -51,25 +53,33 @@ public struct RelaySource: AsyncSequence, Sendable {
 
     /// The source's audio track as an RTSP server describes it (a camera's `m=audio` section),
     /// for ``RTSPServer/mount(_:broadcaster:format:audio:authentication:)`` before the first
-    /// viewer asks (DESCRIBE); nil without audio, and for the sources that carry none this way.
+    /// viewer asks (DESCRIBE); nil without audio, and for a file.
     /// The audio frames themselves come out of the sequence as ``LiveFrame``s of the audio track.
+    ///
+    /// An RTMP stream has no description ahead of its frames: its track is the format of the
+    /// first audio frame the iterator handed out (AAC as `mpeg4-generic`, payload type 97;
+    /// G.711 on its static payload type), nil until then. FFmpeg and OBS send the AAC sequence
+    /// header and the first audio frame before the first video keyframe, so a relay that mounts
+    /// at its first video format (``Relay/run(_:onFormat:)``) mounts with audio; when the audio
+    /// comes only after that mount, the stream stays video-only (until it is mounted again).
     public var audioMedia: AudioMediaDescription? {
         switch kind {
         case .camera(let client): client.audioMedia
         case .publisher(let publisher): publisher.audioMedia
-        case .file, .rtmp: nil
+        case .rtmp(_, let track): track.media
+        case .file: nil
         }
     }
 
     /// The frames of an RTMP stream played from a server.
     ///
     /// - Parameter player: the playing player; ``RTMPPlayer/stop()`` tears it down.
-    public static func rtmp(_ player: RTMPPlayer) -> RelaySource { RelaySource(kind: .rtmp(player.events)) }
+    public static func rtmp(_ player: RTMPPlayer) -> RelaySource { RelaySource(kind: .rtmp(player.events, RTMPAudioTrack())) }
 
     /// The frames of an RTMP publisher to an ``RTMPIngestServer``.
     ///
     /// - Parameter publisher: the publishing stream.
-    public static func rtmp(_ publisher: RTMPIncomingStream) -> RelaySource { RelaySource(kind: .rtmp(publisher.events)) }
+    public static func rtmp(_ publisher: RTMPIncomingStream) -> RelaySource { RelaySource(kind: .rtmp(publisher.events, RTMPAudioTrack())) }
 
     /// The frames, as they come.
     public func makeAsyncIterator() -> Iterator {
@@ -77,7 +87,7 @@ public struct RelaySource: AsyncSequence, Sendable {
         case .camera(let client): Iterator(.camera(client.makeAsyncIterator()))
         case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator()))
         case .file(let player): Iterator(.file(player.makeAsyncIterator()))
-        case .rtmp(let events): Iterator(.rtmp(events.makeAsyncIterator()))
+        case .rtmp(let events, let track): Iterator(.rtmp(events.makeAsyncIterator(), track))
         }
     }
 
@@ -87,7 +97,7 @@ public struct RelaySource: AsyncSequence, Sendable {
             case camera(AsyncStream<RTSPClient.Event>.AsyncIterator)
             case publisher(AsyncStream<RTSPPublisher.Event>.AsyncIterator)
             case file(AnnexBFilePlayer.Iterator)
-            case rtmp(AsyncStream<FLVReader.Event>.AsyncIterator)
+            case rtmp(AsyncStream<FLVReader.Event>.AsyncIterator, RTMPAudioTrack)
         }
 
         private var events: Events
@@ -114,12 +124,14 @@ public struct RelaySource: AsyncSequence, Sendable {
                     case .formatChanged: continue
                     case .loss, .diagnostic, .disconnected, .reconnected, .resumed: continue
                     }
-                case .rtmp(var flv):
+                case .rtmp(var flv, let track):
                     let event = await flv.next()
-                    events = .rtmp(flv)
+                    events = .rtmp(flv, track)
                     switch event {
                     case nil: return nil
-                    case .frame(let received)?: if let frame = LiveFrame(received.frame) { return frame }
+                    case .frame(let received)?:
+                        if let audio = received.audioFormat { track.saw(audio) }
+                        if let frame = LiveFrame(received.frame) { return frame }
                     case .formatChanged?, .endOfSequence?, .skippedTag?, .warning?: continue
                     }
                 case .publisher(var publisher):
@@ -133,6 +145,28 @@ public struct RelaySource: AsyncSequence, Sendable {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The audio track of an RTMP ``RelaySource``: the format of the first audio frame its iterator
+/// handed out, shared with ``RelaySource/audioMedia``.
+private final class RTMPAudioTrack: Sendable {
+    private let described = Mutex<AudioMediaDescription?>(nil)
+
+    /// The track's description; nil before the first audio frame.
+    var media: AudioMediaDescription? { described.withLock { $0 } }
+
+    /// Keeps the first audio frame's format; later ones do not change the track.
+    func saw(_ format: AudioFormatDescription) {
+        described.withLock { media in
+            guard media == nil else { return }
+            let payloadType: UInt8 = switch format.codec {
+            case .pcmu: 0
+            case .pcma: 8
+            case .aac, .opus: 97
+            }
+            media = AudioMediaDescription(format: format, payloadType: payloadType)
         }
     }
 }

@@ -74,11 +74,20 @@ import Testing
     }
 }
 
-/// A publisher's audio through `h264 relay --listen`: FFmpeg publishes H.264 with AAC (`-f
-/// rtsp`, ANNOUNCE with both tracks, SETUP of each, RECORD), FFmpeg plays the relay and finds
-/// and decodes both tracks.
-@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RecordAudioPeerTests {
-    @Test func aPublishersAACIsRelayedToFFmpeg() throws {
+/// A publisher's audio through `h264 relay --listen`: FFmpeg publishes H.264 with AAC, G.711
+/// µ-law or Opus (`-f rtsp`, ANNOUNCE with both tracks, SETUP of each, RECORD), FFmpeg plays
+/// the relay and finds both tracks, the audio in the publisher's codec, and decodes both.
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RecordAudioPeerTests {
+    /// The publisher's audio options and the codec FFmpeg names when it plays the relay.
+    static let codecs: [(options: [String], ffmpeg: String)] = [
+        (["-c:a", "aac"], "aac"),
+        (["-c:a", "pcm_mulaw", "-ar", "8000", "-ac", "1"], "pcm_mulaw"),
+        (["-c:a", "libopus", "-ar", "48000"], "opus"),
+    ]
+
+    @Test(arguments: codecs.map(\.ffmpeg))
+    func aPublishersAudioIsRelayedToFFmpeg(_ codec: String) throws {
+        let audio = Self.codecs.first { $0.ffmpeg == codec }!.options
         let relay = try LoggingProcess(executable: CLI.executable, ["relay", "--listen", "rtsp://127.0.0.1:0/in", "--rtsp", "127.0.0.1:0"],
                                        untilListening: "rtsp")
         defer { relay.kill() }
@@ -86,12 +95,14 @@ import Testing
         let publisher = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
                                            ["-nostdin", "-v", "info", "-nostats", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30",
                                             "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-                                            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30",
-                                            "-c:a", "aac", "-f", "rtsp", "-rtsp_transport", "tcp", publishURL])
+                                            "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30"]
+                                           + audio + ["-f", "rtsp", "-rtsp_transport", "tcp", publishURL])
         defer { publisher.kill() }
         try #require(relay.wait(timeout: 20) { $0.filter { $0["event"] == "listening" }.count == 2 }, "\(relay.stderr)")
         let viewURL = try #require(relay.events(named: "listening").last?["url"])
-        #expect(try RelayAudioPeerTests.probe(viewURL, transport: "tcp") == ["h264", "aac"], "\(relay.stderr)")
+        #expect(try RelayAudioPeerTests.probe(viewURL, transport: "tcp") == ["h264", codec], "\(relay.stderr)")
+        let both = try RelayAudioPeerTests.decode(viewURL, transport: "tcp", map: "0")
+        #expect(both.status == 0 && both.errors.isEmpty, "\(both.errors)")
         let sound = try RelayAudioPeerTests.decode(viewURL, transport: "tcp", map: "0:a")
         #expect(sound.status == 0 && sound.errors.isEmpty && sound.frames > 0, "\(sound.frames) audio frames: \(sound.errors)")
         let pictures = try RelayAudioPeerTests.decode(viewURL, transport: "tcp", map: "0:v")
