@@ -279,23 +279,10 @@ public struct SessionDescription: Hashable, Sendable {
         return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
     }
 
+    /// The bytes of hex `digits` (an even count); nil for any other character. The one hex reader
+    /// of SDP attributes is ``AudioMediaDescription``'s.
     private static func hexBytes(_ digits: [UInt8]) -> [UInt8]? {
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var bytes: [UInt8] = []
-        var index = 0
-        while index + 1 < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
+        AudioMediaDescription.hexBytes(String(decoding: digits, as: UTF8.self))
     }
 }
 
