@@ -150,7 +150,7 @@ AUDIO_BODIES = [b"\xaf\x00\x12\x10", b"\xaf\x01\x00\xc8\x00\x07", b"\xaf\x01\x20
                 b"\x72\xd5\xd5\x55\x55", b"\x82\xff\xff\x7f\x7f", b"\x2f\xff\xfb"]
 
 
-def audio_seeds(out):
+def flv_audio_seeds(out):
     """flv-audio: each body alone, and all of them with a length byte before each; flv: an audio-only
     FLV file of the same bodies."""
     for body in AUDIO_BODIES:
@@ -275,7 +275,7 @@ def audio_seeds(out, name, data):
 
 def main():
     out = sys.argv[1]
-    audio_seeds(out)
+    flv_audio_seeds(out)
     for root in sys.argv[2:]:
         for folder, _, files in os.walk(root):
             for name in sorted(files):
