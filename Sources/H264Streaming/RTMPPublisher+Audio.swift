@@ -63,20 +63,11 @@ extension RTMPPublisher {
         }.get()
     }
 
-    /// ``deliver(audio:format:timestamp:)`` for ``offer(_:)``, on the event loop.
-    func deliverAudio(_ data: [UInt8], format: AudioFormatDescription, timestamp: Duration) throws {
-        try deliver(audio: data, format: format, timestamp: timestamp)
-    }
-
     /// Writes one audio frame's messages (the AAC sequence header first when due), on the event
     /// loop; drops it while the connection is down or cannot keep up.
-    private func deliver(audio data: [UInt8], format: AudioFormatDescription, timestamp: Duration) throws {
+    func deliver(audio data: [UInt8], format: AudioFormatDescription, timestamp: Duration) throws {
         let url = self.url
-        let (link, finished) = state.withLock { ($0.link, $0.finished) }
-        if finished { throw RTMPError(.invalidUse, "\(url): send after finish") }
-        let handler = link.handler.value
-        if let failure = handler.failure, !reconnectIfAllowed(after: failure) { throw failure }
-        let writable = handler.failure == nil && handler.isWritable
+        let (link, handler, writable) = try sendingLink()
         let messages = try state.withLock { state throws(RTMPError) -> [RTMPMessage] in
             do throws(MediaError) {
                 let origin = state.timeline.origin(at: timestamp)

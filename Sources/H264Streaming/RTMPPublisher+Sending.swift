@@ -66,7 +66,7 @@ extension RTMPPublisher {
             // An audio frame RTMP carries (AAC, G.711 at 8 kHz); others (Opus) are passed over.
             guard let audio = frame.audioFormat, Self.carries(audio), let time = frame.presentationTime else { return }
             loop.execute { [self] in
-                do { try deliverAudio(frame.avcc, format: audio, timestamp: time) } catch { logger.warning("\(error)") }
+                do { try deliver(audio: frame.avcc, format: audio, timestamp: time) } catch { logger.warning("\(error)") }
             }
             return
         }
@@ -112,11 +112,7 @@ extension RTMPPublisher {
     private func deliver(avcc: [UInt8], format: VideoFormatDescription, isKeyframe: Bool, decodeTime: Duration,
                          presentationTime: Duration) throws -> Bool {
         let url = self.url
-        let (link, finished) = state.withLock { ($0.link, $0.finished) }
-        if finished { throw RTMPError(.invalidUse, "\(url): send after finish") }
-        let handler = link.handler.value
-        if let failure = handler.failure, !reconnectIfAllowed(after: failure) { throw failure }
-        let writable = handler.failure == nil && handler.isWritable
+        let (link, handler, writable) = try sendingLink()
         let (messages, metadata) = try state.withLock { state throws(RTMPError) -> ([RTMPMessage], RTMPMessage?) in
             do throws(MediaError) {
                 let messages = try state.timeline.messages(avcc: avcc, format: format, isKeyframe: isKeyframe, decodeTime: decodeTime,
@@ -225,5 +221,19 @@ extension RTMPPublisher: LiveSink {
             guard let live = LiveFrame(frame) else { continue }
             try await send(live)
         }
+    }
+}
+
+extension RTMPPublisher {
+    /// On the event loop, what a frame of either medium goes out on: the link, its handler, and
+    /// whether it takes writes now (false while the connection is down or cannot keep up).
+    /// Throws after ``finish()``, and the connection's failure when no reconnection policy
+    /// covers it (one that does is started: ``reconnectIfAllowed(after:)``).
+    func sendingLink() throws -> (link: Link, handler: RTMPClientHandler, writable: Bool) {
+        let (link, finished) = state.withLock { ($0.link, $0.finished) }
+        if finished { throw RTMPError(.invalidUse, "\(url): send after finish") }
+        let handler = link.handler.value
+        if let failure = handler.failure, !reconnectIfAllowed(after: failure) { throw failure }
+        return (link, handler, handler.failure == nil && handler.isWritable)
     }
 }
