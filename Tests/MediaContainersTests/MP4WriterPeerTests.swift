@@ -111,6 +111,11 @@ import Testing
             #expect(zip(times.pts, expectedTimes).allSatisfy { abs($0 - shift - $1) < 0.0005 }, "\(fragmented): pts \(times.pts)")
             #expect(zip(times.dts, times.dts.dropFirst()).allSatisfy { $0 < $1 }, "dts increase")
             #expect(try probedStreams(path, "codec_tag_string") == [codecTag])
+            // The duration to the frame: the frames times the frame duration (ffprobe prints µs).
+            let duration = Double(frames.count * frameRate.denominator) / Double(frameRate.numerator)
+            let probed = try probedStreams(path, "duration").compactMap(Double.init)
+            #expect(probed.count == 1 && abs(probed[0] - duration) < 0.000_001, "\(fragmented): duration \(probed)")
+            if !fragmented { #expect(try probedStreams(path, "start_time") == ["0.000000"]) }
         }
     }
 

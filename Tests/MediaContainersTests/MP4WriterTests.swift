@@ -186,4 +186,54 @@ import Testing
             #expect(trun[2] == UInt32(moofSize + 8))
         }
     }
+
+    /// A frame of another format: the fragment of the frames before it, and an initialization
+    /// segment whose `avcC` is the new format's.
+    @Test func fragmentedFormatChangeGivesANewInitializationSegment() throws {
+        let frames = try Self.fixtureFrames()
+        let other = try #require(try MP4Conversion.frames(fromAnnexB: TestFixtures.data("x264/high_cqmfile_80x44.264"),
+                                                          frameRate: nil).first)
+        var writer = try FragmentedMP4Writer(formats: [frames[0].format])
+        for frame in frames.prefix(3) { #expect(try writer.append(frame) == nil) }
+        var changed = other
+        changed.decodeTime = .milliseconds(120)
+        changed.presentationTime = .milliseconds(120)
+        let change = try #require(try writer.append(changed))
+        let fragment = Self.boxes(try #require(change.fragment))
+        #expect(Self.words(try #require(fragment.first { $0.path == "moof/traf/trun" }).body)[1] == 3)
+        #expect(writer.formats == [changed.format])
+        let avcC = try #require(other.videoFormat?.configurationRecordBytes)
+        #expect(change.initializationSegment.firstRange(of: avcC) != nil)
+        let next = Self.boxes(try #require(try writer.fragment()))
+        #expect(Self.words(try #require(next.first { $0.path == "moof/traf/tfdt" }).body) == [0x0100_0000, 0, 3 * 3600])
+    }
+
+    /// `hev1` on request, `hvc1` by default; the sample entry's type names the codec.
+    @Test func sampleEntryTypes() throws {
+        let hevc = try MP4Conversion.frames(fromAnnexB: TestFixtures.data("hevc/tiny_16x16.265"), frameRate: nil)[0].format
+        #expect(try MP4SampleEntry.type(of: hevc) == "hvc1")
+        #expect(try MP4SampleEntry.type(of: hevc, hevcEntry: .hev1) == "hev1")
+        #expect(try MP4SampleEntry.type(of: Self.fixtureFrames()[0].format) == "avc1")
+        #expect(try MP4SampleEntry.type(of: .audio(AudioFormatDescription(codec: .opus, sampleRate: 48_000, channelCount: 2))) == "Opus")
+    }
+
+    /// `esds` of AAC-LC 44.1 kHz mono (ASC 12 08): ES_Descriptor (tag 3) with ES_ID 1,
+    /// DecoderConfigDescriptor (tag 4: 0x40 MPEG-4 Audio, streamType 5 → 0x15),
+    /// DecoderSpecificInfo (tag 5) = the ASC, SLConfigDescriptor (tag 6) predefined 2.
+    @Test func elementaryStreamDescriptorBytes() {
+        let format = AudioFormatDescription(codec: .aac, sampleRate: 44_100, channelCount: 1, magicCookie: [0x12, 0x08], samplesPerFrame: 1024)
+        #expect(MP4SampleEntry.elementaryStreamDescriptor(format, trackID: 1) ==
+            [0x03, 25, 0, 1, 0,
+             0x04, 17, 0x40, 0x15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+             0x05, 2, 0x12, 0x08,
+             0x06, 1, 0x02])
+    }
+
+    /// `dOps` from an `OpusHead` (RFC 7845 §5.1, little-endian): the same fields big-endian,
+    /// Version 0 (pre-skip 312 = 0x0138, input rate 48000 = 0xBB80).
+    @Test func opusSpecificBoxFromOpusHead() {
+        let head = Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]
+        let format = AudioFormatDescription(codec: .opus, sampleRate: 48_000, channelCount: 2, magicCookie: head)
+        #expect(MP4SampleEntry.opusSpecificBox(format) == [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0])
+    }
 }
