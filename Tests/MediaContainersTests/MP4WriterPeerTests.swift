@@ -82,7 +82,9 @@ import Testing
         } else {
             let writer = try MP4Writer(path: path, options: options)
             for frame in frames { try writer.append(frame) }
+            #expect(FileManager.default.fileExists(atPath: writer.mediaDataPath))
             try writer.finish()
+            #expect(!FileManager.default.fileExists(atPath: writer.mediaDataPath), "the temporary media data is removed")
         }
         return path
     }

@@ -49,7 +49,7 @@ public enum MP4SampleEntry {
         case .video(let video):
             writer.box(type) { entry in
                 appendVisualSampleEntryFields(width: video.dimensions.width, height: video.dimensions.height, to: &entry)
-                entry.box(video.codec == .h264 ? "avcC" : "hvcC") { $0.append(video.configurationRecordBytes) }
+                entry.box(video.codec == .h264 ? "avcC" : "hvcC") { $0.append(configurationRecord(of: video)) }
             }
         case .audio(let audio):
             writer.box(type) { entry in
@@ -61,6 +61,18 @@ public enum MP4SampleEntry {
                 }
             }
         }
+    }
+
+    /// The format's `avcC` or `hvcC`, its length size set to 4 bytes (`lengthSizeMinusOne` 3):
+    /// a frame's NAL units always come after 4-byte lengths (`CompressedFrame.data`), whatever
+    /// the record they were read with said.
+    static func configurationRecord(of format: VideoFormatDescription) -> [UInt8] {
+        var record = format.configurationRecordBytes
+        // avcC: byte 4 holds reserved '111111'b and lengthSizeMinusOne (ISO/IEC 14496-15 §5.3.3.1);
+        // hvcC: byte 21 holds constantFrameRate, numTemporalLayers, temporalIdNested, lengthSizeMinusOne (§8.3.3.1).
+        let index = format.codec == .h264 ? 4 : 21
+        if record.count > index { record[index] = record[index] & 0xFC | 0x03 }
+        return record
     }
 
     /// `SampleEntry` (§8.5.2.2) and `VisualSampleEntry` (§12.1.3) fields before the boxes.
