@@ -43,10 +43,12 @@ import Testing
         return path
     }
 
-    /// The picture MD5s of `ffmpeg -f framemd5` of `path`'s first video stream, and its error
-    /// lines.
+    /// The picture MD5s of `ffmpeg -f framemd5` of `path`'s first video stream, every decoded
+    /// picture (`-fps_mode passthrough`: the raw H.264 demuxer's guessed times would make FFmpeg
+    /// drop pictures at a splice), and its error lines.
     static func frameMD5s(_ path: String) throws -> (md5s: [String], errors: String) {
-        let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-f", "framemd5", "-"])
+        let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-fps_mode", "passthrough",
+                                        "-f", "framemd5", "-"])
         #expect(result.status == 0)
         let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
         return (lines.compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }, result.stderr)
@@ -91,13 +93,13 @@ import Testing
 
     /// FFmpeg decodes the MP4 and the fragmented MP4 of `source` (Annex-B) to the source's
     /// pictures, without an error line, and ffprobe's presentation times are n/fps.
-    static func checkAgainstSource(_ source: String, frameRate: FrameRate, codecTag: String) throws {
+    static func checkAgainstSource(_ source: String, frameRate: FrameRate, codecTag: String, forms: [Bool] = [false, true]) throws {
         let frames = try MP4Conversion.frames(fromAnnexB: Array(try Data(contentsOf: URL(fileURLWithPath: source))), frameRate: frameRate)
         #expect(frames.contains { $0.presentationTime != $0.decodeTime }, "the stream has B-frames")
         let expected = try frameMD5s(source)
         #expect(expected.errors.isEmpty)
         #expect(expected.md5s.count == frames.count)
-        for fragmented in [false, true] {
+        for fragmented in forms {
             let path = try write(frames, fragmented: fragmented)
             defer { if ProcessInfo.processInfo.environment["MP4_KEEP"] == nil { try? FileManager.default.removeItem(atPath: path) } }
             let decoded = try frameMD5s(path)
@@ -137,6 +139,24 @@ import Testing
         let source = try Self.x265Stream()
         defer { try? FileManager.default.removeItem(atPath: source) }
         try Self.checkAgainstSource(source, frameRate: FrameRate(numerator: 25, denominator: 1), codecTag: "hvc1")
+    }
+
+    /// A new SPS mid-stream (the x264 stream, then FFmpeg's libx264 at another size): the
+    /// progressive MP4 has two sample descriptions, and FFmpeg decodes it to the source's
+    /// pictures (the fragmented writer starts another file instead: not tested here).
+    @Test func formatChangeMidStreamMatchesTheSource() throws {
+        let first = try Self.x264Stream()
+        defer { try? FileManager.default.removeItem(atPath: first) }
+        let made = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x96:rate=25", "-t", "1",
+                                           "-c:v", "libx264", "-bf", "3", "-g", "25", "-f", "h264", "-"])
+        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+        let source = Self.temporaryPath(".264")
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        try Data(Array(try Data(contentsOf: URL(fileURLWithPath: first))) + made.stdout).write(to: URL(fileURLWithPath: source))
+        let frames = try MP4Conversion.frames(fromAnnexB: Array(try Data(contentsOf: URL(fileURLWithPath: source))),
+                                              frameRate: FrameRate(numerator: 25, denominator: 1))
+        #expect(Set(frames.map(\.format)).count == 2)
+        try Self.checkAgainstSource(source, frameRate: FrameRate(numerator: 25, denominator: 1), codecTag: "avc1", forms: [false])
     }
 
     /// GStreamer's `qtdemux` and `avdec_h264` decode every picture of both forms.

@@ -1,5 +1,5 @@
 public import MediaCore
-public import H264
+import H264
 import HEVC
 
 /// Annex-B streams as compressed frames and MP4 files, for `h264 convert` and the tests: the

@@ -1,4 +1,4 @@
-public import MediaCore
+import MediaCore
 
 /// The boxes of a `moov` both MP4 writers share (ISO/IEC 14496-12 §8.2–§8.4, §8.7.1–2):
 /// `ftyp`, `mvhd`, `tkhd`, `mdhd`, `hdlr`, the media header and `dinf`.
