@@ -159,6 +159,35 @@ import Testing
         try Self.checkAgainstSource(source, frameRate: FrameRate(numerator: 25, denominator: 1), codecTag: "avc1", forms: [false])
     }
 
+    /// The fragmented file writer writes the frames before a format change, then refuses the
+    /// frame with `mp4WriterState` (one initialization segment a file); FFmpeg decodes what
+    /// was written. Both writers refuse frames after `finish()`.
+    @Test func fileWritersRefuseWhatTheyCannotWrite() throws {
+        let source = try Self.x264Stream()
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        let frames = try MP4Conversion.frames(fromAnnexB: Array(try Data(contentsOf: URL(fileURLWithPath: source))),
+                                              frameRate: FrameRate(numerator: 25, denominator: 1))
+        let other = try #require(try MP4Conversion.frames(fromAnnexB: TestFixtures.data("x264/vui_hrd_high_160x96.264"), frameRate: nil).first)
+        let path = Self.temporaryPath("-frag.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try FragmentedMP4FileWriter(path: path, formats: [frames[0].format])
+        for frame in frames.prefix(12) { try writer.append(frame) }
+        var changed = other
+        changed.decodeTime = frames[12].decodeTime
+        changed.presentationTime = frames[12].presentationTime
+        let error = #expect(throws: MediaError.self) { try writer.append(changed) }
+        #expect(error?.code == .mp4WriterState)
+        try writer.finish()
+        #expect(throws: MediaError.self) { try writer.append(frames[12]) }
+        let decoded = try Self.frameMD5s(path)
+        #expect(decoded.errors.isEmpty)
+        #expect(decoded.md5s.count == 12)
+        let progressive = try MP4Writer(path: Self.temporaryPath(".mp4"))
+        try progressive.finish()
+        defer { try? FileManager.default.removeItem(atPath: progressive.path) }
+        #expect(throws: MediaError.self) { try progressive.append(frames[0]) }
+    }
+
     /// GStreamer's `qtdemux` and `avdec_h264` decode every picture of both forms.
     @Test func gstreamerDecodesEveryFrame() throws {
         let source = try Self.x264Stream()

@@ -236,4 +236,18 @@ import Testing
         let format = AudioFormatDescription(codec: .opus, sampleRate: 48_000, channelCount: 2, magicCookie: head)
         #expect(MP4SampleEntry.opusSpecificBox(format) == [0, 2, 0x01, 0x38, 0, 0, 0xBB, 0x80, 0, 0, 0])
     }
+
+    /// 90 kHz where a frame is a whole number of its ticks, else the rate's numerator.
+    @Test(arguments: [(25, 1, 90_000), (30_000, 1001, 90_000), (60, 1, 90_000), (24_000, 1001, 24_000), (7, 1, 7)])
+    func videoTimescaleKeepsFrameTimesExact(numerator: Int, denominator: Int, timescale: Int) {
+        #expect(MP4Conversion.videoTimescale(for: FrameRate(numerator: numerator, denominator: denominator)) == timescale)
+    }
+
+    /// Durations in ticks, rounded to the nearest (exact in 128 bits).
+    @Test func ticksRoundToTheNearest() {
+        #expect(MP4Time.ticks(.seconds(1) * 1001 / 30_000, timescale: 90_000) == 3003)
+        #expect(MP4Time.ticks(.seconds(3600 * 24) + .milliseconds(40), timescale: 90_000) == 7_776_003_600)
+        #expect(MP4Time.ticks(.milliseconds(-40), timescale: 90_000) == -3600)
+        #expect(MP4Time.rescale(3003, from: 90_000, to: 1000) == 33)
+    }
 }
