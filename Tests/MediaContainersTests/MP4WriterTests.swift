@@ -250,4 +250,20 @@ import Testing
         #expect(MP4Time.ticks(.milliseconds(-40), timescale: 90_000) == -3600)
         #expect(MP4Time.rescale(3003, from: 90_000, to: 1000) == 33)
     }
+
+    /// `hvc1` samples leave their VPS, SPS and PPS to the `hvcC`; `hev1` and H.264 samples keep
+    /// them; data whose lengths do not add up is kept as it is.
+    @Test func hvc1SamplesLeaveTheParameterSetsOut() throws {
+        let hevc = try MP4Conversion.frames(fromAnnexB: TestFixtures.data("hevc/tiny_16x16.265"), frameRate: nil)[0].format
+        let vps: [UInt8] = [0, 0, 0, 3, 0x40, 0x01, 0x0C], slice: [UInt8] = [0, 0, 0, 3, 0x26, 0x01, 0xAF]
+        let frame = CompressedFrame(data: vps + slice, format: hevc, presentationTime: .zero, isKeyframe: true)
+        #expect(MP4SampleEntry.sampleData(of: frame, hevcEntry: .hvc1) == slice)
+        #expect(MP4SampleEntry.sampleData(of: frame, hevcEntry: .hev1) == vps + slice)
+        var broken = frame
+        broken.data = vps + [0, 0, 0, 9, 0x26]
+        #expect(MP4SampleEntry.sampleData(of: broken, hevcEntry: .hvc1) == broken.data)
+        var h264 = try Self.fixtureFrames()[0]
+        h264.data = [0, 0, 0, 2, 0x67, 0x64] + [0, 0, 0, 2, 0x65, 0x88]
+        #expect(MP4SampleEntry.sampleData(of: h264, hevcEntry: .hvc1) == h264.data)
+    }
 }

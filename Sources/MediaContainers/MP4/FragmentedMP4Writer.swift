@@ -153,7 +153,7 @@ public struct FragmentedMP4Writer: Sendable {
             throw MediaError(.mp4WriterState, field: "format", "a \(isVideo ? "video" : "audio") frame, and no such track")
         }
         let timescale = tracks[index].timescale
-        let sample = PendingSample(data: frame.data, decodeTime: MP4Time.ticks(frame.decodeTime, timescale: timescale),
+        let sample = PendingSample(data: MP4SampleEntry.sampleData(of: frame, hevcEntry: options.hevcEntry), decodeTime: MP4Time.ticks(frame.decodeTime, timescale: timescale),
                                    presentationTime: MP4Time.ticks(frame.presentationTime, timescale: timescale),
                                    isSync: frame.isKeyframe, presentation: frame.presentationTime)
         if let last = tracks[index].pending.last, sample.decodeTime <= last.decodeTime {

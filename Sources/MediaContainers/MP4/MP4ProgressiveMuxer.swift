@@ -107,12 +107,13 @@ public struct MP4ProgressiveMuxer: Sendable {
             track.chunkFirstSample = track.table.count
             track.chunkStart = decodeTime
         }
+        let data = MP4SampleEntry.sampleData(of: frame, hevcEntry: options.hevcEntry)
         if frame.isKeyframe { track.table.syncSamples.append(track.table.count) }
-        track.table.sizes.append(UInt32(clamping: frame.data.count))
+        track.table.sizes.append(UInt32(clamping: data.count))
         track.table.decodeTimes.append(decodeTime)
         track.table.compositionOffsets.append(Int32(clamping: presentationTime - decodeTime))
         track.earliestPresentation = min(track.earliestPresentation, frame.presentationTime)
-        track.chunk += frame.data
+        track.chunk += data
     }
 
     /// Ends the track's chunk being filled: records it at the current end of the media data and

@@ -63,6 +63,30 @@ public enum MP4SampleEntry {
         }
     }
 
+    /// The bytes a frame is stored as under `hevcEntry`: its data as it is, except an H.265 frame
+    /// in an `hvc1` track, whose VPS, SPS and PPS NAL units (types 32–34) are left out — `hvc1`
+    /// says the `hvcC` holds every parameter set (`array_completeness` 1, ISO/IEC 14496-15
+    /// §8.4.1) and a new one comes as a new sample description. Data whose 4-byte lengths do not
+    /// add up is stored as it is.
+    static func sampleData(of frame: CompressedFrame, hevcEntry: HEVCEntry) -> [UInt8] {
+        guard hevcEntry == .hvc1, frame.videoFormat?.codec == .hevc else { return frame.data }
+        let data = frame.data
+        var kept: [UInt8] = [], at = 0, removed = false
+        while at < data.count {
+            guard data.count - at >= 5 else { return data }
+            let length = Int(data[at]) << 24 | Int(data[at + 1]) << 16 | Int(data[at + 2]) << 8 | Int(data[at + 3])
+            guard length > 0, length <= data.count - at - 4 else { return data }
+            let type = data[at + 4] >> 1 & 0x3F
+            if (32...34).contains(type) {
+                removed = true
+            } else {
+                kept += data[at..<at + 4 + length]
+            }
+            at += 4 + length
+        }
+        return removed ? kept : data
+    }
+
     /// The format's `avcC` or `hvcC`, its length size set to 4 bytes (`lengthSizeMinusOne` 3):
     /// a frame's NAL units always come after 4-byte lengths (`CompressedFrame.data`), whatever
     /// the record they were read with said.
