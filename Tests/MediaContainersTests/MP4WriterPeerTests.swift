@@ -188,20 +188,21 @@ import Testing
         #expect(throws: MediaError.self) { try progressive.append(frames[0]) }
     }
 
-    /// GStreamer's `qtdemux` and `avdec_h264` decode every picture of both forms.
-    @Test func gstreamerDecodesEveryFrame() throws {
-        let source = try Self.x264Stream()
+    /// GStreamer's `qtdemux` with `avdec_h264` and `avdec_h265` decodes every picture of both
+    /// forms (counted from `fakesink`'s chain messages).
+    @Test(arguments: ["h264", "h265"]) func gstreamerDecodesEveryFrame(codec: String) throws {
+        let source = try codec == "h264" ? Self.x264Stream() : Self.x265Stream()
         defer { try? FileManager.default.removeItem(atPath: source) }
         let frames = try MP4Conversion.frames(fromAnnexB: Array(try Data(contentsOf: URL(fileURLWithPath: source))),
                                               frameRate: FrameRate(numerator: 25, denominator: 1))
         for fragmented in [false, true] {
             let path = try Self.write(frames, fragmented: fragmented)
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let result = try Self.run("gst-launch-1.0", ["filesrc", "location=\(path)", "!", "qtdemux", "!", "h264parse", "!",
-                                                          "avdec_h264", "!", "fakesink", "silent=false", "-v"])
+            let result = try Self.run("gst-launch-1.0", ["filesrc", "location=\(path)", "!", "qtdemux", "!", "\(codec)parse", "!",
+                                                          "avdec_\(codec)", "!", "fakesink", "silent=false", "-v"])
             #expect(result.status == 0, "gst-launch: \(result.stderr)")
             let chains = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").filter { $0.contains("fakesink0: last-message = chain") }
-            #expect(chains.count == frames.count, "\(fragmented ? "fragmented" : "progressive"): \(chains.count) frames")
+            #expect(chains.count == frames.count, "\(codec) \(fragmented ? "fragmented" : "progressive"): \(chains.count) frames")
         }
     }
 
