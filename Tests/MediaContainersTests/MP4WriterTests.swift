@@ -266,4 +266,18 @@ import Testing
         h264.data = [0, 0, 0, 2, 0x67, 0x64] + [0, 0, 0, 2, 0x65, 0x88]
         #expect(MP4SampleEntry.sampleData(of: h264, hevcEntry: .hvc1) == h264.data)
     }
+
+    /// A fragment cut before a known next frame: its track's last sample lasts until it (a
+    /// frame of 80 ms instead of the previous 40 ms).
+    @Test func fragmentBeforeANextFrameEndsExactly() throws {
+        let frames = try Self.fixtureFrames()
+        var writer = try FragmentedMP4Writer(formats: [frames[0].format])
+        for frame in frames.prefix(3) { _ = try writer.append(frame) }
+        var next = frames[4]
+        next.decodeTime = .milliseconds(160)
+        let fragment = try #require(try writer.fragment(before: next))
+        let trun = Self.words(try #require(Self.boxes(fragment).first { $0.path == "moof/traf/trun" }).body)
+        // sample_count 3; durations at words 3, 6, 9 (duration, size, flags each).
+        #expect([trun[3], trun[6], trun[9]] == [3600, 3600, 7200])
+    }
 }

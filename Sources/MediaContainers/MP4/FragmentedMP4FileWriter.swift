@@ -54,7 +54,7 @@ public final class FragmentedMP4FileWriter {
         let hasVideo = writer.formats.contains { $0.video != nil }
         let cuts = hasVideo ? frame.isVideoKeyframe
                             : fragmentStart.map { frame.decodeTime - $0 >= audioFragmentDuration } ?? false
-        if cuts { try flush() }
+        if cuts { try flush(before: frame) }
         if !writer.formats.contains(frame.format), writer.formats.contains(where: { ($0.video != nil) == (frame.format.video != nil) }) {
             try flush()
             throw MediaError(.mp4WriterState, field: "format", "the track's format changed: start another file")
@@ -78,9 +78,9 @@ public final class FragmentedMP4FileWriter {
     }
 
     /// Writes the buffered frames as one fragment.
-    private func flush() throws(MediaError) {
+    private func flush(before next: CompressedFrame? = nil) throws(MediaError) {
         fragmentStart = nil
-        if let fragment = try writer.fragment() { try write(fragment) }
+        if let fragment = try writer.fragment(before: next) { try write(fragment) }
     }
 
     /// Writes `bytes` to the file.

@@ -176,9 +176,12 @@ public struct FragmentedMP4Writer: Sendable {
 
     /// The frames buffered since the last fragment as one `moof` + `mdat`; nil when none are.
     ///
+    /// - Parameter next: the frame that will follow (the keyframe a fragment is cut before),
+    ///   if known: the last buffered sample of its track then lasts exactly until it, instead
+    ///   of as long as the one before.
     /// - Throws: `valueOutOfRange` (field `baseMediaDecodeTime`) when a frame would decode
     ///   before the timeline's 0 (it presents before the first fragment's earliest frame).
-    public mutating func fragment() throws(MediaError) -> [UInt8]? {
+    public mutating func fragment(before next: CompressedFrame? = nil) throws(MediaError) -> [UInt8]? {
         guard !isEmpty else { return nil }
         if origin == nil {
             origin = tracks.flatMap { $0.pending.map(\.presentation) }.min()
@@ -191,13 +194,19 @@ public struct FragmentedMP4Writer: Sendable {
             track.compositionShift = shift
             let originTicks = MP4Time.ticks(origin ?? .zero, timescale: track.timescale)
             let times = track.pending.map { $0.decodeTime + shift - originTicks }
+            var end: Int64?
+            if let next, (next.format.video != nil) == (track.format.video != nil) {
+                let time = MP4Time.ticks(next.decodeTime, timescale: track.timescale) + shift - originTicks
+                if let last = times.last, time > last { end = time }
+            }
             guard times[0] >= 0 else {
                 throw MediaError(.valueOutOfRange, field: "baseMediaDecodeTime",
                                  "track \(index + 1) decodes before the first fragment's earliest presentation")
             }
             var samples: [(duration: UInt32, size: UInt32, sync: Bool, offset: Int32)] = []
             for (position, sample) in track.pending.enumerated() {
-                let duration = position + 1 < times.count ? times[position + 1] - times[position] : lastDuration(of: track)
+                let duration = position + 1 < times.count ? times[position + 1] - times[position]
+                                                            : end.map { $0 - times[position] } ?? lastDuration(of: track)
                 track.lastDuration = duration
                 samples.append((UInt32(clamping: duration), UInt32(clamping: sample.data.count), sample.isSync,
                                 Int32(clamping: sample.presentationTime - sample.decodeTime - shift)))
