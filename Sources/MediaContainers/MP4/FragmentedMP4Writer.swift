@@ -13,13 +13,14 @@ public import MediaCore
 ///
 /// A sample's duration is the difference to the next sample of its track; the last sample of a
 /// fragment, whose successor has not come, lasts as long as the one before it (an audio frame:
-/// its codec frame), and the next fragment's `tfdt` is its first sample's true decoding time.
+/// its codec frame) unless ``fragment(before:)`` is given that successor, and the next
+/// fragment's `tfdt` is its first sample's true decoding time.
 ///
 /// ```swift
 /// var writer = try FragmentedMP4Writer(formats: [.video(videoFormat), .audio(aacFormat)])
 /// output(try writer.initializationSegment())
 /// for frame in frames {
-///     if frame.isVideoKeyframe, let fragment = try writer.fragment() { output(fragment) }  // one per GOP
+///     if frame.isVideoKeyframe, let fragment = try writer.fragment(before: frame) { output(fragment) }  // one per GOP
 ///     if let change = try writer.append(frame) { /* a new init segment: change.initializationSegment */ }
 /// }
 /// if let fragment = try writer.fragment() { output(fragment) }
