@@ -139,6 +139,14 @@ import Testing
         let source = try Self.x265Stream()
         defer { try? FileManager.default.removeItem(atPath: source) }
         try Self.checkAgainstSource(source, frameRate: FrameRate(numerator: 25, denominator: 1), codecTag: "hvc1")
+        // hev1 on request: FFmpeg names it and decodes the same pictures.
+        let frames = try MP4Conversion.frames(fromAnnexB: Array(try Data(contentsOf: URL(fileURLWithPath: source))), frameRate: nil)
+        let path = try Self.write(frames, fragmented: false, options: .init(hevcEntry: .hev1))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(try Self.probedStreams(path, "codec_tag_string") == ["hev1"])
+        let decoded = try Self.frameMD5s(path)
+        #expect(decoded.errors.isEmpty)
+        #expect(decoded.md5s == (try Self.frameMD5s(source)).md5s)
     }
 
     /// A new SPS mid-stream (the x264 stream, then FFmpeg's libx264 at another size): the
