@@ -1,4 +1,4 @@
-public import MediaCore
+import MediaCore
 
 /// A bounded big-endian reader over one box's bytes (ISO/IEC 14496-12 reads every field
 /// big-endian): every read names its field and fails with `MediaError.Code.truncated`, at the

@@ -1,4 +1,4 @@
-public import MediaCore
+import MediaCore
 
 /// A track's defaults for its fragments (`mvex` → `trex`, ISO/IEC 14496-12 §8.8.3).
 public struct MP4TrackExtends: Hashable, Sendable {

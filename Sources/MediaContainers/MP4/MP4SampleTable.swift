@@ -1,4 +1,4 @@
-public import MediaCore
+import MediaCore
 
 /// A progressive track's sample table (ISO/IEC 14496-12 §8.5–8.7, the `stbl` box) read into its
 /// samples. Every table's `entry_count` is checked against the bytes present before a single

@@ -124,10 +124,8 @@ public struct MP4Track: Hashable, Sendable {
             try cursor.skip(4, "media_rate")
             if mediaTime == -1 {
                 // An empty edit: its duration, from the movie's clock to the track's.
-                let scaled = movieTimescale > 0 ? duration.multipliedFullWidth(by: Int64(mediaTimescale)) : (0, 0)
-                let (quotient, overflow) = movieTimescale > 0 && scaled.high == 0 && scaled.low <= UInt64(Int64.max)
-                    ? (Int64(scaled.low) / Int64(movieTimescale), false) : (0, true)
-                if !overflow { delay &+= quotient }
+                let (scaled, overflow) = duration.multipliedReportingOverflow(by: Int64(mediaTimescale))
+                if !overflow && movieTimescale > 0 { delay &+= scaled / Int64(movieTimescale) }
                 continue
             }
             return delay &- mediaTime
