@@ -150,6 +150,22 @@ import Testing
         #expect(frames.count == 50)
     }
 
+    /// A fragmented recording cut off inside a fragment (a recorder killed mid-write): the whole
+    /// fragments before the cut are read, frame for frame as in the whole file, and the cut is a
+    /// warning, not an error.
+    @Test func cutOffFragmentedFileKeepsWholeFragments() throws {
+        let path = try Self.write(Self.cases[11])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let whole = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        var full = try MP4Reader(whole), all: [MP4Frame] = []
+        while let frame = try full.next() { all.append(frame) }
+        var cut = try MP4Reader(Array(whole.prefix(whole.count * 7 / 10))), kept: [MP4Frame] = []
+        while let frame = try cut.next() { kept.append(frame) }
+        #expect(!kept.isEmpty && kept.count < all.count)
+        #expect(kept == Array(all.prefix(kept.count)))
+        #expect(cut.warnings.contains { $0.code == .truncated || $0.code == .mp4SamplePastEnd })
+    }
+
     /// The raw frames of an ADTS stream.
     static func adtsFrames(_ bytes: [UInt8]) throws -> [[UInt8]] {
         var frames: [[UInt8]] = [], at = 0

@@ -87,7 +87,7 @@ struct MP4ReaderTests {
             file.stsc = []
             var bytes = file.bytes
             let at = try #require(Self.find("stsc", in: bytes))
-            bytes.replaceSubrange(at + 8..<at + 12, with: F.be32(0xFFFF_FFFF))
+            bytes.replaceSubrange(at + 12..<at + 16, with: F.be32(0xFFFF_FFFF))
             _ = try MP4Reader(bytes)
         },
         MalformedCase("an avc1 without avcC", .mp4MissingBox, field: "avcC") {
@@ -96,7 +96,7 @@ struct MP4ReaderTests {
             var bytes = file.bytes
             let at = try #require(Self.find("avcC", in: bytes))
             bytes.replaceSubrange(at + 4..<at + 8, with: Array("xxxx".utf8))
-            var reader = try MP4Reader(bytes)
+            let reader = try MP4Reader(bytes)
             throw try #require(reader.warnings.first)
         },
     ]

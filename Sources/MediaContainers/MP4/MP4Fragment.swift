@@ -73,7 +73,8 @@ enum MP4Fragment {
             let trex = defaults[trackID] ?? MP4TrackExtends(trackID: trackID)
             var base: Int
             if flags & 0x01 != 0 {
-                base = Int(clamping: try cursor.readUInt64("base_data_offset"))
+                // Clamped to the file's size: a larger one places every sample past the end anyway.
+                base = Int(clamping: Swift.min(try cursor.readUInt64("base_data_offset"), UInt64(fileSize)))
             } else if flags & 0x2_0000 != 0 {
                 base = moof.header.offset
             } else {

@@ -79,14 +79,14 @@ public struct MP4Reader: Sendable {
             do throws(MediaError) {
                 header = try MP4BoxHeader(parsing: head, at: offset, containerEnd: size)
             } catch {
-                // Past the first box, a header that does not frame (a cut-off file, trailing
-                // garbage) ends the file; only `mdat` may be cut short and still be read.
+                // Past the first box, a header that does not frame ends the file: a cut-off `mdat`
+                // or last `moof` (a recording that stopped; the whole fragments before it are
+                // read), trailing garbage. A cut-off `moov` leaves nothing to read: thrown.
                 guard offset > 0 else { throw error }
-                if head.count >= 8, MP4BoxType(bytes: head.dropFirst(4)) == "mdat" {
-                    warnings.append(MediaError(.truncated, field: "mdat", byteOffset: offset, "the file ends inside 'mdat': it is cut off"))
-                } else {
-                    warnings.append(error)
-                }
+                let type = head.count >= 8 ? MP4BoxType(bytes: head.dropFirst(4)) : nil
+                guard type != "moov" else { throw error }
+                warnings.append(MediaError(.truncated, field: type?.description ?? "size", byteOffset: offset,
+                                           "the file ends inside '\(type?.description ?? "a box header")': it is cut off (\(error.message))"))
                 break
             }
             switch header.type {
