@@ -43,6 +43,13 @@ import Testing
              output: ["-c:v", "libx264", "-bf", "3", "-g", "12", "-preset", "veryfast"]),
         Case(name: "libx264 -bf 3 from testsrc2, fragmented", input: ["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25", "-t", "2"],
              output: ["-c:v", "libx264", "-bf", "3", "-g", "12", "-preset", "veryfast", "-movflags", "frag_keyframe+empty_moov"]),
+        Case(name: "libx264 -bf 3, negative_cts_offsets (ctts v1)",
+             input: ["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25", "-t", "2"],
+             output: ["-c:v", "libx264", "-bf", "3", "-g", "12", "-preset", "veryfast", "-movflags", "+negative_cts_offsets"]),
+        Case(name: "libx264 -bf 3, fragmented negative_cts_offsets (trun v1)",
+             input: ["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25", "-t", "2"],
+             output: ["-c:v", "libx264", "-bf", "3", "-g", "12", "-preset", "veryfast",
+                      "-movflags", "+frag_keyframe+empty_moov+default_base_moof+negative_cts_offsets"]),
     ]
 
     static func fixture(_ path: String) -> String { TestFixtures.url(path).path }
@@ -207,6 +214,30 @@ import Testing
         let theirs = try Self.adtsFrames(copied.stdout)
         #expect(frames.count == theirs.count)
         #expect(frames.map(\.data) == theirs)
+        let packets = try Self.probedPackets(path, stream: "a:0")
+        #expect(frames.map(\.presentationTimestamp) == packets.map(\.pts))
+        #expect(frames.map(\.decodeTimestamp) == packets.map(\.dts))
+    }
+
+    /// Opus (`Opus` + `dOps`) as FFmpeg's libopus writes it: the format is Opus at 48 kHz with
+    /// an `OpusHead` cookie; the packets are FFmpeg's (`-c:a copy -f data`), their sizes and
+    /// times ffprobe's (the pre-skip edit shift included).
+    @Test func opusMatchesFFmpeg() throws {
+        let path = Self.temporaryPath("mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let made = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=440:r=48000", "-t", "1",
+                                           "-c:a", "libopus", path])
+        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+        var reader = try MP4Reader(source: try MP4FileSource(path: path))
+        let format = try #require(reader.tracks.first?.format?.audio)
+        #expect(format.codec == .opus && format.sampleRate == 48_000 && format.channelCount == 1)
+        #expect(format.magicCookie.starts(with: Array("OpusHead".utf8)) && format.magicCookie.count == 19)
+        var frames: [MP4Frame] = []
+        while let frame = try reader.next() { frames.append(frame) }
+        #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        let copied = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a", "-c:a", "copy", "-f", "data", "-"])
+        try #require(copied.status == 0, "ffmpeg: \(copied.stderr)")
+        #expect(frames.flatMap(\.data) == copied.stdout)
         let packets = try Self.probedPackets(path, stream: "a:0")
         #expect(frames.map(\.presentationTimestamp) == packets.map(\.pts))
         #expect(frames.map(\.decodeTimestamp) == packets.map(\.dts))

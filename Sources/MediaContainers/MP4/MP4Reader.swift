@@ -24,6 +24,9 @@ public import MediaCore
 /// list in the common case FFmpeg applies (``MP4Track/editShift``: leading empty edits delay
 /// the track, the first media edit's `media_time` starts it), so a B-frame file's first
 /// picture presents at 0 and its first decoding time is negative. Later edits are not applied.
+/// Negative composition offsets (`ctts` or `trun` version 1) are handled as FFmpeg does: in
+/// the sample tables the decoding times move earlier by the most negative offset; in fragments
+/// (whose decoding times `tfdt` fixes) the presentation times move later by it.
 ///
 /// Frames come in decoding order, tracks interleaved by decoding time (ties: track order).
 /// Video samples' NAL units are rewritten to 4-byte lengths when the file uses 1 or 2; Annex-B
@@ -115,9 +118,19 @@ public struct MP4Reader: Sendable {
         isFragmented = !moofs.isEmpty
         var nextDecodeTime: [UInt32: Int64] = [:]
         for track in tracks { nextDecodeTime[track.trackID] = track.samples.last.map { $0.decodeTime } ?? 0 }
+        let tableSampleCounts = tracks.map(\.samples.count)
         for moof in moofs {
             try MP4Fragment.read(moof, into: &tracks, trackIndex: trackIndex, defaults: defaults, nextDecodeTime: &nextDecodeTime,
                                  fileSize: size, warnings: &warnings)
+        }
+        // Negative `trun` composition offsets: the fragments' decoding times (from `tfdt`) stay,
+        // their presentation times move later by the most negative offset (FFmpeg's `dts_shift`
+        // applied to fragments).
+        for (index, count) in tableSampleCounts.enumerated() {
+            let fragmentSamples = tracks[index].samples.indices.dropFirst(count)
+            let shift = -(tracks[index].samples[fragmentSamples].map(\.compositionOffset).min() ?? 0)
+            guard shift > 0 else { continue }
+            for sample in fragmentSamples { tracks[index].samples[sample].compositionOffset &+= shift }
         }
         cursors = Array(repeating: 0, count: tracks.count)
         for (index, track) in tracks.enumerated() where track.sampleEntries.allSatisfy({ $0.format == nil }) {

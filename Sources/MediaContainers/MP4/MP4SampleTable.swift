@@ -100,6 +100,16 @@ enum MP4SampleTable {
                                        "'stsz' has \(sampleSizes.count) samples, 'stsc' and 'stco' place \(samples.count)"))
         }
         sampleSizes.release()
+        // Negative composition offsets (ctts version 1, or version 0 read signed): decoding times
+        // move earlier by the most negative offset so that no picture presents before it is
+        // decoded; presentation times stay (FFmpeg's `dts_shift`).
+        let shift = -(samples.lazy.map(\.compositionOffset).min() ?? 0)
+        if shift > 0 {
+            for index in samples.indices {
+                samples[index].decodeTime &-= shift
+                samples[index].compositionOffset &+= shift
+            }
+        }
         return samples
     }
 
