@@ -8,7 +8,7 @@ import Testing
 /// written, each box-size form (32-bit, 64-bit `largesize`, 0 to the end) reads the same, and
 /// every malformed input is an error with its code and field — or a clamp with a warning —
 /// never a crash, a hang or an allocation sized by a count field.
-struct MP4ReaderTests {
+@Suite(.ownThread) struct MP4ReaderTests {
     typealias F = MP4ReaderTestFile
 
     static func frames(_ bytes: [UInt8]) throws -> (frames: [MP4Frame], warnings: [MediaError]) {
