@@ -19,6 +19,10 @@ struct MP4ReaderTestFile {
     var largeMdat = false
     /// `mdat` (then last) with `size` 0: to the end of the file.
     var mdatToEnd = false
+    /// `co64` instead of `stco`.
+    var largeChunkOffsets = false
+    /// `stz2` with 16-bit sizes instead of `stsz`.
+    var compactSizes = false
     /// Extra boxes inside `stbl`.
     var extraTableBoxes: [UInt8] = []
 
@@ -64,8 +68,9 @@ struct MP4ReaderTestFile {
         let stss = syncSamples.map { F.full("stss", F.be32($0.count) + $0.flatMap { F.be32($0) }) } ?? []
         let stscEntries = stsc ?? [(1, count, 1)]
         let stscBox = F.full("stsc", F.be32(stscEntries.count) + stscEntries.flatMap { F.be32($0.0) + F.be32($0.1) + F.be32($0.2) })
-        let stsz = F.full("stsz", stszBody ?? (F.be32(0) + F.be32(count) + samples.flatMap { F.be32($0.count) }))
-        let stco = F.full("stco", F.be32(1) + F.be32(chunkOffset))
+        let stsz = compactSizes ? F.full("stz2", F.be32(16) + F.be32(count) + samples.flatMap { F.be16($0.count) })
+            : F.full("stsz", stszBody ?? (F.be32(0) + F.be32(count) + samples.flatMap { F.be32($0.count) }))
+        let stco = largeChunkOffsets ? F.full("co64", F.be32(1) + F.be64(chunkOffset)) : F.full("stco", F.be32(1) + F.be32(chunkOffset))
         let stbl = F.box("stbl", stsd + stts + stss + stscBox + stsz + stco + extraTableBoxes)
         let minf = F.box("minf", stbl)
         let mdhd = F.full("mdhd", F.be32(0) + F.be32(0) + F.be32(timescale) + F.be32(count * delta) + F.be32(0))

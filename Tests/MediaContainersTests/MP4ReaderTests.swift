@@ -37,6 +37,15 @@ import Testing
         #expect(frames.map(\.data) == file.samples)
     }
 
+    /// `co64` chunk offsets and `stz2` 16-bit sample sizes read as `stco` and `stsz` do.
+    @Test(arguments: ["co64", "stz2"]) func tableFormsReadTheSame(_ form: String) throws {
+        var file = try F.fixture()
+        if form == "co64" { file.largeChunkOffsets = true } else { file.compactSizes = true }
+        let (frames, warnings) = try Self.frames(file.bytes)
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(frames.map(\.data) == file.samples)
+    }
+
     /// Annex-B inside the samples (start codes where lengths belong): read, converted to 4-byte
     /// lengths, and reported.
     @Test func annexBInsideSamplesIsConverted() throws {
