@@ -134,6 +134,8 @@ import Testing
         var count = 0
         while try reader.next() != nil { count += 1 }
         #expect(count <= bytes.count)
+        // One-byte samples are no NAL units: each a warning, the list bounded.
+        #expect(reader.warnings.count <= MP4Reader.warningLimit + 5 && reader.suppressedWarningCount > 0)
     }
 
     /// `stsc` entries that go backwards or repeat (a "loop"): read without hanging, each chunk

@@ -46,8 +46,16 @@ public struct MP4Reader: Sendable {
     public private(set) var tracks: [MP4Track] = []
     /// True when the file has movie fragments (`moof`).
     public private(set) var isFragmented = false
-    /// Tolerable problems found so far (the tables at init, samples as frames are read).
+    /// Tolerable problems found so far (the tables at init, samples as frames are read); at
+    /// most ``warningLimit`` of the samples' are kept, the rest counted in
+    /// ``suppressedWarningCount`` (a damaged file of many tiny samples must not grow the list
+    /// without bound).
     public private(set) var warnings: [MediaError] = []
+    /// How many warnings about samples were not kept.
+    public private(set) var suppressedWarningCount = 0
+    /// The most warnings about samples kept in ``warnings``.
+    public static let warningLimit = 1000
+    private var sampleWarningCount = 0
     /// `mvhd` `timescale`.
     public private(set) var movieTimescale: UInt32 = 0
 
@@ -190,7 +198,7 @@ public struct MP4Reader: Sendable {
             let sample = track.samples[cursors[index]]
             cursors[index] += 1
             guard let format = track.format(ofEntry: sample.descriptionIndex) else {
-                warnings.append(MediaError(.mp4SampleTableInconsistent, field: "sample_description_index", byteOffset: sample.offset,
+                warn(MediaError(.mp4SampleTableInconsistent, field: "sample_description_index", byteOffset: sample.offset,
                                            "a sample of track \(track.trackID) names entry \(sample.descriptionIndex), which is absent or not read; skipped"))
                 continue
             }
@@ -223,9 +231,9 @@ public struct MP4Reader: Sendable {
     private mutating func videoData(_ bytes: [UInt8], lengthSize: Int, at offset: Int, track: UInt32) -> [UInt8]? {
         do throws(MediaError) {
             let reading = try AVCC.read(bytes, lengthSize: lengthSize, allowingEmptyNALUnits: true)
-            warnings += (reading.warnings + reading.skipped).map { $0.offset(by: offset) }
+            for warning in reading.warnings + reading.skipped { warn(warning.offset(by: offset)) }
             guard !reading.nalUnits.isEmpty else {
-                warnings.append(MediaError(.emptyNALUnit, field: "sample", byteOffset: offset, "a sample of track \(track) without NAL units; skipped"))
+                warn(MediaError(.emptyNALUnit, field: "sample", byteOffset: offset, "a sample of track \(track) without NAL units; skipped"))
                 return nil
             }
             let plain = lengthSize == 4 && reading.annexBOffset == nil
@@ -233,8 +241,14 @@ public struct MP4Reader: Sendable {
             if plain { return bytes }
             return try AVCC.data(nalUnits: reading.nalUnits.map { Array(bytes[$0]) }, lengthSize: 4)
         } catch {
-            warnings.append(error.offset(by: offset))
+            warn(error.offset(by: offset))
             return nil
         }
+    }
+
+    /// Keeps a warning about a sample, up to ``warningLimit`` of them.
+    private mutating func warn(_ warning: MediaError) {
+        sampleWarningCount += 1
+        if sampleWarningCount <= Self.warningLimit { warnings.append(warning) } else { suppressedWarningCount += 1 }
     }
 }
