@@ -14,7 +14,7 @@ public struct MP4Track: Hashable, Sendable {
     /// its samples' durations once the fragments are read).
     public var duration: Int64
     /// The `stsd` entries, in order (samples name them 1-based).
-    public var sampleEntries: [MP4SampleEntry]
+    public var sampleEntries: [MP4SampleDescription]
     /// The shift the edit list puts on every time of the track, in ``timescale`` ticks: the
     /// leading empty edits' durations minus the first media edit's `media_time` (see
     /// ``MP4Reader`` for what is and is not applied).
@@ -24,7 +24,7 @@ public struct MP4Track: Hashable, Sendable {
 
     /// A track of its parts.
     public init(trackID: UInt32, handlerType: MP4BoxType, timescale: UInt32, duration: Int64,
-                sampleEntries: [MP4SampleEntry], editShift: Int64 = 0, samples: [MP4Sample] = []) {
+                sampleEntries: [MP4SampleDescription], editShift: Int64 = 0, samples: [MP4Sample] = []) {
         self.trackID = trackID
         self.handlerType = handlerType
         self.timescale = timescale
@@ -89,18 +89,18 @@ public struct MP4Track: Hashable, Sendable {
         let minf = try need(try mdia.child("minf"), "minf", in: mdia)
         let stbl = try need(try minf.child("stbl"), "stbl", in: minf)
         let stsd = try need(try stbl.child("stsd"), "stsd", in: stbl)
-        var entries: [MP4SampleEntry] = []
+        var entries: [MP4SampleDescription] = []
         for entry in try stsd.children(skipping: 8) {
             do throws(MediaError) {
-                entries.append(try MP4SampleEntry(entry))
+                entries.append(try MP4SampleDescription(entry))
             } catch {
                 warnings.append(error)
-                entries.append(MP4SampleEntry(type: entry.type, format: nil))
+                entries.append(MP4SampleDescription(type: entry.type, format: nil))
             }
         }
         self.init(trackID: trackID, handlerType: handler, timescale: timescale, duration: duration, sampleEntries: entries)
         editShift = try Self.editShift(try trak.child("edts"), movieTimescale: movieTimescale, mediaTimescale: timescale)
-        samples = try MP4SampleTable.samples(stbl, fileSize: fileSize, warnings: &warnings)
+        samples = try MP4SampleTableReader.samples(stbl, fileSize: fileSize, warnings: &warnings)
     }
 
     /// The shift of an edit list (`edts` → `elst`, §8.6.6) in the common case FFmpeg applies:

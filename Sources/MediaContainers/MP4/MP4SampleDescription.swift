@@ -7,7 +7,7 @@ import AudioCodecs
 /// that refer to it: `avc1`/`avc3` + `avcC` (ISO/IEC 14496-15 §5.4), `hvc1`/`hev1` + `hvcC`
 /// (§8.4), `mp4a` + `esds` (ISO/IEC 14496-14 §5.6; in a `.mov` also inside `wave`), `Opus` +
 /// `dOps` (Opus in ISOBMFF §4.3).
-public struct MP4SampleEntry: Hashable, Sendable {
+public struct MP4SampleDescription: Hashable, Sendable {
     /// The entry's type (its coding name, `avc1`, `mp4a` …).
     public var type: MP4BoxType
     /// The format; nil for a coding this reader does not read (the track's samples are then

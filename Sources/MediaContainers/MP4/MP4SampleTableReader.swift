@@ -5,7 +5,7 @@ import MediaCore
 /// entry is read, so a count of 2³² in a small box is an error, never an allocation; the number
 /// of samples (`stsz` `sample_count`) is clamped to what the file can hold (each sample at least
 /// one byte) and to what `stco`/`stsc` place, with a warning when they disagree.
-enum MP4SampleTable {
+enum MP4SampleTableReader {
     /// The samples of `stbl`, in decoding order.
     ///
     /// - Parameters:
