@@ -73,6 +73,15 @@ public enum FLVConversion {
     /// order: the rule both codecs share.
     static func timestamps(pictureOrder pictures: [(startsSequence: Bool, picOrderCnt: Int)],
                            frameRate: Double) -> [(decode: Int64, presentation: Int64)] {
+        func milliseconds(_ frames: Int) -> Int64 { Int64((Double(frames) * 1000 / frameRate).rounded()) }
+        return frameSlots(pictureOrder: pictures).map { (milliseconds($0.decode), milliseconds($0.presentation)) }
+    }
+
+    /// The rule of ``timestamps(pictureOrder:frameRate:)`` in frame durations: the n-th picture
+    /// in decoding order decodes at slot n and is presented at its place in presentation order
+    /// plus the stream's largest reordering delay (MP4 counts in these slots to be exact at
+    /// any frame rate).
+    static func frameSlots(pictureOrder pictures: [(startsSequence: Bool, picOrderCnt: Int)]) -> [(decode: Int, presentation: Int)] {
         var sequence = 0
         var keys: [(sequence: Int, count: Int, index: Int)] = []
         for (index, picture) in pictures.enumerated() {
@@ -83,10 +92,7 @@ public enum FLVConversion {
         let sorted = keys.sorted { ($0.sequence, $0.count, $0.index) < ($1.sequence, $1.count, $1.index) }
         for (position, key) in sorted.enumerated() { presentationIndex[key.index] = position }
         let delay = zip(presentationIndex.indices, presentationIndex).map { $0 - $1 }.max() ?? 0
-        func milliseconds(_ frames: Int) -> Int64 { Int64((Double(frames) * 1000 / frameRate).rounded()) }
-        return pictures.indices.map { index in
-            (milliseconds(index), milliseconds(presentationIndex[index] + Swift.max(0, delay)))
-        }
+        return pictures.indices.map { index in (index, presentationIndex[index] + Swift.max(0, delay)) }
     }
 
     /// An FLV file's video as Annex-B: every access unit, with its format's parameter sets

@@ -71,8 +71,22 @@ struct RelayAudioBenchmarks {
         let port = try #require(server.localAddress?.port)
         var configuration = RTSPClient.Configuration()
         configuration.transport = .tcp
+        // gst-rtsp-server answers the first PLAY once its shared pipeline (the Matroska file and
+        // the live AAC encoder) runs; on CI, beside the ThreadSanitizer build, that once took more
+        // than the default 10 s. The benchmark measures the relay, not that start-up.
+        configuration.requestTimeout = .seconds(30)
         var clients: [RTSPClient] = []
-        for _ in 0..<streams { clients.append(try await RTSPClient.open(url: camera.url, group: group, configuration: configuration)) }
+        for index in 0..<streams {
+            do {
+                clients.append(try await RTSPClient.open(url: camera.url, group: group, configuration: configuration))
+            } catch {
+                Issue.record("opening relay \(index) of \(streams) on the camera (audio: \(audio)): \(error)")
+                for client in clients { await client.close() }
+                await server.shutdown()
+                try? await group.shutdownGracefully()
+                throw error
+            }
+        }
         let relays = clients.map { _ in Relay(keepingGOP: .standard) }
         let counters = clients.map { _ in Counter() }
         let mounted = Locked(0)

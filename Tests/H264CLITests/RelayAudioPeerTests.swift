@@ -1,6 +1,8 @@
 import Foundation
 import H264
+import H264Streaming
 import H264TestSupport
+import NIOPosix
 import Testing
 
 /// A camera's audio through `h264 relay`, against real peers: gst-rtsp-server sends H.264 with
@@ -76,7 +78,9 @@ import Testing
 
 /// A publisher's audio through `h264 relay --listen`: FFmpeg publishes H.264 with AAC, G.711
 /// µ-law or Opus (`-f rtsp`, ANNOUNCE with both tracks, SETUP of each, RECORD), FFmpeg plays
-/// the relay and finds both tracks, the audio in the publisher's codec, and decodes both.
+/// the relay and finds both tracks, the audio in the publisher's codec, and decodes both; an
+/// RTSP viewer of ours receives the very audio FFmpeg encoded (its encoders are deterministic:
+/// the same tone encoded again to a file is the reference).
 @Suite(.serialized, .ownThread, .timeLimit(.minutes(5))) struct RecordAudioPeerTests {
     /// The publisher's audio options and the codec FFmpeg names when it plays the relay.
     static let codecs: [(options: [String], ffmpeg: String)] = [
@@ -85,8 +89,64 @@ import Testing
         (["-c:a", "libopus", "-ar", "48000"], "opus"),
     ]
 
+    /// The publisher's tone.
+    static let tone = ["-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000"]
+
+    /// `codec`'s reference: the tone encoded as the publisher encodes it, as FFmpeg's packets
+    /// (size and Adler-32 of each, `-f framecrc`) and, for G.711, as one run of bytes (`-f mulaw`:
+    /// RTP cuts G.711 where it likes, so its packets are not FFmpeg's).
+    static func reference(_ codec: String, options: [String]) throws -> (packets: [Packet], bytes: [UInt8]) {
+        // A minute: the viewer joins some 10–20 s into the publisher's stream.
+        let source = Array(tone.dropFirst()) + options + ["-t", "60"]
+        let crc = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error"] + source + ["-f", "framecrc", "-"])
+        let packets = String(decoding: crc.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            return fields.count >= 6 ? Packet(size: Int(fields[4]) ?? -1, adler32: UInt32(fields[5].dropFirst(2), radix: 16) ?? 0) : nil
+        }
+        guard codec == "pcm_mulaw" else { return (packets, []) }
+        let raw = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error"] + source + ["-f", "mulaw", "-"])
+        return (packets, raw.stdout)
+    }
+
+    /// One audio packet as FFmpeg's framecrc muxer describes it.
+    struct Packet: Equatable {
+        var size: Int
+        var adler32: UInt32
+
+        init(size: Int, adler32: UInt32) { (self.size, self.adler32) = (size, adler32) }
+
+        /// The packet of `bytes` (Adler-32 as FFmpeg's `av_adler32_update` from 0 computes it).
+        init(_ bytes: [UInt8]) {
+            var (a, b): (UInt32, UInt32) = (0, 0)
+            for byte in bytes { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
+            self.init(size: bytes.count, adler32: b << 16 | a)
+        }
+    }
+
+    /// The first `count` audio frames an `RTSPClient` receives from `url`, or fewer after 15 s.
+    static func receiveAudio(_ url: String, count: Int) async throws -> [[UInt8]] {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var configuration = RTSPClient.Configuration()
+        configuration.transport = .tcp
+        configuration.idleTimeout = .seconds(10)
+        let client = try await RTSPClient.open(url: url, group: group, configuration: configuration)
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(15))
+            await client.close()
+        }
+        var received: [[UInt8]] = []
+        for await event in client {
+            if case .frame(let frame) = event, frame.frame.audioFormat != nil { received.append(frame.frame.data) }
+            if received.count == count { break }
+        }
+        deadline.cancel()
+        await client.close()
+        try await group.shutdownGracefully()
+        return received
+    }
+
     @Test(arguments: codecs.map(\.ffmpeg))
-    func aPublishersAudioIsRelayedToFFmpeg(_ codec: String) throws {
+    func aPublishersAudioIsRelayedToFFmpeg(_ codec: String) async throws {
         let audio = Self.codecs.first { $0.ffmpeg == codec }!.options
         let relay = try LoggingProcess(executable: CLI.executable, ["relay", "--listen", "rtsp://127.0.0.1:0/in", "--rtsp", "127.0.0.1:0"],
                                        untilListening: "rtsp")
@@ -94,7 +154,7 @@ import Testing
         let publishURL = try #require(relay.events(named: "listening").first?["url"], "\(relay.stderr)")
         let publisher = try LoggingProcess(executable: URL(fileURLWithPath: "/usr/bin/ffmpeg"),
                                            ["-nostdin", "-v", "info", "-nostats", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30",
-                                            "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                                           ] + Self.tone + [
                                             "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30"]
                                            + audio + ["-f", "rtsp", "-rtsp_transport", "tcp", publishURL])
         defer { publisher.kill() }
@@ -107,6 +167,26 @@ import Testing
         #expect(sound.status == 0 && sound.errors.isEmpty && sound.frames > 0, "\(sound.frames) audio frames: \(sound.errors)")
         let pictures = try RelayAudioPeerTests.decode(viewURL, transport: "tcp", map: "0:v")
         #expect(pictures.frames > 0, "\(pictures.frames) video frames: \(pictures.errors)")
+
+        // The same bytes FFmpeg encoded: a run of its packets (AAC, Opus), a run of its bytes (G.711).
+        let reference = try Self.reference(codec, options: audio)
+        try #require(reference.packets.count > 100, "\(reference.packets.count) reference packets")
+        let received = try await Self.receiveAudio(viewURL, count: 40)
+        #expect(received.count == 40, "\(received.count) audio frames")
+        if codec == "pcm_mulaw" {
+            let bytes = received.flatMap { $0 }
+            let found = bytes.count > 0 && reference.bytes.indices.contains { start in
+                start + bytes.count <= reference.bytes.count && reference.bytes[start] == bytes[0]
+                    && reference.bytes[start..<(start + bytes.count)].elementsEqual(bytes)
+            }
+            #expect(found, "the \(bytes.count) received G.711 bytes are not a run of FFmpeg's \(reference.bytes.count)")
+        } else {
+            let packets = received.map(Packet.init)
+            let start = reference.packets.indices.first { start in
+                start + packets.count <= reference.packets.count && Array(reference.packets[start..<(start + packets.count)]) == packets
+            }
+            #expect(start != nil, "the received frames are not a run of FFmpeg's (\(packets.prefix(4)) …)")
+        }
         publisher.kill()
         #expect(relay.waitForExit(timeout: 20) == 0, "\(relay.stderr)")
     }
