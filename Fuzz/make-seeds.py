@@ -20,6 +20,8 @@ writes, per target (OUT_DIR/<target>/):
                                 (not from the fixtures)
   flv                           an FLV file (legacy and Enhanced RTMP tags): the avcC sequence
                                 header, the first slices (cut to 1 KiB) as frames, end of sequence
+  mp4                           an MP4 file (`avc1`+avcC, the first slices cut to 1 KiB as samples),
+                                progressive (moov after mdat) and fragmented (moov+mvex, moof+mdat)
 For every H.265 stream (*.265):
   hevc-ps                       its distinct VPS, SPS and PPS in Annex-B, each alone and all together
   hevc-assembler, hevc-rtp      the stream cut as above
@@ -27,6 +29,8 @@ For every H.265 stream (*.265):
                                 FU, type 49), framed as for rtp
   flv                           an Enhanced RTMP `hvc1` FLV file: an hvcC of its VPS/SPS/PPS, the first
                                 slice segments (cut to 1 KiB) as frames (the first CodedFramesX), end
+  mp4                           an `hvc1` MP4 file of the same hvcC and slice segments, progressive and
+                                fragmented
   decoder                       8 chunk-seed bytes, then the stream cut as above (AnnexBDecoder tells
                                 the codec from the NAL headers: libavcodec's HEVC decoder)
 The seeds are small, so that each target runs thousands of inputs a second.
@@ -87,6 +91,50 @@ def avcc_record(sps, pps):
     if s[1] not in (66, 77, 88):
         rec += bytes([0xFD, 0xF8, 0xF8, 0])
     return rec
+
+
+def box(kind, payload):
+    return (8 + len(payload)).to_bytes(4, "big") + kind + payload
+
+
+def full_box(kind, payload, version=0, flags=0):
+    return box(kind, bytes([version]) + flags.to_bytes(3, "big") + payload)
+
+
+def mp4_file(rec, slices, fragmented, fourcc=b"avc1"):
+    """A one-track MP4 (ISO/IEC 14496-12) of the configuration record and the slices, each a
+    4-byte-length sample, 25 fps at timescale 12800, the first a sync sample: progressive
+    (ftyp, mdat, moov) or fragmented (ftyp, moov with mvex/trex, moof with tfhd
+    default-base-is-moof, tfdt and trun, mdat)."""
+    u32 = lambda v: v.to_bytes(4, "big")
+    samples = [len(s).to_bytes(4, "big") + s for s in slices]
+    ftyp = box(b"ftyp", b"isom" + u32(512) + b"isomiso6")
+    entry = box(fourcc, bytes(6) + (1).to_bytes(2, "big") + bytes(16) + (64).to_bytes(2, "big") + (64).to_bytes(2, "big")
+                + u32(0x480000) * 2 + u32(0) + (1).to_bytes(2, "big") + bytes(32) + (24).to_bytes(2, "big") + b"\xff\xff"
+                + box(b"avcC" if fourcc in (b"avc1", b"avc3") else b"hvcC", rec))
+
+    def moov(chunk_offset):
+        n = 0 if fragmented else len(samples)
+        tables = full_box(b"stsd", u32(1) + entry) + full_box(b"stts", u32(1) + u32(n) + u32(512) if n else u32(0))
+        tables += full_box(b"stss", u32(1) + u32(1)) if n else b""
+        tables += full_box(b"stsc", u32(1) + u32(1) + u32(n) + u32(1) if n else u32(0))
+        tables += full_box(b"stsz", u32(0) + u32(n) + b"".join(u32(len(s)) for s in samples[:n]))
+        tables += full_box(b"stco", u32(1) + u32(chunk_offset) if n else u32(0))
+        mdia = full_box(b"mdhd", u32(0) * 2 + u32(12800) + u32(512 * n) + u32(0)) + full_box(b"hdlr", u32(0) + b"vide" + bytes(13))
+        mdia += box(b"minf", box(b"stbl", tables))
+        trak = box(b"trak", full_box(b"tkhd", u32(0) * 2 + u32(1) + bytes(72), flags=3) + box(b"mdia", mdia))
+        mvex = box(b"mvex", full_box(b"trex", u32(1) + u32(1) + u32(512) + u32(0) + u32(0x10000))) if fragmented else b""
+        return box(b"moov", full_box(b"mvhd", u32(0) * 2 + u32(1000) + u32(0) + bytes(80)) + trak + mvex)
+
+    media = b"".join(samples)
+    if not fragmented:
+        return ftyp + box(b"mdat", media) + moov(len(ftyp) + 8)
+    runs = b"".join(u32(len(s)) + u32(0x2000000 if i == 0 else 0x1010000) for i, s in enumerate(samples))
+    def moof(data_offset):
+        trun = full_box(b"trun", u32(len(samples)) + data_offset.to_bytes(4, "big", signed=True) + runs, flags=0x601)
+        traf = box(b"traf", full_box(b"tfhd", u32(1), flags=0x20000) + full_box(b"tfdt", (0).to_bytes(8, "big"), version=1) + trun)
+        return box(b"moof", full_box(b"mfhd", u32(1)) + traf)
+    return ftyp + moov(0) + moof(len(moof(0)) + 8) + box(b"mdat", media)
 
 
 def rtp_packets(units, header_size, is_first_slice_of_picture, mtu=600):
@@ -214,6 +262,9 @@ def stream_seeds(out, data):
             write(out, "avcc-record", rec)
             for enhanced in (False, True):
                 write(out, "flv", flv(rec, [s[:1024] for s in slices], enhanced))
+            if slices:
+                for fragmented in (False, True):
+                    write(out, "mp4", mp4_file(rec, [s[:1024] for s in slices], fragmented))
         write(out, "avcc-record", annexb(sps + pps))
 
 
@@ -235,6 +286,8 @@ def hevc_seeds(out, data):
     if of_type(33) and slices:
         rec = hvcc_record(of_type(32)[:4], of_type(33)[:4], of_type(34)[:4])
         write(out, "flv", flv(rec, [s[:1024] for s in slices], True, b"hvc1", lambda s: 16 <= (s[0] >> 1) & 0x3F <= 23))
+        for fragmented in (False, True):
+            write(out, "mp4", mp4_file(rec, [s[:1024] for s in slices], fragmented, b"hvc1"))
 
 
 def y4m_seeds(out, data):

@@ -40,6 +40,10 @@ enum FuzzTarget: String, CaseIterable {
     /// audio tags (FLVAudioTarget.swift): bodies written back the same, every tag one frame,
     /// skipped tag or AAC sequence header, nothing fatal.
     case flvAudio = "flv-audio"
+    /// `MP4Reader` on the input as a whole MP4 file in memory (MP4Target.swift): every sample
+    /// inside the input, no more frames than samples, video frames valid 4-byte AVCC, no error
+    /// from `next()` once the boxes are read.
+    case mp4
     /// `RTPDepacketizer` on packets cut from the input (2-byte length prefixes): every access unit
     /// holds whole NAL units, and `RTPZeroCopyDepacketizer` on the same packets (all in the
     /// input's one buffer) gives the same events; then the input as Annex-B, packetized at an MTU drawn from its first
@@ -99,6 +103,7 @@ enum FuzzTarget: String, CaseIterable {
         case .y4m: Self.y4m(bytes)
         case .flv: Self.flv(bytes)
         case .flvAudio: Self.flvAudio(bytes)
+        case .mp4: Self.mp4(bytes)
         case .rtp: Self.rtp(bytes)
         case .sdp: Self.sdp(bytes)
         case .decoder: Self.decoder(bytes)

@@ -1,0 +1,26 @@
+public import MediaCore
+
+extension MP4Reader {
+    /// An MP4 file's first video track as Annex-B: every frame in decoding order, with its
+    /// format's parameter sets inserted before each keyframe
+    /// (`VideoFormatDescription.annexB(fromSample:lengthSize:withParameterSets:)`, as FFmpeg's
+    /// `h264_mp4toannexb` / `hevc_mp4toannexb` do: the same slices, parameter sets possibly
+    /// placed differently).
+    ///
+    /// - Parameter source: the file.
+    /// - Returns: the bytes, and the reader's warnings (with a `missingParameterSet` when the
+    ///   file has no video frames).
+    /// - Throws: the errors of ``init(source:)`` and ``next()``.
+    public static func annexB(fromMP4 source: some MP4ByteSource) throws(MediaError) -> (bytes: [UInt8], diagnostics: [MediaError]) {
+        var reader = try MP4Reader(source: source)
+        guard let video = reader.tracks.first(where: { $0.format?.video != nil }) else {
+            return ([], reader.warnings + [MediaError(.missingParameterSet, field: "stsd", "no H.264 or H.265 track in the file")])
+        }
+        var output: [UInt8] = []
+        while let frame = try reader.next() {
+            guard frame.trackID == video.trackID, let format = frame.frame.videoFormat else { continue }
+            output += try format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: frame.isKeyframe)
+        }
+        return (output, reader.warnings)
+    }
+}
