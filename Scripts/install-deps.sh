@@ -4,7 +4,7 @@
 # (the decoder),
 # pkg-config, and ffmpeg/ffprobe/x264 (reference decoder and encoder for the tests), valgrind
 # (leak check), time (CPU times in Scripts/bench-cli.sh), GStreamer, gst-rtsp-server and
-# nginx-rtmp (peers).
+# nginx-rtmp (peers), headless Chromium with chromedriver and selenium (what a browser plays).
 # Usage: Scripts/install-deps.sh [--runtime]   (--runtime: only what building and encoding need)
 set -euo pipefail
 packages=(libx264-dev libx265-dev libyuv-dev libavcodec-dev libavutil-dev pkg-config)
@@ -23,6 +23,9 @@ if [ "${1:-}" != "--runtime" ]; then
   packages+=(glib-networking)
   # nginx with the RTMP module: the RTMP server peer (record all) in the RTMP publish tests.
   packages+=(nginx libnginx-mod-rtmp)
+  # Headless Chromium driven through python3-selenium (Scripts/chromium-play.py): what a browser
+  # plays of the MP4 files we write.
+  packages+=(chromium chromium-driver python3-selenium)
 fi
 missing=()
 for p in "${packages[@]}"; do
