@@ -4,22 +4,38 @@ import H264
 import MediaContainers
 import HEVC
 
-/// `h264 convert --to avcc|annexb|flv INPUT -o OUTPUT`: between Annex-B, AVCC and FLV framing.
+/// `h264 convert INPUT -o OUTPUT`: between Annex-B, AVCC, FLV and MP4; the output's form
+/// follows its extension (`.mp4`, `.m4v`, `.mov`, `.flv`, `.264`/`.h264`/`.265`/`.hevc`), `--to`
+/// says it where an extension cannot.
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert between Annex-B and AVCC/HVCC (length-prefixed) streams.",
+        abstract: "Convert between Annex-B, AVCC/HVCC (length-prefixed), FLV and MP4.",
         discussion: """
-        --to avcc: start codes to lengths (--parameter-sets config moves the parameter sets into --config-out); \
-        --to annexb: lengths to start codes, the --config record's parameter sets before each keyframe. Damaged \
-        NAL units are carried over with a warning (errors with --strict, nothing written).
+        The output's form follows its extension (.mp4, .flv, .264/.265: Annex-B), else --to; MP4 and FLV input \
+        are told by their content. --to avcc moves start codes to lengths, --to annexb back (see the options). \
+        Damaged NAL units are carried over with a warning (errors with --strict, nothing written).
         """
     )
 
-    enum Target: String, ExpressibleByArgument, CaseIterable { case avcc, annexb, flv }
+    enum Target: String, ExpressibleByArgument, CaseIterable {
+        case avcc, annexb, flv, mp4
+
+        /// The form an output's extension names, if it names one.
+        init?(extensionOf path: String) {
+            switch (path as NSString).pathExtension.lowercased() {
+            case "mp4", "m4v", "mov", "cmfv": self = .mp4
+            case "flv": self = .flv
+            case "264", "h264", "265", "h265", "hevc", "annexb": self = .annexb
+            default: return nil
+            }
+        }
+    }
     enum Placement: String, ExpressibleByArgument, CaseIterable { case inband, config }
 
-    @Option(help: "The output framing: avcc, annexb or flv (a video-only FLV file; FLV input to annexb is read as FLV).") var to: Target
+    @Option(help: "The output's form when its extension does not say it: avcc, annexb, flv or mp4.") var to: Target?
+    @Flag(help: "With an MP4 output: fragmented MP4 (an init segment, then a fragment per GOP), as CMAF and HLS use it.")
+    var fragmented = false
     @Argument(help: "The input stream ('-' for standard input).") var input: String
     @OptionGroup var out: OutputOption
     @Option(help: "An avcC file describing AVCC input (its length size and parameter sets).") var config: String?
@@ -31,12 +47,20 @@ struct ConvertCommand: ParsableCommand {
     var flvSyntax: FLVConversion.SyntaxOption = .legacy
     @OptionGroup var strict: StrictFlag
 
+    /// The output's form: `--to`, else the output's extension.
+    var target: Target { to ?? Target(extensionOf: out.output) ?? .avcc }
+
     func validate() throws {
+        if to == nil && Target(extensionOf: out.output) == nil {
+            throw ValidationError("say the output's form with --to avcc|annexb|flv|mp4, or give the output an extension (.mp4, .flv, .264, .265)")
+        }
+        if fragmented && target != .mp4 { throw ValidationError("--fragmented is for an MP4 output") }
+        if target == .mp4 && out.output == "-" { throw ValidationError("an MP4 output is a file (-o FILE.mp4): its index is written last") }
         if let lengthSize, ![1, 2, 4].contains(lengthSize) { throw ValidationError("--length-size must be 1, 2 or 4") }
-        if to == .avcc && parameterSets == .config && configOut == nil {
+        if target == .avcc && parameterSets == .config && configOut == nil {
             throw ValidationError("--parameter-sets config needs --config-out to keep the parameter sets")
         }
-        if to == .annexb && config == nil && lengthSize == nil && !input.lowercased().hasSuffix(".flv") {
+        if target == .annexb && config == nil && lengthSize == nil && !input.lowercased().hasSuffix(".flv") && !Self.isMP4Name(input) {
             throw ValidationError("AVCC input needs --config FILE.avcC or --length-size N")
         }
     }
@@ -45,6 +69,9 @@ struct ConvertCommand: ParsableCommand {
         try runReportingErrors(command: "convert") {
             let bytes = try CLIIO.read(input)
             let name = input == "-" ? "<stdin>" : input
+            let to = target
+            if to == .mp4 { return try convertToMP4(bytes, name: name) }
+            if to == .annexb && MP4Reader.isMP4(bytes) { return try convertFromMP4(bytes, name: name) }
             if to == .flv || (to == .annexb && FLVConversion.isFLV(bytes)) { return try convertFLV(bytes, name: name) }
             if try convertHEVC(bytes, name: name) { return }
             let record = to == .annexb ? try config.map(CLIIO.readConfiguration) : nil
@@ -74,8 +101,8 @@ struct ConvertCommand: ParsableCommand {
     /// Annex-B H.265 → HVCC (`--to avcc`, the `hvcC` to `--config-out`), HVCC → Annex-B
     /// (`--to annexb` with an `hvcC` as `--config`); false when the input is not H.265.
     private func convertHEVC(_ bytes: [UInt8], name: String) throws -> Bool {
-        let record = try to == .annexb ? config.flatMap { HEVCDecoderConfigurationRecord.recognizing(try CLIIO.read($0)) } : nil
-        guard record != nil || (to == .avcc && AnnexB.carriesHEVC(bytes)) else { return false }
+        let record = try target == .annexb ? config.flatMap { HEVCDecoderConfigurationRecord.recognizing(try CLIIO.read($0)) } : nil
+        guard record != nil || (target == .avcc && AnnexB.carriesHEVC(bytes)) else { return false }
         guard (lengthSize ?? 4) == 4 || record != nil else { throw CLIError("H.265 is written with 4-byte lengths (--length-size 4)") }
         let converted = try CLIError.named(name) { () throws(MediaError) in
             guard let record else { return try HEVCConversion.hvcc(fromAnnexB: bytes, parameterSetsInBand: parameterSets == .inband) }
@@ -92,7 +119,7 @@ struct ConvertCommand: ParsableCommand {
     private func convertFLV(_ bytes: [UInt8], name: String) throws {
         if let fps, !(fps.isFinite && fps > 0) { throw CLIError("--fps \(fps) must be a positive number") }
         let (converted, diagnostics) = try CLIError.named(name) { () throws(MediaError) in
-            to == .flv ? (try FLVConversion.flv(fromAnnexB: bytes, frameRate: fps, syntax: flvSyntax.syntax), [])
+            target == .flv ? (try FLVConversion.flv(fromAnnexB: bytes, frameRate: fps, syntax: flvSyntax.syntax), [])
                 : try FLVConversion.annexB(fromFLV: bytes)
         }
         try CLIIO.report(diagnostics, file: name, command: "convert", strict: strict.strict)

@@ -9,7 +9,7 @@ struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "List NAL units, access units and parameter sets of H.264/H.265.",
         discussion: """
-        FILE: Annex-B ('-' for standard input), or AVCC with --config or --length-size; an FLV file or an SDP: \
+        FILE: Annex-B ('-' for standard input), or AVCC with --config or --length-size; an FLV or MP4 file or an SDP: \
         its tracks. --json prints one object (access_units, vps, sps, pps, diagnostics). Out-of-range values \
         and damaged NAL units are warnings (exit status 0), or errors with --strict (exit status 1).
         """

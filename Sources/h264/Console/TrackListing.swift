@@ -20,6 +20,10 @@ struct TrackListing: Encodable {
         /// The RTP payload type and encoding name (SDP only).
         var payloadType: Int?
         var encodingName: String?
+        /// The sample entry's type (`avc1`, `hvc1`, `mp4a` …) and the track's duration in
+        /// seconds (MP4 only).
+        var sampleEntry: String?
+        var duration: Double?
     }
 
     var container: String
@@ -57,8 +61,38 @@ struct TrackListing: Encodable {
                                     channels: audio.format.channelCount, config: Self.hex(audio.format.magicCookie),
                                     payloadType: Int(audio.payloadType), encodingName: audio.encodingName))
             }
+        } else if MP4Reader.isMP4(bytes) {
+            (container, tracks) = ("mp4", try Self.mp4Tracks(bytes))
         } else {
             return nil
+        }
+    }
+
+    /// An MP4 file's tracks: one line per sample entry, with the samples that refer to it.
+    static func mp4Tracks(_ bytes: [UInt8]) throws -> [Track] {
+        var reader = try MP4Reader(bytes)
+        var counts: [MediaFormatDescription: Int] = [:]
+        while let frame = try reader.next() { counts[frame.frame.format, default: 0] += 1 }
+        return reader.tracks.flatMap { track in
+            track.sampleEntries.map { entry in
+                let seconds = track.timescale > 0 ? Double(track.duration) / Double(track.timescale) : nil
+                var line = Track(type: track.handlerType == "vide" ? "video" : track.handlerType == "soun" ? "audio" : track.handlerType.description,
+                                 codec: entry.type.description, config: "", sampleEntry: entry.type.description, duration: seconds)
+                switch entry.format {
+                case .video(let format):
+                    line.codec = format.codec.rawValue
+                    (line.width, line.height) = format.dimensions
+                    line.config = hex(format.configurationRecordBytes)
+                case .audio(let format):
+                    line.codec = format.codec.rawValue
+                    (line.sampleRate, line.channels) = (format.sampleRate, format.channelCount)
+                    line.config = hex(format.magicCookie)
+                case nil:
+                    break
+                }
+                line.frames = entry.format.map { counts[$0] ?? 0 }
+                return line
+            }
         }
     }
 
@@ -70,6 +104,8 @@ struct TrackListing: Encodable {
             if let rate = track.sampleRate { line += " \(rate) Hz" }
             if let channels = track.channels { line += " \(channels) ch" }
             if let type = track.payloadType, let name = track.encodingName { line += " (RTP \(type) \(name))" }
+            if let entry = track.sampleEntry { line += " (\(entry))" }
+            if let duration = track.duration { line += String(format: ", %.3f s", duration) }
             if let frames = track.frames { line += ", \(frames) frames" }
             if !track.config.isEmpty { line += ", config \(track.config)" }
             return line

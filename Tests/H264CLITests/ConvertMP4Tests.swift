@@ -1,0 +1,82 @@
+import Foundation
+import H264
+import H264TestSupport
+import Testing
+
+/// `h264 convert` to and from MP4, the output's form told by its extension (issue 36), against
+/// FFmpeg: what we write decodes to the source's pictures (framemd5) with the sample entry
+/// players want, and what we read back is the Annex-B FFmpeg's `h264_mp4toannexb` gives. Every
+/// program runs under `timeout`.
+@Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct ConvertMP4Tests {
+    static func run(_ program: String, _ arguments: [String]) throws -> Subprocess.Output {
+        try Subprocess.run("timeout", ["60", program] + arguments)
+    }
+
+    /// FFmpeg's framemd5 of `path`'s video, its lines without the header, and its error lines.
+    static func framemd5(_ path: String) throws -> (lines: [String], errors: String) {
+        let output = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v", "-fps_mode", "passthrough", "-f", "framemd5", "-"])
+        // Each line is "stream, dts, pts, duration, size, md5": the pictures are compared by their md5s.
+        let md5s = String(decoding: output.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
+        return (md5s, output.stderr)
+    }
+
+    /// A 2 s x264 stream with 3 B-frames in a pyramid (or H.265 with libx265), as Annex-B.
+    static func source(_ directory: URL, hevc: Bool) throws -> String {
+        let path = directory.appendingPathComponent(hevc ? "source.265" : "source.264").path
+        let codec = hevc ? ["-c:v", "libx265", "-x265-params", "bframes=3:log-level=error"]
+            : ["-c:v", "libx264", "-bf", "3", "-x264-params", "b-pyramid=normal"]
+        let encode = try run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2"]
+                             + codec + ["-g", "30", "-f", hevc ? "hevc" : "h264", "-y", path])
+        try #require(encode.status == 0, "\(encode.stderr)")
+        return path
+    }
+
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func convertToMP4ByExtensionDecodesToTheSourcesPictures(hevc: Bool, fragmented: Bool) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(directory, hevc: hevc)
+        let output = directory.appendingPathComponent("out.mp4").path
+        let convert = try Self.run(CLI.executable.path, ["convert", source, "-o", output] + (fragmented ? ["--fragmented"] : []))
+        try #require(convert.status == 0, "\(convert.stderr)")
+        let expected = try Self.framemd5(source), written = try Self.framemd5(output)
+        #expect(written.errors.isEmpty, "\(written.errors)")
+        #expect(written.lines.count == 60 && written.lines == expected.lines, "\(written.lines.count) pictures, the source's \(expected.lines.count)")
+        let probe = try Self.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", output])
+        #expect(probe.stdout == Array((hevc ? "hvc1\n" : "avc1\n").utf8), "\(String(decoding: probe.stdout, as: UTF8.self))")
+    }
+
+    @Test func convertFromMP4ByExtensionGivesFFmpegsAnnexB() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(directory, hevc: false)
+        let mp4 = directory.appendingPathComponent("ffmpeg.mp4").path
+        let mux = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-i", source, "-c", "copy", "-y", mp4])
+        try #require(mux.status == 0, "\(mux.stderr)")
+        let output = directory.appendingPathComponent("back.264").path
+        let convert = try Self.run(CLI.executable.path, ["convert", mp4, "-o", output])
+        try #require(convert.status == 0, "\(convert.stderr)")
+        let ffmpeg = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-i", mp4, "-c:v", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", "-"])
+        func units(_ bytes: [UInt8]) -> [[UInt8]] { AnnexB.nalUnits(in: bytes).map { Array(bytes[$0.range]) } }
+        let ours = units(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))), theirs = units(ffmpeg.stdout)
+        // FFmpeg's bitstream filter puts the parameter sets before each IDR as we do; the units are compared.
+        #expect(ours.count > 60 && ours == theirs, "\(ours.count) NAL units, FFmpeg's \(theirs.count)")
+    }
+
+    @Test func inspectListsAnMP4sTracks() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(directory, hevc: true)
+        let output = directory.appendingPathComponent("out.mp4").path
+        try #require(try Self.run(CLI.executable.path, ["convert", source, "-o", output]).status == 0)
+        let inspect = try Self.run(CLI.executable.path, ["inspect", output])
+        let text = String(decoding: inspect.stdout, as: UTF8.self)
+        #expect(inspect.status == 0 && text.hasPrefix("track 0: video hevc 320x240 (hvc1), 2.000 s, 60 frames, config "), "\(text)\(inspect.stderr)")
+    }
+
+    @Test func anOutputWithoutAKnownExtensionNeedsTo() throws {
+        let result = try Self.run(CLI.executable.path, ["convert", "in.264", "-o", "out.bin"])
+        #expect(result.status != 0 && result.stderr.contains("--to"), "\(result.stderr)")
+    }
+}
