@@ -8,9 +8,10 @@ import Darwin
 public import MediaCore
 
 /// Writes a fragmented MP4 file with ``FragmentedMP4Writer``: the initialization segment at
-/// once, then one fragment per video keyframe (per GOP; an audio-only file cuts one per
-/// ``audioFragmentDuration``), each written when the next begins, so the file is playable up to
-/// its last whole fragment if the writer dies.
+/// once, then one fragment per video keyframe (per GOP, or per ``maximumFragmentDuration`` when
+/// set; an audio-only file cuts one per ``audioFragmentDuration``), each written and flushed
+/// when the next begins, so the file is playable up to its last whole fragment if the writer
+/// dies.
 ///
 /// ```swift
 /// let writer = try FragmentedMP4FileWriter(path: "out.mp4", formats: [.video(format)])
@@ -26,7 +27,13 @@ public final class FragmentedMP4FileWriter {
     public let path: String
     /// How much audio an audio-only file puts in one fragment.
     public var audioFragmentDuration: Duration = .seconds(1)
+    /// The longest fragment of a file with video: a GOP longer than this is cut into several
+    /// fragments (the later ones start without a keyframe), so a recorder killed mid-GOP loses
+    /// at most this much. Nil: one fragment per GOP.
+    public var maximumFragmentDuration: Duration?
     private var writer: FragmentedMP4Writer
+    /// The file's tracks' formats (its initialization segment's).
+    public var formats: [MediaFormatDescription] { writer.formats }
     private var file: UnsafeMutablePointer<FILE>?
     private var fragmentStart: Duration?
 
@@ -40,6 +47,7 @@ public final class FragmentedMP4FileWriter {
         file = fopen(path, "wb")
         guard file != nil else { throw MediaError(.mp4FileError, field: path, "cannot create \(path) (errno \(errno))") }
         try write(segment)
+        guard fflush(file) == 0 else { throw MediaError(.mp4FileError, field: path, "cannot write \(path) (errno \(errno))") }
     }
 
     deinit { if let file { fclose(file) } }
@@ -52,8 +60,9 @@ public final class FragmentedMP4FileWriter {
     public func append(_ frame: CompressedFrame) throws(MediaError) {
         guard file != nil else { throw MediaError(.mp4WriterState, field: "append", "a frame after finish()") }
         let hasVideo = writer.formats.contains { $0.video != nil }
-        let cuts = hasVideo ? frame.isVideoKeyframe
-                            : fragmentStart.map { frame.decodeTime - $0 >= audioFragmentDuration } ?? false
+        let longest = hasVideo ? maximumFragmentDuration : audioFragmentDuration
+        let full = fragmentStart.flatMap { start in longest.map { frame.decodeTime - start >= $0 } } ?? false
+        let cuts = (hasVideo && frame.isVideoKeyframe) || full
         if cuts { try flush(before: frame) }
         if !writer.formats.contains(frame.format), writer.formats.contains(where: { ($0.video != nil) == (frame.format.video != nil) }) {
             try flush()
@@ -80,7 +89,11 @@ public final class FragmentedMP4FileWriter {
     /// Writes the buffered frames as one fragment.
     private func flush(before next: CompressedFrame? = nil) throws(MediaError) {
         fragmentStart = nil
-        if let fragment = try writer.fragment(before: next) { try write(fragment) }
+        if let fragment = try writer.fragment(before: next) {
+            try write(fragment)
+            // Whole fragments reach the file at once: a writer killed later leaves them playable.
+            guard fflush(file) == 0 else { throw MediaError(.mp4FileError, field: path, "cannot write \(path) (errno \(errno))") }
+        }
     }
 
     /// Writes `bytes` to the file.

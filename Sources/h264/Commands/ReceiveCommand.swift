@@ -22,7 +22,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     var sdp: String
     @OptionGroup var options: ReceiveOptions
     @OptionGroup(title: "RTSP client") var rtsp: RTSPClientOptions
-    @Flag(help: "Leave a camera's audio out (by default an rtsp:// camera's audio track is received too: written with -o FILE.flv, said and left out of Annex-B and y4m).")
+    @Flag(help: "Leave a camera's audio out (by default an rtsp:// camera's audio track is received too: written with -o FILE.mp4 or FILE.flv, said and left out of Annex-B and y4m).")
     var noAudio = false
     @OptionGroup(title: "RTSP authentication and TLS (with --listen)") var auth: ServerAccessOptions
 

@@ -21,6 +21,8 @@ final class ReceivedOutput {
     private let decoded: (writer: RTPY4MWriter, path: String, file: FileHandle)?
     /// With `-o FILE.flv`: both tracks as FLV (else the output is the Annex-B video).
     private var flv: ReceivedFLVOutput?
+    /// With `-o FILE.mp4`: both tracks recorded as MP4 (the recorder opens the file itself).
+    private var mp4: ReceivedMP4Output?
     /// True once an audio frame was left out of an elementary video output (said once).
     private var saidAudioLeftOut = false
     private var wroteAll = false
@@ -28,7 +30,8 @@ final class ReceivedOutput {
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
     init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, log: @escaping (String) -> Void) throws {
-        out = try path.map(CLIIO.openOutput)
+        mp4 = path.flatMap { ConvertCommand.isMP4Name($0) ? ReceivedMP4Output(path: $0) : nil }
+        out = mp4 == nil ? try path.map(CLIIO.openOutput) : nil
         flv = path?.lowercased().hasSuffix(".flv") == true ? ReceivedFLVOutput() : nil
         annexB = ReceivedAnnexBWriter(format: format)
         codec = format?.codec
@@ -65,7 +68,12 @@ final class ReceivedOutput {
     /// Writes one frame of either codec as Annex-B, from the first keyframe on, and decodes it
     /// (stamped with its 90 kHz `timestamp`) when asked to.
     func write(_ frame: CompressedFrame, timestamp: UInt32) throws {
-        if flv != nil {
+        if mp4 != nil {
+            guard !done else { return }
+            try mp4?.write(frame)
+            if let frames, let mp4, mp4.videoFrames >= frames { wroteAll = true }
+            guard frame.videoFormat != nil else { return }
+        } else if flv != nil {
             guard !done else { return }
             let bytes = try flv?.bytes(of: frame) ?? []
             if !bytes.isEmpty { out?.write(Data(bytes)) }
@@ -81,7 +89,7 @@ final class ReceivedOutput {
         }
         codec = frame.videoFormat?.codec ?? codec
         guard !done, annexB.take(frame) else { return }
-        if flv == nil { out?.write(Data(try annexB.annexB(frame))) }
+        if flv == nil && mp4 == nil { out?.write(Data(try annexB.annexB(frame))) }
         try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {
             try decoded?.writer.decode(RTPReceivedFrame(accessUnit: frame, timestamp: timestamp, endedByMarker: true))
         }
@@ -104,7 +112,13 @@ final class ReceivedOutput {
     func finish(_ s: RTPReceptionStatistics?) throws {
         let key = codec == .hevc ? "IRAP picture" : "IDR"
         if let flv { log("wrote \(flv.videoFrames) video and \(flv.audioFrames) audio frames as FLV") }
-        log("\(out == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first \(key) skipped)"
+        if var recording = mp4 {
+            do { try recording.finish() } catch let error as MediaError { throw CLIError(file: recording.path, error) }
+            mp4 = recording
+            if recording.endedAtFormatChange { log("the video's format changed: the recording ends there (\(recording.path))") }
+            log("wrote \(recording.videoFrames) video and \(recording.audioFrames) audio frames as MP4 (\(recording.path))")
+        }
+        log("\(out == nil && mp4 == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first \(key) skipped)"
             + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))
         guard let decoded else { return }
         let summary = try CLIError.y4m(hint: "write Annex-B (-o FILE.h264) to keep such a stream") {

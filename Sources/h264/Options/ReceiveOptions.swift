@@ -6,7 +6,7 @@ import HEVC
 
 /// What `h264 receive` writes and when it stops, in every mode (RTP, RTSP, `--listen`).
 struct ReceiveOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "The Annex-B output file ('-' for standard output); decoded y4m when it ends in .y4m or with --decode.")
+    @Option(name: .shortAndLong, help: "The output file ('-' for standard output): Annex-B; both tracks as MP4 (.mp4: playable up to the last GOP after a crash) or FLV (.flv); decoded y4m (.y4m or --decode).")
     var output: String
     @Option(help: "Stop after writing this many access units (decoded frames when decoding).") var frames: Int?
     @Option(help: "Stop when no packet has arrived for this many seconds (with --reconnect: reconnect).") var idleTimeout: Double = 10
