@@ -75,7 +75,7 @@ public final class FragmentedMP4FileWriter {
     /// Writes the buffered frames as a fragment and closes the file. Calling it again does
     /// nothing.
     ///
-    /// - Throws: `mp4FileError`; the errors of ``FragmentedMP4Writer/fragment()``.
+    /// - Throws: `mp4FileError`; the errors of ``FragmentedMP4Writer/fragment(before:)``.
     public func finish() throws(MediaError) {
         guard let file else { return }
         defer {

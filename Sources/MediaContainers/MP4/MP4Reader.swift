@@ -15,7 +15,7 @@ public import MediaCore
 ///
 /// What is read: `ftyp`, `moov` → `mvhd`, `trak` (`tkhd`, `edts`/`elst`, `mdia` → `mdhd`,
 /// `hdlr`, `minf` → `stbl` → `stsd`, `stts`, `ctts`, `stss`, `stsc`, `stsz`/`stz2`,
-/// `stco`/`co64`), `mvex` → `trex`, and every `moof` (see ``MP4Fragment``). Only the header of
+/// `stco`/`co64`), `mvex` → `trex`, and every `moof` (`mfhd`, `traf` → `tfhd`, `tfdt`, `trun`). Only the header of
 /// `mdat` (and of any other top-level box) is read; each sample's bytes are read from the
 /// source when its frame is asked for, so a file source keeps one sample in memory.
 ///
