@@ -14,20 +14,6 @@ import Testing
     /// FFmpeg's AAC encoder is deterministic, so both hold the same frames.
     static let tone = ["-f", "lavfi", "-i", "sine=f=440:r=44100"]
 
-    /// The raw AAC frames of an ADTS stream: each frame without its 7-byte header (9 with a CRC).
-    static func adtsFrames(_ bytes: [UInt8]) -> [[UInt8]] {
-        var frames: [[UInt8]] = []
-        var offset = 0
-        while offset + 7 <= bytes.count, bytes[offset] == 0xFF, bytes[offset + 1] & 0xF0 == 0xF0 {
-            let header = bytes[offset + 1] & 1 == 1 ? 7 : 9
-            let length = Int(bytes[offset + 3] & 3) << 11 | Int(bytes[offset + 4]) << 3 | Int(bytes[offset + 5]) >> 5
-            guard length >= header, offset + length <= bytes.count else { break }
-            frames.append(Array(bytes[(offset + header)..<(offset + length)]))
-            offset += length
-        }
-        return frames
-    }
-
     /// Where `run` is found in `frames` as a contiguous run; nil when it is not.
     static func contiguousRun(_ run: [[UInt8]], in frames: [[UInt8]]) -> Int? {
         guard let first = run.first else { return nil }
@@ -44,7 +30,7 @@ import Testing
         let encode = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error"] + Self.tone
                                         + ["-c:a", "aac", "-t", "10", "-f", "adts", "-y", reference])
         #expect(encode.status == 0, "\(encode.stderr)")
-        let expected = Self.adtsFrames(try [UInt8](Data(contentsOf: URL(fileURLWithPath: reference))))
+        let expected = try ADTSFrames.frames(try [UInt8](Data(contentsOf: URL(fileURLWithPath: reference))))
         try #require(expected.count > 300, "\(expected.count) reference frames")
 
         let relay = try LoggingProcess(executable: CLI.executable, ["relay", "--listen", "rtmp://127.0.0.1:0/live/key", "--rtsp", "127.0.0.1:0"],
@@ -63,24 +49,7 @@ import Testing
         let url = try #require(relay.events(named: "listening").compactMap { $0["url"] }.first { $0.hasPrefix("rtsp://") })
 
         // Our viewer collects 60 audio frames (1.4 s), or gives up after 15 s.
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var configuration = RTSPClient.Configuration()
-        configuration.transport = .tcp
-        configuration.idleTimeout = .seconds(10)
-        let client = try await RTSPClient.open(url: url, group: group, configuration: configuration)
-        let media = client.audioMedia
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(15))
-            await client.close()
-        }
-        var received: [[UInt8]] = []
-        for await event in client {
-            if case .frame(let frame) = event, frame.frame.audioFormat != nil { received.append(frame.frame.data) }
-            if received.count == 60 { break }
-        }
-        deadline.cancel()
-        await client.close()
-        try await group.shutdownGracefully()
+        let (media, received) = try await RecordAudioPeerTests.receiveAudio(url, count: 60)
         #expect(media?.format.codec == .aac && media?.control?.hasSuffix("track2") == true, "\(String(describing: media))")
         #expect(received.count == 60, "\(received.count) audio frames")
         let start = Self.contiguousRun(received, in: expected)

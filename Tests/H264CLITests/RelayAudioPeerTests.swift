@@ -3,6 +3,7 @@ import H264
 import H264Streaming
 import H264TestSupport
 import NIOPosix
+import RTP
 import Testing
 
 /// A camera's audio through `h264 relay`, against real peers: gst-rtsp-server sends H.264 with
@@ -123,13 +124,15 @@ import Testing
         }
     }
 
-    /// The first `count` audio frames an `RTSPClient` receives from `url`, or fewer after 15 s.
-    static func receiveAudio(_ url: String, count: Int) async throws -> [[UInt8]] {
+    /// The first `count` audio frames an `RTSPClient` receives from `url` (or fewer after 15 s),
+    /// and the audio track its SDP described.
+    static func receiveAudio(_ url: String, count: Int) async throws -> (media: AudioMediaDescription?, frames: [[UInt8]]) {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var configuration = RTSPClient.Configuration()
         configuration.transport = .tcp
         configuration.idleTimeout = .seconds(10)
         let client = try await RTSPClient.open(url: url, group: group, configuration: configuration)
+        let media = client.audioMedia
         let deadline = Task {
             try? await Task.sleep(for: .seconds(15))
             await client.close()
@@ -142,7 +145,7 @@ import Testing
         deadline.cancel()
         await client.close()
         try await group.shutdownGracefully()
-        return received
+        return (media, received)
     }
 
     @Test(arguments: codecs.map(\.ffmpeg))
@@ -171,7 +174,7 @@ import Testing
         // The same bytes FFmpeg encoded: a run of its packets (AAC, Opus), a run of its bytes (G.711).
         let reference = try Self.reference(codec, options: audio)
         try #require(reference.packets.count > 100, "\(reference.packets.count) reference packets")
-        let received = try await Self.receiveAudio(viewURL, count: 40)
+        let received = try await Self.receiveAudio(viewURL, count: 40).frames
         #expect(received.count == 40, "\(received.count) audio frames")
         if codec == "pcm_mulaw" {
             let bytes = received.flatMap { $0 }

@@ -55,16 +55,7 @@ enum AudioRTP {
     /// The raw access units of an ADTS file (ISO/IEC 14496-3 1.A.2): each frame without its
     /// 7-byte header (9 with CRC).
     static func adtsFrames(_ name: String) throws -> [[UInt8]] {
-        let bytes = try TestFixtures.data("audio/" + name)
-        var frames: [[UInt8]] = []
-        var offset = 0
-        while offset + 7 <= bytes.count {
-            let length = Int(bytes[offset + 3] & 3) << 11 | Int(bytes[offset + 4]) << 3 | Int(bytes[offset + 5]) >> 5
-            let header = bytes[offset + 1] & 1 == 1 ? 7 : 9
-            frames.append(Array(bytes[(offset + header)..<(offset + length)]))
-            offset += length
-        }
-        return frames
+        try ADTSFrames.frames(TestFixtures.data("audio/" + name))
     }
 
     /// 48 kHz stereo AAC-LC (`AudioSpecificConfig` 11 90).

@@ -20,28 +20,13 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("flv-audio-\(UUID().uuidString)\(suffix)").path
     }
 
-    /// The raw frames of an ADTS stream (ISO/IEC 14496-3 1.A.2): each header is 7 bytes, 9 with
-    /// its CRC (`protection_absent` 0), and `frame_length` counts the header.
-    static func adtsFrames(_ bytes: [UInt8]) throws -> [[UInt8]] {
-        var frames: [[UInt8]] = [], at = 0
-        while at < bytes.count {
-            try #require(bytes.count - at >= 7 && bytes[at] == 0xFF && bytes[at + 1] & 0xF6 == 0xF0, "ADTS sync at \(at)")
-            let headerSize = bytes[at + 1] & 0x01 == 1 ? 7 : 9
-            let length = Int(bytes[at + 3] & 0x03) << 11 | Int(bytes[at + 4]) << 3 | Int(bytes[at + 5]) >> 5
-            try #require(length > headerSize && at + length <= bytes.count, "ADTS frame_length \(length) at \(at)")
-            frames.append(Array(bytes[at + headerSize..<at + length]))
-            at += length
-        }
-        return frames
-    }
-
     /// Two seconds of a 440 Hz sine at 44.1 kHz as FFmpeg's `aac` encoder makes it: the raw frames
     /// (ADTS headers removed).
     static func ffmpegAACFrames() throws -> [[UInt8]] {
         let result = try run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=f=440:r=44100", "-t", "2",
                                         "-c:a", "aac", "-f", "adts", "-"])
         try #require(result.status == 0, "ffmpeg: \(result.stderr)")
-        return try adtsFrames(result.stdout)
+        return try ADTSFrames.frames(result.stdout)
     }
 
     /// The `codec_name`s `ffprobe -show_streams` prints for `path`.
@@ -106,7 +91,7 @@ import Testing
         try #require(made.status == 0, "ffmpeg: \(made.stderr)")
         let copied = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-c:a", "copy", "-f", "adts", "-"])
         try #require(copied.status == 0, "ffmpeg: \(copied.stderr)")
-        let expected = try Self.adtsFrames(copied.stdout)
+        let expected = try ADTSFrames.frames(copied.stdout)
         let contents = try FLVReader.read(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         let audio = contents.frames.filter { $0.audioFormat != nil }
         let video = contents.frames.filter { $0.format != nil }

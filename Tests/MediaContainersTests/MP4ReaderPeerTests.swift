@@ -173,20 +173,6 @@ import Testing
         #expect(cut.warnings.contains { $0.code == .truncated || $0.code == .mp4SamplePastEnd })
     }
 
-    /// The raw frames of an ADTS stream.
-    static func adtsFrames(_ bytes: [UInt8]) throws -> [[UInt8]] {
-        var frames: [[UInt8]] = [], at = 0
-        while at < bytes.count {
-            try #require(bytes.count - at >= 7 && bytes[at] == 0xFF && bytes[at + 1] & 0xF6 == 0xF0, "ADTS sync at \(at)")
-            let headerSize = bytes[at + 1] & 0x01 == 1 ? 7 : 9
-            let length = Int(bytes[at + 3] & 0x03) << 11 | Int(bytes[at + 4]) << 3 | Int(bytes[at + 5]) >> 5
-            try #require(length > headerSize && at + length <= bytes.count, "ADTS frame_length \(length) at \(at)")
-            frames.append(Array(bytes[at + headerSize..<at + length]))
-            at += length
-        }
-        return frames
-    }
-
     /// H.264 and AAC in one file, progressive and fragmented: the audio frames are FFmpeg's
     /// (`-c:a copy -f adts`, headers removed), timed as ffprobe says, interleaved with the video
     /// by decoding time.
@@ -211,7 +197,7 @@ import Testing
         #expect(reader.warnings.isEmpty, "\(reader.warnings)")
         let copied = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:a", "-c:a", "copy", "-f", "adts", "-"])
         try #require(copied.status == 0, "ffmpeg: \(copied.stderr)")
-        let theirs = try Self.adtsFrames(copied.stdout)
+        let theirs = try ADTSFrames.frames(copied.stdout)
         #expect(frames.count == theirs.count)
         #expect(frames.map(\.data) == theirs)
         let packets = try Self.probedPackets(path, stream: "a:0")
