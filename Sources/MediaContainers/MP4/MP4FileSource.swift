@@ -11,8 +11,8 @@ import Darwin
 /// the bytes asked for, so demuxing a large file keeps only the `moov`, the `moof`s and one
 /// sample in memory. The descriptor is closed when the last copy of the source goes away.
 ///
-/// The module is otherwise free of I/O; this is its one system call, kept here so that the CLI
-/// and programs need not write it.
+/// With the MP4 file writers and ``MP4Finalizing``, the module's only I/O, kept here so that
+/// the CLI and programs need not write it.
 public final class MP4FileSource: MP4ByteSource {
     /// The open file's descriptor (immutable, and `pread` takes no shared offset: reads from
     /// several threads do not disturb each other).
