@@ -84,4 +84,28 @@ import Testing
         let streams = try Self.probe(output, ["-show_entries", "stream=codec_name"]).map(\.first)
         #expect(streams == ["h264", "aac"], "\(streams)")
     }
+
+    @Test func segmentsOfFourSecondsEachStartAtAKeyframeAndHoldBothTracks() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let camera = try GStreamerRTSPServer(["--audio", "aac"])
+        defer { camera.kill() }
+        let pattern = directory.appendingPathComponent("rec-%03d.mp4").path
+        let received = try CLI.run(["receive", camera.url, "-o", pattern, "--segment-duration", "4", "--frames", "360", "--idle-timeout", "10"])
+        #expect(received.status == 0, "\(received.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(files.count >= 3 && files.first == "rec-001.mp4", "\(files)")
+        var pictures = 0
+        for file in files {
+            let path = directory.appendingPathComponent(file).path
+            let decoded = try Self.decode(path)
+            #expect(decoded.errors.isEmpty, "\(file): \(decoded.errors)")
+            pictures += decoded.videoFrames
+            let first = try Self.probe(path, ["-select_streams", "v", "-show_entries", "packet=flags", "-read_intervals", "%+#1"])
+            #expect(first.first?.first?.hasPrefix("K") == true, "\(file) starts with \(first)")
+            let streams = try Self.probe(path, ["-show_entries", "stream=codec_name"]).compactMap(\.first)
+            #expect(streams == ["h264", "aac"], "\(file): \(streams)")
+        }
+        #expect(pictures == 360, "\(pictures) pictures in \(files.count) files")
+    }
 }

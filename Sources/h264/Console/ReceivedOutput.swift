@@ -29,8 +29,9 @@ final class ReceivedOutput {
     /// True once `frames` access units are written (or, when decoding, decoded frames).
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
-    init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, log: @escaping (String) -> Void) throws {
-        mp4 = path.flatMap { ConvertCommand.isMP4Name($0) ? ReceivedMP4Output(path: $0) : nil }
+    init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, segmentDuration: Duration? = nil,
+         log: @escaping (String) -> Void) throws {
+        mp4 = path.flatMap { ConvertCommand.isMP4Name($0) ? ReceivedMP4Output(pattern: $0, segmentDuration: segmentDuration, log: log) : nil }
         out = mp4 == nil ? try path.map(CLIIO.openOutput) : nil
         flv = path?.lowercased().hasSuffix(".flv") == true ? ReceivedFLVOutput() : nil
         annexB = ReceivedAnnexBWriter(format: format)
@@ -116,7 +117,8 @@ final class ReceivedOutput {
             do { try recording.finish() } catch let error as MediaError { throw CLIError(file: recording.path, error) }
             mp4 = recording
             if recording.endedAtFormatChange { log("the video's format changed: the recording ends there (\(recording.path))") }
-            log("wrote \(recording.videoFrames) video and \(recording.audioFrames) audio frames as MP4 (\(recording.path))")
+            log("wrote \(recording.videoFrames) video and \(recording.audioFrames) audio frames as MP4 "
+                + (recording.files.count == 1 ? "(\(recording.path))" : "in \(recording.files.count) files (\(recording.files.first ?? "") … \(recording.path))"))
         }
         log("\(out == nil && mp4 == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first \(key) skipped)"
             + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))

@@ -9,6 +9,8 @@ struct ReceiveOptions: ParsableArguments {
     @Option(name: .shortAndLong, help: "The output file ('-' for standard output): Annex-B; both tracks as MP4 (.mp4: playable up to the last GOP after a crash) or FLV (.flv); decoded y4m (.y4m or --decode).")
     var output: String
     @Option(help: "Stop after writing this many access units (decoded frames when decoding).") var frames: Int?
+    @Option(help: "With -o PATTERN.mp4: a new file at the first keyframe after this many seconds (and at a format change); PATTERN numbers the files (%0Nd: rec-%03d.mp4) or dates them (strftime: rec-%Y%m%d-%H%M%S.mp4), or both.")
+    var segmentDuration: Double?
     @Option(help: "Stop when no packet has arrived for this many seconds (with --reconnect: reconnect).") var idleTimeout: Double = 10
     @Option(help: "How many later packets may wait for a missing one before it counts as lost.") var reorderWindow: Int = 16
     @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), or on the rtmp:// URL for one RTMP publisher, instead of connecting to a server.")
@@ -30,6 +32,12 @@ struct ReceiveOptions: ParsableArguments {
             throw ValidationError("--decoded writes y4m beside the Annex-B of -o; -o \(output)\(decode ? " --decode" : "") is y4m already")
         }
         if let decoded, decoded == output { throw ValidationError("--decoded and -o name the same file") }
+        if let segmentDuration {
+            guard segmentDuration.isFinite && segmentDuration > 0 else { throw ValidationError("--segment-duration must be positive") }
+            guard ConvertCommand.isMP4Name(output), output.contains("%") else {
+                throw ValidationError("--segment-duration needs -o PATTERN.mp4 with a %03d or strftime field, one file a segment")
+            }
+        }
         if let events, events == "-" && (output == "-" || decoded == "-") { throw ValidationError("--events - and the stream both on standard output") }
     }
 
@@ -39,6 +47,7 @@ struct ReceiveOptions: ParsableArguments {
     /// The output: Annex-B to -o, decoded y4m to -o (``decodesOutput``) or --decoded, or both.
     func receivedOutput(format: VideoFormatDescription?) throws -> ReceivedOutput {
         let y4m = decodesOutput ? output : decoded
-        return try ReceivedOutput(path: decodesOutput ? nil : output, format: format, frames: frames, decodedPath: y4m, log: log)
+        return try ReceivedOutput(path: decodesOutput ? nil : output, format: format, frames: frames, decodedPath: y4m,
+                                  segmentDuration: segmentDuration.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }, log: log)
     }
 }
