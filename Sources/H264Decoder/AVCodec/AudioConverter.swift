@@ -1,5 +1,6 @@
 public import AudioCodecs
 internal import CAVCodec
+public import MediaContainers
 public import MediaCore
 
 /// Converts an audio track that an output cannot carry (G.711 or Opus, which RTMP and FLV do not
@@ -15,7 +16,7 @@ public import MediaCore
 ///
 /// The corresponding libavcodec calls are `avcodec_send_packet`/`avcodec_receive_frame` on the
 /// decoder and `avcodec_send_frame`/`avcodec_receive_packet` on the encoder.
-public final class AudioConverter {
+public final class AudioConverter: AudioFrameConverting {
     /// The format frames are taken in (G.711 A-law or µ-law, or Opus).
     public let inputFormat: AudioFormatDescription
     /// The AAC-LC format of the frames handed out: the encoder's `AudioSpecificConfig` as the

@@ -25,11 +25,12 @@ struct RelayCommand: AsyncParsableCommand {
     @OptionGroup(title: "RTSP client (a camera SOURCE)") var client: RTSPClientOptions
     @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
     @OptionGroup(title: "Audio") var audio: AudioOptions
+    @OptionGroup(title: "Recording") var record: RecordOptions
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
         if options.loop && source.map({ RTSPURI.isAbsolute($0) || $0.lowercased().hasPrefix("rtmp") }) != false { throw ValidationError("--loop is for a file SOURCE") }
-        guard options.rtsp != nil || !rtmp.rtmp.isEmpty else { throw ValidationError("give --rtsp or --rtmp (or both)") }
+        guard options.rtsp != nil || !rtmp.rtmp.isEmpty || record.output != nil else { throw ValidationError("give --rtsp, --rtmp or -o FILE.mp4 (or several)") }
     }
 
     func run() async throws { try await runReportingErrors(command: "relay") { try await relay() } }
@@ -49,7 +50,7 @@ struct RelayCommand: AsyncParsableCommand {
             await outputs.tcp?.shutdown()
             await relay.broadcaster.closeAll(flushing: sourceEnded)
             for task in sinkTasks {
-                do { _ = try await task.value } catch { log("an RTMP output failed: \(error)") }
+                do { _ = try await task.value } catch { log("an output failed: \(error)") }
             }
             for publisher in outputs.rtmp { await publisher.finish() }
             await outputs.rtsp?.shutdown()
@@ -79,6 +80,8 @@ struct RelayCommand: AsyncParsableCommand {
                     if !quiet { FileHandle.standardError.write(Data("h264 relay: \(line)\n".utf8)) }
                 })
             }
+            let recorder = record.recorder { line in FileHandle.standardError.write(Data("h264 relay: \(line)\n".utf8)) }
+            if let recorder { sinkTasks.append(relay.broadcaster.attach(recorder)) }
             let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
             let rtsp = outputs.rtsp
             // A file's frames are read where they are paced: no hop to the cooperative pool per frame.
@@ -101,6 +104,9 @@ struct RelayCommand: AsyncParsableCommand {
                 log("relayed \(outcome.frames) frames to \(stats.clients) viewers (\(stats.startsFromKeptGOP) started from the kept GOP; "
                     + "\(stats.overflows) skipped to an IDR); \(outcome.sourceEnded ? "the source ended" : "stopped by signal")")
                 for publisher in outputs.rtmp { log(publisher.summary) }
+                if let summary = recorder?.summary, !summary.files.isEmpty {
+                    log(MP4Recording.summary(files: summary.files, videoFrames: summary.videoFrames, audioFrames: summary.audioFrames))
+                }
             }
         } catch {
             await finish(sourceEnded: false)

@@ -26,6 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "RTSP authentication and TLS") var auth: ServerAccessOptions
     @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
     @OptionGroup(title: "Audio") var audio: AudioOptions
+    @OptionGroup(title: "Recording") var record: RecordOptions
     @Flag(help: "Start the input again when it ends, forever (not for standard input).") var loop = false
     @OptionGroup var encoding: EncodeOptions
     @Flag(help: "No log lines for clients and no summary.") var quiet = false
@@ -33,8 +34,8 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
         if !auth.users.isEmpty && network.rtsp == nil { throw ValidationError("--auth protects the RTSP server: give --rtsp too") }
-        if network.port == nil && network.rtsp == nil && network.rtp == nil && rtmp.rtmp.isEmpty {
-            throw ValidationError("pick an output: --rtsp HOST:PORT, --rtmp URL, --rtp udp://HOST:PORT or --port N (raw Annex-B over TCP)")
+        if network.port == nil && network.rtsp == nil && network.rtp == nil && rtmp.rtmp.isEmpty && record.output == nil {
+            throw ValidationError("pick an output: --rtsp HOST:PORT, --rtmp URL, --rtp udp://HOST:PORT, --port N (raw Annex-B over TCP) or -o FILE.mp4")
         }
     }
 
@@ -93,7 +94,9 @@ struct ServeCommand: AsyncParsableCommand {
         let followers = [eventLog.follow(broadcaster.events), eventLog.follow(rtspServer?.events)]
         // The RTP sender and every RTMP publisher: sinks of the broadcaster, each at its own pace.
         // A y4m source has no audio: --silent-audio gives the RTMP outputs a silent AAC track.
+        let recorder = record.recorder { [quiet] line in Self.log(line, quiet: quiet) }
         let sinks: [any LiveSink] = publishers.map { RTMPAudioOutput(publisher: $0, mode: audio.rtmpMode) { _ in } } + (rtpSender.map { [$0] } ?? [])
+            + (recorder.map { [$0] } ?? [])
         let sinkTasks = sinks.map { broadcaster.attach($0) }
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
@@ -141,6 +144,9 @@ struct ServeCommand: AsyncParsableCommand {
         log("served \(outcome.frames) frames to \(stats.clients) clients (at most \(stats.maxConcurrent) at once; "
             + "\(stats.overflows) skipped to an IDR); \(outcome.ending == .stopped ? "stopped by signal" : "input ended")")
         for publisher in publishers { log(publisher.summary) }
+        if let summary = recorder?.summary, !summary.files.isEmpty {
+            log(MP4Recording.summary(files: summary.files, videoFrames: summary.videoFrames, audioFrames: summary.audioFrames))
+        }
     }
 
     /// Writes `h264 serve: LINE` on standard error, unless `--quiet`.

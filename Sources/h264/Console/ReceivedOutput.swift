@@ -22,7 +22,7 @@ final class ReceivedOutput {
     /// With `-o FILE.flv`: both tracks as FLV (else the output is the Annex-B video).
     private var flv: ReceivedFLVOutput?
     /// With `-o FILE.mp4`: both tracks recorded as MP4 (the recorder opens the file itself).
-    private var mp4: ReceivedMP4Output?
+    private var mp4: MP4Recorder?
     /// True once an audio frame was left out of an elementary video output (said once).
     private var saidAudioLeftOut = false
     private var wroteAll = false
@@ -31,7 +31,12 @@ final class ReceivedOutput {
 
     init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, segmentDuration: Duration? = nil,
          log: @escaping (String) -> Void) throws {
-        mp4 = path.flatMap { ConvertCommand.isMP4Name($0) ? ReceivedMP4Output(pattern: $0, segmentDuration: segmentDuration, log: log) : nil }
+        mp4 = path.flatMap { path in
+            guard ConvertCommand.isMP4Name(path) else { return nil }
+            return MP4Recorder(.init(path: path, segmentDuration: segmentDuration), audioConverter: MP4Recording.audioConverter) { event in
+                if let line = MP4Recording.describe(event) { log(line) }
+            }
+        }
         out = mp4 == nil ? try path.map(CLIIO.openOutput) : nil
         flv = path?.lowercased().hasSuffix(".flv") == true ? ReceivedFLVOutput() : nil
         annexB = ReceivedAnnexBWriter(format: format)
@@ -71,7 +76,7 @@ final class ReceivedOutput {
     func write(_ frame: CompressedFrame, timestamp: UInt32) throws {
         if mp4 != nil {
             guard !done else { return }
-            try mp4?.write(frame)
+            do { try mp4?.write(frame) } catch { throw CLIError(file: mp4?.path ?? "", error) }
             if let frames, let mp4, mp4.videoFrames >= frames { wroteAll = true }
             guard frame.videoFormat != nil else { return }
         } else if flv != nil {
@@ -114,11 +119,11 @@ final class ReceivedOutput {
         let key = codec == .hevc ? "IRAP picture" : "IDR"
         if let flv { log("wrote \(flv.videoFrames) video and \(flv.audioFrames) audio frames as FLV") }
         if var recording = mp4 {
-            do { try recording.finish() } catch let error as MediaError { throw CLIError(file: recording.path, error) }
+            do { try recording.finish() } catch { throw CLIError(file: recording.path, error) }
             mp4 = recording
-            if recording.endedAtFormatChange { log("the video's format changed: the recording ends there (\(recording.path))") }
-            log("wrote \(recording.videoFrames) video and \(recording.audioFrames) audio frames as MP4 "
-                + (recording.files.count == 1 ? "(\(recording.path))" : "in \(recording.files.count) files (\(recording.files.first ?? "") … \(recording.path))"))
+            if recording.files.isEmpty { log("no MP4 written: no keyframe came") } else {
+                log(MP4Recording.summary(files: recording.files, videoFrames: recording.videoFrames, audioFrames: recording.audioFrames))
+            }
         }
         log("\(out == nil && mp4 == nil ? "received" : "wrote") \(annexB.written) access units (\(annexB.skipped) before the first \(key) skipped)"
             + (s.map { "; \($0.packets) packets, \($0.lostPackets) lost, \($0.droppedAccessUnits) access units dropped" } ?? ""))

@@ -1,0 +1,31 @@
+import ArgumentParser
+import H264Streaming
+import MediaContainers
+
+/// `-o FILE.mp4` and `--segment-duration` of `relay` and `serve`: the stream recorded beside its
+/// viewers (H264Streaming's `MP4RecorderSink`, a sink of the broadcaster).
+struct RecordOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: "Also record the stream, both tracks, to this MP4 (playable up to the last half second after a crash; finalised with its index at the front when the stream ends or on a signal).")
+    var output: String?
+    @Option(help: "With -o PATTERN.mp4: a new file at the first keyframe after this many seconds (and at a format change or a reconnection gap); PATTERN numbers the files (%0Nd: rec-%03d.mp4) or dates them (strftime: rec-%Y%m%d-%H%M%S.mp4), or both.")
+    var segmentDuration: Double?
+
+    func validate() throws {
+        if let output, !ConvertCommand.isMP4Name(output) { throw ValidationError("-o records MP4: name a .mp4 (or .m4v, .mov) file") }
+        if let segmentDuration {
+            guard segmentDuration.isFinite && segmentDuration > 0 else { throw ValidationError("--segment-duration must be positive") }
+            guard let output, output.contains("%") else {
+                throw ValidationError("--segment-duration needs -o PATTERN.mp4 with a %03d or strftime field, one file a segment")
+            }
+        }
+    }
+
+    /// The recorder of `-o`, its lines written by `log`; nil without `-o`.
+    func recorder(log: @escaping @Sendable (String) -> Void) -> MP4RecorderSink? {
+        guard let output else { return nil }
+        return MP4RecorderSink(.init(path: output, segmentDuration: segmentDuration.map { .seconds($0) }),
+                               audioConverter: MP4Recording.audioConverter) { event in
+            if let line = MP4Recording.describe(event) { log(line) }
+        }
+    }
+}
