@@ -5,7 +5,8 @@ import Synchronization
 
 /// Where a ``Relay`` takes its stream from, as ``LiveFrame``s of either codec: a camera played with
 /// ``RTSPClient``, a publisher recording to an ``RTSPServer`` record path (``RTSPPublisher``),
-/// an Annex-B file played at its frame rate (``AnnexBFilePlayer``), an RTMP stream played with
+/// an Annex-B file played at its frame rate (``AnnexBFilePlayer``), an MP4 file played by its
+/// times (``MP4FilePlayer``), an RTMP stream played with
 /// ``RTMPPlayer``, or an RTMP publisher to an ``RTMPIngestServer`` (``RTMPIncomingStream``).
 ///
 /// Every source hands out the same `CompressedFrame`s, of either codec (H.264, H.265: the
@@ -25,6 +26,7 @@ public struct RelaySource: AsyncSequence, Sendable {
         case camera(RTSPClient)
         case publisher(RTSPPublisher)
         case file(AnnexBFilePlayer)
+        case mp4(MP4FilePlayer)
         case rtmp(AsyncStream<FLVReader.Event>, RTMPAudioTrack)
     }
 
@@ -45,15 +47,25 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// - Parameter player: the file, its fallback frame rate and whether it loops.
     public static func file(_ player: AnnexBFilePlayer) -> RelaySource { RelaySource(kind: .file(player)) }
 
+    /// The frames of an MP4 file, video and audio, each when it is due by its decoding time.
+    ///
+    /// - Parameter player: the file and whether it loops.
+    public static func file(_ player: MP4FilePlayer) -> RelaySource { RelaySource(kind: .mp4(player)) }
+
     /// Where the source's frames are paced, for a task that reads them to run on
     /// (`Task(executorPreference:)`): a file's player's event loop; nil for the other sources.
     public var executor: EventLoopExecutor? {
-        if case .file(let player) = kind, let loop = player.eventLoop { EventLoopExecutor(loop) } else { nil }
+        switch kind {
+        case .file(let player): player.eventLoop.map(EventLoopExecutor.init)
+        case .mp4(let player): player.eventLoop.map(EventLoopExecutor.init)
+        default: nil
+        }
     }
 
     /// The source's audio track as an RTSP server describes it (a camera's `m=audio` section),
     /// for ``RTSPServer/mount(_:broadcaster:format:audio:authentication:)`` before the first
-    /// viewer asks (DESCRIBE); nil without audio, and for a file.
+    /// viewer asks (DESCRIBE); nil without audio, and for an Annex-B file. An MP4 file's is its
+    /// first audio track (AAC and Opus on payload type 97).
     /// The audio frames themselves come out of the sequence as ``LiveFrame``s of the audio track.
     ///
     /// An RTMP stream has no description ahead of its frames: its track is the format of the
@@ -67,6 +79,7 @@ public struct RelaySource: AsyncSequence, Sendable {
         case .camera(let client): client.audioMedia
         case .publisher(let publisher): publisher.audioMedia
         case .rtmp(_, let track): track.media
+        case .mp4(let player): player.audioFormat.map(RTMPAudioTrack.media)
         case .file: nil
         }
     }
@@ -87,6 +100,7 @@ public struct RelaySource: AsyncSequence, Sendable {
         case .camera(let client): Iterator(.camera(client.makeAsyncIterator()))
         case .publisher(let publisher): Iterator(.publisher(publisher.makeAsyncIterator()))
         case .file(let player): Iterator(.file(player.makeAsyncIterator()))
+        case .mp4(let player): Iterator(.mp4(player.makeAsyncIterator()))
         case .rtmp(let events, let track): Iterator(.rtmp(events.makeAsyncIterator(), track))
         }
     }
@@ -97,6 +111,7 @@ public struct RelaySource: AsyncSequence, Sendable {
             case camera(AsyncStream<RTSPClient.Event>.AsyncIterator)
             case publisher(AsyncStream<RTSPPublisher.Event>.AsyncIterator)
             case file(AnnexBFilePlayer.Iterator)
+            case mp4(MP4FilePlayer.Iterator)
             case rtmp(AsyncStream<FLVReader.Event>.AsyncIterator, RTMPAudioTrack)
         }
 
@@ -114,6 +129,9 @@ public struct RelaySource: AsyncSequence, Sendable {
                 switch events {
                 case .file(var player):
                     defer { events = .file(player) }
+                    return try await player.next()
+                case .mp4(var player):
+                    defer { events = .mp4(player) }
                     return try await player.next()
                 case .camera(var client):
                     let event = await client.next()
@@ -161,12 +179,18 @@ private final class RTMPAudioTrack: Sendable {
     func saw(_ format: AudioFormatDescription) {
         described.withLock { media in
             guard media == nil else { return }
-            let payloadType: UInt8 = switch format.codec {
-            case .pcmu: 0
-            case .pcma: 8
-            case .aac, .opus: 97
-            }
-            media = AudioMediaDescription(format: format, payloadType: payloadType)
+            media = Self.media(format)
         }
+    }
+
+    /// How a relay describes an audio track it has only the format of: G.711 on its static
+    /// payload type, AAC and Opus on 97.
+    static func media(_ format: AudioFormatDescription) -> AudioMediaDescription {
+        let payloadType: UInt8 = switch format.codec {
+        case .pcmu: 0
+        case .pcma: 8
+        case .aac, .opus: 97
+        }
+        return AudioMediaDescription(format: format, payloadType: payloadType)
     }
 }

@@ -11,9 +11,9 @@ struct DecodeCommand: ParsableCommand {
         commandName: "decode",
         abstract: "Decode H.264 or H.265 to y4m, raw YUV or a framemd5 listing.",
         discussion: """
-        INPUT: an Annex-B stream (- for standard input), or length-prefixed NAL units with --config FILE.avcC \
-        or FILE.hvcC; decoding starts at the first IDR (H.265: IRAP). --format y4m (default) or raw (as ffmpeg \
-        -f rawvideo, in the stream's pixel format); --framemd5 writes what ffmpeg -f framemd5 writes.
+        INPUT: Annex-B ('-': standard input), MP4 or MOV (its video), or length-prefixed NAL units with --config \
+        FILE.avcC or FILE.hvcC; decoding starts at the first IDR (H.265: IRAP). --format y4m (default) or raw \
+        (as ffmpeg -f rawvideo); --framemd5 writes what ffmpeg -f framemd5 writes.
         """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case y4m, raw }
@@ -72,7 +72,7 @@ struct DecodeCommand: ParsableCommand {
         var stream: any ByteSource = try config.map { config -> any ByteSource in
             let (samples, record) = (try CLIIO.read(input), try CLIIO.read(config))
             return BufferSource(bytes: try CLIError.named(name) { () throws(MediaError) in try HEVCConversion.annexB(fromSamples: samples, configuration: record) })
-        } ?? FileSource(path: input, name: name, missing: "\(input): no such file")
+        } ?? FileSource.annexB(path: input, name: name)
 
         var progress = ProgressLine(quiet: quiet.quiet)
         var decoder = AnnexBDecoder(session: session)

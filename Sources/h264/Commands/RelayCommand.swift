@@ -14,12 +14,12 @@ struct RelayCommand: AsyncParsableCommand {
         commandName: "relay",
         abstract: "Serve one H.264 or H.265 source to many viewers, without re-encoding.",
         discussion: """
-        SOURCE: an rtsp[s]:// or rtmp[s]:// URL, or an Annex-B file played at its rate (--loop repeats it); \
-        --listen takes one publisher instead. Viewers play --rtsp HOST:PORT/PATH or raw Annex-B on --port; \
-        --rtmp publishes too. Example: h264 relay rtsp://camera.local/stream --rtsp 0.0.0.0:8554/cam1
+        SOURCE: an rtsp[s]:// or rtmp[s]:// URL, or an Annex-B or MP4 file played at its rate (--loop repeats \
+        it), or --listen for one publisher. Viewers: --rtsp HOST:PORT/PATH, raw Annex-B on --port; --rtmp \
+        publishes; -o records MP4. Example: h264 relay rtsp://cam.local/stream --rtsp 0.0.0.0:8554/cam1
         """)
 
-    @Argument(help: "An rtsp[s]:// or rtmp[s]:// URL, or an Annex-B file (none with --listen).") var source: String?
+    @Argument(help: "An rtsp[s]:// or rtmp[s]:// URL, or an Annex-B or MP4 file (none with --listen).") var source: String?
     @OptionGroup var options: RelayOptions
     @OptionGroup(title: "RTSP authentication and TLS (viewers and the --listen publisher)") var auth: ServerAccessOptions
     @OptionGroup(title: "RTSP client (a camera SOURCE)") var client: RTSPClientOptions

@@ -12,8 +12,8 @@ struct TranscodeCommand: ParsableCommand {
         commandName: "transcode",
         abstract: "Decode H.264 or H.265 and encode it again, with the encode options.",
         discussion: """
-        INPUT: an Annex-B stream ('-' for standard input) of 8-bit or 10-bit 4:2:0 pictures. -o x.265 (or \
-        --codec hevc) writes H.265, which 10-bit input needs. The default session preset is active-transcoding; \
+        INPUT: an Annex-B stream ('-' for standard input) or an MP4, of 8-bit or 10-bit 4:2:0 pictures. -o x.mp4 writes \
+        MP4; -o x.265 (or --codec hevc) H.265, which 10-bit input needs. The default session preset is active-transcoding; \
         --size WxH scales every picture.
         """)
 
@@ -37,17 +37,29 @@ struct TranscodeCommand: ParsableCommand {
         var error: String?
         var scratch: [UInt8] = []
         var lastTime: Duration?
+        /// With `-o FILE.mp4`: the MP4 the encoded frames go to.
+        var mp4: LockedMP4Writer?
+    }
+
+    /// An `MP4Writer` kept in the `Locked` state. `@unchecked Sendable`: it is only reached
+    /// inside that state's lock (the encoder's output handler, then the command's thread after
+    /// the encoder has delivered its last frame).
+    private final class LockedMP4Writer: @unchecked Sendable {
+        let writer: MP4Writer
+        init(_ writer: MP4Writer) { self.writer = writer }
     }
 
     private func transcode() throws {
         encoding.warnAboutOldSpellings(command: "transcode")
         let name = input == "-" ? "<stdin>" : input
         let outputName = out.output
-        let file = try CLIIO.openOutput(outputName)
-        var source = try FileSource(path: input, name: name, missing: "\(input): no such file")
-        let descriptor = file.fileDescriptor
+        var source = try FileSource.annexB(path: input, name: name)
+        // -o FILE.mp4: a progressive MP4 (index at the front); else Annex-B.
+        let mp4 = ConvertCommand.isMP4Name(outputName) ? try CLIError.named(outputName) { () throws(MediaError) in try MP4Writer(path: outputName) } : nil
+        let file = mp4 == nil ? try CLIIO.openOutput(outputName) : nil
+        let descriptor = file?.fileDescriptor ?? -1
         let writer = AnnexBWriter()
-        let state = Locked(State())
+        let state = Locked(State(mp4: mp4.map(LockedMP4Writer.init)))
         let options = encoding
         let targetSize = try size.map { size in try CLIError.input { () throws(MediaError) in try SizeAndRate.size(size) } }
         // Encoded access units: written as Annex-B on the encoder's queue.
@@ -55,11 +67,16 @@ struct TranscodeCommand: ParsableCommand {
             state.withLock { s in
                 guard s.error == nil else { return }
                 do {
-                    s.scratch.removeAll(keepingCapacity: true)
-                    try writer.append(frame, to: &s.scratch)
-                    try writeAll(descriptor, s.scratch, name: outputName)
+                    if let mp4 = s.mp4 {
+                        try mp4.writer.append(frame.compressedFrame)
+                        s.bytes += frame.data.count
+                    } else {
+                        s.scratch.removeAll(keepingCapacity: true)
+                        try writer.append(frame, to: &s.scratch)
+                        try writeAll(descriptor, s.scratch, name: outputName)
+                        s.bytes += s.scratch.count
+                    }
                     s.encoded += 1
-                    s.bytes += s.scratch.count
                 } catch {
                     s.error = "\(error)"
                 }
@@ -118,7 +135,10 @@ struct TranscodeCommand: ParsableCommand {
             do throws(MediaError) { try encoder.completeFrames() } catch { throw CLIError("encoding: \(error)") }
             encoder.invalidate()
         }
-        if file !== FileHandle.standardOutput { try file.close() }
+        if let file, file !== FileHandle.standardOutput { try file.close() }
+        if let mp4, state.withLock({ $0.error == nil }) {
+            do throws(MediaError) { try mp4.finish() } catch { throw CLIError(file: outputName, error) }
+        }
         let s = state.withLock { (decoded: $0.decoded, encoded: $0.encoded, bytes: $0.bytes, error: $0.error) }
         if let error = s.error { throw CLIError(error) }
         guard adaptor.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }

@@ -115,6 +115,21 @@ struct FileSource: ByteSource {
 }
 
 extension FileSource {
+    /// The input of `decode` and `transcode`: an MP4 or QuickTime file (its first bytes say so)
+    /// read as the Annex-B of its video track (MediaContainers' `MP4AnnexBSource`, a frame at a
+    /// time), anything else as it is ('-': standard input).
+    static func annexB(path: String, name: String) throws -> any ByteSource {
+        if path != "-", let handle = FileHandle(forReadingAtPath: path) {
+            let head = [UInt8]((try? handle.read(upToCount: 8)) ?? Data())
+            try? handle.close()
+            if MP4Reader.isMP4(head) {
+                return try CLIError.named(name) { () throws(MediaError) in try MP4AnnexBSource(source: try MP4FileSource(path: path)) }
+            }
+        }
+        return try FileSource(path: path, name: name, missing: "\(path): no such file")
+    }
+
+
     /// Opens `path` ('-': standard input), named `name` in errors; `missing` is the error for
     /// a file that cannot be opened.
     init(path: String, name: String, missing: String) throws {

@@ -1,6 +1,8 @@
 import Foundation
 import H264Streaming
 import Logging
+import MediaContainers
+import MediaCore
 import NIOPosix
 
 extension RelayCommand {
@@ -43,6 +45,10 @@ extension RelayCommand {
             return .camera(client)
         }
         guard FileManager.default.isReadableFile(atPath: source) else { throw CLIError("cannot read \(source)") }
+        if let handle = FileHandle(forReadingAtPath: source), MP4Reader.isMP4([UInt8]((try? handle.read(upToCount: 8)) ?? Data())) {
+            try? handle.close()
+            return .file(try CLIError.named(source) { () throws(MediaError) in try MP4FilePlayer(path: source, loops: options.loop, eventLoop: group.next()) })
+        }
         return .file(AnnexBFilePlayer(path: source, framesPerSecond: options.fps, loops: options.loop, eventLoop: group.next()))
     }
 
