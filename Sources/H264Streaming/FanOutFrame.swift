@@ -69,6 +69,8 @@ struct StreamPacketizer: Sendable {
     private var audio: AudioRTPPacketizer?
     /// The audio track's first RTP timestamp (random, RFC 3550 clause 5.1).
     private let audioInitialTimestamp = UInt32.random(in: 0...UInt32.max)
+    /// The stamp of the last audio frame packetized.
+    private var lastAudioStamp: Duration?
 
     /// Whether the stream has an audio track (``enableAudio(_:)``).
     var hasAudio: Bool { audio != nil }
@@ -115,10 +117,15 @@ struct StreamPacketizer: Sendable {
     }
 
     /// The audio track's packets of `frame`, stamped from its presentation time on the stream's
-    /// clock (the one video's are), in one buffer interleaved on channel 2.
-    mutating func packetizeAudio(_ frame: LiveFrame, allocator: ByteBufferAllocator) throws(MediaError) -> RTPFramePackets {
+    /// clock (the one video's are), in one buffer interleaved on channel 2; nil for a frame that
+    /// does not come after the last one (a source that re-timed its audio, as the RTSP client
+    /// does when a camera's first sender reports line the tracks up): players refuse audio
+    /// that steps back, and the MP4 recorder drops it the same way.
+    mutating func packetizeAudio(_ frame: LiveFrame, allocator: ByteBufferAllocator) throws(MediaError) -> RTPFramePackets? {
         guard audio != nil else { throw MediaError(.unsupported, field: "audio", "an audio frame on a mount without audio") }
         let time = clock.stamp(presentationTime: frame.presentationTime, arrival: .now)
+        if let lastAudioStamp, time <= lastAudioStamp { return nil }
+        lastAudioStamp = time
         let timestamp = audioTimestamp(for: time, clockRate: audio!.media.clockRate)
         var buffer = allocator.buffer(capacity: frame.avcc.count + frame.avcc.count / 64 + 64)
         var packets: UInt32 = 0, octets: UInt32 = 0

@@ -61,11 +61,12 @@ public struct MP4FilePlayer: AsyncSequence, Sendable {
         private var start: (instant: ContinuousClock.Instant, time: Duration)?
         /// Added to the file's times in this pass (zero in the first).
         private var offset = Duration.zero
-        /// The file's first decoding time, and where this pass's video ends (its last decoding
-        /// time plus the last frame's duration), on the output's timeline.
+        /// The file's first decoding time, and where this pass ends (the last decoding time of
+        /// either track plus its last frame's duration), on the output's timeline.
         private var fileStart: Duration?
         private var passEnd = Duration.zero
         private var lastVideo: Duration?
+        private var lastAudio: Duration?
         private var framesThisPass = 0
 
         init(player: MP4FilePlayer) {
@@ -91,12 +92,12 @@ public struct MP4FilePlayer: AsyncSequence, Sendable {
                 if fileStart == nil { fileStart = frame.decodeTime }
                 frame.decodeTime += offset
                 frame.presentationTime += offset
-                if frame.videoFormat != nil {
-                    // The pass ends one frame interval after its last picture.
-                    let interval = lastVideo.map { frame.decodeTime - $0 } ?? .zero
-                    passEnd = frame.decodeTime + Swift.max(interval, .milliseconds(1))
-                    lastVideo = frame.decodeTime
-                }
+                // The pass ends one frame interval after its last frame of either track, so the
+                // next pass's frames follow both tracks' last ones.
+                let isVideo = frame.videoFormat != nil
+                let interval = (isVideo ? lastVideo : lastAudio).map { frame.decodeTime - $0 } ?? .zero
+                passEnd = Swift.max(passEnd, frame.decodeTime + Swift.max(interval, .milliseconds(1)))
+                if isVideo { lastVideo = frame.decodeTime } else { lastAudio = frame.decodeTime }
                 framesThisPass += 1
                 if start == nil { start = (.now, frame.decodeTime) }
                 if let start {

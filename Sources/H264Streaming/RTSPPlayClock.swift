@@ -20,6 +20,14 @@ struct RTSPPlayClock: Sendable {
     private var anchor: (presentationTime: Duration, stamp: Duration)?
     /// The last frame stamped: its stamp and its arrival.
     private var last: (stamp: Duration, arrival: ContinuousClock.Instant)?
+    /// How far the stamps run ahead of the arrivals (since PLAY) for the sender reports: fixed
+    /// at the first frame's, and moved only when the least lead over a window of 5 s differs
+    /// from it by more than ``leadTolerance`` (a source whose clock drifted, or started again).
+    private var lead: (fixed: Duration, windowLeast: Duration, windowStart: ContinuousClock.Instant)?
+    /// How long one window of the least lead lasts.
+    static let leadWindow = Duration.seconds(5)
+    /// How far the least lead of a window may be from the fixed one before the reports follow it.
+    static let leadTolerance = Duration.milliseconds(100)
 
     /// A clock for a session whose PLAY started the stream at `playStart`.
     init(playStart: ContinuousClock.Instant) {
@@ -44,13 +52,29 @@ struct RTSPPlayClock: Sendable {
             if let last, stamp < last.stamp + Self.tick { stamp = last.stamp + Self.tick }
         }
         last = (stamp, arrival)
+        let ahead = stamp - sincePlay
+        if var current = lead {
+            if arrival - current.windowStart < Self.leadWindow {
+                current.windowLeast = min(current.windowLeast, ahead)
+            } else {
+                let drift = current.windowLeast - current.fixed
+                if drift > Self.leadTolerance || drift < .zero - Self.leadTolerance { current.fixed = current.windowLeast }
+                (current.windowLeast, current.windowStart) = (ahead, arrival)
+            }
+            lead = current
+        } else {
+            lead = (ahead, ahead, arrival)
+        }
         return stamp
     }
 
-    /// The RTP time (since PLAY) that corresponds to `now`, for a sender report: the last frame's
-    /// stamp plus the time since it arrived (the time since PLAY before any frame).
+    /// The RTP time (since PLAY) that corresponds to `now`, for a sender report: the time since
+    /// PLAY plus the lead of the stamps over the arrivals (see ``lead``; the time since PLAY
+    /// before any frame). One fixed mapping, as FFmpeg's RTP muxer keeps from its first report:
+    /// reports made from the last frame's stamp moved by that frame's delay or, with B-frames, by
+    /// its place in presentation order, and a player that re-times the tracks at each report
+    /// (FFmpeg) stepped them back.
     func time(at now: ContinuousClock.Instant) -> Duration {
-        guard let last else { return now - playStart }
-        return last.stamp + (now - last.arrival)
+        now - playStart + (lead?.fixed ?? .zero)
     }
 }

@@ -15,14 +15,47 @@ import RTSPMessages
     static func pts(_ index: Int) -> Duration { .seconds(1) / 30 * index }
 
     /// Frames with presentation times arriving at one instant are stamped from the first one's
-    /// arrival plus their presentation-time differences; sender reports go on from the last.
+    /// arrival plus their presentation-time differences; sender reports go on from the first
+    /// (the later ones came early).
     @Test func presentationTimesSetTheStamps() {
         let start = ContinuousClock.now
         var clock = RTSPPlayClock(playStart: start)
         let arrival = start + .milliseconds(40)
         let stamps = (10..<14).map { clock.stamp(presentationTime: Self.pts($0), arrival: arrival) }
         #expect(stamps == (0..<4).map { .milliseconds(40) + Self.pts($0) })
-        #expect(clock.time(at: arrival + .milliseconds(5)) == stamps.last! + .milliseconds(5))
+        #expect(clock.time(at: arrival + .milliseconds(5)) == stamps.first! + .milliseconds(5))
+    }
+
+    /// A B-frame stream arriving in decoding order, stamped in presentation order, a few
+    /// milliseconds of jitter on each arrival: sender reports at 5, 10 and 15 s map the same
+    /// clock (their RTP times differ by exactly the wall-clock time between them), whichever
+    /// frame came last.
+    @Test func senderReportsOfABFrameStreamAgree() {
+        let start = ContinuousClock.now
+        var clock = RTSPPlayClock(playStart: start)
+        // Decoding order I P B B, presentation slots 0 3 1 2, … (two frames of delay).
+        let slots = (0..<600).map { index in index / 4 * 4 + [0, 3, 1, 2][index % 4] }
+        var reports: [Duration] = []
+        for (index, slot) in slots.enumerated() {
+            let arrival = start + Self.pts(index) + .milliseconds([0, 7, 3, 5, 1][index % 5])
+            _ = clock.stamp(presentationTime: Self.pts(slot), arrival: arrival)
+            if [149, 299, 449].contains(index) { reports.append(clock.time(at: arrival) - (arrival - start)) }
+        }
+        #expect(reports.count == 3 && reports.allSatisfy { $0 == reports[0] }, "\(reports)")
+    }
+
+    /// A source whose frames fall 300 ms behind for good: after the next full window of 5 s
+    /// the reports follow, by that much.
+    @Test func senderReportsFollowASourceThatFellBehind() {
+        let start = ContinuousClock.now
+        var clock = RTSPPlayClock(playStart: start)
+        var reports: [Duration] = []
+        for index in 0..<600 {
+            let arrival = start + Self.pts(index) + (index >= 100 ? .milliseconds(300) : .zero)
+            _ = clock.stamp(presentationTime: Self.pts(index), arrival: arrival)
+            if [99, 599].contains(index) { reports.append(clock.time(at: arrival) - (arrival - start)) }
+        }
+        #expect(reports == [.zero, .milliseconds(-300)], "\(reports)")
     }
 
     /// Frames without presentation times: their arrival since PLAY, one tick apart at least.
@@ -123,7 +156,8 @@ import RTSPMessages
     }
 
     /// Packets made once per stream: two viewers (interleaved on channels 0–1 and 4–5) get the
-    /// same RTP packets byte for byte — one SSRC, one sequence — each on its own channel.
+    /// same RTP packets byte for byte — one SSRC, one sequence — each on its own channel, after a
+    /// sender report of their own.
     @Test func everyViewerGetsTheStreamsPackets() throws {
         let mounts = RTSPMounts()
         let broadcaster = Broadcaster(queueLimit: 30)
@@ -133,9 +167,13 @@ import RTSPMessages
         #expect(first.ssrc != nil && first.ssrc == second.ssrc)
         for frame in Self.frames { broadcaster.broadcast(frame) }
         let firstPackets = try first.packets(), secondPackets = try second.packets()
-        #expect(firstPackets.count > Self.frames.count)
-        #expect(Set(firstPackets.map(\.channel)) == [0] && Set(secondPackets.map(\.channel)) == [4])
-        #expect(firstPackets.map(\.bytes) == secondPackets.map(\.bytes))
+        let firstRTP = firstPackets.filter { $0.channel == 0 }, secondRTP = secondPackets.filter { $0.channel == 4 }
+        #expect(firstRTP.count > Self.frames.count)
+        // Each viewer's first packet is a sender report (type 200) on its RTCP channel, before any media.
+        #expect(firstPackets.first?.channel == 1 && secondPackets.first?.channel == 5)
+        #expect(firstPackets.first?.bytes.dropFirst().first == 200 && secondPackets.first?.bytes.dropFirst().first == 200)
+        #expect(Set(firstPackets.map(\.channel)) == [0, 1] && Set(secondPackets.map(\.channel)) == [4, 5])
+        #expect(firstRTP.map(\.bytes) == secondRTP.map(\.bytes))
         _ = try? first.channel.finish()
         _ = try? second.channel.finish()
     }
