@@ -152,10 +152,12 @@ public struct MP4Reader: Sendable {
     }
 
     /// True when `bytes` begin like an MP4 or QuickTime file: a first box of a type such files
-    /// begin with (`ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`, `styp`).
+    /// begin with (`ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`, `junk`, `pnot`, `udta`, and
+    /// the segment boxes `styp`, `sidx`, `moof` that FFmpeg's mov demuxer also reads as MP4 —
+    /// a media segment without its init segment is then an MP4 without `moov`, not Annex-B).
     public static func isMP4(_ bytes: [UInt8]) -> Bool {
         guard bytes.count >= 8 else { return false }
-        let known: Set<MP4BoxType> = ["ftyp", "moov", "mdat", "free", "skip", "wide", "styp", "pnot"]
+        let known: Set<MP4BoxType> = ["ftyp", "moov", "mdat", "free", "skip", "wide", "junk", "pnot", "udta", "styp", "sidx", "moof"]
         return known.contains(MP4BoxType(bytes: bytes[4..<8]))
     }
 
