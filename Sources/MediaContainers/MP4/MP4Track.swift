@@ -109,9 +109,32 @@ public struct MP4Track: Hashable, Sendable {
         self.init(trackID: trackID, handlerType: handler, timescale: timescale, duration: duration, sampleEntries: entries)
         editShift = try Self.editShift(try trak.child("edts"), movieTimescale: movieTimescale, mediaTimescale: timescale)
         samples = try MP4SampleTableReader.samples(stbl, fileSize: fileSize, warnings: &warnings)
+        // FFmpeg (`mov_fix_index`) presents the first picture inside a video track's edit at the
+        // edit's start: an edit that starts between pictures (androidx/media's
+        // iibbibb_editlist_videoonly.mp4) moves the times earlier by the gap (`min_corrected_pts`).
+        if handler == "vide", let mediaTime = try Self.editMediaTime(try trak.child("edts")),
+           let first = samples.lazy.map({ $0.decodeTime &+ $0.compositionOffset }).filter({ $0 >= mediaTime }).min(), first > mediaTime {
+            editShift &-= first &- mediaTime
+        }
         if handler == "soun", let end = try Self.editEnd(try trak.child("edts"), movieTimescale: movieTimescale, mediaTimescale: timescale) {
             samples = Self.samples(samples, endingAt: end)
         }
+    }
+
+    /// The first media edit's `media_time` (after any empty edits), when it is not negative.
+    static func editMediaTime(_ edts: MP4Box?) throws(MediaError) -> Int64? {
+        guard let edts, let elst = try edts.child("elst") else { return nil }
+        var cursor = elst.cursor
+        let (version, _) = try cursor.readVersionAndFlags("elst")
+        let count = Int(try cursor.readUInt32("entry_count"))
+        guard count <= cursor.remaining / (version == 1 ? 20 : 12) else { return nil }
+        for _ in 0..<count {
+            try cursor.skip(version == 1 ? 8 : 4, "segment_duration")
+            let mediaTime = version == 1 ? Int64(bitPattern: try cursor.readUInt64("media_time")) : Int64(try cursor.readInt32("media_time"))
+            try cursor.skip(4, "media_rate")
+            if mediaTime != -1 { return mediaTime >= 0 ? mediaTime : nil }
+        }
+        return nil
     }
 
     /// Where the edit list's one media edit ends on the track's clock (`media_time` plus
