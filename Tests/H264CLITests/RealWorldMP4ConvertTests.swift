@@ -7,8 +7,9 @@ import Testing
 
 /// Real-world MP4 and QuickTime files read as FFmpeg reads them (issue 36): `h264 convert X -o
 /// X.264` (or `.265`) gives exactly, unit by unit, the NAL units of `ffmpeg -i X -map 0:v:0 -c
-/// copy -bsf:v h264_mp4toannexb` (`hevc_mp4toannexb`), and the first audio track ``MP4Reader``
-/// reads is FFmpeg's `-c:a copy` packets. The files are of two kinds: committed ones other tools
+/// copy -bsf:v h264_mp4toannexb` (`hevc_mp4toannexb`); ``MP4Reader``'s video frames carry
+/// ffprobe's packet times and keyframe flags, and its first audio track is FFmpeg's `-c:a copy`
+/// packets. The files are of two kinds: committed ones other tools
 /// made, which cannot run here (phones, packagers, other FFmpeg versions:
 /// `Fixtures/mp4-real-world/`, each file's source, licence and commit in `Fixtures/PROVENANCE`),
 /// and ones the peers installed here make in the test (GStreamer's `mp4mux`/`qtmux`/
@@ -31,7 +32,9 @@ import Testing
 
     /// `h264 convert` of `path` to Annex-B and FFmpeg's bitstream filter of its first video
     /// stream compared unit by unit; then the audio.
-    static func expectFFmpegsReading(_ path: String, in directory: URL) throws {
+    /// `checkingTimes: false` leaves out ``expectFFprobesVideoTimes(_:)`` (see
+    /// ``Peer/ffprobeTimesAreRead``).
+    static func expectFFmpegsReading(_ path: String, in directory: URL, checkingTimes: Bool = true) throws {
         let probe = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path])
         let codec = String(decoding: probe.stdout, as: UTF8.self).split(whereSeparator: { $0 == "," || $0 == "\n" }).first.map(String.init)
         try #require(codec == "h264" || codec == "hevc", "ffprobe: video codec \(codec ?? "none"): \(probe.stderr)")
@@ -47,7 +50,28 @@ import Testing
         let same = ours == theirs
         #expect(!ours.isEmpty && same,
                 "\(ours.count) NAL units, FFmpeg's \(theirs.count); the first that differs: #\(first)\n\(convert.stderr)")
+        if checkingTimes { try expectFFprobesVideoTimes(path) }
         try expectFFmpegsAudio(path)
+    }
+
+    /// The first video track's frames as ``MP4Reader`` reads them carry ffprobe's packet
+    /// times (pts, dts, on the track's clock) and keyframe flags, in decoding order.
+    static func expectFFprobesVideoTimes(_ path: String) throws {
+        let probe = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts,dts,flags", "-of", "csv=p=0", path])
+        try #require(probe.status == 0, "ffprobe: \(probe.stderr)")
+        let packets = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").map { line in
+            line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        var reader = try MP4Reader(source: try MP4FileSource(path: path))
+        let video = try #require(reader.tracks.first { $0.format?.video != nil })
+        var ours: [[String]] = []
+        while let frame = try reader.next() {
+            if frame.trackID == video.trackID { ours.append(["\(frame.presentationTimestamp)", "\(frame.decodeTimestamp)", frame.isKeyframe ? "K" : "_"]) }
+        }
+        let theirs = packets.map { Array($0.prefix(2)) + [$0.count > 2 && $0[2].hasPrefix("K") ? "K" : "_"] }
+        let first = zip(ours, theirs).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(ours.count == theirs.count && first == nil,
+                "\(ours.count) frames, ffprobe's \(theirs.count); first difference: \(first.map { "#\($0.offset) ours \($0.element.0) ffprobe \($0.element.1)" } ?? "none")")
     }
 
     /// The first audio track's frames as ``MP4Reader`` reads them against FFmpeg's: as many as
@@ -91,6 +115,11 @@ import Testing
         case gstreamerMP4Mux, gstreamerMP4MuxFaststart, gstreamerMP4MuxFragmented, gstreamerQTMux, gstreamerMP4MuxHEVC,
              gstreamerMP4MuxWithAAC, gstreamerSplitMuxSink, ffmpegCMAF, ffmpegCMAFHEVC, ffmpegMOVHEVC
         var testDescription: String { rawValue }
+        /// False for GStreamer 1.22's fragmented `mp4mux` of a B-frame stream: its `trun`s carry
+        /// no composition offsets and its `tfdt`s go back before the previous fragment's end;
+        /// FFmpeg marks the frames that fall behind as discarded and moves their dts, we keep the
+        /// `tfdt`'s times (its NAL units and audio still compare).
+        var ffprobeTimesAreRead: Bool { self != .gstreamerMP4MuxFragmented }
     }
 
     static func matroska(_ directory: URL, hevc: Bool = false, aac: Bool = false) throws -> String {
@@ -153,7 +182,7 @@ import Testing
     @Test(arguments: Peer.allCases) func peerMadeFileConvertsToFFmpegsAnnexB(_ peer: Peer) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        for path in try Self.make(peer, in: directory) { try Self.expectFFmpegsReading(path, in: directory) }
+        for path in try Self.make(peer, in: directory) { try Self.expectFFmpegsReading(path, in: directory, checkingTimes: peer.ffprobeTimesAreRead) }
     }
 
     /// Chromium's MediaRecorder (`video/mp4;codecs=avc1,opus`, a 500 ms timeslice): a
