@@ -16,8 +16,9 @@ public struct MP4Track: Hashable, Sendable {
     /// The `stsd` entries, in order (samples name them 1-based).
     public var sampleEntries: [MP4SampleDescription]
     /// The shift the edit list puts on every time of the track, in ``timescale`` ticks: the
-    /// leading empty edits' durations minus the first media edit's `media_time` (see
-    /// ``MP4Reader`` for what is and is not applied).
+    /// leading empty edits' durations minus the first media edit's `media_time` (for video,
+    /// minus also the gap from `media_time` to the first picture that presents inside the edit;
+    /// see ``MP4Reader`` for what is and is not applied).
     public var editShift: Int64
     /// The samples in decoding order, times before ``editShift``.
     public var samples: [MP4Sample]
