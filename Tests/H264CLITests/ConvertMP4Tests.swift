@@ -4,9 +4,10 @@ import H264TestSupport
 import Testing
 
 /// `h264 convert` to and from MP4, the output's form told by its extension (issue 36), against
-/// FFmpeg: what we write decodes to the source's pictures (framemd5) with the sample entry
-/// players want, and what we read back is the Annex-B FFmpeg's `h264_mp4toannexb` gives. Every
-/// program runs under `timeout`.
+/// FFmpeg: what we write decodes to the source's pictures (framemd5, without an error line) at
+/// the source's frame times (ffprobe) with the sample entry players want, and GStreamer's
+/// `qtdemux` decodes every picture; what we read back is the Annex-B FFmpeg's
+/// `h264_mp4toannexb` gives. Every program runs under `timeout`.
 @Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct ConvertMP4Tests {
     static func run(_ program: String, _ arguments: [String]) throws -> Subprocess.Output {
         try Subprocess.run("timeout", ["60", program] + arguments)
@@ -45,6 +46,90 @@ import Testing
         #expect(written.lines.count == 60 && written.lines == expected.lines, "\(written.lines.count) pictures, the source's \(expected.lines.count)")
         let probe = try Self.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", output])
         #expect(probe.stdout == Array((hevc ? "hvc1\n" : "avc1\n").utf8), "\(String(decoding: probe.stdout, as: UTF8.self))")
+    }
+
+    /// The streams issue 36 names: x264 with 3 B-frames in a pyramid, alone, with four slices a
+    /// picture, at an odd size (318x238, so the SPS carries a crop window), with an open GOP
+    /// (non-IDR I pictures every 30 frames, B-frames referencing across them); x265 with 3
+    /// B-frames.
+    enum Form: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case bFramePyramid, slices, cropping, openGOP, hevc
+        var testDescription: String { rawValue }
+        var size: String { self == .cropping ? "318x238" : "320x240" }
+        var encoder: [String] {
+            switch self {
+            case .bFramePyramid, .cropping: ["-c:v", "libx264", "-bf", "3", "-x264-params", "b-pyramid=normal"]
+            case .slices: ["-c:v", "libx264", "-bf", "3", "-x264-params", "b-pyramid=normal:slices=4"]
+            case .openGOP: ["-c:v", "libx264", "-bf", "3", "-x264-params", "b-pyramid=normal:open-gop=1:keyint=30"]
+            case .hevc: ["-c:v", "libx265", "-x265-params", "bframes=3:log-level=error"]
+            }
+        }
+        /// GStreamer's parser and decoder of the form's codec.
+        var gstreamerCodec: String { self == .hevc ? "h265" : "h264" }
+    }
+
+    /// ffprobe's presentation times (seconds) of the decoded pictures of `path`, in output order.
+    static func pictureTimes(_ path: String) throws -> [Double] {
+        let probe = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0", path])
+        try #require(probe.status == 0, "ffprobe: \(probe.stderr)")
+        return String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
+    }
+
+    /// The pictures GStreamer decodes from `path` (`qtdemux ! h264parse ! avdec_h264 ! fakesink`,
+    /// or `h265parse ! avdec_h265`), counted from `fakesink`'s chain messages.
+    static func gstreamerPictures(_ path: String, codec: String) throws -> Int {
+        let result = try run("gst-launch-1.0", ["filesrc", "location=\(path)", "!", "qtdemux", "!", "\(codec)parse", "!", "avdec_\(codec)", "!",
+                                                "fakesink", "silent=false", "-v"])
+        try #require(result.status == 0, "gst-launch-1.0: \(result.stderr)")
+        return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").filter { $0.contains("fakesink0: last-message = chain") }.count
+    }
+
+    /// The form's 2 s source (30 fps, keyint 30) converted to MP4 (or fragmented MP4) in
+    /// `directory`: the source's path and the MP4's.
+    static func converted(_ form: Form, fragmented: Bool, in directory: URL) throws -> (source: String, mp4: String) {
+        let source = directory.appendingPathComponent(form == .hevc ? "source.265" : "source.264").path
+        let encode = try run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(form.size):rate=30", "-t", "2"]
+                             + form.encoder + ["-g", "30", "-f", form == .hevc ? "hevc" : "h264", "-y", source])
+        try #require(encode.status == 0, "\(encode.stderr)")
+        let output = directory.appendingPathComponent("out.mp4").path
+        let convert = try run(CLI.executable.path, ["convert", source, "-o", output] + (fragmented ? ["--fragmented"] : []))
+        try #require(convert.status == 0, "\(convert.stderr)")
+        return (source, output)
+    }
+
+    @Test(arguments: Form.allCases, [false, true])
+    func convertedStreamDecodesToTheSourcesFramesInFFmpegAndGStreamer(_ form: Form, fragmented: Bool) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (source, output) = try Self.converted(form, fragmented: fragmented, in: directory)
+        let expected = try Self.framemd5(source), written = try Self.framemd5(output)
+        #expect(written.errors.isEmpty, "\(written.errors)")
+        #expect(written.lines.count == 60 && written.lines == expected.lines, "\(written.lines.count) pictures, the source's \(expected.lines.count)")
+        #expect(try Self.gstreamerPictures(output, codec: form.gstreamerCodec) == 60)
+    }
+
+    /// ffprobe's picture times of the progressive MP4 are the source's frame times, n/30 s
+    /// (ffprobe prints six decimals).
+    @Test(arguments: Form.allCases) func convertedStreamPresentsAtTheSourcesFrameTimes(_ form: Form) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let times = try Self.pictureTimes(try Self.converted(form, fragmented: false, in: directory).mp4)
+        #expect(times.count == 60 && zip(times, 0...).allSatisfy { abs($0 - Double($1) / 30) < 0.000_001 }, "\(times)")
+    }
+
+    /// The fragmented MP4 starts composition at the decoding time with `trun` v1's negative
+    /// offsets and no edit list, as MSE needs (with an edit list of `media_time` 2/30 s added to
+    /// such a file, Chromium 156's MSE played 1.93 s and decoded 30 of its 60 frames). FFmpeg
+    /// 5.1 reads such fragments by moving every
+    /// presentation time later by the most negative offset (its `dts_shift`), here x264's
+    /// pyramid's (and x265's) reorder delay of two frames: ffprobe's picture times are the
+    /// source's, n/30 s, plus 2/30 s, evenly spaced.
+    @Test(arguments: Form.allCases)
+    func fragmentedStreamPresentsAtTheSourcesFrameTimesPlusFFmpegsReorderDelay(_ form: Form) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let times = try Self.pictureTimes(try Self.converted(form, fragmented: true, in: directory).mp4)
+        #expect(times.count == 60 && zip(times, 2...).allSatisfy { abs($0 - Double($1) / 30) < 0.000_001 }, "\(times)")
     }
 
     @Test func convertFromMP4ByExtensionGivesFFmpegsAnnexB() throws {

@@ -28,6 +28,25 @@ import H264TestSupport
         let theirs = AnnexB.nalUnits(in: expected)
         #expect(AnnexB.nalUnits(in: ours).map { Array(ours[$0.range]) } == theirs.map { Array(expected[$0.range]) })
         #expect(theirs.allSatisfy { $0.startCodeLength == 4 } && AnnexB.nalUnits(in: ours).allSatisfy { $0.startCodeLength == 4 })
+        // One sample at a time, FFmpeg's rule (once a sample) gives the same bytes.
+        var sampled: [UInt8] = []
+        for sample in samples { sampled += try AnnexB.fromHVCCSample(sample.data, lengthSize: parsed.nalUnitLengthSize, configuration: parsed) }
+        #expect(sampled == ours)
+    }
+
+    /// An MV-HEVC sample (Apple's spatial video: androidx/media's water_180_mvhevc_5frames.mov)
+    /// holds two IRAP pictures, a layer-0 IDR and a layer-1 CRA. `hevc_mp4toannexb` puts the
+    /// record's arrays once, before the sample's first IRAP NAL unit; so does
+    /// `fromHVCCSample`, where the stream conversion `fromHVCC` puts them before each picture.
+    @Test func anMVHEVCSampleGetsTheRecordOnce() throws {
+        let record = try HEVCDecoderConfigurationRecord.hvcc(fromAnnexB: try TestFixtures.data("hevc/tiny_16x16.265"),
+                                                             parameterSetsInBand: false).configuration
+        // IDR_W_RADL (19) of layer 0 and CRA (21) of layer 1, first_slice_segment_in_pic_flag set.
+        let idr: [UInt8] = [0x26, 0x01, 0x80, 0x55], cra: [UInt8] = [0x2A, 0x09, 0x80, 0x66]
+        let sample = try AVCC.data(nalUnits: [idr, cra], lengthSize: 4)
+        let units = { (b: [UInt8]) in AnnexB.nalUnits(in: b).map { Array(b[$0.range]) } }
+        #expect(units(try AnnexB.fromHVCCSample(sample, lengthSize: 4, configuration: record)) == record.nalUnits + [idr, cra])
+        #expect(units(try AnnexB.fromHVCC(sample, lengthSize: 4, configuration: record)) == record.nalUnits + [idr] + record.nalUnits + [cra])
     }
 
     /// With `hvc1`, parameter sets leave the samples for the record (arrays complete) and come

@@ -4,11 +4,12 @@ public import MediaCore
 // length-prefix reader (`AVCC.read`) and start-code scanner.
 
 extension AnnexB {
-    /// Converts one HVCC sample (one access unit), or a whole HVCC stream, to Annex-B, as
-    /// FFmpeg's `hevc_mp4toannexb` does: every NAL unit of the record's arrays (VPS, SPS, PPS
-    /// and any SEI) goes before the first slice segment of each IRAP picture (BLA, IDR, CRA;
-    /// `first_slice_segment_in_pic_flag` set) — once in a sample — whether or not the sample
-    /// carries parameter sets of its own, and every NAL unit gets a 4-byte start code.
+    /// Converts a whole HVCC stream (samples back to back, their boundaries unknown) to Annex-B:
+    /// every NAL unit of the record's arrays (VPS, SPS, PPS and any SEI) goes before the first
+    /// slice segment of each IRAP picture (BLA, IDR, CRA; `first_slice_segment_in_pic_flag`
+    /// set), whether or not the stream carries parameter sets of its own, and every NAL unit
+    /// gets a 4-byte start code. For one sample whose bounds are known (an MP4 sample) use
+    /// ``fromHVCCSample(_:lengthSize:configuration:)``, which inserts as FFmpeg does.
     ///
     /// Annex-B where lengths belong is read as `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`
     /// reads it, for H.264 and H.265 alike.
@@ -34,6 +35,46 @@ extension AnnexB {
                     output += fourByteStartCode
                     output += unit
                 }
+            }
+            output += fourByteStartCode
+            output += sample[range]
+        }
+        return output
+    }
+}
+
+extension AnnexB {
+    /// Converts one HVCC sample (one access unit: an MP4 sample, an FLV tag) to Annex-B exactly
+    /// as FFmpeg's `hevc_mp4toannexb` converts a packet: every NAL unit of the record's arrays
+    /// (VPS, SPS, PPS and any SEI) goes once, before the sample's first IRAP NAL unit (BLA, IDR,
+    /// CRA, reserved IRAP types 22–23), whether or not the sample carries parameter sets of its
+    /// own; every NAL unit gets a 4-byte start code. Once a sample, not once a picture: an
+    /// MV-HEVC sample (Apple's spatial video) whose base layer is an IDR and second layer a CRA
+    /// gets the arrays before the IDR only, as FFmpeg gives them.
+    ///
+    /// Annex-B where lengths belong is read as `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`
+    /// reads it.
+    ///
+    /// - Parameters:
+    ///   - sample: length-prefixed NAL units of one access unit.
+    ///   - lengthSize: the length prefix size: 1, 2 or 4.
+    ///   - configuration: the stream's `hvcC`, to insert its NAL units; `nil` to insert nothing.
+    /// - Returns: the Annex-B bytes.
+    /// - Throws: the errors of `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`.
+    public static func fromHVCCSample(_ sample: [UInt8], lengthSize: Int,
+                                      configuration: HEVCDecoderConfigurationRecord? = nil) throws(MediaError) -> [UInt8] {
+        let units = try AVCC.read(sample, lengthSize: lengthSize).nalUnits
+        var inserted = configuration?.nalUnits ?? []
+        var output: [UInt8] = []
+        output.reserveCapacity(sample.count + units.count * 4 + inserted.reduce(0) { $0 + 4 + $1.count })
+        for range in units {
+            // FFmpeg's `is_irap`: nal_unit_type 16 (BLA_W_LP) … 23 (RSV_IRAP_VCL23).
+            if !inserted.isEmpty, (16...23).contains(sample[range.lowerBound] >> 1 & 0x3F) {
+                for unit in inserted {
+                    output += fourByteStartCode
+                    output += unit
+                }
+                inserted = []
             }
             output += fourByteStartCode
             output += sample[range]

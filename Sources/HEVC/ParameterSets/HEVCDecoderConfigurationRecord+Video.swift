@@ -18,9 +18,9 @@ extension HEVCDecoderConfigurationRecord: VideoCodecConfiguration {
     /// The first SPS's signalled frame rate (its VUI timing).
     public var framesPerSecond: Double? { sequenceParameterSet?.frameRate?.framesPerSecond }
 
-    /// `AnnexB.fromHVCC(_:lengthSize:configuration:)` with this record when `withParameterSets`.
+    /// `AnnexB.fromHVCCSample(_:lengthSize:configuration:)` with this record when `withParameterSets`.
     public func annexB(fromSample sample: [UInt8], lengthSize: Int, withParameterSets: Bool) throws(MediaError) -> [UInt8] {
-        try AnnexB.fromHVCC(sample, lengthSize: lengthSize, configuration: withParameterSets ? self : nil)
+        try AnnexB.fromHVCCSample(sample, lengthSize: lengthSize, configuration: withParameterSets ? self : nil)
     }
 
     /// The first SPS of the record's arrays, parsed; nil when it has none or it cannot be read.

@@ -2,10 +2,11 @@ public import MediaCore
 
 extension MP4Reader {
     /// An MP4 file's first video track as Annex-B: every frame in decoding order, with its
-    /// format's parameter sets inserted before each keyframe
-    /// (`VideoFormatDescription.annexB(fromSample:lengthSize:withParameterSets:)`, as FFmpeg's
-    /// `h264_mp4toannexb` / `hevc_mp4toannexb` do: the same slices, parameter sets possibly
-    /// placed differently).
+    /// format's parameter sets inserted where FFmpeg's `h264_mp4toannexb` / `hevc_mp4toannexb`
+    /// insert them (`VideoFormatDescription.annexB(fromSample:lengthSize:withParameterSets:)`):
+    /// chosen by the sample's NAL unit types — before an IDR picture (H.264), before the first
+    /// IRAP unit of a sample (H.265) — not by the sample's sync flag, so an IDR sample a muxer
+    /// left out of `stss` gets them too, as in FFmpeg's output.
     ///
     /// - Parameter source: the file.
     /// - Returns: the bytes, and the reader's warnings (with a `missingParameterSet` when the
@@ -19,7 +20,7 @@ extension MP4Reader {
         var output: [UInt8] = []
         while let frame = try reader.next() {
             guard frame.trackID == video.trackID, let format = frame.frame.videoFormat else { continue }
-            output += try format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: frame.isKeyframe)
+            output += try format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: true)
         }
         return (output, reader.warnings)
     }

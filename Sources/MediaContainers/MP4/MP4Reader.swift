@@ -22,11 +22,14 @@ public import MediaCore
 /// Times: a frame's decoding time is the `stts` sum (or `tfdt` + `trun` durations), its
 /// presentation time that plus the `ctts`/`trun` composition offset, both moved by the edit
 /// list in the common case FFmpeg applies (``MP4Track/editShift``: leading empty edits delay
-/// the track, the first media edit's `media_time` starts it), so a B-frame file's first
-/// picture presents at 0 and its first decoding time is negative. Later edits are not applied.
-/// Negative composition offsets (`ctts` or `trun` version 1) are handled as FFmpeg does: in
-/// the sample tables the decoding times move earlier by the most negative offset; in fragments
-/// (whose decoding times `tfdt` fixes) the presentation times move later by it.
+/// the track, the first media edit's `media_time` starts it — for video, at the first picture
+/// that presents inside the edit), so a B-frame file's first picture presents at 0 and its
+/// first decoding time is negative; an audio track's samples stop where that edit ends (the
+/// first sample that reaches its end is the last). Later edits are not applied.
+/// Negative composition offsets (`ctts` or `trun` version 1) are handled as FFmpeg 5.1 does: in
+/// the sample tables the decoding times move earlier by the most negative offset of `ctts`
+/// but its last two entries; in fragments (whose decoding times `tfdt` fixes) the presentation
+/// times move later by the most negative offset.
 ///
 /// Frames come in decoding order, tracks interleaved by decoding time (ties: track order).
 /// Video samples' NAL units are rewritten to 4-byte lengths when the file uses 1 or 2; Annex-B
@@ -152,10 +155,12 @@ public struct MP4Reader: Sendable {
     }
 
     /// True when `bytes` begin like an MP4 or QuickTime file: a first box of a type such files
-    /// begin with (`ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`, `styp`).
+    /// begin with (`ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`, `junk`, `pnot`, `udta`, and
+    /// the segment boxes `styp`, `sidx`, `moof` that FFmpeg's mov demuxer also reads as MP4 —
+    /// a media segment without its init segment is then an MP4 without `moov`, not Annex-B).
     public static func isMP4(_ bytes: [UInt8]) -> Bool {
         guard bytes.count >= 8 else { return false }
-        let known: Set<MP4BoxType> = ["ftyp", "moov", "mdat", "free", "skip", "wide", "styp", "pnot"]
+        let known: Set<MP4BoxType> = ["ftyp", "moov", "mdat", "free", "skip", "wide", "junk", "pnot", "udta", "styp", "sidx", "moof"]
         return known.contains(MP4BoxType(bytes: bytes[4..<8]))
     }
 

@@ -102,8 +102,11 @@ enum MP4SampleTableReader {
         sampleSizes.release()
         // Negative composition offsets (ctts version 1, or version 0 read signed): decoding times
         // move earlier by the most negative offset so that no picture presents before it is
-        // decoded; presentation times stay (FFmpeg's `dts_shift`).
-        let shift = -(samples.lazy.map(\.compositionOffset).min() ?? 0)
+        // decoded; presentation times stay (FFmpeg's `dts_shift`). As FFmpeg 5.1's
+        // `mov_read_ctts`, the table's last two entries are not counted (`i + 2 < entries`): an
+        // MV-HEVC .mov whose only negative offsets are there (androidx/media's
+        // water_180_mvhevc_5frames.mov) keeps its decoding times.
+        let shift = -Swift.min(0, offsetsTable.dropLast(2).lazy.map(\.offset).min() ?? 0)
         if shift > 0 {
             for index in samples.indices {
                 samples[index].decodeTime &-= shift
