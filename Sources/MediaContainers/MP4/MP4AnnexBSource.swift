@@ -2,9 +2,9 @@ public import MediaCore
 
 /// An MP4 file's first video track as an Annex-B ``ByteSource``, read a frame at a time: what
 /// reads Annex-B (a decoder fed in chunks, a file player) reads an MP4 through it without the
-/// file in memory. Each frame comes in decoding order with its format's parameter sets before
-/// each keyframe, as ``MP4Reader/annexB(fromMP4:)`` gives the whole file (and FFmpeg's
-/// `h264_mp4toannexb` / `hevc_mp4toannexb`).
+/// file in memory. Each frame comes in decoding order with its format's parameter sets where
+/// FFmpeg's `h264_mp4toannexb` / `hevc_mp4toannexb` insert them; ``MP4Reader/annexB(fromMP4:)``
+/// is the whole file read through it.
 ///
 /// ```swift
 /// var source = try MP4AnnexBSource(source: try MP4FileSource(path: "in.mp4"))
@@ -24,11 +24,16 @@ public struct MP4AnnexBSource: ByteSource, Sendable {
     /// - Throws: the errors of ``MP4Reader/init(source:)``; `missingParameterSet` (field `stsd`)
     ///   for a file without an H.264 or H.265 track.
     public init(source: some MP4ByteSource) throws(MediaError) {
-        reader = try MP4Reader(source: source)
+        let reader = try MP4Reader(source: source)
         guard let video = reader.tracks.first(where: { $0.format?.video != nil }) else {
             throw MediaError(.missingParameterSet, field: "stsd", "no H.264 or H.265 track in the file")
         }
-        track = video
+        self.init(reader: reader, track: video)
+    }
+
+    /// `track` of the file `reader` has opened.
+    init(reader: MP4Reader, track: MP4Track) {
+        (self.reader, self.track) = (reader, track)
     }
 
     /// The next video frame as Annex-B (parameter sets before a keyframe) with the frame it
@@ -40,7 +45,9 @@ public struct MP4AnnexBSource: ByteSource, Sendable {
     public mutating func nextAccessUnit() throws(MediaError) -> (annexB: [UInt8], frame: CompressedFrame)? {
         while let frame = try reader.next() {
             guard frame.trackID == track.trackID, let format = frame.frame.videoFormat else { continue }
-            return (try format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: frame.isKeyframe), frame.frame)
+            // Parameter sets where FFmpeg's *_mp4toannexb puts them: chosen by the sample's NAL
+            // unit types (before an IDR picture, before a sample's first IRAP unit), not by its sync flag.
+            return (try format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: true), frame.frame)
         }
         return nil
     }
