@@ -2,9 +2,9 @@ import Foundation
 import H264TestSupport
 import Testing
 
-/// MP4 where the other commands read a file (issue 36): `decode` gives FFmpeg's pictures of an
-/// MP4, `transcode` reads an MP4 and writes one, and `relay FILE.mp4` serves its video and
-/// audio by the file's times, looping. Every program runs under `timeout` or a time limit.
+/// MP4 where the other commands read or write a file (issue 36): `decode` gives FFmpeg's
+/// pictures of an MP4, `transcode` reads an MP4 and writes one, `encode` writes one, and
+/// `relay FILE.mp4` serves its video and audio by the file's times, looping. Every program runs under `timeout` or a time limit.
 @Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct MP4InputTests {
     /// A 3 s MP4 of FFmpeg's: x264 with 3 B-frames, an IDR a second, and AAC.
     static func source(_ directory: URL) throws -> String {
@@ -41,6 +41,18 @@ import Testing
         #expect(decoded.errors.isEmpty && decoded.md5s.count == 90, "\(decoded.md5s.count) pictures: \(decoded.errors)")
         let streams = try ReceiveMP4Tests.probe(output, ["-show_entries", "stream=codec_name,codec_tag_string"])
         #expect(streams == [["h264", "avc1"]], "\(streams)")
+    }
+
+    @Test func encodeWritesAnMP4() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("cars.mp4").path
+        let encode = try Subprocess.run("timeout", ["60", CLI.executable.path, "encode", TestFixtures.url("cars_320x240_30f.y4m").path, "-o", output])
+        #expect(encode.status == 0, "\(encode.stderr)")
+        #expect(try ReceiveMP4Tests.topLevelBoxes(output) == ["ftyp", "moov", "mdat"])
+        let decoded = try RecordMP4Tests.pictures(output)
+        #expect(decoded.errors.isEmpty && decoded.md5s.count == 30, "\(decoded.md5s.count) pictures: \(decoded.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cars.mp4"])
     }
 
     @Test func relayOfAnMP4ServesBothTracksAndLoops() throws {

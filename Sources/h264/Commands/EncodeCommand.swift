@@ -8,11 +8,11 @@ import MediaContainers
 struct EncodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
-        abstract: "Encode y4m or raw I420 to H.264 or H.265 (Annex-B, or AVCC/HVCC).",
+        abstract: "Encode y4m or raw I420 to H.264 or H.265 (Annex-B, MP4, AVCC/HVCC).",
         discussion: """
         INPUT: a .y4m file, - for y4m on standard input, or raw I420 with --size WxH --fps N. \
-        -o x.265 (.h265, .hevc) writes H.265, other names H.264, unless --codec says otherwise; \
-        10-bit y4m encodes as H.265 Main 10. Example: h264 encode in.y4m -o out.265 --bitrate 2M --preset veryfast
+        -o x.265 (.h265, .hevc) writes H.265, other names H.264, unless --codec says otherwise; -o x.mp4 \
+        writes MP4. 10-bit y4m encodes as H.265 Main 10. Example: h264 encode in.y4m -o out.265 --bitrate 2M --preset veryfast
         """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case annexb, avcc }
@@ -33,7 +33,7 @@ struct EncodeCommand: ParsableCommand {
         var frames = 0, bytes = 0
         var error: String?
         var configurationRecord: [UInt8]?
-        var scratch: [UInt8] = []
+        var output: EncodedFileOutput
     }
 
     private func encode() throws {
@@ -46,22 +46,13 @@ struct EncodeCommand: ParsableCommand {
         let configuration = try encoding.configuration(frameRate: header.frameRate, bitDepth: header.bitDepth, output: out.output)
 
         let output = out.output
-        let file = try CLIIO.openOutput(output)
-        let writer = AnnexBWriter()
-        let annexB = format == .annexb
-        let descriptor = file.fileDescriptor
-        let stats = Locked(Written())
+        if format == .avcc && ConvertCommand.isMP4Name(output) { throw CLIError("-o \(output) is MP4: --format avcc is for raw samples") }
+        let stats = Locked(Written(output: try EncodedFileOutput(path: output, samples: format == .avcc)))
         let session = try EncoderSession(width: header.width, height: header.height, configuration: configuration) { frame in
             stats.withLock { s in
                 guard s.error == nil else { return }
                 do {
-                    if annexB {
-                        s.scratch.removeAll(keepingCapacity: true)
-                        try writer.append(frame, to: &s.scratch)
-                        try writeAll(descriptor, s.scratch, name: output)
-                    } else {
-                        try writeAll(descriptor, frame.data, name: output)
-                    }
+                    _ = try s.output.write(frame)
                 } catch {
                     s.error = "\(error)"
                     return
@@ -102,9 +93,9 @@ struct EncodeCommand: ParsableCommand {
         }
         try session.completeFrames()
         session.invalidate()
-        if file !== FileHandle.standardOutput { try file.close() }
         let s = stats.withLock { $0 }
         if let error = s.error { throw CLIError(error) }
+        try s.output.finish()
         guard index > 0 else { throw CLIError("the input has no frames") }
         if let configOut {
             let record = s.configurationRecord ?? formatDescription.configurationRecordBytes

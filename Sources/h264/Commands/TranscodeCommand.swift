@@ -35,18 +35,8 @@ struct TranscodeCommand: ParsableCommand {
         var encoder: EncoderSession?
         var decoded = 0, encoded = 0, bytes = 0
         var error: String?
-        var scratch: [UInt8] = []
         var lastTime: Duration?
-        /// With `-o FILE.mp4`: the MP4 the encoded frames go to.
-        var mp4: LockedMP4Writer?
-    }
-
-    /// An `MP4Writer` kept in the `Locked` state. `@unchecked Sendable`: it is only reached
-    /// inside that state's lock (the encoder's output handler, then the command's thread after
-    /// the encoder has delivered its last frame).
-    private final class LockedMP4Writer: @unchecked Sendable {
-        let writer: MP4Writer
-        init(_ writer: MP4Writer) { self.writer = writer }
+        var output: EncodedFileOutput
     }
 
     private func transcode() throws {
@@ -55,27 +45,15 @@ struct TranscodeCommand: ParsableCommand {
         let outputName = out.output
         var source = try FileSource.annexB(path: input, name: name)
         // -o FILE.mp4: a progressive MP4 (index at the front); else Annex-B.
-        let mp4 = ConvertCommand.isMP4Name(outputName) ? try CLIError.named(outputName) { () throws(MediaError) in try MP4Writer(path: outputName) } : nil
-        let file = mp4 == nil ? try CLIIO.openOutput(outputName) : nil
-        let descriptor = file?.fileDescriptor ?? -1
-        let writer = AnnexBWriter()
-        let state = Locked(State(mp4: mp4.map(LockedMP4Writer.init)))
+        let state = Locked(State(output: try EncodedFileOutput(path: outputName)))
         let options = encoding
         let targetSize = try size.map { size in try CLIError.input { () throws(MediaError) in try SizeAndRate.size(size) } }
-        // Encoded access units: written as Annex-B on the encoder's queue.
+        // Encoded access units: written (Annex-B or MP4) on the encoder's queue.
         let encodedHandler: EncoderSession.OutputHandler = { frame in
             state.withLock { s in
                 guard s.error == nil else { return }
                 do {
-                    if let mp4 = s.mp4 {
-                        try mp4.writer.append(frame.compressedFrame)
-                        s.bytes += frame.data.count
-                    } else {
-                        s.scratch.removeAll(keepingCapacity: true)
-                        try writer.append(frame, to: &s.scratch)
-                        try writeAll(descriptor, s.scratch, name: outputName)
-                        s.bytes += s.scratch.count
-                    }
+                    s.bytes += try s.output.write(frame)
                     s.encoded += 1
                 } catch {
                     s.error = "\(error)"
@@ -135,10 +113,7 @@ struct TranscodeCommand: ParsableCommand {
             do throws(MediaError) { try encoder.completeFrames() } catch { throw CLIError("encoding: \(error)") }
             encoder.invalidate()
         }
-        if let file, file !== FileHandle.standardOutput { try file.close() }
-        if let mp4, state.withLock({ $0.error == nil }) {
-            do throws(MediaError) { try mp4.finish() } catch { throw CLIError(file: outputName, error) }
-        }
+        if state.withLock({ $0.error == nil }) { try state.withLock { try $0.output.finish() } }
         let s = state.withLock { (decoded: $0.decoded, encoded: $0.encoded, bytes: $0.bytes, error: $0.error) }
         if let error = s.error { throw CLIError(error) }
         guard adaptor.accessUnitCount > 0 else { throw CLIError("\(name): no decodable picture (no IDR with its SPS and PPS)") }
