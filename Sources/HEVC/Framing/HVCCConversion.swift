@@ -23,18 +23,28 @@ extension AnnexB {
     /// - Throws: the errors of `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`.
     public static func fromHVCC(_ sample: [UInt8], lengthSize: Int,
                                 configuration: HEVCDecoderConfigurationRecord? = nil) throws(MediaError) -> [UInt8] {
+        try fromHVCC(sample, lengthSize: lengthSize, inserting: configuration?.nalUnits ?? []) { sample, range, _ in
+            // first_slice_segment_in_pic_flag: the top bit after the two header bytes.
+            range.count > HEVCNALUnitHeader.byteCount && sample[range.lowerBound + 2] & 0x80 != 0
+                && HEVCNALUnitHeader(sample[range.lowerBound], 0).nalUnitType.isIRAP
+        }
+    }
+
+    /// `sample`'s NAL units after 4-byte start codes, `inserted` before each one `insertsBefore`
+    /// picks (given the sample, the unit's range and whether the units were inserted already).
+    private static func fromHVCC(_ sample: [UInt8], lengthSize: Int, inserting inserted: [[UInt8]],
+                                 before insertsBefore: ([UInt8], Range<Int>, Bool) -> Bool) throws(MediaError) -> [UInt8] {
         let units = try AVCC.read(sample, lengthSize: lengthSize).nalUnits
-        let inserted = configuration?.nalUnits ?? []
         var output: [UInt8] = []
         output.reserveCapacity(sample.count + units.count * 4 + inserted.reduce(0) { $0 + 4 + $1.count })
+        var insertedAlready = false
         for range in units {
-            // first_slice_segment_in_pic_flag: the top bit after the two header bytes.
-            let firstSlice = range.count > HEVCNALUnitHeader.byteCount && sample[range.lowerBound + 2] & 0x80 != 0
-            if firstSlice, HEVCNALUnitHeader(sample[range.lowerBound], 0).nalUnitType.isIRAP {
+            if !inserted.isEmpty, insertsBefore(sample, range, insertedAlready) {
                 for unit in inserted {
                     output += fourByteStartCode
                     output += unit
                 }
+                insertedAlready = true
             }
             output += fourByteStartCode
             output += sample[range]
@@ -63,23 +73,10 @@ extension AnnexB {
     /// - Throws: the errors of `AVCC.read(_:lengthSize:allowingEmptyNALUnits:)`.
     public static func fromHVCCSample(_ sample: [UInt8], lengthSize: Int,
                                       configuration: HEVCDecoderConfigurationRecord? = nil) throws(MediaError) -> [UInt8] {
-        let units = try AVCC.read(sample, lengthSize: lengthSize).nalUnits
-        var inserted = configuration?.nalUnits ?? []
-        var output: [UInt8] = []
-        output.reserveCapacity(sample.count + units.count * 4 + inserted.reduce(0) { $0 + 4 + $1.count })
-        for range in units {
-            // FFmpeg's `is_irap`: nal_unit_type 16 (BLA_W_LP) … 23 (RSV_IRAP_VCL23).
-            if !inserted.isEmpty, (16...23).contains(sample[range.lowerBound] >> 1 & 0x3F) {
-                for unit in inserted {
-                    output += fourByteStartCode
-                    output += unit
-                }
-                inserted = []
-            }
-            output += fourByteStartCode
-            output += sample[range]
+        try fromHVCC(sample, lengthSize: lengthSize, inserting: configuration?.nalUnits ?? []) { sample, range, insertedAlready in
+            // FFmpeg's `is_irap`: nal_unit_type 16 (BLA_W_LP) … 23 (RSV_IRAP_VCL23), once a sample.
+            !insertedAlready && (16...23).contains(sample[range.lowerBound] >> 1 & 0x3F)
         }
-        return output
     }
 }
 
