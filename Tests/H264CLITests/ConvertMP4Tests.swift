@@ -1,6 +1,7 @@
 import Foundation
 import H264
 import H264TestSupport
+import MediaContainers
 import Testing
 
 /// `h264 convert` to and from MP4, the output's form told by its extension (issue 36), against
@@ -147,6 +148,37 @@ import Testing
         let ours = units(try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))), theirs = units(ffmpeg.stdout)
         // FFmpeg's bitstream filter puts the parameter sets before each IDR as we do; the units are compared.
         #expect(ours.count > 60 && ours == theirs, "\(ours.count) NAL units, FFmpeg's \(theirs.count)")
+    }
+
+    /// The streamed conversions of a file (FLV → MP4 fed to `MP4Writer` 1 MiB at a time, MP4 →
+    /// Annex-B sample by sample) give the bytes of their slow twins: the whole file read by
+    /// `FLVReader.read` into `MP4Writer`, and `MP4Reader.annexB(fromMP4:)` of the whole file (also
+    /// what `--strict` runs).
+    @Test func streamedConversionsGiveTheWholeFileBytes() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let flv = directory.appendingPathComponent("in.flv").path
+        let encode = try Self.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
+                                             "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", "3", "-c:v", "libx264", "-bf", "3",
+                                             "-g", "30", "-c:a", "aac", "-f", "flv", "-y", flv])
+        try #require(encode.status == 0, "\(encode.stderr)")
+        let streamed = directory.appendingPathComponent("streamed.mp4").path, whole = directory.appendingPathComponent("whole.mp4").path
+        let convert = try Self.run(CLI.executable.path, ["convert", flv, "-o", streamed])
+        try #require(convert.status == 0, "\(convert.stderr)")
+        let writer = try MP4Writer(path: whole)
+        for frame in try FLVReader.read([UInt8](Data(contentsOf: URL(fileURLWithPath: flv)))).frames { try writer.append(frame.frame) }
+        try writer.finish()
+        let mp4 = try [UInt8](Data(contentsOf: URL(fileURLWithPath: streamed)))
+        let wholeMP4 = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)))
+        #expect(mp4.count > 10_000 && mp4 == wholeMP4)
+        let back = directory.appendingPathComponent("back.264").path, strict = directory.appendingPathComponent("strict.264").path
+        try #require(try Self.run(CLI.executable.path, ["convert", streamed, "-o", back]).status == 0)
+        try #require(try Self.run(CLI.executable.path, ["convert", "--strict", streamed, "-o", strict]).status == 0)
+        let expected = try MP4Reader.annexB(fromMP4: MP4MemorySource(mp4)).bytes
+        let backBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: back)))
+        let strictBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: strict)))
+        #expect(expected.count > 10_000 && backBytes == expected)
+        #expect(strictBytes == expected)
     }
 
     @Test func inspectListsAnMP4sTracks() throws {

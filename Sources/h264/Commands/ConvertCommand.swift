@@ -67,9 +67,10 @@ struct ConvertCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors(command: "convert") {
-            let bytes = try CLIIO.read(input)
             let name = input == "-" ? "<stdin>" : input
             let to = target
+            if try convertStreaming(to: to, name: name) { return }
+            let bytes = try CLIIO.read(input)
             if to == .mp4 { return try convertToMP4(bytes, name: name) }
             if to == .annexb && MP4Reader.isMP4(bytes) { return try convertFromMP4(bytes, name: name) }
             if to == .flv || (to == .annexb && FLVConversion.isFLV(bytes)) { return try convertFLV(bytes, name: name) }
