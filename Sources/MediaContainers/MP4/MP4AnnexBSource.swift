@@ -31,8 +31,13 @@ public struct MP4AnnexBSource: ByteSource, Sendable {
         self.init(reader: reader, track: video)
     }
 
-    /// `track` of the file `reader` has opened.
-    init(reader: MP4Reader, track: MP4Track) {
+    /// A video track of the file `reader` has opened (one of its ``MP4Reader/tracks``), from
+    /// where the reader stands.
+    ///
+    /// - Parameters:
+    ///   - reader: the opened file.
+    ///   - track: the track to read; frames of the others are passed over.
+    public init(reader: MP4Reader, track: MP4Track) {
         (self.reader, self.track) = (reader, track)
     }
 

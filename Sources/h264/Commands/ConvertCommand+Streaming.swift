@@ -85,20 +85,18 @@ extension ConvertCommand {
     }
 
     /// MP4 → Annex-B, as ``convertFromMP4(_:name:)`` (`MP4Reader.annexB(fromMP4:)`, frame by
-    /// frame): the file read sample by sample (`MP4FileSource`), the Annex-B written in 1 MiB
+    /// frame through `MP4AnnexBSource`): the file read sample by sample (`MP4FileSource`), the Annex-B written in 1 MiB
     /// pieces as it is made; the reader's warnings after it.
     private func convertMP4ToAnnexB(name: String) throws {
         var output = StreamingOutput(path: out.output)
         let diagnostics = try CLIError.named(name) { () throws(MediaError) -> [MediaError] in
-            var reader = try MP4Reader(source: try MP4FileSource(path: input))
+            let reader = try MP4Reader(source: try MP4FileSource(path: input))
             guard let video = reader.tracks.first(where: { $0.format?.video != nil }) else {
                 return reader.warnings + [MediaError(.missingParameterSet, field: "stsd", "no H.264 or H.265 track in the file")]
             }
-            while let frame = try reader.next() {
-                guard frame.trackID == video.trackID, let format = frame.frame.videoFormat else { continue }
-                output.append(try format.annexB(fromSample: frame.data, lengthSize: 4, withParameterSets: frame.isKeyframe))
-            }
-            return reader.warnings
+            var units = MP4AnnexBSource(reader: reader, track: video)
+            while let unit = try units.nextAccessUnit() { output.append(unit.annexB) }
+            return units.takeWarnings()
         }
         try CLIIO.report(diagnostics, file: name, command: "convert", strict: strict.strict)
         try output.finish()
