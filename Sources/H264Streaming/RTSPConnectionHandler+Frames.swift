@@ -6,31 +6,30 @@ import RTP
 
 /// What a playing session sends: the RTP packets of each access unit, and RTCP sender reports.
 extension RTSPConnectionHandler {
-    /// Every 5 s while playing, and for every track just before the session's first packet: an
-    /// RTCP sender report (RFC 3550 clause 6.4.1) on the RTCP channel or port, mapping the
-    /// stream's RTP timestamps to wall-clock time, with the packets and octets this viewer was
-    /// sent. The first reports come before any media, so a player lines the tracks up from
-    /// their first packets: FFmpeg, which times each track from its own first packet until the
-    /// reports come, otherwise stepped the audio back by the tracks' offset a second in.
-    func sendSenderReportIfDue(context: ChannelHandlerContext, starting: Bool = false) {
+    /// Every 5 s while playing: an RTCP sender report (RFC 3550 clause 6.4.1) on the RTCP
+    /// channel or port, mapping the stream's RTP timestamps to wall-clock time (one fixed
+    /// mapping: `RTSPPlayClock`), with the packets and octets this viewer was sent. (Reports
+    /// sent before a session's first packet made GStreamer's `rtspsrc` hang in one start out of
+    /// three over TCP: they go after it.)
+    func sendSenderReportIfDue(context: ChannelHandlerContext) {
         guard var current = session, current.broadcasterId != nil,
-              starting || current.packetsSent > 0 || (current.audio?.packetsSent ?? 0) > 0,
+              current.packetsSent > 0 || (current.audio?.packetsSent ?? 0) > 0,
               let broadcaster = current.mount?.broadcaster else { return }
         let now = ContinuousClock.now
-        if !starting, let last = current.lastReport, now - last < .seconds(5) { return }
+        if let last = current.lastReport, now - last < .seconds(5) { return }
         guard let clock = broadcaster.rtpClock(at: now) else { return }
         current.lastReport = now
         session = current
         let wallClock = Date().timeIntervalSince1970
         let seconds = wallClock.rounded(.down)
         let ntp = RTCPSenderReport.ntpTimestamp(unixSeconds: Int64(seconds), nanoseconds: Int64((wallClock - seconds) * 1e9))
-        if current.packetsSent > 0 || starting {
+        if current.packetsSent > 0 {
             let report = RTCPSenderReport(ssrc: clock.ssrc, ntpTimestamp: ntp, rtpTimestamp: clock.timestamp,
                                           packetCount: current.packetsSent, octetCount: current.octetsSent, canonicalName: "h264-serve")
             sendRTCP(report.bytes, channel: current.channels.lowerBound, udp: current.udp, context: context)
         }
         // The audio track's report maps the same wall clock (the same instant), so players line the tracks up.
-        if let audio = current.audio, audio.packetsSent > 0 || starting, let audioClock = broadcaster.audioRTPClock(at: now) {
+        if let audio = current.audio, audio.packetsSent > 0, let audioClock = broadcaster.audioRTPClock(at: now) {
             let report = RTCPSenderReport(ssrc: audioClock.ssrc, ntpTimestamp: ntp, rtpTimestamp: audioClock.timestamp,
                                           packetCount: audio.packetsSent, octetCount: audio.octetsSent, canonicalName: "h264-serve")
             sendRTCP(report.bytes, channel: audio.channels.lowerBound, udp: audio.udp, context: context)
@@ -61,7 +60,6 @@ extension RTSPConnectionHandler {
             promise?.succeed(())
             return
         }
-        if session?.packetsSent == 0 && (session?.audio?.packetsSent ?? 0) == 0 { sendSenderReportIfDue(context: context, starting: true) }
         count(packets, of: shared)
         let (channel, udp) = destination(of: shared)
         if let udp {

@@ -58,6 +58,19 @@ struct MP4ReadBenchmarks {
             detail: "CPU time (user + system) ours ÷ ffmpeg's, median of \(Bench.runs) paired runs (ABBA); a \(inputBytes)-byte faststart MP4 "
                 + "(\(samples) samples) read whole: h264 convert --to annexb -o /dev/null " + MP4BenchmarkInput.summary(runs.ours)
                 + "; ffmpeg -c copy -f null " + MP4BenchmarkInput.summary(runs.theirs))
+
+        // The same work on both sides: the video as Annex-B (h264_mp4toannexb) to /dev/null.
+        let same = try MP4BenchmarkInput.interleave(ours: Self.ours(input, "/dev/null"), theirs: Self.ffmpegAnnexB(input))
+        BenchmarkReport.shared.record(
+            "mp4_read_annexb_cpu_vs_ffmpeg", Bench.pairedRatio(same.ours.map(\.cpu), same.theirs.map(\.cpu)), goal: "≤ 0.5",
+            detail: "CPU time ours ÷ ffmpeg's, median of \(Bench.runs) paired runs (ABBA), both writing the file's video as Annex-B to "
+                + "/dev/null: h264 convert --to annexb " + MP4BenchmarkInput.summary(same.ours)
+                + "; ffmpeg -map 0:v -c copy -bsf:v h264_mp4toannexb -f h264 " + MP4BenchmarkInput.summary(same.theirs))
+    }
+
+    /// FFmpeg doing what ours does: the video track to Annex-B (`h264_mp4toannexb`), to /dev/null.
+    static func ffmpegAnnexB(_ input: String) -> [String] {
+        ["ffmpeg", "-nostdin", "-v", "error", "-i", input, "-map", "0:v", "-c", "copy", "-bsf:v", "h264_mp4toannexb", "-f", "h264", "-y", "/dev/null"]
     }
 }
 }
