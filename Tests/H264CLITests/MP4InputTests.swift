@@ -24,9 +24,9 @@ import Testing
         let decode = try Subprocess.run("timeout", ["60", CLI.executable.path, "decode", source, "--framemd5", "-o", ours])
         #expect(decode.status == 0, "\(decode.stderr)")
         let md5s = { (text: String) in text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last } }
-        let theirs = try RecordMP4Tests.pictures(source)
+        let theirs = try ConvertMP4Tests.framemd5(source)
         let decoded = md5s(try String(contentsOfFile: ours, encoding: .utf8)).map { $0.trimmingCharacters(in: .whitespaces) }
-        #expect(decoded.count == 90 && decoded == theirs.md5s, "\(decoded.count) pictures, FFmpeg's \(theirs.md5s.count)")
+        #expect(decoded.count == 90 && decoded == theirs.lines, "\(decoded.count) pictures, FFmpeg's \(theirs.lines.count)")
     }
 
     @Test func transcodeReadsAnMP4AndWritesOne() throws {
@@ -37,8 +37,8 @@ import Testing
         let transcode = try Subprocess.run("timeout", ["60", CLI.executable.path, "transcode", source, "-o", output, "--allow-frame-reordering"])
         #expect(transcode.status == 0, "\(transcode.stderr)")
         #expect(try ReceiveMP4Tests.topLevelBoxes(output) == ["ftyp", "moov", "mdat"])
-        let decoded = try RecordMP4Tests.pictures(output)
-        #expect(decoded.errors.isEmpty && decoded.md5s.count == 90, "\(decoded.md5s.count) pictures: \(decoded.errors)")
+        let decoded = try ConvertMP4Tests.framemd5(output)
+        #expect(decoded.errors.isEmpty && decoded.lines.count == 90, "\(decoded.lines.count) pictures: \(decoded.errors)")
         let streams = try ReceiveMP4Tests.probe(output, ["-show_entries", "stream=codec_name,codec_tag_string"])
         #expect(streams == [["h264", "avc1"]], "\(streams)")
     }
@@ -50,8 +50,8 @@ import Testing
         let encode = try Subprocess.run("timeout", ["60", CLI.executable.path, "encode", TestFixtures.url("cars_320x240_30f.y4m").path, "-o", output])
         #expect(encode.status == 0, "\(encode.stderr)")
         #expect(try ReceiveMP4Tests.topLevelBoxes(output) == ["ftyp", "moov", "mdat"])
-        let decoded = try RecordMP4Tests.pictures(output)
-        #expect(decoded.errors.isEmpty && decoded.md5s.count == 30, "\(decoded.md5s.count) pictures: \(decoded.errors)")
+        let decoded = try ConvertMP4Tests.framemd5(output)
+        #expect(decoded.errors.isEmpty && decoded.lines.count == 30, "\(decoded.lines.count) pictures: \(decoded.errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cars.mp4"])
     }
 

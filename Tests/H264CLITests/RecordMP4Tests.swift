@@ -8,15 +8,6 @@ import Testing
 /// records what it encodes. FFmpeg reads every file; every program runs under `timeout` or a
 /// time limit.
 @Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct RecordMP4Tests {
-    /// FFmpeg's framemd5 hashes of `path`'s pictures and its error lines.
-    static func pictures(_ path: String) throws -> (md5s: [String], errors: String) {
-        let run = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", "0:v",
-                                                 "-fps_mode", "passthrough", "-f", "framemd5", "-"])
-        let md5s = String(decoding: run.stdout, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
-            .compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
-        return (md5s, run.stderr)
-    }
-
     @Test func aRelayedCameraIsRecordedWithItsAACWhileViewersWatch() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -55,14 +46,14 @@ import Testing
         var recorded: [String] = []
         for file in files {
             let path = directory.appendingPathComponent(file).path
-            let decoded = try Self.pictures(path)
+            let decoded = try ConvertMP4Tests.framemd5(path)
             #expect(decoded.errors.isEmpty, "\(file): \(decoded.errors)")
-            recorded += decoded.md5s
+            recorded += decoded.lines
             let first = try ReceiveMP4Tests.probe(path, ["-select_streams", "v", "-show_entries", "packet=pts_time,flags", "-read_intervals", "%+#1"])
             #expect(first.first?.first == "0.000000" && first.first?.last?.hasPrefix("K") == true, "\(file) starts with \(first)")
         }
-        let expected = try Self.pictures(source)
-        #expect(recorded.count == 150 && recorded == expected.md5s, "\(recorded.count) pictures recorded of \(expected.md5s.count)")
+        let expected = try ConvertMP4Tests.framemd5(source)
+        #expect(recorded.count == 150 && recorded == expected.lines, "\(recorded.count) pictures recorded of \(expected.lines.count)")
     }
 
     @Test func serveRecordsWhatItEncodes() throws {
@@ -72,9 +63,9 @@ import Testing
         let serve = try Subprocess.run("timeout", ["60", CLI.executable.path, "serve", TestFixtures.url("cars_320x240_30f.y4m").path, "-o", output])
         #expect(serve.status == 0, "\(serve.stderr)")
         #expect(try ReceiveMP4Tests.topLevelBoxes(output) == ["ftyp", "moov", "mdat"])
-        let decoded = try Self.pictures(output)
+        let decoded = try ConvertMP4Tests.framemd5(output)
         #expect(decoded.errors.isEmpty, "\(decoded.errors)")
-        #expect(decoded.md5s.count == 30, "\(decoded.md5s.count) pictures")
+        #expect(decoded.lines.count == 30, "\(decoded.lines.count) pictures")
         let duration = try ReceiveMP4Tests.probe(output, ["-select_streams", "v", "-show_entries", "stream=duration"])
         #expect(duration.first?.first == "1.000000", "\(duration)")
     }

@@ -154,11 +154,11 @@ import Testing
     }
 
     @Test func patternsNumberTheirFileAndKeepStrftimeFields() {
-        #expect(MP4Recorder.fill("rec-%03d.mp4", index: 7) == "rec-007.mp4")
+        #expect(MP4Recorder.path(forPattern: "rec-%03d.mp4", index: 7) == "rec-007.mp4")
         let year = Calendar.current.component(.year, from: Date())
-        #expect(MP4Recorder.fill("rec-%Y-%02d.mp4", index: 12) == "rec-\(year)-12.mp4")
+        #expect(MP4Recorder.path(forPattern: "rec-%Y-%02d.mp4", index: 12) == "rec-\(year)-12.mp4")
         // %d alone is strftime's day of the month, not the number.
-        #expect(MP4Recorder.fill("rec-%d.mp4", index: 3) == String(format: "rec-%02d.mp4", Calendar.current.component(.day, from: Date())))
+        #expect(MP4Recorder.path(forPattern: "rec-%d.mp4", index: 3) == String(format: "rec-%02d.mp4", Calendar.current.component(.day, from: Date())))
         #expect(MP4Recorder.numbered("/a.b/camera.mp4", 2) == "/a.b/camera-2.mp4")
         #expect(MP4Recorder.numbered("/a.b/camera", 3) == "/a.b/camera-3")
     }

@@ -238,7 +238,7 @@ public struct MP4Recorder {
 
     /// Begins the next file with `formats`.
     private mutating func open(_ formats: [MediaFormatDescription]) throws(MediaError) {
-        path = configuration.segmentDuration != nil ? Self.fill(configuration.path, index: files.count + 1)
+        path = configuration.segmentDuration != nil ? Self.path(forPattern: configuration.path, index: files.count + 1)
             : files.isEmpty ? configuration.path : Self.numbered(configuration.path, files.count + 1)
         files.append(path)
         let writer = try FragmentedMP4FileWriter(path: path, formats: formats)
@@ -272,7 +272,7 @@ public struct MP4Recorder {
     ///   - pattern: a path pattern (``Configuration/path``).
     ///   - index: the file's number.
     /// - Returns: the path.
-    public static func fill(_ pattern: String, index: Int) -> String {
+    public static func path(forPattern pattern: String, index: Int) -> String {
         var text = Array(pattern.utf8)
         // The first %0Nd field: the number, zero-padded to N digits (%d alone is strftime's day).
         var position = 0

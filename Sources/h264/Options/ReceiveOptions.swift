@@ -32,12 +32,7 @@ struct ReceiveOptions: ParsableArguments {
             throw ValidationError("--decoded writes y4m beside the Annex-B of -o; -o \(output)\(decode ? " --decode" : "") is y4m already")
         }
         if let decoded, decoded == output { throw ValidationError("--decoded and -o name the same file") }
-        if let segmentDuration {
-            guard segmentDuration.isFinite && segmentDuration > 0 else { throw ValidationError("--segment-duration must be positive") }
-            guard ConvertCommand.isMP4Name(output), output.contains("%") else {
-                throw ValidationError("--segment-duration needs -o PATTERN.mp4 with a %03d or strftime field, one file a segment")
-            }
-        }
+        try RecordOptions.validate(segmentDuration: segmentDuration, output: output)
         if let events, events == "-" && (output == "-" || decoded == "-") { throw ValidationError("--events - and the stream both on standard output") }
     }
 

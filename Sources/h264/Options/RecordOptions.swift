@@ -12,11 +12,16 @@ struct RecordOptions: ParsableArguments {
 
     func validate() throws {
         if let output, !ConvertCommand.isMP4Name(output) { throw ValidationError("-o records MP4: name a .mp4 (or .m4v, .mov) file") }
-        if let segmentDuration {
-            guard segmentDuration.isFinite && segmentDuration > 0 else { throw ValidationError("--segment-duration must be positive") }
-            guard let output, output.contains("%") else {
-                throw ValidationError("--segment-duration needs -o PATTERN.mp4 with a %03d or strftime field, one file a segment")
-            }
+        try Self.validate(segmentDuration: segmentDuration, output: output)
+    }
+
+    /// `--segment-duration`'s checks (`receive`'s too): positive, with `-o PATTERN.mp4` holding a
+    /// `%` field so that each segment gets a file of its own.
+    static func validate(segmentDuration: Double?, output: String?) throws {
+        guard let segmentDuration else { return }
+        guard segmentDuration.isFinite && segmentDuration > 0 else { throw ValidationError("--segment-duration must be positive") }
+        guard let output, ConvertCommand.isMP4Name(output), output.contains("%") else {
+            throw ValidationError("--segment-duration needs -o PATTERN.mp4 with a %03d or strftime field, one file a segment")
         }
     }
 
