@@ -115,6 +115,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // The HLS server (HLSServer).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSwift
         ),
@@ -165,6 +167,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strictSwift),
         // What Examples/LiveCamera and Examples/RTSPViewer do, as library calls against real peers
         // (gst-rtsp-server, ffprobe); .ci/run builds and runs the example packages themselves.
