@@ -58,6 +58,8 @@ public struct HLSPackager: Sendable {
 
     /// The configuration.
     public let configuration: Configuration
+    /// The complete segments whose files are kept: the window's and the two after it.
+    public var keptSegmentCount: Int { segments.count }
     /// True once ``finish()`` has ended the stream (`EXT-X-ENDLIST`).
     public private(set) var isFinished = false
     /// The audio codec left out (G.711), if one was.
@@ -86,6 +88,9 @@ public struct HLSPackager: Sendable {
     private var partIsIndependent = false
     private var lastVideoTime: Duration?
     private var lastVideoInterval: Duration?
+    /// The last few frame intervals: a part is cut before the frame that would take it past
+    /// `PART-TARGET` if the next interval is as long as the longest of them (a jittery camera).
+    private var recentIntervals: [Duration] = []
     private var lastAudioTime: Duration?
     /// The source time the writer's timeline counts from (its first fragment's earliest presentation).
     private var sourceOrigin: Duration?
@@ -138,7 +143,7 @@ public struct HLSPackager: Sendable {
             let lasted = time - segment.start
             if restarts || frame.isKeyframe && lasted >= configuration.segmentDuration || lasted >= configuration.segmentDuration * 10 {
                 changed = try closeSegment(before: restarts ? nil : frame)
-            } else if let partDuration = configuration.partDuration, let partStart, let interval = lastVideoInterval,
+            } else if let partDuration = configuration.partDuration, let partStart, let interval = recentIntervals.max(),
                       time - partStart + interval > partDuration + .microseconds(500) {
                 changed = try closePart(before: frame)
             }
@@ -148,12 +153,15 @@ public struct HLSPackager: Sendable {
             writer = nil
             sourceOrigin = nil
             lastVideoInterval = nil
+            recentIntervals = []
             lastAudioTime = nil
             startSegment(at: frame, wallClock: wallClock, discontinuity: true)
         } else if current == nil {
             startSegment(at: frame, wallClock: wallClock, discontinuity: false)
         } else if let last = lastVideoTime, time > last {
             lastVideoInterval = time - last
+            recentIntervals.append(time - last)
+            if recentIntervals.count > 8 { recentIntervals.removeFirst() }
         }
         if partStart == nil {
             partStart = time
