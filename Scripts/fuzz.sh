@@ -16,7 +16,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 extra="${2:-}"
-all_targets="annexb avcc avcc-record sps pps slice stream assembler roundtrip y4m flv flv-audio mp4 rtp sdp decoder rtsp www-authenticate authorization rtcp rtp-info hevc-ps hevc-assembler hevc-rtp rtmp-chunks amf0 audio-rtp audio-config sdp-audio"
+all_targets="annexb avcc avcc-record sps pps slice stream assembler roundtrip y4m flv flv-audio mp4 hls rtp sdp decoder rtsp www-authenticate authorization rtcp rtp-info hevc-ps hevc-assembler hevc-rtp rtmp-chunks amf0 audio-rtp audio-config sdp-audio"
 targets="${FUZZ_TARGETS:-$all_targets}"
 scratch="$root/.build-fuzz"
 run="$scratch/run"

@@ -44,6 +44,9 @@ enum FuzzTarget: String, CaseIterable {
     /// inside the input, no more frames than samples, video frames valid 4-byte AVCC, no error
     /// from `next()` once the boxes are read.
     case mp4
+    /// `HLSPackager` driven by the input as frames, then a query and a file name (HLSTarget.swift):
+    /// the window bounded, every listed file served, parts within `PART-TARGET`.
+    case hls
     /// `RTPDepacketizer` on packets cut from the input (2-byte length prefixes): every access unit
     /// holds whole NAL units, and `RTPZeroCopyDepacketizer` on the same packets (all in the
     /// input's one buffer) gives the same events; then the input as Annex-B, packetized at an MTU drawn from its first
@@ -104,6 +107,7 @@ enum FuzzTarget: String, CaseIterable {
         case .flv: Self.flv(bytes)
         case .flvAudio: Self.flvAudio(bytes)
         case .mp4: Self.mp4(bytes)
+        case .hls: Self.hls(bytes)
         case .rtp: Self.rtp(bytes)
         case .sdp: Self.sdp(bytes)
         case .decoder: Self.decoder(bytes)

@@ -35,12 +35,17 @@ public struct FragmentedMP4Writer: Sendable {
         /// The duration of a track's first sample when it is the only one so far: nil takes a
         /// 25th of a second for video, a codec frame for audio.
         public var lastFrameDuration: Duration?
+        /// The time the first fragment's earliest presentation maps to (0 by default): an HLS
+        /// packager that begins a new writer after a discontinuity continues its timeline here.
+        public var timelineStart: Duration
 
-        /// Options with the defaults: 90 kHz video, `hvc1`.
-        public init(videoTimescale: Int = 90_000, hevcEntry: MP4SampleEntry.HEVCEntry = .hvc1, lastFrameDuration: Duration? = nil) {
+        /// Options with the defaults: 90 kHz video, `hvc1`, the timeline from 0.
+        public init(videoTimescale: Int = 90_000, hevcEntry: MP4SampleEntry.HEVCEntry = .hvc1, lastFrameDuration: Duration? = nil,
+                    timelineStart: Duration = .zero) {
             self.videoTimescale = videoTimescale
             self.hevcEntry = hevcEntry
             self.lastFrameDuration = lastFrameDuration
+            self.timelineStart = timelineStart
         }
     }
 
@@ -82,7 +87,8 @@ public struct FragmentedMP4Writer: Sendable {
     /// The `mfhd.sequence_number` the next fragment gets (1 for the first).
     public private(set) var sequenceNumber: UInt32 = 1
     private var tracks: [Track]
-    /// The presentation time that maps to 0, fixed by the first fragment.
+    /// The presentation time that maps to 0 (``Options/timelineStart`` before the first
+    /// fragment's earliest presentation), fixed by the first fragment.
     private var origin: Duration?
 
     /// A writer of one track per format (at most one video and one audio track).
@@ -185,7 +191,7 @@ public struct FragmentedMP4Writer: Sendable {
     public mutating func fragment(before next: CompressedFrame? = nil) throws(MediaError) -> [UInt8]? {
         guard !isEmpty else { return nil }
         if origin == nil {
-            origin = tracks.flatMap { $0.pending.map(\.presentation) }.min()
+            origin = tracks.flatMap { $0.pending.map(\.presentation) }.min().map { $0 - options.timelineStart }
         }
         var runs: [(trackID: Int, baseTime: UInt64, samples: [(duration: UInt32, size: UInt32, sync: Bool, offset: Int32)])] = []
         var mediaData: [UInt8] = []
