@@ -17,9 +17,11 @@
 #   --native: `<video src=PLAYLIST muted autoplay>`: Chromium 156 plays HLS itself, cross-origin too.
 # Plays for --seconds after the first frame (waiting at most --timeout for it), then prints one JSON
 # object on standard output:
-#   {"mode", "error": null or text, "decodedFrames", "droppedFrames", "audioDecoded" (from
-#    video.webkitAudioDecodedByteCount > 0; null where Chromium has no such property),
-#    "audioDecodedBytes", "stalls" ('waiting' after playback advanced), "stalledAt": [s…],
+#   {"mode", "error": null or text, "decodedFrames", "droppedFrames", "audioDecoded" (by
+#    "audioMeasure": "webkitAudioDecodedByteCount" > 0, as "audioDecodedBytes"; or, with
+#    --audio-analyser or where Chromium lacks that property, "analyser": an AnalyserNode on the
+#    unmuted element's output saw a non-zero sample, the largest as "audioPeak"; both work headless),
+#    "stalls" ('waiting' after playback advanced), "stalledAt": [s…],
 #    "playedSeconds" (video.played), "currentTime", "behindLiveSeconds" (--mse: the end of the live
 #    edge's part or segment − currentTime), "behindProgramDateTimeSeconds" (--mse, with
 #    EXT-X-PROGRAM-DATE-TIME: Date.now() − the program date time of currentTime),
@@ -35,7 +37,7 @@
 #   -vf "geq=lum='if(lt(Y,16),if(bitand(floor(N/pow(2,15-floor(X*16/W))),1),235,16),lum(X,Y))':cb='if(lt(Y,16*SH),128,cb(X,Y))':cr='if(lt(Y,16*SH),128,cr(X,Y))'"
 # Exits 0 when the page reported (whatever it reported: the caller judges), 2 on a set-up failure.
 # Usage: /usr/bin/python3 Scripts/chromium-hls.py PLAYLIST_URL [--mse | --native] [--seconds S]
-#        [--frame-numbers] [--timeout SECONDS]
+#        [--frame-numbers] [--audio-analyser] [--timeout SECONDS]
 import argparse
 import json
 import os
@@ -52,6 +54,7 @@ group.add_argument("--native", dest="mode", action="store_const", const="native"
 parser.add_argument("--seconds", type=float, default=20)
 parser.add_argument("--timeout", type=float, default=30)
 parser.add_argument("--frame-numbers", action="store_true")
+parser.add_argument("--audio-analyser", action="store_true")
 args = parser.parse_args()
 mode = args.mode or "mse"
 try:
@@ -95,7 +98,7 @@ except Exception as error:  # noqa: BLE001 - any start-up failure is a set-up fa
 try:
     driver.set_script_timeout(args.timeout + args.seconds + 10)
     query = urllib.parse.urlencode({"src": args.url, "mode": mode, "frames": int(args.frame_numbers),
-                                    "timeout": args.timeout})
+                                    "timeout": args.timeout, "analyser": int(args.audio_analyser)})
     driver.get("http://127.0.0.1:%d/hls.html?%s" % (server.server_address[1], query))
     # Wait for the first frame (or an error, or --timeout), then play for --seconds.
     result = driver.execute_async_script("""
