@@ -22,10 +22,11 @@
 #    --audio-analyser or where Chromium lacks that property, "analyser": an AnalyserNode on the
 #    unmuted element's output saw a non-zero sample, the largest as "audioPeak"; both work headless),
 #    "stalls" ('waiting' after playback advanced), "stalledAt": [s…],
-#    "playedSeconds" (video.played), "currentTime", "behindLiveSeconds" (--mse: the end of the live
-#    edge's part or segment − currentTime), "behindProgramDateTimeSeconds" (--mse, with
-#    EXT-X-PROGRAM-DATE-TIME: Date.now() − the program date time of currentTime),
-#    "bufferedAheadSeconds" (--native: Chromium's own player exposes no live edge),
+#    "playedSeconds" (video.played), "currentTime", "behindLiveSeconds" (the media time of the live
+#    edge, the playlist's end, − currentTime), "behindProgramDateTimeSeconds" (with
+#    EXT-X-PROGRAM-DATE-TIME: Date.now() − the program date time of currentTime); --native places
+#    the playlist's segments on Chromium's timeline by the last one its player fetched (Resource
+#    Timing), which ends at the buffered end, "bufferedAheadSeconds" (--native),
 #    "requests": {"playlist", "blocking"} (--mse), "discontinuities": {"seen", "played"} (--mse),
 #    "liveSeeks", "resyncs" (the playlist had moved past the next part), "codecs" (--mse),
 #    "firstFrameMs" (page load to the first presented frame)}
@@ -96,7 +97,7 @@ except Exception as error:  # noqa: BLE001 - any start-up failure is a set-up fa
     sys.exit(2)
 
 try:
-    driver.set_script_timeout(args.timeout + args.seconds + 10)
+    driver.set_script_timeout(2 * args.timeout + args.seconds + 10)
     query = urllib.parse.urlencode({"src": args.url, "mode": mode, "frames": int(args.frame_numbers),
                                     "timeout": args.timeout, "analyser": int(args.audio_analyser)})
     driver.get("http://127.0.0.1:%d/hls.html?%s" % (server.server_address[1], query))
@@ -108,9 +109,9 @@ try:
           const r = window.report;
           if (r.error || (r.firstFrameMs === null && Date.now() - began > timeout * 1000)) {
             if (!r.error) r.error = 'no frame within ' + timeout + ' s';
-            clearInterval(poll); done(window.finish());
+            clearInterval(poll); window.finish().then(done, (e) => done({error: 'report: ' + e}));
           } else if (r.firstFrameMs !== null) {
-            clearInterval(poll); setTimeout(() => done(window.finish()), seconds * 1000);
+            clearInterval(poll); setTimeout(() => window.finish().then(done, (e) => done({error: 'report: ' + e})), seconds * 1000);
           }
         }, 100);
     """, args.seconds, args.timeout)
