@@ -14,7 +14,11 @@
 #     every target duration, appends a new init segment on a new EXT-X-MAP or an
 #     EXT-X-DISCONTINUITY (changeType when the codecs change; the new timeline placed where the last
 #     one ended), and seeks forward when more than max(3 s, hold back + a part or segment) behind.
-#   --native: `<video src=PLAYLIST muted autoplay>`: Chromium 156 plays HLS itself, cross-origin too.
+#   --native: `<video src=PLAYLIST muted autoplay>`: Chromium 156 plays HLS itself, from another
+#     origin too (no proxy needed: without `crossorigin` even with no CORS headers; with it, as
+#     --frame-numbers and --audio-analyser set it, CORS is needed). Its player fetches whole
+#     segments only (no parts, no blocking reloads), starting 3 segments from the end, and plays
+#     across EXT-X-DISCONTINUITY and a new EXT-X-MAP.
 # Plays for --seconds after the first frame (waiting at most --timeout for it), then prints one JSON
 # object on standard output:
 #   {"mode", "error": null or text, "decodedFrames", "droppedFrames", "audioDecoded" (by
@@ -27,15 +31,20 @@
 #    EXT-X-PROGRAM-DATE-TIME: Date.now() − the program date time of currentTime); --native places
 #    the playlist's segments on Chromium's timeline by the last one its player fetched (Resource
 #    Timing), which ends at the buffered end, "bufferedAheadSeconds" (--native),
-#    "requests": {"playlist", "blocking"} (--mse), "discontinuities": {"seen", "played"} (--mse),
-#    "liveSeeks", "resyncs" (the playlist had moved past the next part), "codecs" (--mse),
+#    "requests": {"playlist", "blocking"}, "discontinuities": {"seen" (appended or fetched),
+#    "played" (passed)} (--native: both from Resource Timing and the playlists the page reads),
+#    "liveSeeks", "resyncs" (the playlist had moved past the next part), "codecs" (--mse), "ended",
 #    "firstFrameMs" (page load to the first presented frame)}
 # --frame-numbers: each presented frame (requestVideoFrameCallback) is drawn into a canvas and a frame
 # number read from its top 16 rows: 16 blocks across the width, block i white when bit 15 - i of the
 # number is 1, black when 0. The report adds "shownAt": {frameNumber: Date.now() when first shown}
 # (at most 300, evenly sampled), "framesRead", "unreadableFrames", "frameNumberDecreases". This
-# FFmpeg filter draws that code (N the frame number, from 0; chroma grey under the strip):
-#   -vf "geq=lum='if(lt(Y,16),if(bitand(floor(N/pow(2,15-floor(X*16/W))),1),235,16),lum(X,Y))':cb='if(lt(Y,16*SH),128,cb(X,Y))':cr='if(lt(Y,16*SH),128,cr(X,Y))'"
+# FFmpeg filter draws that code (N the frame number, from 0; chroma grey under the strip), here
+# into a live test stream (read back by both modes: every number, one apart, increasing):
+#   ffmpeg -re -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000
+#     -vf "geq=lum='if(lt(Y,16),if(bitand(floor(N/pow(2,15-floor(X*16/W))),1),235,16),lum(X,Y))':cb='if(lt(Y,16*SH),128,cb(X,Y))':cr='if(lt(Y,16*SH),128,cr(X,Y))'"
+#     -c:v libx264 -g 60 -c:a aac -f hls -hls_segment_type fmp4 -hls_time 2 -hls_list_size 6
+#     -hls_flags delete_segments+program_date_time DIR/index.m3u8
 # Exits 0 when the page reported (whatever it reported: the caller judges), 2 on a set-up failure.
 # Usage: /usr/bin/python3 Scripts/chromium-hls.py PLAYLIST_URL [--mse | --native] [--seconds S]
 #        [--frame-numbers] [--audio-analyser] [--timeout SECONDS]
