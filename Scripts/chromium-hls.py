@@ -126,6 +126,9 @@ try:
         }, 100);
     """, args.seconds, args.timeout)
     print(json.dumps(result))
+except Exception as error:  # noqa: BLE001 - no report from the page (say, a script timeout): a set-up failure
+    print("chromium-hls: the page did not report: %s" % error, file=sys.stderr)
+    sys.exit(2)
 finally:
     driver.quit()
     server.shutdown()
