@@ -38,8 +38,9 @@
 #    "firstFrameMs" (page load to the first presented frame)}
 # --frame-numbers: each presented frame (requestVideoFrameCallback) is drawn into a canvas and a frame
 # number read from its top 16 rows: 16 blocks across the width, block i white when bit 15 - i of the
-# number is 1, black when 0. The report adds "shownAt": {frameNumber: Date.now() when first shown}
-# (at most 300, evenly sampled), "framesRead", "unreadableFrames", "frameNumberDecreases". This
+# number is 1, black when 0 (so numbers wrap at 65536: 36 min at 30 fps). The report adds "shownAt":
+# {frameNumber: Date.now() in the callback of the frame's first showing} (at most 300, evenly
+# sampled), "framesRead", "unreadableFrames" (a block neither dark nor light), "frameNumberDecreases". This
 # FFmpeg filter draws that code (N the frame number, from 0; chroma grey under the strip), here
 # into a live test stream (read back by both modes: every number, one apart, increasing):
 #   ffmpeg -re -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000
