@@ -123,10 +123,11 @@ import Testing
     }
 
     /// GStreamer plays the playlist: `playbin3`, whose HLS demuxer is `hlsdemux2` (GStreamer
-    /// 1.22's, fMP4 and LL-HLS aware), decodes it until its video sink has taken 60 pictures.
+    /// 1.22's, fMP4 and LL-HLS aware), decodes it until its sinks have taken 60 pictures and 60
+    /// audio frames (playbin ends when every sink has).
     static func gstreamerPlays(_ url: String) throws -> (status: Int32, stderr: String) {
         let run = try Subprocess.run("timeout", ["40", "gst-launch-1.0", "-q", "playbin3", "uri=\(url)",
-                                                 "video-sink=fakesink num-buffers=60", "audio-sink=fakesink"])
+                                                 "video-sink=fakesink num-buffers=60", "audio-sink=fakesink num-buffers=60"])
         return (run.status, run.stderr)
     }
 

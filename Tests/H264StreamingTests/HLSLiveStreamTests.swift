@@ -29,8 +29,8 @@ import Testing
         #expect(BoundedPolling.waitFor(seconds: 10) { stream.waitingRequests == 1 })
         let refused = await stream.playlist(for: HLSPlaylistRequest(query: ""))
         guard case .unavailable = refused else { Issue.record("not unavailable: \(refused)"); return }
-        // The one waiting is answered once a whole segment makes the first playlist (2 s: frame 50 ends it).
-        try Self.append(0..<60, to: stream)
+        // The one waiting is answered once three whole segments make the first playlist (6 s: frame 150 ends the third).
+        try Self.append(0..<160, to: stream)
         guard case .playlist(let text) = await waiting.value else { Issue.record("no playlist"); return }
         #expect(text.hasPrefix("#EXTM3U"))
     }

@@ -106,7 +106,7 @@ import Testing
 
     @Test func aBlockingReloadWaitsForItsPartAndIsRefusedPastTwoSegments() throws {
         let format = try #require(try MP4RecorderTests.formats().0)
-        var packager = HLSPackager()
+        var packager = HLSPackager(.init(minimumSegments: 1))
         #expect(packager.playlist(for: HLSPlaylistRequest(query: "")) == .wait)  // nothing yet
         try Self.feed(&packager, frames: 0..<30, format: format)
         #expect(packager.playlist(for: HLSPlaylistRequest(query: "")) == .wait)  // parts, and no whole segment yet
@@ -179,12 +179,21 @@ import Testing
 
     @Test func withoutPartsThePlaylistIsPlainHLS() throws {
         let format = try #require(try MP4RecorderTests.formats().0)
-        var packager = HLSPackager(.init(partDuration: nil))
+        var packager = HLSPackager(.init(partDuration: nil, minimumSegments: 1))
         try Self.feed(&packager, frames: 0..<130, format: format)
         let text = try Self.playlist(packager)
         #expect(!text.contains("#EXT-X-PART") && !text.contains("PRELOAD-HINT") && !text.contains("PART-HOLD-BACK"))
         #expect(Self.lines(text, "#EXTINF:").count == 2)
         #expect(packager.playlist(for: HLSPlaylistRequest(query: "_HLS_msn=2")) == .wait)
+    }
+
+    @Test func theFirstPlaylistWaitsForThreeWholeSegments() throws {
+        let format = try #require(try MP4RecorderTests.formats().0)
+        var packager = HLSPackager()
+        try Self.feed(&packager, frames: 0..<150, format: format)  // segments 0 and 1 whole, 2 in parts
+        #expect(packager.keptSegmentCount == 2 && packager.playlist(for: HLSPlaylistRequest(query: "")) == .wait)
+        try Self.feed(&packager, frames: 150..<181, format: format)  // frame 180 ends segment 2
+        #expect(Self.lines(try Self.playlist(packager), "#EXTINF:").count == 3)
     }
 
     @Test func programDateTimeIsUTC() {

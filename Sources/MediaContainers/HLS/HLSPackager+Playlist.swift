@@ -3,7 +3,7 @@ extension HLSPackager {
     /// (``HLSPlaylistAnswer/wait``) until it holds the segment or part a blocking reload asks for,
     /// refused when that is more than two segments ahead (RFC 8216bis §6.2.5.2), a delta update
     /// when the player asks for one and segments can be skipped. The first playlist waits for
-    /// the first whole segment.
+    /// ``Configuration/minimumSegments`` whole segments.
     ///
     /// - Parameter request: the query's `_HLS_msn`, `_HLS_part` and `_HLS_skip`.
     /// - Returns: the playlist, wait, or bad request.
@@ -16,9 +16,9 @@ extension HLSPackager {
             }
             if !holds(sequence: sequence, part: configuration.partDuration == nil ? nil : request.part) { return .wait }
         }
-        // The first playlist waits for a whole segment: players that take segments only (FFmpeg,
-        // Chromium's own) find nothing to play in parts alone.
-        guard !segments.isEmpty || isFinished else { return .wait }
+        // The first playlist waits for the first whole segments (Configuration.minimumSegments):
+        // players that take segments only (FFmpeg, Chromium's own) find nothing to play in parts.
+        guard isServed || isFinished else { return .wait }
         return .playlist(render(skip: request.skip))
     }
 

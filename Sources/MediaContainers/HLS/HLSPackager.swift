@@ -39,6 +39,10 @@ public struct HLSPackager: Sendable {
         public var windowSegments: Int
         /// A jump in the source's times longer than this begins a new segment after a discontinuity.
         public var maximumGap: Duration
+        /// The whole segments the first playlist waits for (3 by default): players start three
+        /// target durations from the end (RFC 8216bis §6.3.3), and Chromium's own player fails to
+        /// start on fewer (`DEMUXER_ERROR_COULD_NOT_PARSE` with one or two).
+        public var minimumSegments: Int
 
         /// A configuration of its parts.
         ///
@@ -47,12 +51,14 @@ public struct HLSPackager: Sendable {
         ///   - partDuration: the longest partial segment; nil for plain HLS.
         ///   - windowSegments: the segments the playlist lists (at least 1).
         ///   - maximumGap: a jump in time that begins a discontinuity.
+        ///   - minimumSegments: the whole segments the first playlist waits for (at most the window).
         public init(segmentDuration: Duration = .seconds(2), partDuration: Duration? = .milliseconds(200), windowSegments: Int = 7,
-                    maximumGap: Duration = .seconds(2)) {
+                    maximumGap: Duration = .seconds(2), minimumSegments: Int = 3) {
             self.segmentDuration = segmentDuration
             self.partDuration = partDuration
             self.windowSegments = max(1, windowSegments)
             self.maximumGap = maximumGap
+            self.minimumSegments = min(max(1, minimumSegments), self.windowSegments)
         }
     }
 
@@ -77,6 +83,8 @@ public struct HLSPackager: Sendable {
     var droppedDiscontinuities = 0
     /// True once a segment has left the window (the playlist is then not a VOD one).
     var hasDroppedSegments = false
+    /// True once the playlist has held ``Configuration/minimumSegments`` whole segments: it is served from then on.
+    var isServed = false
 
     private var writer: FragmentedMP4Writer?
     private var nextSequence = 0
@@ -254,6 +262,7 @@ public struct HLSPackager: Sendable {
         segment.duration = segment.partsDuration
         targetDuration = max(targetDuration, Self.seconds(roundingUp: segment.partsDuration))
         segments.append(segment)
+        if segments.count >= configuration.minimumSegments { isServed = true }
         while segments.count > configuration.windowSegments + 2 {
             if segments.removeFirst().discontinuity { droppedDiscontinuities += 1 }
             hasDroppedSegments = true
