@@ -4,8 +4,9 @@ import Testing
 
 /// `h264 convert INPUT -o DIR/index.m3u8` (issue 37): HLS VOD from FLV, MP4 and Annex-B input,
 /// fMP4 segments cut at keyframes beside the playlist. FFmpeg reads the playlist with no error
-/// line and decodes the source's pictures, and copies the source's AAC frames out of it; every
-/// program runs under `timeout`.
+/// line and decodes the source's pictures, and copies the source's AAC frames out of it;
+/// headless Chromium (Scripts/chromium-play.py, `<video src=index.m3u8>`) plays it to the end and
+/// seeks. Every program runs under `timeout`.
 @Suite(.serialized, .ownThread, .timeLimit(.minutes(3))) struct ConvertHLSTests {
     /// 6 s of 30 fps x264 (B-frames, a keyframe every second) with AAC at 48 kHz, as FLV, MP4 or Annex-B (no audio).
     static func source(_ directory: URL, _ kind: String) throws -> String {
@@ -71,6 +72,23 @@ import Testing
             let first = try ReceiveMP4Tests.probe(joined.path, ["-select_streams", "v", "-show_entries", "packet=flags", "-read_intervals", "%+#1"])
             #expect(first.first?.first?.hasPrefix("K") == true, "\(uri) starts with \(first)")
         }
+    }
+
+    @Test func chromiumPlaysTheConvertedPlaylistToTheEndAndSeeks() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.source(directory, "flv")
+        let playlist = directory.appendingPathComponent("index.m3u8").path
+        let convert = try Subprocess.run("timeout", ["60", CLI.executable.path, "convert", source, "-o", playlist])
+        try #require(convert.status == 0, "\(convert.stderr)")
+        let script = TestFixtures.packageRoot.appendingPathComponent("Scripts/chromium-play.py").path
+        let run = try Subprocess.run("timeout", ["90", "/usr/bin/python3", script, playlist, "--seek", "3", "--timeout", "60"])
+        try #require(run.status == 0, "chromium-play.py: status \(run.status): \(run.stderr)")
+        let playback = try JSONDecoder().decode(MP4BrowserPlaybackTests.Playback.self, from: Data(run.stdout))
+        #expect(playback.error == nil && playback.ended, "\(playback)")
+        #expect(abs(playback.duration - 6) < 0.1, "duration \(playback.duration)")
+        #expect(playback.decodedFrames >= 170, "\(playback.decodedFrames) frames decoded")
+        #expect(abs((playback.seekedTo ?? 0) - 3) < 0.1, "seeked to \(playback.seekedTo ?? -1)")
     }
 
     @Test func anHLSOutputMustBeAPlaylistFile() throws {
