@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# Plays a media file in headless Chromium (Debian's chromium + chromium-driver, through
+# Plays a media file (or an HLS playlist, .m3u8) in headless Chromium (Debian's chromium + chromium-driver, through
 # python3-selenium) as a page of the same origin would: `<video src=FILE>` served by a small HTTP
 # server on 127.0.0.1 that answers byte ranges, as every web server a browser seeks through does.
 # With --mse the page instead fetches the file and appends it to a Media Source Extensions
@@ -105,7 +105,11 @@ class Handler(SimpleHTTPRequestHandler):
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
         else:
             self.send_response(200)
-        self.send_header("Content-Type", "video/mp4" if path.endswith((".mp4", ".m4v", ".mov")) else self.guess_type(path))
+        # An HLS playlist (.m3u8) is played natively by Chromium from a page of the same origin;
+        # its segments (.m4s) are fragmented MP4.
+        types = {".m3u8": "application/vnd.apple.mpegurl", ".m4s": "video/mp4"}
+        kind = "video/mp4" if path.endswith((".mp4", ".m4v", ".mov")) else types.get(os.path.splitext(path)[1], self.guess_type(path))
+        self.send_header("Content-Type", kind)
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("Content-Length", str(end - start + 1))
         self.end_headers()

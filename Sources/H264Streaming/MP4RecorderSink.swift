@@ -64,7 +64,7 @@ public struct MP4RecorderSink: LiveSink {
     ///   the last file is still finished, and every file begun is finalised before it returns.
     public func consume(_ frames: LiveFrameStream) async throws {
         let state = self.state, onEvent = self.onEvent
-        let finalizer = Finalizer(finalizes: configuration.finalizes, onEvent: onEvent)
+        let finalizer = Finalizer(finalizes: configuration.rewritesFiles, onEvent: onEvent)
         var settings = configuration
         settings.finalizes = false
         var recorder = MP4Recorder(settings, audioConverter: makeAudioConverter) { event in

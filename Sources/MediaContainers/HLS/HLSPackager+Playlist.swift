@@ -48,15 +48,26 @@ extension HLSPackager {
     var skipBoundary: Duration { .seconds(6 * targetDuration) }
 
     /// The playlist's text.
-    func render(skip: Bool) -> String {
+    ///
+    /// - Parameters:
+    ///   - skip: a delta update (`EXT-X-SKIP`) when segments can be skipped.
+    ///   - served: false for a playlist written as a file (``HLSDirectoryWriter``): no
+    ///     `EXT-X-SERVER-CONTROL` (a static file server blocks no reload).
+    ///   - growsOnly: `EXT-X-PLAYLIST-TYPE:EVENT` while the stream goes on (no segment ever leaves it).
+    ///   - dates: `EXT-X-PROGRAM-DATE-TIME` lines (false for a file converted, whose arrival times mean nothing).
+    func render(skip: Bool, served: Bool = true, growsOnly: Bool = false, dates: Bool = true) -> String {
         let listed = self.listed
         var lines = ["#EXTM3U", "#EXT-X-VERSION:9", "#EXT-X-TARGETDURATION:\(targetDuration)"]
         var control = "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES"
         if let part = configuration.partDuration { control += ",PART-HOLD-BACK=\(Self.decimal(part * 3))" }
         control += ",CAN-SKIP-UNTIL=\(Self.decimal(skipBoundary))"
-        if !isFinished { lines.append(control) }
+        if !isFinished && served { lines.append(control) }
         if let part = configuration.partDuration { lines.append("#EXT-X-PART-INF:PART-TARGET=\(Self.decimal(part))") }
-        if isFinished && !hasDroppedSegments { lines.append("#EXT-X-PLAYLIST-TYPE:VOD") }
+        if isFinished && !hasDroppedSegments {
+            lines.append("#EXT-X-PLAYLIST-TYPE:VOD")
+        } else if growsOnly && !hasDroppedSegments {
+            lines.append("#EXT-X-PLAYLIST-TYPE:EVENT")
+        }
         lines.append("#EXT-X-MEDIA-SEQUENCE:\(listed.first?.sequence ?? 0)")
         let unlisted = segments.dropLast(min(configuration.windowSegments, segments.count)).filter(\.discontinuity).count
         let discontinuitySequence = droppedDiscontinuities + unlisted
@@ -74,13 +85,13 @@ extension HLSPackager {
             if skipped > 0 { lines.append("#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skipped)") }
         }
         var map: Int?
-        for (index, segment) in listed.enumerated().dropFirst(skipped) {
+        for segment in listed.dropFirst(skipped) {
             if segment.discontinuity { lines.append("#EXT-X-DISCONTINUITY") }
             if segment.map != map {
                 lines.append("#EXT-X-MAP:URI=\"init-\(segment.map).mp4\"")
                 map = segment.map
             }
-            if let time = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(Self.dateTime(time))") }
+            if dates, let time = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(Self.dateTime(time))") }
             // Parts of the segment being written only. RFC 8216bis §4.4.4.9 lets them stay for three
             // target durations, but Chromium 156's own HLS player fails (DEMUXER_ERROR_COULD_NOT_PARSE)
             // on a playlist whose complete segments list parts when any part is INDEPENDENT=YES; it

@@ -221,6 +221,8 @@ public struct HLSPackager: Sendable {
     /// Writes the gathered frames as the current segment's next part, cut before `next`.
     private mutating func closePart(before next: CompressedFrame?) throws(MediaError) -> Bool {
         guard var segment = current, let partStart, !partFrames.isEmpty else { return false }
+        current = nil  // the segment's bytes grow in place below (not copied), and it is put back
+        defer { if current == nil { current = segment } }  // also when a write throws: nothing accepted is lost
         if writer == nil {
             var formats = [partFrames.first { $0.videoFormat != nil }?.format].compactMap { $0 }
             if let audio = partFrames.first(where: { $0.audioFormat != nil }) { formats.append(audio.format) }
@@ -238,7 +240,7 @@ public struct HLSPackager: Sendable {
         let end = next?.decodeTime ?? (lastVideoTime ?? partStart) + (lastVideoInterval ?? .milliseconds(40))
         segment.parts.append(HLSSegment.Part(range: segment.bytes.count..<segment.bytes.count + bytes.count,
                                              duration: end - partStart, isIndependent: partIsIndependent))
-        segment.bytes += bytes
+        if segment.bytes.isEmpty { segment.bytes = bytes } else { segment.bytes += bytes }
         if let sourceOrigin {
             let interval = lastVideoInterval ?? .milliseconds(40)
             let ends = partFrames.map { $0.presentationTime + ($0.audioFormat != nil ? Self.frameDuration(of: $0) : interval) }

@@ -34,8 +34,42 @@ public final class FragmentedMP4FileWriter {
     private var writer: FragmentedMP4Writer
     /// The file's tracks' formats (its initialization segment's).
     public var formats: [MediaFormatDescription] { writer.formats }
+    /// The fragments written so far, in file order (an HLS playlist lists them by byte range).
+    public private(set) var fragments: [Fragment] = []
+    /// The size of the initialization segment (`ftyp` + `moov`) at the start of the file.
+    public private(set) var initializationSize = 0
     private var file: UnsafeMutablePointer<FILE>?
     private var fragmentStart: Duration?
+    /// The bytes written so far.
+    private var written = 0
+    /// The first and last decoding times of the fragment's leading track (the video, else the
+    /// audio), whether it begins with a keyframe, and the last interval between two of its frames.
+    private var lead: (first: Duration, last: Duration, keyframe: Bool)?
+    private var leadInterval: Duration?
+
+    /// A fragment (`moof` + `mdat`) as written: where it is in the file and what it holds.
+    public struct Fragment: Sendable, Hashable {
+        /// Its first byte's offset in the file.
+        public var offset: Int
+        /// Its size in bytes.
+        public var size: Int
+        /// Its duration: from its first frame of the leading track (the video, else the audio)
+        /// to the next fragment's, or to its last frame's end.
+        public var duration: Duration
+        /// True when it begins with a video keyframe (always for an audio-only file).
+        public var startsWithKeyframe: Bool
+
+        /// A fragment of its parts.
+        ///
+        /// - Parameters:
+        ///   - offset: its offset in the file.
+        ///   - size: its size.
+        ///   - duration: its duration.
+        ///   - startsWithKeyframe: true when it begins with a keyframe.
+        public init(offset: Int, size: Int, duration: Duration, startsWithKeyframe: Bool) {
+            (self.offset, self.size, self.duration, self.startsWithKeyframe) = (offset, size, duration, startsWithKeyframe)
+        }
+    }
 
     /// Creates the file at `path` and writes the initialization segment of `formats`.
     ///
@@ -47,6 +81,7 @@ public final class FragmentedMP4FileWriter {
         file = fopen(path, "wb")
         guard file != nil else { throw MediaError(.mp4FileError, field: path, "cannot create \(path) (errno \(errno))") }
         try write(segment)
+        initializationSize = segment.count
         guard fflush(file) == 0 else { throw MediaError(.mp4FileError, field: path, "cannot write \(path) (errno \(errno))") }
     }
 
@@ -70,6 +105,10 @@ public final class FragmentedMP4FileWriter {
         }
         if fragmentStart == nil { fragmentStart = frame.decodeTime }
         _ = try writer.append(frame)
+        if (frame.format.video != nil) == hasVideo {
+            if let lead, frame.decodeTime > lead.last { leadInterval = frame.decodeTime - lead.last }
+            lead = (lead?.first ?? frame.decodeTime, frame.decodeTime, lead?.keyframe ?? (!hasVideo || frame.isVideoKeyframe))
+        }
     }
 
     /// Writes the buffered frames as a fragment and closes the file. Calling it again does
@@ -89,7 +128,17 @@ public final class FragmentedMP4FileWriter {
     /// Writes the buffered frames as one fragment.
     private func flush(before next: CompressedFrame? = nil) throws(MediaError) {
         fragmentStart = nil
+        let lead = self.lead
+        self.lead = nil
         if let fragment = try writer.fragment(before: next) {
+            let hasVideo = writer.formats.contains { $0.video != nil }
+            var duration = Duration.zero
+            if let lead {
+                let nextTime = next.flatMap { ($0.format.video != nil) == hasVideo && $0.decodeTime > lead.last ? $0.decodeTime : nil }
+                let fallback = leadInterval ?? (hasVideo ? .milliseconds(40) : .zero)
+                duration = (nextTime ?? lead.last + fallback) - lead.first
+            }
+            fragments.append(Fragment(offset: written, size: fragment.count, duration: duration, startsWithKeyframe: lead?.keyframe ?? false))
             try write(fragment)
             // Whole fragments reach the file at once: a writer killed later leaves them playable.
             guard fflush(file) == 0 else { throw MediaError(.mp4FileError, field: path, "cannot write \(path) (errno \(errno))") }
@@ -100,5 +149,6 @@ public final class FragmentedMP4FileWriter {
     private func write(_ bytes: [UInt8]) throws(MediaError) {
         let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
         guard written == bytes.count else { throw MediaError(.mp4FileError, field: path, "cannot write \(path) (errno \(errno))") }
+        self.written += bytes.count
     }
 }

@@ -194,7 +194,8 @@ public struct FragmentedMP4Writer: Sendable {
             origin = tracks.flatMap { $0.pending.map(\.presentation) }.min().map { $0 - options.timelineStart }
         }
         var runs: [(trackID: Int, baseTime: UInt64, samples: [(duration: UInt32, size: UInt32, sync: Bool, offset: Int32)])] = []
-        var mediaData: [UInt8] = []
+        // The samples' bytes, copied once, into the output behind the moof.
+        var payloads: [[UInt8]] = [], mediaSize = 0
         for index in tracks.indices where !tracks[index].pending.isEmpty {
             var track = tracks[index]
             let shift = track.compositionShift ?? (track.pending[0].presentationTime - track.pending[0].decodeTime)
@@ -217,7 +218,8 @@ public struct FragmentedMP4Writer: Sendable {
                 track.lastDuration = duration
                 samples.append((UInt32(clamping: duration), UInt32(clamping: sample.data.count), sample.isSync,
                                 Int32(clamping: sample.presentationTime - sample.decodeTime - shift)))
-                mediaData += sample.data
+                payloads.append(sample.data)
+                mediaSize += sample.data.count
             }
             runs.append((index + 1, UInt64(times[0]), samples))
             track.pending = []
@@ -231,7 +233,9 @@ public struct FragmentedMP4Writer: Sendable {
             offset += run.samples.reduce(0) { $0 + Int($1.size) }
         }
         var output = movieFragment(runs, dataOffsets: offsets)
-        output += MP4BoxWriter.header("mdat", bodySize: UInt64(mediaData.count)) + mediaData
+        output.reserveCapacity(output.count + 16 + mediaSize)
+        output += MP4BoxWriter.header("mdat", bodySize: UInt64(mediaSize))
+        for payload in payloads { output += payload }
         sequenceNumber &+= 1
         return output
     }

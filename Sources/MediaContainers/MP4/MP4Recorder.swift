@@ -51,6 +51,16 @@ public struct MP4Recorder {
         public var maximumGap: Duration = .seconds(2)
         /// False: each file is left fragmented when it ends (not rewritten with its index at the front).
         public var finalizes = true
+        /// The path of an HLS playlist (`rec.m3u8`) listing every file's fragments by byte range,
+        /// rewritten as each file ends (`EXT-X-PLAYLIST-TYPE:EVENT`), a VOD playlist once the
+        /// recording ends, for a browser to play and scrub the whole recording. The files are
+        /// then left fragmented (fragmented MP4 is HLS media: nothing is copied), and each file's
+        /// times go on from where the one before ended (one timeline, which every player of the
+        /// playlist follows). Nil: no playlist.
+        public var vodPlaylist: String?
+
+        /// True when each file is rewritten progressive as it ends: ``finalizes`` without a ``vodPlaylist``.
+        public var rewritesFiles: Bool { finalizes && vodPlaylist == nil }
 
         /// A configuration writing to `path` (a pattern with `segmentDuration`).
         ///
@@ -103,6 +113,10 @@ public struct MP4Recorder {
     private var converter: (any AudioFrameConverting)?
     /// The audio codecs already said to be converted or left out.
     private var saidAudio: Set<AudioCodec> = []
+    /// The VOD playlist of ``Configuration/vodPlaylist``.
+    private var playlist: HLSRecordingPlaylist?
+    /// True when a discontinuity comes before the file being written (its formats or times changed).
+    private var fileDiscontinuity = false
 
     /// A recorder that writes nothing until the first video keyframe.
     ///
@@ -115,6 +129,7 @@ public struct MP4Recorder {
         self.configuration = configuration
         makeAudioConverter = audioConverter
         self.onEvent = onEvent
+        playlist = configuration.vodPlaylist.map(HLSRecordingPlaylist.init(path:))
     }
 
     /// Records `frame`: nothing before the first video keyframe; an audio frame before it, or
@@ -153,13 +168,14 @@ public struct MP4Recorder {
         }
     }
 
-    /// Ends the recording: the last fragment written and the file finalised. A recording that
-    /// never reached a keyframe writes no file.
+    /// Ends the recording: the last fragment written and the file finalised (or the VOD
+    /// playlist ended). A recording that never reached a keyframe writes no file.
     ///
     /// - Throws: the MP4 writer's and ``MP4Finalizing``'s errors.
     public mutating func finish() throws(MediaError) {
         if writer == nil && !pending.isEmpty { try start() }
         try finishFile()
+        if let playlist, !playlist.files.isEmpty { try playlist.write(ended: true) }
     }
 
     /// True when the keyframe `frame` begins a new file (see the type's description).
@@ -217,6 +233,8 @@ public struct MP4Recorder {
     private mutating func rotate(at keyframe: CompressedFrame) throws(MediaError) {
         if writer == nil && !pending.isEmpty { try start() }
         try finishFile()
+        let jumps = lastVideo.map { keyframe.decodeTime <= $0 || keyframe.decodeTime - $0 > configuration.maximumGap } ?? false
+        fileDiscontinuity = jumps || !formats.contains(keyframe.format)
         if let video = keyframe.videoFormat, !formats.contains(keyframe.format) {
             formats = formats.map { $0.video != nil ? .video(video) : $0 }
         }
@@ -241,7 +259,9 @@ public struct MP4Recorder {
         path = configuration.segmentDuration != nil ? Self.path(forPattern: configuration.path, index: files.count + 1)
             : files.isEmpty ? configuration.path : Self.numbered(configuration.path, files.count + 1)
         files.append(path)
-        let writer = try FragmentedMP4FileWriter(path: path, formats: formats)
+        // With a VOD playlist the files share one timeline: each goes on where the last ended.
+        let options = FragmentedMP4Writer.Options(timelineStart: playlist?.duration ?? .zero)
+        let writer = try FragmentedMP4FileWriter(path: path, formats: formats, options: options)
         writer.maximumFragmentDuration = configuration.fragmentDuration
         self.writer = writer
         onEvent(.began(path: path))
@@ -252,7 +272,12 @@ public struct MP4Recorder {
         guard let writer else { return }
         self.writer = nil
         try writer.finish()
-        if configuration.finalizes { try MP4Finalizing.progressive(fromFragmented: writer.path) }
+        if configuration.rewritesFiles { try MP4Finalizing.progressive(fromFragmented: writer.path) }
+        if playlist != nil {
+            playlist?.add(writer.path, initializationSize: writer.initializationSize, fragments: writer.fragments,
+                          discontinuity: fileDiscontinuity)
+            try playlist?.write(ended: false)
+        }
         onEvent(.finished(path: writer.path))
     }
 

@@ -32,13 +32,25 @@ extension ConvertCommand {
         return false
     }
 
-    /// FLV → progressive MP4 as ``convertToMP4(_:name:)``: read in 1 MiB pieces, each frame to
-    /// `MP4Writer` as it comes; diagnostics, the check for a picture and the G.711 line at the end.
+    /// FLV → progressive MP4 as ``convertToMP4(_:name:)``: each frame to `MP4Writer` as it comes.
     private func convertFLVToMP4(_ descriptor: Int32, name: String) throws {
+        var writer: MP4Writer?
+        try streamFLV(descriptor, name: name) { frame throws(MediaError) in
+            if writer == nil { writer = try MP4Writer(path: out.output) }
+            try writer?.append(frame)
+        }
+        try CLIError.named(out.output) { () throws(MediaError) in try writer?.finish() }
+    }
+
+    /// Reads the FLV file open at `descriptor` in 1 MiB pieces and hands each frame to `write` as
+    /// it comes (G.711 audio, which MP4 and HLS players do not take, left out with a line saying
+    /// so); the skipped tags and warnings are reported at the end, then the check for a picture,
+    /// then the first error `write` threw (named for the output), which stopped the writing.
+    func streamFLV(_ descriptor: Int32, name: String, into write: (CompressedFrame) throws(MediaError) -> Void) throws {
         if let fps, !(fps.isFinite && fps > 0) { throw CLIError("--fps \(fps) must be a positive number") }
         var reader = FLVReader()
         var skipped: [MediaError] = [], warnings: [MediaError] = []
-        var writer: MP4Writer?, writerError: MediaError?, leftOut: AudioFormatDescription?
+        var writerError: MediaError?, leftOut: AudioFormatDescription?
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var hasPicture = false, ended = false
         while !ended {
@@ -64,12 +76,7 @@ extension ConvertCommand {
                         continue
                     }
                     guard writerError == nil else { continue }
-                    do throws(MediaError) {
-                        if writer == nil { writer = try MP4Writer(path: out.output) }
-                        try writer?.append(frame)
-                    } catch {
-                        writerError = error
-                    }
+                    do throws(MediaError) { try write(frame) } catch { writerError = error }
                 }
             }
         }
@@ -80,7 +87,6 @@ extension ConvertCommand {
         }
         try CLIError.named(out.output) { () throws(MediaError) in
             if let writerError { throw writerError }
-            try writer?.finish()
         }
     }
 

@@ -5,27 +5,29 @@ import MediaContainers
 import HEVC
 
 /// `h264 convert INPUT -o OUTPUT`: between Annex-B, AVCC, FLV and MP4; the output's form
-/// follows its extension (`.mp4`, `.m4v`, `.mov`, `.flv`, `.264`/`.h264`/`.265`/`.hevc`), `--to`
+/// follows its extension (`.mp4`, `.m4v`, `.mov`, `.flv`, `.264`/`.h264`/`.265`/`.hevc`, `.m3u8`), `--to`
 /// says it where an extension cannot.
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert between Annex-B, AVCC/HVCC (length-prefixed), FLV and MP4.",
+        abstract: "Convert between Annex-B, AVCC/HVCC (length-prefixed), FLV and MP4; to HLS.",
         discussion: """
-        The output's form follows its extension (.mp4, .flv, .264/.265: Annex-B), else --to; MP4 and FLV input \
+        The output's form follows its extension (.mp4, .flv, .264/.265: Annex-B, .m3u8: HLS VOD, fragmented MP4 \
+        segments cut at keyframes beside the playlist), else --to; MP4 and FLV input \
         are told by their content. --to avcc moves start codes to lengths, --to annexb back (see the options). \
         Damaged NAL units are carried over with a warning (errors with --strict, nothing written).
         """
     )
 
     enum Target: String, ExpressibleByArgument, CaseIterable {
-        case avcc, annexb, flv, mp4
+        case avcc, annexb, flv, mp4, hls
 
         /// The form an output's extension names, if it names one.
         init?(extensionOf path: String) {
             switch (path as NSString).pathExtension.lowercased() {
             case "mp4", "m4v", "mov", "cmfv": self = .mp4
             case "flv": self = .flv
+            case "m3u8": self = .hls
             case "264", "h264", "265", "h265", "hevc", "annexb": self = .annexb
             default: return nil
             }
@@ -33,7 +35,7 @@ struct ConvertCommand: ParsableCommand {
     }
     enum Placement: String, ExpressibleByArgument, CaseIterable { case inband, config }
 
-    @Option(help: "The output's form when its extension does not say it: avcc, annexb, flv or mp4.") var to: Target?
+    @Option(help: "The output's form when its extension does not say it: avcc, annexb, flv, mp4 or hls.") var to: Target?
     @Flag(help: "With an MP4 output: fragmented MP4 (an init segment, then a fragment per GOP), as CMAF and HLS use it.")
     var fragmented = false
     @Argument(help: "The input stream ('-' for standard input).") var input: String
@@ -45,6 +47,8 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "With --to flv: frames per second for the tag timestamps (default: the SPS's VUI timing, else 25).") var fps: Double?
     @Option(help: "With --to flv: legacy FLV tags (CodecID 7) or enhanced (Enhanced RTMP, FourCC avc1).")
     var flvSyntax: FLVConversion.SyntaxOption = .legacy
+    @Option(help: "With an .m3u8 output: the target duration of an HLS segment in seconds (it ends at the first keyframe past it).")
+    var hlsSegmentDuration: Double = 2
     @OptionGroup var strict: StrictFlag
 
     /// The output's form: `--to`, else the output's extension.
@@ -55,6 +59,10 @@ struct ConvertCommand: ParsableCommand {
             throw ValidationError("say the output's form with --to avcc|annexb|flv|mp4, or give the output an extension (.mp4, .flv, .264, .265)")
         }
         if fragmented && target != .mp4 { throw ValidationError("--fragmented is for an MP4 output") }
+        if target == .hls && (out.output == "-" || !out.output.lowercased().hasSuffix(".m3u8")) {
+            throw ValidationError("an HLS output is a playlist file (-o DIR/index.m3u8): its segments are written beside it")
+        }
+        if !(hlsSegmentDuration.isFinite && hlsSegmentDuration > 0) { throw ValidationError("--hls-segment-duration must be positive") }
         if target == .mp4 && out.output == "-" { throw ValidationError("an MP4 output is a file (-o FILE.mp4): its index is written last") }
         if let lengthSize, ![1, 2, 4].contains(lengthSize) { throw ValidationError("--length-size must be 1, 2 or 4") }
         if target == .avcc && parameterSets == .config && configOut == nil {
@@ -69,6 +77,7 @@ struct ConvertCommand: ParsableCommand {
         try runReportingErrors(command: "convert") {
             let name = input == "-" ? "<stdin>" : input
             let to = target
+            if to == .hls { return try convertToHLS(name: name) }
             if try convertStreaming(to: to, name: name) { return }
             let bytes = try CLIIO.read(input)
             if to == .mp4 { return try convertToMP4(bytes, name: name) }

@@ -30,10 +30,12 @@ final class ReceivedOutput {
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
     init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, segmentDuration: Duration? = nil,
-         log: @escaping (String) -> Void) throws {
+         vodPlaylist: String? = nil, log: @escaping (String) -> Void) throws {
         mp4 = path.flatMap { path in
             guard ConvertCommand.isMP4Name(path) else { return nil }
-            return MP4Recorder(.init(path: path, segmentDuration: segmentDuration), audioConverter: MP4Recording.audioConverter) { event in
+            var configuration = MP4Recorder.Configuration(path: path, segmentDuration: segmentDuration)
+            configuration.vodPlaylist = vodPlaylist
+            return MP4Recorder(configuration, audioConverter: MP4Recording.audioConverter) { event in
                 if let line = MP4Recording.describe(event) { log(line) }
             }
         }

@@ -11,6 +11,7 @@ struct ReceiveOptions: ParsableArguments {
     @Option(help: "Stop after writing this many access units (decoded frames when decoding).") var frames: Int?
     @Option(help: "With -o PATTERN.mp4: a new file at the first keyframe after this many seconds (and at a format change); PATTERN numbers the files (%0Nd: rec-%03d.mp4) or dates them (strftime: rec-%Y%m%d-%H%M%S.mp4), or both.")
     var segmentDuration: Double?
+    @Option(help: ArgumentHelp(RecordOptions.vodPlaylistHelp)) var vodPlaylist: String?
     @Option(help: "Stop when no packet has arrived for this many seconds (with --reconnect: reconnect).") var idleTimeout: Double = 10
     @Option(help: "How many later packets may wait for a missing one before it counts as lost.") var reorderWindow: Int = 16
     @Flag(help: "Listen on the rtsp:// URL (port 0: a free one) for one publisher that sends RTSP ANNOUNCE and RECORD (ffmpeg -f rtsp, GStreamer rtspclientsink), or on the rtmp:// URL for one RTMP publisher, instead of connecting to a server.")
@@ -33,6 +34,7 @@ struct ReceiveOptions: ParsableArguments {
         }
         if let decoded, decoded == output { throw ValidationError("--decoded and -o name the same file") }
         try RecordOptions.validate(segmentDuration: segmentDuration, output: output)
+        try RecordOptions.validate(vodPlaylist: vodPlaylist, output: output)
         if let events, events == "-" && (output == "-" || decoded == "-") { throw ValidationError("--events - and the stream both on standard output") }
     }
 
@@ -43,6 +45,7 @@ struct ReceiveOptions: ParsableArguments {
     func receivedOutput(format: VideoFormatDescription?) throws -> ReceivedOutput {
         let y4m = decodesOutput ? output : decoded
         return try ReceivedOutput(path: decodesOutput ? nil : output, format: format, frames: frames, decodedPath: y4m,
-                                  segmentDuration: segmentDuration.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }, log: log)
+                                  segmentDuration: segmentDuration.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) },
+                                  vodPlaylist: vodPlaylist, log: log)
     }
 }
