@@ -4,7 +4,8 @@ import NIOHTTP1
 
 /// One HTTP/1.1 connection of an ``HLSServer``, after NIOHTTP1's request decoder, response
 /// encoder, pipelining assistance (one request answered at a time, in order) and protocol error
-/// handler (400 and close for a request it cannot parse, or headers over the limit).
+/// handler (400 and close for a request it cannot parse, or headers over the limit) — or one
+/// HTTP/2 stream, after NIOHTTP2's codec that makes its frames HTTP/1 parts.
 ///
 /// The decisions are `HLSHTTPExchange`'s; this handler reads the request, asks the stream —
 /// in a task, since a blocking playlist reload or a preload-hinted part waits — and writes the
@@ -82,7 +83,7 @@ final class HLSHTTPHandler: ChannelInboundHandler {
         let ask: @Sendable () async -> HLSLiveAnswer
         switch HLSHTTPExchange.route(method: head.method, uri: head.uri, streams: streams) {
         case .respond(let response):
-            return write(response, to: head, keepAlive: head.isKeepAlive, context: context)
+            return write(response, to: head, keepAlive: Self.keepsAlive(head), context: context)
         case .playlist(let stream, let request):
             ask = { await stream.playlist(for: request) }
         case .resource(let stream, let name):
@@ -100,7 +101,14 @@ final class HLSHTTPHandler: ChannelInboundHandler {
     private func answered(_ response: HLSHTTPExchange.Response, to head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard waiting != nil, context.channel.isActive else { return }
         waiting = nil
-        write(response, to: head, keepAlive: head.isKeepAlive, context: context)
+        write(response, to: head, keepAlive: Self.keepsAlive(head), context: context)
+    }
+
+    /// True when the connection stays open after answering `head`: HTTP/1.1 unless `Connection:
+    /// close`, HTTP/1.0 with `Connection: keep-alive`; always on an HTTP/2 stream (the stream ends
+    /// with its response; the connection is not the handler's to close).
+    private static func keepsAlive(_ head: HTTPRequestHead) -> Bool {
+        head.version.major >= 2 || head.isKeepAlive
     }
 
     /// Writes `response` to `head` (no body for HEAD), and closes after it unless `keepAlive`.

@@ -1,7 +1,9 @@
 import MediaCore
 public import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
+import NIOSSL
 
 /// An HTTP/1.1 server of live HLS / Low-Latency HLS streams: each mount path (`/live`, `/cam1`,
 /// …) serves an ``HLSLiveStream`` at `http://HOST:PORT/PATH/index.m3u8`, its init segment,
@@ -32,7 +34,7 @@ import NIOPosix
 /// ``Configuration/idleTimeout`` closes. The server never prints.
 public final class HLSServer: Sendable {
     /// The limits and caching of the server's connections.
-    public struct Configuration: Sendable, Hashable {
+    public struct Configuration: Sendable {
         /// A connection with no request in flight (none being read or waiting for its stream)
         /// for this long closes.
         public var idleTimeout: Duration = .seconds(30)
@@ -47,9 +49,13 @@ public final class HLSServer: Sendable {
         /// The seconds a segment, part or init segment may be cached (`Cache-Control: public,
         /// max-age=N, immutable`).
         public var resourceMaxAge = 3600
+        /// The certificate and key of HTTPS: with them, every connection speaks TLS and offers
+        /// HTTP/2 by ALPN (`h2`, then `http/1.1`): a client that takes `h2` gets each request
+        /// on a stream of its own, one connection for all; others HTTP/1.1. Nil: plain HTTP/1.1.
+        public var tls: RTSPTLSIdentity?
 
         /// The defaults: 30 s idle timeout, 16 KiB of headers, 1 KiB of body, resources cached
-        /// for an hour.
+        /// for an hour, no TLS.
         public init() {}
     }
 
@@ -96,6 +102,10 @@ public final class HLSServer: Sendable {
             limits.maxHeaderFieldCount = configuration.maximumHeaderCount
             return limits
         }()
+        let tls = try configuration.tls?.context(applicationProtocols: ["h2", "http/1.1"])
+        let makeHandler = { @Sendable in
+            HLSHTTPHandler(streams: { path in streams.withLock { $0[path] } }, configuration: configuration)
+        }
         let channel = try await ServerBootstrap(group: group.next())
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -104,13 +114,30 @@ public final class HLSServer: Sendable {
                 let key = ObjectIdentifier(channel)
                 registry.withLock { $0[key] = channel }
                 channel.closeFuture.whenComplete { _ in _ = registry.withLock { $0.removeValue(forKey: key) } }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: true,
-                        withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
-                    try channel.pipeline.syncOperations.addHandler(
-                        HLSHTTPHandler(streams: { path in streams.withLock { $0[path] } }, configuration: configuration))
+                /// HTTP/1.1 on `connection`.
+                @Sendable func http1(_ connection: any Channel) -> EventLoopFuture<Void> {
+                    connection.eventLoop.makeCompletedFuture {
+                        try connection.pipeline.syncOperations.configureHTTPServerPipeline(
+                            withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: true,
+                            withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+                        try connection.pipeline.syncOperations.addHandler(makeHandler())
+                    }
                 }
+                guard let tls else { return http1(channel) }
+                do {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                return channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: { connection in
+                    // Each request on a stream channel of its own, as HTTP/1 parts for the same handler.
+                    connection.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
+                        stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                            try stream.pipeline.syncOperations.addHandler(makeHandler())
+                        }
+                    }).map { _ in }
+                }, http1ChannelConfigurator: http1)
             }
             .bind(host: host, port: port).get()
         return HLSServer(channel: channel, connections: registry, streams: streams)
