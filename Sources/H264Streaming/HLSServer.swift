@@ -31,7 +31,11 @@ import NIOSSL
 /// requests (answered in order). Bounded: request headers over
 /// ``Configuration/maximumHeaderSize`` get 400, bodies over ``Configuration/maximumBodySize``
 /// 413, and either closes the connection; a connection with no request in flight for
-/// ``Configuration/idleTimeout`` closes. The server never prints.
+/// ``Configuration/idleTimeout`` closes. With ``Configuration/tls`` the server speaks HTTPS and
+/// offers HTTP/2 by ALPN: each request of an HTTP/2 connection is answered on its stream by the
+/// same rules (at most 100 streams at once, NIOHTTP2's default), and the connection closes once
+/// nothing has been read or written on it for ``Configuration/idleTimeout``. The server never
+/// prints.
 public final class HLSServer: Sendable {
     /// The limits and caching of the server's connections.
     public struct Configuration: Sendable {
@@ -136,7 +140,12 @@ public final class HLSServer: Sendable {
                             try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                             try stream.pipeline.syncOperations.addHandler(makeHandler())
                         }
-                    }).map { _ in }
+                    }).flatMapThrowing { _ in
+                        // The connection's own idle timeout (its streams' requests wait less long, see HLSLiveStream.Limits).
+                        try connection.pipeline.syncOperations.addHandler(HLSIdleConnectionCloser(), position: .first)
+                        try connection.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: TimeAmount(configuration.idleTimeout)),
+                                                                          position: .first)
+                    }
                 }, http1ChannelConfigurator: http1)
             }
             .bind(host: host, port: port).get()
@@ -182,5 +191,15 @@ public final class HLSServer: Sendable {
         for connection in connections.withLock({ Array($0.values) }) {
             try? await connection.close()
         }
+    }
+}
+
+/// Closes an HTTP/2 connection when its `IdleStateHandler` says nothing was read or written for
+/// the idle timeout.
+private final class HLSIdleConnectionCloser: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) } else { context.fireUserInboundEventTriggered(event) }
     }
 }
