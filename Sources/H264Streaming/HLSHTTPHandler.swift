@@ -11,8 +11,8 @@ import NIOHTTP1
 /// in a task, since a blocking playlist reload or a preload-hinted part waits — and writes the
 /// answer. A client that hangs up cancels that task, which releases its waiter at the stream.
 /// A request body over ``HLSServer/Configuration/maximumBodySize`` gets 413 and the
-/// connection closes; a connection with no request in flight for
-/// ``HLSServer/Configuration/idleTimeout`` closes.
+/// connection closes; a connection that has not sent a whole request, nor waits for an answer,
+/// for ``HLSServer/Configuration/idleTimeout`` closes.
 final class HLSHTTPHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -36,8 +36,9 @@ final class HLSHTTPHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         idle = IdleTimer(timeout: configuration.idleTimeout, loop: context.eventLoop) { [self] in
-            // Waiting for the stream is not idleness: look again later.
-            if waiting != nil || request != nil { idle?.start() } else { context.close(promise: nil) }
+            // Waiting for the stream is not idleness: look again later. (A request still being
+            // read is: a client that sends its head and never the end is cut off.)
+            if waiting != nil { idle?.start() } else { context.close(promise: nil) }
         }
         idle?.start()
         context.fireChannelActive()

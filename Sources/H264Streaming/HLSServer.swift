@@ -30,8 +30,9 @@ import NIOSSL
 /// Connections are kept alive (HTTP/1.1, or `Connection: keep-alive`) and may pipeline
 /// requests (answered in order). Bounded: request headers over
 /// ``Configuration/maximumHeaderSize`` get 400, bodies over ``Configuration/maximumBodySize``
-/// 413, and either closes the connection; a connection with no request in flight for
-/// ``Configuration/idleTimeout`` closes. With ``Configuration/tls`` the server speaks HTTPS and
+/// 413, and either closes the connection; a connection that has not sent a whole request, nor
+/// waits for an answer, for ``Configuration/idleTimeout`` closes; a client that does not read
+/// its answers is not read from until it does. With ``Configuration/tls`` the server speaks HTTPS and
 /// offers HTTP/2 by ALPN: each request of an HTTP/2 connection is answered on its stream by the
 /// same rules (at most 100 streams at once, NIOHTTP2's default), and the connection closes once
 /// nothing has been read or written on it for ``Configuration/idleTimeout``. The server never
@@ -118,6 +119,13 @@ public final class HLSServer: Sendable {
                 let key = ObjectIdentifier(channel)
                 registry.withLock { $0[key] = channel }
                 channel.closeFuture.whenComplete { _ in _ = registry.withLock { $0.removeValue(forKey: key) } }
+                do {
+                    // A client that does not read its answers is not read from either (NIO would
+                    // otherwise queue the answers to its pipelined requests without bound).
+                    try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
                 /// HTTP/1.1 on `connection`.
                 @Sendable func http1(_ connection: any Channel) -> EventLoopFuture<Void> {
                     connection.eventLoop.makeCompletedFuture {

@@ -276,4 +276,15 @@ import Testing
             #expect(BoundedPolling.waitFor(seconds: 10) { fixture.server.connectionCount == 0 })
         }
     }
+
+    @Test func aClientThatNeverFinishesItsRequestIsCutOff() async throws {
+        var configuration = HLSServer.Configuration()
+        configuration.idleTimeout = .milliseconds(300)
+        try await Self.withFixture(configuration: configuration) { fixture in
+            fixture.client.sendHeadOnly("/live/index.m3u8")
+            #expect(await fixture.client.response() == nil)
+            #expect(fixture.client.received == 0)
+            #expect(BoundedPolling.waitFor(seconds: 10) { fixture.server.connectionCount == 0 })
+        }
+    }
 }
