@@ -73,7 +73,7 @@ import Testing
 
     @Test func servesThePlaylistInitSegmentAndPartsWithTheirHeaders() async throws {
         try await Self.withFixture { fixture in
-            try fixture.append(0..<60)
+            try fixture.append(0..<70)  // segment 0, and three parts of segment 1 (the parts the playlist lists)
             let playlist = try await fixture.client.get("/live/index.m3u8")
             #expect(playlist.status == .ok)
             #expect(playlist.headers["Content-Type"] == ["application/vnd.apple.mpegurl"])
@@ -103,8 +103,9 @@ import Testing
 
     @Test func aBlockingReloadIsAnsweredOnlyOnceItsPartIsAppended() async throws {
         try await Self.withFixture { fixture in
-            try fixture.append(0..<15)
-            var next = 15
+            // 2.4 s: the first whole segment (the first playlist waits for one) and a part of the next.
+            try fixture.append(0..<60)
+            var next = 60
             let playlist = try await fixture.client.get("/live/index.m3u8")
             let hint = try #require(Self.attribute("URI", ofTag: "#EXT-X-PRELOAD-HINT", in: playlist.text).first)
             // part-M-P.m4s: the next part is part P of segment M.
@@ -137,8 +138,9 @@ import Testing
 
     @Test func aPreloadHintedPartIsServedOnceWritten() async throws {
         try await Self.withFixture { fixture in
-            try fixture.append(0..<15)
-            var next = 15
+            // 2.4 s: the first whole segment (the first playlist waits for one) and a part of the next.
+            try fixture.append(0..<60)
+            var next = 60
             let playlist = try await fixture.client.get("/live/index.m3u8")
             let hint = try #require(Self.attribute("URI", ofTag: "#EXT-X-PRELOAD-HINT", in: playlist.text).first)
             fixture.client.send(.GET, "/live/" + hint)

@@ -108,7 +108,9 @@ import Testing
         let format = try #require(try MP4RecorderTests.formats().0)
         var packager = HLSPackager()
         #expect(packager.playlist(for: HLSPlaylistRequest(query: "")) == .wait)  // nothing yet
-        try Self.feed(&packager, frames: 0..<70, format: format)  // segment 0 complete, segment 1 has its first part
+        try Self.feed(&packager, frames: 0..<30, format: format)
+        #expect(packager.playlist(for: HLSPlaylistRequest(query: "")) == .wait)  // parts, and no whole segment yet
+        try Self.feed(&packager, frames: 30..<70, format: format)  // segment 0 complete, segment 1 has its first part
         #expect(packager.current?.sequence == 1 && packager.current?.parts.count == 1)
         #expect(packager.playlist(for: HLSPlaylistRequest(query: "_HLS_msn=1&_HLS_part=1")) == .wait)
         #expect(packager.resource(named: "part-1-1.m4s") == .upcoming)

@@ -2,7 +2,8 @@ extension HLSPackager {
     /// The answer to `GET index.m3u8` with `request`'s query: the live media playlist, held
     /// (``HLSPlaylistAnswer/wait``) until it holds the segment or part a blocking reload asks for,
     /// refused when that is more than two segments ahead (RFC 8216bis §6.2.5.2), a delta update
-    /// when the player asks for one and segments can be skipped.
+    /// when the player asks for one and segments can be skipped. The first playlist waits for
+    /// the first whole segment.
     ///
     /// - Parameter request: the query's `_HLS_msn`, `_HLS_part` and `_HLS_skip`.
     /// - Returns: the playlist, wait, or bad request.
@@ -15,7 +16,9 @@ extension HLSPackager {
             }
             if !holds(sequence: sequence, part: configuration.partDuration == nil ? nil : request.part) { return .wait }
         }
-        guard lastSequence != nil else { return isFinished ? .playlist(render(skip: false)) : .wait }
+        // The first playlist waits for a whole segment: players that take segments only (FFmpeg,
+        // Chromium's own) find nothing to play in parts alone.
+        guard !segments.isEmpty || isFinished else { return .wait }
         return .playlist(render(skip: request.skip))
     }
 
@@ -78,8 +81,11 @@ extension HLSPackager {
                 map = segment.map
             }
             if let time = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(Self.dateTime(time))") }
-            // Parts of the segments within three target durations of the end (RFC 8216bis §4.4.4.9).
-            if configuration.partDuration != nil, !isFinished, after[index] < .seconds(3 * targetDuration) {
+            // Parts of the segment being written only. RFC 8216bis §4.4.4.9 lets them stay for three
+            // target durations, but Chromium 156's own HLS player fails (DEMUXER_ERROR_COULD_NOT_PARSE)
+            // on a playlist whose complete segments list parts when any part is INDEPENDENT=YES; it
+            // plays this one, and LL-HLS players start at an independent part of it.
+            if configuration.partDuration != nil, !isFinished, segment.duration == nil {
                 for (number, part) in segment.parts.enumerated() {
                     lines.append("#EXT-X-PART:DURATION=\(Self.decimal(part.duration)),URI=\"\(segment.partName(number))\""
                                  + (part.isIndependent ? ",INDEPENDENT=YES" : ""))

@@ -141,7 +141,9 @@ public struct HLSPackager: Sendable {
         var changed = false
         if let segment = current {
             let lasted = time - segment.start
-            if restarts || frame.isKeyframe && lasted >= configuration.segmentDuration || lasted >= configuration.segmentDuration * 10 {
+            // A keyframe within half a frame of the target ends the segment (an encoder's times round down: 60 × 33 333 333 ns).
+            let slack = (recentIntervals.max() ?? .zero) / 2
+            if restarts || frame.isKeyframe && lasted + slack >= configuration.segmentDuration || lasted >= configuration.segmentDuration * 10 {
                 changed = try closeSegment(before: restarts ? nil : frame)
             } else if let partDuration = configuration.partDuration, let partStart, let interval = recentIntervals.max(),
                       time - partStart + interval > partDuration + .microseconds(500) {

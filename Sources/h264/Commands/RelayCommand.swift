@@ -26,11 +26,14 @@ struct RelayCommand: AsyncParsableCommand {
     @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
     @OptionGroup(title: "Audio") var audio: AudioOptions
     @OptionGroup(title: "Recording") var record: RecordOptions
+    @OptionGroup(title: "HLS") var hls: HLSOptions
 
     func validate() throws {
         guard (source == nil) != (options.listen == nil) else { throw ValidationError("give SOURCE or --listen URL, one of them") }
         if options.loop && source.map({ RTSPURI.isAbsolute($0) || $0.lowercased().hasPrefix("rtmp") }) != false { throw ValidationError("--loop is for a file SOURCE") }
-        guard options.rtsp != nil || !rtmp.rtmp.isEmpty || record.output != nil else { throw ValidationError("give --rtsp, --rtmp or -o FILE.mp4 (or several)") }
+        guard options.rtsp != nil || !rtmp.rtmp.isEmpty || record.output != nil || hls.hls != nil else {
+            throw ValidationError("give --rtsp, --rtmp, --hls or -o FILE.mp4 (or several)")
+        }
     }
 
     func run() async throws { try await runReportingErrors(command: "relay") { try await relay() } }
@@ -43,7 +46,7 @@ struct RelayCommand: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let eventLog = try EventLog(path: options.events)
         var closeSource: @Sendable () async -> Void = {}
-        var outputs: (rtsp: RTSPServer?, tcp: AnnexBFanOutServer?, rtmp: [RTMPPublisher]) = (nil, nil, [])
+        var outputs: (rtsp: RTSPServer?, tcp: AnnexBFanOutServer?, rtmp: [RTMPPublisher], hls: HLSOutput?) = (nil, nil, [], nil)
         var sinkTasks: [Task<LiveSinkOutcome, any Error>] = []
         var followers: [Task<Void, Never>?] = [eventLog.follow(relay.broadcaster.events)]
         func finish(sourceEnded: Bool) async {
@@ -54,6 +57,7 @@ struct RelayCommand: AsyncParsableCommand {
             }
             for publisher in outputs.rtmp { await publisher.finish() }
             await outputs.rtsp?.shutdown()
+            await outputs.hls?.server.shutdown()
             await closeSource()
             try? await group.shutdownGracefully()
             relay.broadcaster.finishEvents()
@@ -82,6 +86,8 @@ struct RelayCommand: AsyncParsableCommand {
             }
             let recorder = record.recorder { line in FileHandle.standardError.write(Data("h264 relay: \(line)\n".utf8)) }
             if let recorder { sinkTasks.append(relay.broadcaster.attach(recorder)) }
+            outputs.hls = try await HLSOutput.start(hls, group: group, eventLog: eventLog, command: "relay")
+            if let sink = outputs.hls?.sink { sinkTasks.append(relay.broadcaster.attach(sink)) }
             let tcpURL = outputs.tcp.map { "tcp://\(options.host):\($0.localAddress?.port ?? 0)" }
             let rtsp = outputs.rtsp
             // A file's frames are read where they are paced: no hop to the cooperative pool per frame.

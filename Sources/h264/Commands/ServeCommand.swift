@@ -27,6 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "RTMP publishing") var rtmp: RTMPOutputOptions
     @OptionGroup(title: "Audio") var audio: AudioOptions
     @OptionGroup(title: "Recording") var record: RecordOptions
+    @OptionGroup(title: "HLS") var hls: HLSOptions
     @Flag(help: "Start the input again when it ends, forever (not for standard input).") var loop = false
     @OptionGroup var encoding: EncodeOptions
     @Flag(help: "No log lines for clients and no summary.") var quiet = false
@@ -34,8 +35,8 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         if loop && source.isStandardInput { throw ValidationError("--loop needs a file: standard input cannot be read twice") }
         if !auth.users.isEmpty && network.rtsp == nil { throw ValidationError("--auth protects the RTSP server: give --rtsp too") }
-        if network.port == nil && network.rtsp == nil && network.rtp == nil && rtmp.rtmp.isEmpty && record.output == nil {
-            throw ValidationError("pick an output: --rtsp HOST:PORT, --rtmp URL, --rtp udp://HOST:PORT, --port N (raw Annex-B over TCP) or -o FILE.mp4")
+        if network.port == nil && network.rtsp == nil && network.rtp == nil && rtmp.rtmp.isEmpty && record.output == nil && hls.hls == nil {
+            throw ValidationError("pick an output: --rtsp HOST:PORT, --rtmp URL, --rtp udp://HOST:PORT, --hls HOST:PORT, --port N (raw Annex-B over TCP) or -o FILE.mp4")
         }
     }
 
@@ -95,8 +96,9 @@ struct ServeCommand: AsyncParsableCommand {
         // The RTP sender and every RTMP publisher: sinks of the broadcaster, each at its own pace.
         // A y4m source has no audio: --silent-audio gives the RTMP outputs a silent AAC track.
         let recorder = record.recorder { [quiet] line in Self.log(line, quiet: quiet) }
+        let hlsOutput = try await HLSOutput.start(hls, group: group, eventLog: eventLog, command: "serve")
         let sinks: [any LiveSink] = publishers.map { RTMPAudioOutput(publisher: $0, mode: audio.rtmpMode) { _ in } } + (rtpSender.map { [$0] } ?? [])
-            + (recorder.map { [$0] } ?? [])
+            + (recorder.map { [$0] } ?? []) + (hlsOutput.map { [$0.sink] } ?? [])
         let sinkTasks = sinks.map { broadcaster.attach($0) }
 
         // The threads that exist now (event loop, encoder queue, executor), and once a second
@@ -134,6 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
             do { _ = try await task.value } catch { log("an output failed: \(error)") }
         }
         await rtpSender?.shutdown()
+        await hlsOutput?.server.shutdown()
         for publisher in publishers { await publisher.finish() }
         try? await group.shutdownGracefully()
         broadcaster.finishEvents()

@@ -27,11 +27,16 @@ struct RelayOptions: ParsableArguments {
 
     /// `--rtsp HOST:PORT[/PATH]` as host, port and mount path; nil without `--rtsp`.
     func rtspAddress() throws -> (host: String, port: Int, path: String)? {
-        guard let rtsp else { return nil }
-        let slash = rtsp.firstIndex(of: "/") ?? rtsp.endIndex
-        let authority = String(rtsp[..<slash]), path = rtsp[slash...].isEmpty ? "/live" : String(rtsp[slash...])
+        try rtsp.map { try Self.listenAddress($0, option: "--rtsp") }
+    }
+
+    /// `HOST:PORT[/PATH]` (`[::1]:PORT` for IPv6, port 0: any free one) as host, port and mount
+    /// path (default `/live`): the address of `--rtsp` and `--hls`.
+    static func listenAddress(_ text: String, option: String) throws -> (host: String, port: Int, path: String) {
+        let slash = text.firstIndex(of: "/") ?? text.endIndex
+        let authority = String(text[..<slash]), path = text[slash...].isEmpty ? "/live" : String(text[slash...])
         guard authority.contains(":"), let (host, port) = try? RTSPURI.hostAndPort(of: "rtsp://" + authority, allowingPortZero: true) else {
-            throw CLIError("--rtsp wants HOST:PORT[/PATH], not \(rtsp)")
+            throw CLIError("\(option) wants HOST:PORT[/PATH], not \(text)")
         }
         return (host, port, path)
     }
