@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // TLS for RTSPS (rtsps://), client and server.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // HTTP/2 for the HLS server over TLS (ALPN h2).
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         // Counts heap allocations in H264Benchmarks (allocations_per_frame); nothing else uses it.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         // `swift package generate-documentation` for the DocC catalogs; no target depends on it.
@@ -115,8 +117,9 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                // The HLS server (HLSServer).
+                // The HLS server (HLSServer): HTTP/1.1, and HTTP/2 over TLS.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ],
             swiftSettings: strictSwift
         ),

@@ -61,7 +61,7 @@ enum HLSHTTPExchange {
         guard !name.isEmpty, let stream = streams(RTSPMounts.normalized(String(path[..<slash]))) else {
             return .respond(answer(.notFound, resourceMaxAge: 0))
         }
-        // A malformed query is the stream's to answer (HLSLiveStream.playlist(for:)): 400.
+        // A malformed query is the packager's to answer (HLSPackager.playlist(for:)): 400.
         return name == playlistName ? .playlist(stream, HLSPlaylistRequest(query: String(query))) : .resource(stream, name)
     }
 

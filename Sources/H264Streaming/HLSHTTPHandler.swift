@@ -4,14 +4,15 @@ import NIOHTTP1
 
 /// One HTTP/1.1 connection of an ``HLSServer``, after NIOHTTP1's request decoder, response
 /// encoder, pipelining assistance (one request answered at a time, in order) and protocol error
-/// handler (400 and close for a request it cannot parse, or headers over the limit).
+/// handler (400 and close for a request it cannot parse, or headers over the limit) — or one
+/// HTTP/2 stream, after NIOHTTP2's codec that makes its frames HTTP/1 parts.
 ///
 /// The decisions are `HLSHTTPExchange`'s; this handler reads the request, asks the stream —
 /// in a task, since a blocking playlist reload or a preload-hinted part waits — and writes the
 /// answer. A client that hangs up cancels that task, which releases its waiter at the stream.
 /// A request body over ``HLSServer/Configuration/maximumBodySize`` gets 413 and the
-/// connection closes; a connection with no request in flight for
-/// ``HLSServer/Configuration/idleTimeout`` closes.
+/// connection closes; a connection that has not sent a whole request, nor waits for an answer,
+/// for ``HLSServer/Configuration/idleTimeout`` closes.
 final class HLSHTTPHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -35,8 +36,9 @@ final class HLSHTTPHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         idle = IdleTimer(timeout: configuration.idleTimeout, loop: context.eventLoop) { [self] in
-            // Waiting for the stream is not idleness: look again later.
-            if waiting != nil || request != nil { idle?.start() } else { context.close(promise: nil) }
+            // Waiting for the stream is not idleness: look again later. (A request still being
+            // read is: a client that sends its head and never the end is cut off.)
+            if waiting != nil { idle?.start() } else { context.close(promise: nil) }
         }
         idle?.start()
         context.fireChannelActive()
@@ -82,7 +84,7 @@ final class HLSHTTPHandler: ChannelInboundHandler {
         let ask: @Sendable () async -> HLSLiveAnswer
         switch HLSHTTPExchange.route(method: head.method, uri: head.uri, streams: streams) {
         case .respond(let response):
-            return write(response, to: head, keepAlive: head.isKeepAlive, context: context)
+            return write(response, to: head, keepAlive: Self.keepsAlive(head), context: context)
         case .playlist(let stream, let request):
             ask = { await stream.playlist(for: request) }
         case .resource(let stream, let name):
@@ -100,7 +102,14 @@ final class HLSHTTPHandler: ChannelInboundHandler {
     private func answered(_ response: HLSHTTPExchange.Response, to head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard waiting != nil, context.channel.isActive else { return }
         waiting = nil
-        write(response, to: head, keepAlive: head.isKeepAlive, context: context)
+        write(response, to: head, keepAlive: Self.keepsAlive(head), context: context)
+    }
+
+    /// True when the connection stays open after answering `head`: HTTP/1.1 unless `Connection:
+    /// close`, HTTP/1.0 with `Connection: keep-alive`; always on an HTTP/2 stream (the stream ends
+    /// with its response; the connection is not the handler's to close).
+    private static func keepsAlive(_ head: HTTPRequestHead) -> Bool {
+        head.version.major >= 2 || head.isKeepAlive
     }
 
     /// Writes `response` to `head` (no body for HEAD), and closes after it unless `keepAlive`.

@@ -146,16 +146,13 @@ public final class HLSLiveStream: Sendable {
     /// - Returns: the playlist; ``HLSLiveAnswer/badRequest(_:)`` for a malformed query or one too far
     ///   ahead; ``HLSLiveAnswer/unavailable(_:)`` when too many wait or the wait limit passed.
     public func playlist(for request: HLSPlaylistRequest) async -> HLSLiveAnswer {
-        if request.isMalformed { return .badRequest("malformed _HLS_msn, _HLS_part or _HLS_skip") }
-        return await answer { state in
+        await answer { state in
             switch state.packager.playlist(for: request) {
             case .playlist(let text): return .playlist(text)
             case .badRequest(let reason): return .badRequest(reason)
             case .wait:
-                // An ended stream has no more to wait for: the whole playlist, with its end.
-                guard state.finished else { return nil }
-                if case .playlist(let text) = state.packager.playlist(for: HLSPlaylistRequest(query: "")) { return .playlist(text) }
-                return .notFound
+                // An ended stream has no more to wait for (the packager answers it at once).
+                return state.finished ? .notFound : nil
             }
         }
     }

@@ -1,7 +1,9 @@
 import MediaCore
 public import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
+import NIOSSL
 
 /// An HTTP/1.1 server of live HLS / Low-Latency HLS streams: each mount path (`/live`, `/cam1`,
 /// …) serves an ``HLSLiveStream`` at `http://HOST:PORT/PATH/index.m3u8`, its init segment,
@@ -28,11 +30,16 @@ import NIOPosix
 /// Connections are kept alive (HTTP/1.1, or `Connection: keep-alive`) and may pipeline
 /// requests (answered in order). Bounded: request headers over
 /// ``Configuration/maximumHeaderSize`` get 400, bodies over ``Configuration/maximumBodySize``
-/// 413, and either closes the connection; a connection with no request in flight for
-/// ``Configuration/idleTimeout`` closes. The server never prints.
+/// 413, and either closes the connection; a connection that has not sent a whole request, nor
+/// waits for an answer, for ``Configuration/idleTimeout`` closes; a client that does not read
+/// its answers is not read from until it does. With ``Configuration/tls`` the server speaks HTTPS and
+/// offers HTTP/2 by ALPN: each request of an HTTP/2 connection is answered on its stream by the
+/// same rules (at most 100 streams at once, NIOHTTP2's default), and the connection closes once
+/// nothing has been read or written on it for ``Configuration/idleTimeout``. The server never
+/// prints.
 public final class HLSServer: Sendable {
     /// The limits and caching of the server's connections.
-    public struct Configuration: Sendable, Hashable {
+    public struct Configuration: Sendable {
         /// A connection with no request in flight (none being read or waiting for its stream)
         /// for this long closes.
         public var idleTimeout: Duration = .seconds(30)
@@ -47,9 +54,13 @@ public final class HLSServer: Sendable {
         /// The seconds a segment, part or init segment may be cached (`Cache-Control: public,
         /// max-age=N, immutable`).
         public var resourceMaxAge = 3600
+        /// The certificate and key of HTTPS: with them, every connection speaks TLS and offers
+        /// HTTP/2 by ALPN (`h2`, then `http/1.1`): a client that takes `h2` gets each request
+        /// on a stream of its own, one connection for all; others HTTP/1.1. Nil: plain HTTP/1.1.
+        public var tls: RTSPTLSIdentity?
 
         /// The defaults: 30 s idle timeout, 16 KiB of headers, 1 KiB of body, resources cached
-        /// for an hour.
+        /// for an hour, no TLS.
         public init() {}
     }
 
@@ -96,6 +107,10 @@ public final class HLSServer: Sendable {
             limits.maxHeaderFieldCount = configuration.maximumHeaderCount
             return limits
         }()
+        let tls = try configuration.tls?.context(applicationProtocols: ["h2", "http/1.1"])
+        let makeHandler = { @Sendable in
+            HLSHTTPHandler(streams: { path in streams.withLock { $0[path] } }, configuration: configuration)
+        }
         let channel = try await ServerBootstrap(group: group.next())
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -104,13 +119,42 @@ public final class HLSServer: Sendable {
                 let key = ObjectIdentifier(channel)
                 registry.withLock { $0[key] = channel }
                 channel.closeFuture.whenComplete { _ in _ = registry.withLock { $0.removeValue(forKey: key) } }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: true,
-                        withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
-                    try channel.pipeline.syncOperations.addHandler(
-                        HLSHTTPHandler(streams: { path in streams.withLock { $0[path] } }, configuration: configuration))
+                do {
+                    // A client that does not read its answers is not read from either (NIO would
+                    // otherwise queue the answers to its pipelined requests without bound).
+                    try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
                 }
+                /// HTTP/1.1 on `connection`.
+                @Sendable func http1(_ connection: any Channel) -> EventLoopFuture<Void> {
+                    connection.eventLoop.makeCompletedFuture {
+                        try connection.pipeline.syncOperations.configureHTTPServerPipeline(
+                            withPipeliningAssistance: true, withErrorHandling: true, withOutboundHeaderValidation: true,
+                            withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+                        try connection.pipeline.syncOperations.addHandler(makeHandler())
+                    }
+                }
+                guard let tls else { return http1(channel) }
+                do {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                return channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: { connection in
+                    // Each request on a stream channel of its own, as HTTP/1 parts for the same handler.
+                    connection.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
+                        stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                            try stream.pipeline.syncOperations.addHandler(makeHandler())
+                        }
+                    }).flatMapThrowing { _ in
+                        // The connection's own idle timeout (its streams' requests wait less long, see HLSLiveStream.Limits).
+                        try connection.pipeline.syncOperations.addHandler(HLSIdleConnectionCloser(), position: .first)
+                        try connection.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: TimeAmount(configuration.idleTimeout)),
+                                                                          position: .first)
+                    }
+                }, http1ChannelConfigurator: http1)
             }
             .bind(host: host, port: port).get()
         return HLSServer(channel: channel, connections: registry, streams: streams)
@@ -155,5 +199,15 @@ public final class HLSServer: Sendable {
         for connection in connections.withLock({ Array($0.values) }) {
             try? await connection.close()
         }
+    }
+}
+
+/// Closes an HTTP/2 connection when its `IdleStateHandler` says nothing was read or written for
+/// the idle timeout.
+private final class HLSIdleConnectionCloser: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) } else { context.fireUserInboundEventTriggered(event) }
     }
 }

@@ -123,10 +123,13 @@ public enum RTSPTLSTrust: Sendable, Hashable {
 }
 
 /// An RTSPS server's certificate chain and private key (PEM files), loaded once: what
-/// ``RTSPServer/Configuration/tls`` needs to serve `rtsps://`.
+/// ``RTSPServer/Configuration/tls`` needs to serve `rtsps://` (and ``HLSServer/Configuration/tls``
+/// to serve `https://`).
 public struct RTSPTLSIdentity: Sendable {
     /// The TLS context every connection's handler is made from.
     let context: NIOSSLContext
+    /// The server configuration `context` is made of (for contexts that offer protocols by ALPN).
+    let configuration: TLSConfiguration
 
     /// Loads the certificate chain (the server's certificate first) and its private key.
     ///
@@ -148,9 +151,9 @@ public struct RTSPTLSIdentity: Sendable {
         } catch {
             throw RTSPTLSError("\(privateKeyFile): not a PEM private key file (\(error))")
         }
+        configuration = .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         do {
-            context = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) },
-                                                                                privateKey: .privateKey(key)))
+            context = try NIOSSLContext(configuration: configuration)
         } catch {
             throw RTSPTLSError("\(privateKeyFile) does not go with \(certificateChainFile) (\(error))")
         }
@@ -158,6 +161,14 @@ public struct RTSPTLSIdentity: Sendable {
 
     /// A server-side TLS handler for one connection.
     func makeHandler() -> NIOSSLServerHandler { NIOSSLServerHandler(context: context) }
+
+    /// A TLS context of the same identity that offers `protocols` by ALPN, most wanted first
+    /// (the HLS server's `h2`, `http/1.1`).
+    func context(applicationProtocols protocols: [String]) throws -> NIOSSLContext {
+        var offering = configuration
+        offering.applicationProtocols = protocols
+        return try NIOSSLContext(configuration: offering)
+    }
 }
 
 /// A TLS certificate, key or fingerprint that cannot be used, with a one-line message naming

@@ -253,6 +253,20 @@ import Testing
         }
     }
 
+    @Test func ffprobeReadsEveryFrameOfAFinishedStream() async throws {
+        try await Self.withFixture { fixture in
+            try fixture.append(0..<125)
+            try fixture.stream.finish()
+            let url = fixture.server.url(host: "127.0.0.1", path: "/live")
+            #expect(url == "http://127.0.0.1:\(fixture.server.port)/live/index.m3u8")
+            let probe = try Subprocess.run("timeout", ["60", "ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                       "-show_entries", "stream=codec_name,nb_read_frames", "-of", "csv=p=0", url])
+            // The stream, once as the HLS program's and once on its own.
+            let lines = Set(String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n"))
+            #expect(lines == ["h264,125"], "\(probe.stderr)")
+        }
+    }
+
     @Test func anIdleConnectionIsClosedButNotWhileItsRequestWaits() async throws {
         var configuration = HLSServer.Configuration()
         configuration.idleTimeout = .milliseconds(300)
@@ -261,6 +275,17 @@ import Testing
             let answer = try await fixture.client.get("/live/index.m3u8?_HLS_msn=0")
             #expect(answer.status == .serviceUnavailable)
             #expect(await fixture.client.response() == nil)
+            #expect(BoundedPolling.waitFor(seconds: 10) { fixture.server.connectionCount == 0 })
+        }
+    }
+
+    @Test func aClientThatNeverFinishesItsRequestIsCutOff() async throws {
+        var configuration = HLSServer.Configuration()
+        configuration.idleTimeout = .milliseconds(300)
+        try await Self.withFixture(configuration: configuration) { fixture in
+            fixture.client.sendHeadOnly("/live/index.m3u8")
+            #expect(await fixture.client.response() == nil)
+            #expect(fixture.client.received == 0)
             #expect(BoundedPolling.waitFor(seconds: 10) { fixture.server.connectionCount == 0 })
         }
     }

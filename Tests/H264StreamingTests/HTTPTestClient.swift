@@ -54,6 +54,14 @@ final class HTTPTestClient {
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
     }
 
+    /// Writes the head of a GET for `uri` and never its end (a slow client).
+    func sendHeadOnly(_ uri: String) {
+        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri)
+        head.headers.add(name: "Host", value: "127.0.0.1")
+        head.headers.add(name: "Content-Length", value: "10")
+        channel.writeAndFlush(HTTPClientRequestPart.head(head), promise: nil)
+    }
+
     /// Writes a POST-like GET for `uri` with a body of `bytes` zeros (for the server's body limit).
     func sendWithBody(_ uri: String, bytes: Int) {
         var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri)
