@@ -16,7 +16,8 @@ import Synchronization
 ///
 /// Bounded: at most ``Limits/maximumWaiters`` requests wait at a time (the next get
 /// ``HLSLiveAnswer/unavailable(_:)`` at once), and none waits longer than
-/// ``Limits/waitLimit`` (three target segment durations unless set). A request whose task is
+/// ``Limits/waitLimit`` (three target segment durations unless set, and more when the first
+/// playlist waits for more segments). A request whose task is
 /// cancelled — the server cancels it when its client hangs up — stops waiting at once.
 public final class HLSLiveStream: Sendable {
     /// How many requests may wait, and for how long.
@@ -30,7 +31,8 @@ public final class HLSLiveStream: Sendable {
         ///
         /// - Parameters:
         ///   - maximumWaiters: the most requests that wait at once.
-        ///   - waitLimit: the longest a request waits; nil: three target segment durations.
+        ///   - waitLimit: the longest a request waits; nil: three target segment durations, or the
+        ///     packager's `minimumSegments` + 2 when that is more (the first playlist waits for them).
         public init(maximumWaiters: Int = 1_000, waitLimit: Duration? = nil) {
             self.maximumWaiters = maximumWaiters
             self.waitLimit = waitLimit
@@ -84,7 +86,9 @@ public final class HLSLiveStream: Sendable {
     }
 
     /// The longest a request waits.
-    private var waitLimit: Duration { limits.waitLimit ?? configuration.segmentDuration * 3 }
+    private var waitLimit: Duration {
+        limits.waitLimit ?? configuration.segmentDuration * max(3, configuration.minimumSegments + 2)
+    }
 
     /// How many requests wait now (for a playlist reload or a resource).
     public var waitingRequests: Int { state.withLock { $0.slots.count } }

@@ -31,7 +31,7 @@ import Testing
         let stream = HLSLiveStream()
         server.mount(path: "/live", stream: stream)
         // 2.4 s: the first whole segment (the first playlist waits for one) and a part of the next.
-        for frame in MP4RecorderSinkTests.frames(count: 60) { try stream.append(frame) }
+        for frame in MP4RecorderSinkTests.frames(count: 160) { try stream.append(frame) }
         let base = "https://127.0.0.1:\(server.port)/live/"
         #expect(try Self.curl(base + "index.m3u8", version: "--http2") == "2 200 application/vnd.apple.mpegurl")
         #expect(try Self.curl(base + "index.m3u8", version: "--http1.1") == "1.1 200 application/vnd.apple.mpegurl")
@@ -46,9 +46,9 @@ import Testing
         let server = try await Self.server(group: group)
         let stream = HLSLiveStream()
         server.mount(path: "/live", stream: stream)
-        let frames = MP4RecorderSinkTests.frames(count: 200)
-        // 2.4 s: the first whole segment (the first playlist waits for one) and a part of the next.
-        for frame in frames[0..<60] { try stream.append(frame) }
+        let frames = MP4RecorderSinkTests.frames(count: 300)
+        // 6.4 s: the first three whole segments (the first playlist waits for them) and a part of the next.
+        for frame in frames[0..<160] { try stream.append(frame) }
         guard case .playlist(let playlist) = await stream.playlist(for: HLSPlaylistRequest(query: "")) else {
             Issue.record("no playlist")
             return
@@ -62,7 +62,7 @@ import Testing
         let url = "https://127.0.0.1:\(server.port)/live/index.m3u8?_HLS_msn=\(numbers[0])&_HLS_part=\(numbers[1])"
         let curl = try Subprocess.launch("curl", ["-sk", "--http2", "-o", body, url])
         #expect(BoundedPolling.waitFor(seconds: 10) { stream.waitingRequests == 1 })
-        var next = 60
+        var next = 160
         while curl.isRunning {
             guard next < frames.count else { Issue.record("the part never came"); break }
             if try stream.append(frames[next]) {
