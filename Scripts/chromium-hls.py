@@ -13,8 +13,8 @@
 #     (`?_HLS_msn=M&_HLS_part=P`, fetching the EXT-X-PRELOAD-HINT part meanwhile) or, without parts,
 #     every target duration, appends a new init segment on a new EXT-X-MAP or an
 #     EXT-X-DISCONTINUITY (changeType when the codecs change; the new timeline placed where the last
-#     one ended), and seeks forward (to the hold back) when more than max(3 s, the hold back + 2
-#     parts, or + 2 segments without parts) behind the buffered end.
+#     one ended), and seeks forward (to the hold back) when more than the hold back + 1 s behind
+#     the buffered end with parts (EXT-X-PART-INF), max(3 s, the hold back + 2 segments) without.
 #   --native: `<video src=PLAYLIST muted autoplay>`: Chromium 156 plays HLS itself, from another
 #     origin too (no proxy needed: without `crossorigin` even with no CORS headers; with it, as
 #     --frame-numbers and --audio-analyser set it, CORS is needed). Its player fetches whole
