@@ -1,4 +1,5 @@
 import MediaContainers
+import NIOCore
 import NIOHTTP1
 
 /// The decisions of ``HLSServer``'s connections, sans I/O: which stream and what a request asks
@@ -22,6 +23,8 @@ enum HLSHTTPExchange {
         var headers: HTTPHeaders
         /// The body (the handler writes it for GET, not for HEAD; `Content-Length` counts it either way).
         var body: [UInt8]
+        /// The body as the one buffer every viewer of a file is sent (``body`` is then empty).
+        var buffer: ByteBuffer? = nil
     }
 
     /// The name of the playlist under each mount path.
@@ -86,6 +89,21 @@ enum HLSHTTPExchange {
             made = response(status: .serviceUnavailable, body: reason)
             made.headers.add(name: "Retry-After", value: "1")
         }
+        return made
+    }
+
+    /// The response carrying a file the stream made once for every viewer (`buffer`).
+    ///
+    /// - Parameters:
+    ///   - buffer: the file's bytes.
+    ///   - contentType: its media type.
+    ///   - isImmutable: true for a segment, part or init segment (cached `resourceMaxAge` seconds).
+    ///   - resourceMaxAge: seconds an immutable file may be cached.
+    static func response(sharing buffer: ByteBuffer, contentType: String, isImmutable: Bool, resourceMaxAge: Int) -> Response {
+        var made = response(status: .ok, body: [], contentType: contentType,
+                            cacheControl: isImmutable ? "public, max-age=\(resourceMaxAge), immutable" : "no-cache")
+        made.headers.replaceOrAdd(name: "Content-Length", value: String(buffer.readableBytes))
+        made.buffer = buffer
         return made
     }
 

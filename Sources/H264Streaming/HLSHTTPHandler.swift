@@ -88,6 +88,12 @@ final class HLSHTTPHandler: ChannelInboundHandler {
         case .playlist(let stream, let request):
             ask = { await stream.playlist(for: request) }
         case .resource(let stream, let name):
+            // A file already written is answered here, on the loop, from the buffer every viewer shares.
+            if let file = stream.writtenFile(named: name) {
+                let response = HLSHTTPExchange.response(sharing: file.buffer, contentType: file.contentType, isImmutable: file.isImmutable,
+                                                        resourceMaxAge: configuration.resourceMaxAge)
+                return write(response, to: head, keepAlive: Self.keepsAlive(head), context: context)
+            }
             ask = { await stream.resource(named: name) }
         }
         let loop = context.eventLoop, maxAge = configuration.resourceMaxAge
@@ -122,7 +128,9 @@ final class HLSHTTPHandler: ChannelInboundHandler {
         }
         let responseHead = HTTPResponseHead(version: head.version, status: response.status, headers: headers)
         context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-        if head.method != .HEAD, !response.body.isEmpty {
+        if head.method != .HEAD, let buffer = response.buffer {
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        } else if head.method != .HEAD, !response.body.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
         }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))

@@ -1,5 +1,6 @@
 import Foundation
 public import MediaContainers
+import NIOCore
 public import MediaCore
 import Synchronization
 
@@ -66,6 +67,26 @@ public final class HLSLiveStream: Sendable {
         var finished = false
         var slots: [Int: Slot] = [:]
         var nextSlot = 0
+        /// The files written, each made once as the buffer every viewer is sent.
+        var files = WrittenFiles()
+    }
+
+    /// Buffers of written files by name, the oldest dropped past 64 MiB (a name is never reused:
+    /// a dropped one is made again when asked for).
+    struct WrittenFiles {
+        static let byteLimit = 64 << 20
+        var buffers: [String: (buffer: ByteBuffer, contentType: String, isImmutable: Bool)] = [:]
+        var order: [String] = []
+        var bytes = 0
+
+        mutating func insert(_ name: String, _ file: (buffer: ByteBuffer, contentType: String, isImmutable: Bool)) {
+            buffers[name] = file
+            order.append(name)
+            bytes += file.buffer.readableBytes
+            while bytes > Self.byteLimit, !order.isEmpty {
+                if let dropped = buffers.removeValue(forKey: order.removeFirst()) { bytes -= dropped.buffer.readableBytes }
+            }
+        }
     }
 
     /// The packager's configuration (segment and part durations, window).
@@ -175,6 +196,20 @@ public final class HLSLiveStream: Sendable {
             case .missing: return .notFound
             case .upcoming: return state.finished ? .notFound : nil
             }
+        }
+    }
+
+    /// A file of the stream that is written now, as the buffer every viewer is sent (made at the
+    /// first request, kept while the cache holds it); nil when it is not written (yet).
+    ///
+    /// - Parameter name: the file's name in the playlist.
+    func writtenFile(named name: String) -> (buffer: ByteBuffer, contentType: String, isImmutable: Bool)? {
+        state.withLock { state in
+            if let file = state.files.buffers[name] { return file }
+            guard case .available(let resource) = state.packager.resource(named: name) else { return nil }
+            let file = (buffer: ByteBuffer(bytes: resource.bytes), contentType: resource.contentType, isImmutable: resource.isImmutable)
+            state.files.insert(name, file)
+            return file
         }
     }
 
