@@ -90,16 +90,21 @@ struct HLSServeBenchmarks {
         #expect(theirBytes > Self.viewers * 100_000 && abs(ourBytes - theirBytes) < Self.viewers * 2000, "ours \(ourBytes) bytes, nginx's \(theirBytes)")
 
         let pid = nginx.process.processIdentifier
-        var ourCPU: [Double] = [], theirCPU: [Double] = []
+        var ourCPU: [Double] = [], theirCPU: [Double] = [], ourSplits: [CPUTime.Split] = [], theirSplits: [CPUTime.Split] = []
         func measureOurs() throws {
-            let before = Bench.processCPU()
+            let before = Bench.processCPU(), split = CPUTime.splitOfThisProcess()
             _ = try Self.watch(ours)
             ourCPU.append(Bench.processCPU() - before)
+            ourSplits.append(CPUTime.splitOfThisProcess() - split)
         }
         func measureTheirs() throws {
-            let before = CPUTime.ofProcess(pid) ?? 0
+            let before = CPUTime.splitOfProcess(pid)
             _ = try Self.watch(theirs)
-            theirCPU.append((CPUTime.ofProcess(pid) ?? 0) - before)
+            let after = CPUTime.splitOfProcess(pid)
+            if let before, let after {
+                theirCPU.append((after - before).total)
+                theirSplits.append(after - before)
+            }
         }
         for run in 0..<Bench.runs {
             if run % 2 == 0 { try measureOurs(); try measureTheirs() } else { try measureTheirs(); try measureOurs() }
@@ -111,7 +116,10 @@ struct HLSServeBenchmarks {
             "hls_serve_cpu_per_100_viewers", ratio, goal: "≤ 1.5",
             detail: "server CPU ours ÷ nginx's (sendfile from the page cache), median of \(Bench.runs) paired runs (ABBA): \(Self.viewers) curl viewers at once "
                 + "each taking the playlist, the init segment and \(segments) segments of 2 s of 1080p H.264 + AAC (\(ourBytes / Self.viewers / 1000) kB a viewer); "
-                + "ours \(String(format: "%.0f", Bench.median(ourCPU) * 1000)) ms (HLSServer, one event loop, from memory), nginx \(String(format: "%.0f", Bench.median(theirCPU) * 1000)) ms")
+                + "ours \(String(format: "%.0f", Bench.median(ourCPU) * 1000)) ms (HLSServer, one event loop, from memory; "
+                + String(format: "user %.0f + system %.0f ms", Bench.median(ourSplits.map(\.user)) * 1000, Bench.median(ourSplits.map(\.system)) * 1000)
+                + "), nginx \(String(format: "%.0f", Bench.median(theirCPU) * 1000)) ms ("
+                + String(format: "user %.0f + system %.0f ms", Bench.median(theirSplits.map(\.user)) * 1000, Bench.median(theirSplits.map(\.system)) * 1000) + ")")
     }
 }
 }
