@@ -26,6 +26,9 @@ if [ "${1:-}" != "--runtime" ]; then
   # Headless Chromium driven through python3-selenium (Scripts/chromium-play.py): what a browser
   # plays of the MP4 files we write.
   packages+=(chromium chromium-driver python3-selenium)
+  # curl: the HTTP client of the HLS tests (blocking reloads, headers, HTTP/2 over TLS) and the
+  # viewers of the hls_serve benchmark.
+  packages+=(curl)
 fi
 missing=()
 for p in "${packages[@]}"; do
