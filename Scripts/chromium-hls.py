@@ -57,6 +57,7 @@ import sys
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import headless_chromium
 
 parser = argparse.ArgumentParser()
 parser.add_argument("url")
@@ -94,18 +95,7 @@ class Handler(BaseHTTPRequestHandler):
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--autoplay-policy=no-user-gesture-required", "--mute-audio"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-except Exception as error:  # noqa: BLE001 - any start-up failure is a set-up failure
-    print("chromium-hls: cannot start Chromium: %s" % error, file=sys.stderr)
-    sys.exit(2)
+driver = headless_chromium.start("chromium-hls")
 
 try:
     driver.set_script_timeout(2 * args.timeout + args.seconds + 10)

@@ -10,6 +10,7 @@
 import argparse
 import base64
 import sys
+import headless_chromium
 
 parser = argparse.ArgumentParser()
 parser.add_argument("file")
@@ -18,18 +19,7 @@ parser.add_argument("--timeslice", type=int, default=500)
 parser.add_argument("--audio", action="store_true")
 args = parser.parse_args()
 
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--autoplay-policy=no-user-gesture-required", "--mute-audio"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-except Exception as error:  # noqa: BLE001 - any start-up failure is a set-up failure
-    print("chromium-record: cannot start Chromium: %s" % error, file=sys.stderr)
-    sys.exit(2)
+driver = headless_chromium.start("chromium-record")
 
 try:
     driver.set_script_timeout(args.seconds + 30)

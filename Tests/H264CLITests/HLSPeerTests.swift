@@ -146,32 +146,32 @@ import Testing
         return try JSONDecoder().decode(Playback.self, from: Data(run.stdout))
     }
 
+    /// The checks of both tests: the server's rules, then FFmpeg, GStreamer and Chromium playing
+    /// the stream at `url` (with audio decoded when `audio`).
+    static func checkPeers(_ url: String, audio: Bool) throws {
+        try checkServer(url)
+        let ffmpeg = try ffmpegDecodes(url)
+        #expect(ffmpeg.status == 0 && ffmpeg.stderr.isEmpty, "\(ffmpeg.stderr)")
+        let gstreamer = try gstreamerPlays(url)
+        #expect(gstreamer.status == 0, "\(gstreamer.stderr)")
+        let playback = try chromiumPlays(url)
+        #expect(playback.error == nil && playback.stalls == 0 && playback.decodedFrames >= 240, "\(playback)")
+        #expect(playback.audioDecoded == audio, "\(playback)")
+    }
+
     @Test func aRelayedCameraWithAACPlaysInFFmpegGStreamerAndChromium() throws {
         let camera = try GStreamerRTSPServer(["--audio", "aac"])
         defer { camera.kill() }
         let (relay, url) = try Self.start(["relay", camera.url])
         defer { relay.kill() }
-        try Self.checkServer(url)
-        let ffmpeg = try Self.ffmpegDecodes(url)
-        #expect(ffmpeg.status == 0 && ffmpeg.stderr.isEmpty, "\(ffmpeg.stderr)")
-        let gstreamer = try Self.gstreamerPlays(url)
-        #expect(gstreamer.status == 0, "\(gstreamer.stderr)")
-        let playback = try Self.chromiumPlays(url)
-        #expect(playback.error == nil && playback.stalls == 0, "\(playback)")
-        #expect(playback.decodedFrames >= 240 && playback.audioDecoded, "\(playback)")
+        try Self.checkPeers(url, audio: true)
         #expect(relay.stop() == 0, "\(relay.stderr)")
     }
 
     @Test func aServedLoopPlaysInFFmpegGStreamerAndChromium() throws {
         let (serve, url) = try Self.start(["serve", TestFixtures.url("cars_320x240_30f.y4m").path, "--loop"])
         defer { serve.kill() }
-        try Self.checkServer(url)
-        let ffmpeg = try Self.ffmpegDecodes(url)
-        #expect(ffmpeg.status == 0 && ffmpeg.stderr.isEmpty, "\(ffmpeg.stderr)")
-        let gstreamer = try Self.gstreamerPlays(url)
-        #expect(gstreamer.status == 0, "\(gstreamer.stderr)")
-        let playback = try Self.chromiumPlays(url)
-        #expect(playback.error == nil && playback.stalls == 0 && playback.decodedFrames >= 240, "\(playback)")
+        try Self.checkPeers(url, audio: false)
         #expect(serve.stop() == 0, "\(serve.stderr)")
     }
 }

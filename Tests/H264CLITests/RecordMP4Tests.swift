@@ -30,14 +30,19 @@ import Testing
         #expect(relay.stderr.contains("as MP4"), "\(relay.stderr)")
     }
 
-    @Test func aRelayedFileInSegmentsHoldsEveryPictureEachFileFromAKeyframe() throws {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // 5 s at 30 fps, an IDR every second.
+    /// 5 s of `testsrc2` at 30 fps, an IDR every second, no B-frames, as Annex-B in `directory`.
+    static func fiveSeconds(in directory: URL) throws -> String {
         let source = directory.appendingPathComponent("source.264").path
         let encode = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
                                                     "-t", "5", "-c:v", "libx264", "-bf", "0", "-g", "30", "-f", "h264", "-y", source])
         try #require(encode.status == 0, "\(encode.stderr)")
+        return source
+    }
+
+    @Test func aRelayedFileInSegmentsHoldsEveryPictureEachFileFromAKeyframe() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.fiveSeconds(in: directory)
         let pattern = directory.appendingPathComponent("seg-%03d.mp4").path
         let relay = try Subprocess.run("timeout", ["60", CLI.executable.path, "relay", source, "-o", pattern, "--segment-duration", "2"])
         #expect(relay.status == 0, "\(relay.stderr)")

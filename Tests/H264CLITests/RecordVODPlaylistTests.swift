@@ -12,11 +12,7 @@ import Testing
     @Test func aSegmentedRecordingsPlaylistPlaysInFFmpegAndChromiumAsTheSource() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        // 5 s at 30 fps, an IDR every second.
-        let source = directory.appendingPathComponent("source.264").path
-        let encode = try Subprocess.run("timeout", ["60", "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
-                                                    "-t", "5", "-c:v", "libx264", "-bf", "0", "-g", "30", "-f", "h264", "-y", source])
-        try #require(encode.status == 0, "\(encode.stderr)")
+        let source = try RecordMP4Tests.fiveSeconds(in: directory)
         let pattern = directory.appendingPathComponent("rec-%03d.mp4").path
         let playlist = directory.appendingPathComponent("rec.m3u8").path
         let relay = try Subprocess.run("timeout", ["60", CLI.executable.path, "relay", source, "-o", pattern, "--segment-duration", "2",

@@ -42,6 +42,14 @@ import Testing
             }
             return made
         }
+
+        /// Appends 6.4 s (frames 0…159: the three whole segments the first playlist waits for,
+        /// and a part of the next), gets the playlist and returns its preload hint's URI.
+        func preloadHint() async throws -> String {
+            try append(0..<160)
+            let playlist = try await client.get("/live/index.m3u8")
+            return try #require(HLSServerTests.attribute("URI", ofTag: "#EXT-X-PRELOAD-HINT", in: playlist.text).first)
+        }
     }
 
     /// Runs `body` with a fixture, then stops it (also when `body` throws).
@@ -103,11 +111,8 @@ import Testing
 
     @Test func aBlockingReloadIsAnsweredOnlyOnceItsPartIsAppended() async throws {
         try await Self.withFixture { fixture in
-            // 6.4 s: the first three whole segments (the first playlist waits for them) and a part of the next.
-            try fixture.append(0..<160)
+            let hint = try await fixture.preloadHint()
             var next = 160
-            let playlist = try await fixture.client.get("/live/index.m3u8")
-            let hint = try #require(Self.attribute("URI", ofTag: "#EXT-X-PRELOAD-HINT", in: playlist.text).first)
             // part-M-P.m4s: the next part is part P of segment M.
             let numbers = hint.dropFirst("part-".count).dropLast(".m4s".count).split(separator: "-").compactMap { Int($0) }
             try #require(numbers.count == 2, "\(hint)")
@@ -138,11 +143,8 @@ import Testing
 
     @Test func aPreloadHintedPartIsServedOnceWritten() async throws {
         try await Self.withFixture { fixture in
-            // 6.4 s: the first three whole segments (the first playlist waits for them) and a part of the next.
-            try fixture.append(0..<160)
+            let hint = try await fixture.preloadHint()
             var next = 160
-            let playlist = try await fixture.client.get("/live/index.m3u8")
-            let hint = try #require(Self.attribute("URI", ofTag: "#EXT-X-PRELOAD-HINT", in: playlist.text).first)
             fixture.client.send(.GET, "/live/" + hint)
             #expect(BoundedPolling.waitFor(seconds: 10) { fixture.stream.waitingRequests == 1 })
             #expect(fixture.client.received == 1)
