@@ -2,8 +2,8 @@ import Foundation
 import H264Streaming
 import NIOCore
 
-/// `--hls`: the HTTP server of `serve` and `relay` with its one stream mounted at the option's
-/// path, and the sink that feeds it from the broadcaster.
+/// `--hls`: the HTTP server of `serve`, `relay` and `receive` with its one stream mounted at the
+/// option's path, and the sink that feeds it from the broadcaster (`receive` appends to it).
 struct HLSOutput {
     /// The listening server.
     let server: HLSServer
@@ -30,4 +30,10 @@ struct HLSOutput {
 
     /// The sink that packages the broadcaster's frames into the stream.
     var sink: HLSSink { HLSSink(stream) }
+
+    /// Ends the stream (`EXT-X-ENDLIST`) and shuts the server down (`receive`'s end).
+    func finish() async {
+        try? stream.finish()
+        await server.shutdown()
+    }
 }

@@ -10,7 +10,7 @@ import RTP
 /// `ReceivedAnnexBWriter`: from the first keyframe on, the format's parameter sets before each
 /// keyframe that lacks them) up to `frames`, and with `decodedPath` decoded as y4m
 /// (H264Decoder's `RTPY4MWriter`; `frames` then counts its frames); without a path, only
-/// decoded.
+/// decoded. With `--hls`, every frame, video and audio, is appended to the served stream too.
 final class ReceivedOutput {
     private let out: FileHandle?
     private var annexB: ReceivedAnnexBWriter
@@ -23,6 +23,8 @@ final class ReceivedOutput {
     private var flv: ReceivedFLVOutput?
     /// With `-o FILE.mp4`: both tracks recorded as MP4 (the recorder opens the file itself).
     private var mp4: MP4Recorder?
+    /// With `--hls`: the stream every frame goes to (nil once the packager refused one).
+    private var hls: HLSLiveStream?
     /// True once an audio frame was left out of an elementary video output (said once).
     private var saidAudioLeftOut = false
     private var wroteAll = false
@@ -30,7 +32,8 @@ final class ReceivedOutput {
     var done: Bool { decoded?.writer.done ?? wroteAll }
 
     init(path: String?, format: VideoFormatDescription?, frames: Int?, decodedPath: String?, segmentDuration: Duration? = nil,
-         vodPlaylist: String? = nil, log: @escaping (String) -> Void) throws {
+         vodPlaylist: String? = nil, hls: HLSLiveStream? = nil, log: @escaping (String) -> Void) throws {
+        self.hls = hls
         mp4 = path.flatMap { path in
             guard ConvertCommand.isMP4Name(path) else { return nil }
             var configuration = MP4Recorder.Configuration(path: path, segmentDuration: segmentDuration)
@@ -76,6 +79,7 @@ final class ReceivedOutput {
     /// Writes one frame of either codec as Annex-B, from the first keyframe on, and decodes it
     /// (stamped with its 90 kHz `timestamp`) when asked to.
     func write(_ frame: CompressedFrame, timestamp: UInt32) throws {
+        if let hls, !done { serve(frame, hls) }
         if mp4 != nil {
             guard !done else { return }
             do { try mp4?.write(frame) } catch { throw CLIError(file: mp4?.path ?? "", error) }
@@ -102,6 +106,17 @@ final class ReceivedOutput {
             try decoded?.writer.decode(RTPReceivedFrame(accessUnit: frame, timestamp: timestamp, endedByMarker: true))
         }
         if let frames, annexB.written >= frames { wroteAll = true }
+    }
+
+    /// Appends `frame` to the `--hls` stream, stamped with the time now; a frame the packager
+    /// refuses ends the HLS stream (said), not the output.
+    private func serve(_ frame: CompressedFrame, _ stream: HLSLiveStream) {
+        let now = Date().timeIntervalSince1970
+        do { try stream.append(frame, wallClock: .nanoseconds(Int64((now * 1e9).rounded()))) } catch {
+            log("HLS: \(error); the HLS stream ends")
+            try? stream.finish()
+            hls = nil
+        }
     }
 
     /// Writes or logs one event of an RTMP stream: video frames of either codec, stamped on a
@@ -141,15 +156,15 @@ final class ReceivedOutput {
 }
 
 extension ReceiveOptions {
-    /// Writes `events` until the output is done (then `whenDone`), the events end, or a stop
+    /// Writes `events` (and appends their frames to `hls`) until the output is done (then `whenDone`), the events end, or a stop
     /// signal (which runs `stop`; nil: the caller catches the signals itself, over more than
     /// this call);
     /// logs `opening` first and the `ending` and summary after.
-    func receive<Events: AsyncSequence>(_ events: Events, format: VideoFormatDescription?, opening: String? = nil,
+    func receive<Events: AsyncSequence>(_ events: Events, format: VideoFormatDescription?, hls: HLSLiveStream?, opening: String? = nil,
                                  stop: (@Sendable () async -> Void)?, whenDone: () -> Void = {},
                                  ending: () -> String?, statistics: (() -> RTPReceptionStatistics)? = nil) async throws
         where Events.Element: ReceivedItem {
-        let sink = try receivedOutput(format: format)
+        let sink = try receivedOutput(format: format, hls: hls)
         if let opening { log(opening) }
         func write() async throws {
             for try await event in events {

@@ -1,9 +1,9 @@
 import ArgumentParser
 import MediaContainers
 
-/// `--hls HOST:PORT[/PATH]`, `--hls-segment-duration` and `--hls-part-duration` of `serve` and
-/// `relay`: the stream served as HLS and Low-Latency HLS (H264Streaming's `HLSServer`, its
-/// `HLSSink` a sink of the broadcaster).
+/// `--hls HOST:PORT[/PATH]`, `--hls-segment-duration` and `--hls-part-duration` of `serve`,
+/// `relay` and `receive`: the stream served as HLS and Low-Latency HLS (H264Streaming's
+/// `HLSServer`; fed by an `HLSSink` on the broadcaster, or by `receive`'s `ReceivedOutput`).
 struct HLSOptions: ParsableArguments {
     @Option(help: "Also serve the stream as HLS / Low-Latency HLS at http://HOST:PORT/PATH/index.m3u8 (PATH default /live; port 0: any free port, printed).")
     var hls: String?

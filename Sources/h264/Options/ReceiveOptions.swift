@@ -6,8 +6,8 @@ import HEVC
 
 /// What `h264 receive` writes and when it stops, in every mode (RTP, RTSP, `--listen`).
 struct ReceiveOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "The output file ('-' for standard output): Annex-B; both tracks as MP4 (.mp4: playable up to the last GOP after a crash) or FLV (.flv); decoded y4m (.y4m or --decode).")
-    var output: String
+    @Option(name: .shortAndLong, help: "The output file ('-' for standard output): Annex-B; both tracks as MP4 (.mp4: playable up to the last GOP after a crash) or FLV (.flv); decoded y4m (.y4m or --decode). Optional with --hls (then the stream is only served).")
+    var output: String?
     @Option(help: "Stop after writing this many access units (decoded frames when decoding).") var frames: Int?
     @Option(help: "With -o PATTERN.mp4: a new file at the first keyframe after this many seconds (and at a format change); PATTERN numbers the files (%0Nd: rec-%03d.mp4) or dates them (strftime: rec-%Y%m%d-%H%M%S.mp4), or both.")
     var segmentDuration: Double?
@@ -23,13 +23,14 @@ struct ReceiveOptions: ParsableArguments {
     @Option(help: "Also decode into this y4m file ('-' for standard output); -o stays Annex-B.") var decoded: String?
 
     /// True when -o gets the decoded y4m instead of Annex-B.
-    var decodesOutput: Bool { decode || output.lowercased().hasSuffix(".y4m") }
+    var decodesOutput: Bool { decode || output?.lowercased().hasSuffix(".y4m") == true }
 
     func validate() throws {
         if let frames, frames < 1 { throw ValidationError("--frames must be at least 1") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard (0...1024).contains(reorderWindow) else { throw ValidationError("--reorder-window must be 0…1024") }
-        if decoded != nil && decodesOutput {
+        if decode && output == nil { throw ValidationError("--decode writes y4m to -o: give -o FILE.y4m (or --decoded FILE.y4m)") }
+        if let output, decoded != nil && decodesOutput {
             throw ValidationError("--decoded writes y4m beside the Annex-B of -o; -o \(output)\(decode ? " --decode" : "") is y4m already")
         }
         if let decoded, decoded == output { throw ValidationError("--decoded and -o name the same file") }
@@ -41,11 +42,12 @@ struct ReceiveOptions: ParsableArguments {
     /// Writes `h264 receive: LINE` on standard error, unless `--quiet`.
     func log(_ line: String) { if !quiet { FileHandle.standardError.write(Data("h264 receive: \(line)\n".utf8)) } }
 
-    /// The output: Annex-B to -o, decoded y4m to -o (``decodesOutput``) or --decoded, or both.
-    func receivedOutput(format: VideoFormatDescription?) throws -> ReceivedOutput {
+    /// The output: Annex-B to -o, decoded y4m to -o (``decodesOutput``) or --decoded, or both;
+    /// every frame also appended to `hls` (`--hls`).
+    func receivedOutput(format: VideoFormatDescription?, hls: HLSLiveStream?) throws -> ReceivedOutput {
         let y4m = decodesOutput ? output : decoded
         return try ReceivedOutput(path: decodesOutput ? nil : output, format: format, frames: frames, decodedPath: y4m,
                                   segmentDuration: segmentDuration.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) },
-                                  vodPlaylist: vodPlaylist, log: log)
+                                  vodPlaylist: vodPlaylist, hls: hls, log: log)
     }
 }
