@@ -10,12 +10,11 @@ import HEVC
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert between Annex-B, AVCC/HVCC (length-prefixed), FLV and MP4; to HLS.",
+        abstract: "Convert between Annex-B, AVCC/HVCC, FLV and MP4, or to HLS VOD.",
         discussion: """
-        The output's form follows its extension (.mp4, .flv, .264/.265: Annex-B, .m3u8: HLS VOD, fragmented MP4 \
-        segments cut at keyframes beside the playlist), else --to; MP4 and FLV input \
-        are told by their content. --to avcc moves start codes to lengths, --to annexb back (see the options). \
-        Damaged NAL units are carried over with a warning (errors with --strict, nothing written).
+        The output's form follows its extension (.mp4, .flv, .264/.265: Annex-B, .m3u8: HLS), else --to; MP4 \
+        and FLV input are told by their content. Damaged NAL units are carried over with a warning (errors \
+        with --strict, nothing written).
         """
     )
 

@@ -13,10 +13,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         commandName: "receive",
         abstract: "Receive H.264 over RTSP (H.265 too), RTMP or RTP (SDP) as Annex-B.",
         discussion: """
-        From an rtsp:// or rtmp:// URL, an SDP file, or --listen rtsp://… or rtmp://… (one publisher). Writes \
-        every access unit from the first IDR (-o FILE.y4m or --decode: decoded y4m). Stops after --frames, \
-        --idle-timeout (--reconnect: reconnects instead) or SIGINT/SIGTERM (exit status 0). --hls HOST:PORT[/PATH] \
-        also serves it, video and audio, as HLS / Low-Latency HLS (then -o may be left out: the stream is only served).
+        From an rtsp:// or rtmp:// URL, an SDP file, or --listen (one publisher), to -o from the first IDR \
+        (FILE.y4m or --decode: decoded) and/or --hls HOST:PORT[/PATH] (served as LL-HLS). Stops after \
+        --frames, --idle-timeout (--reconnect: reconnects) or SIGINT/SIGTERM (exit status 0).
         """)
 
     @Argument(help: "An rtsp:// or rtmp:// URL, or the SDP file describing a plain RTP stream (as written by h264 serve --sdp or ffmpeg -sdp_file).")
