@@ -177,6 +177,26 @@ import Testing
         #expect(starts == [.seconds(4), .seconds(8)])
     }
 
+    @Test func audioThatComesLateJoinsAtTheNextKeyframeWithoutLosingVideo() throws {
+        let format = try #require(try MP4RecorderTests.formats().0)
+        var packager = HLSPackager()
+        try Self.feed(&packager, frames: 0..<20, format: format, audio: false)   // the first parts, video only
+        try Self.feed(&packager, frames: 20..<130, format: format)               // then the camera's audio
+        try packager.finish()
+        var video = 0, audio: [Int] = []
+        for (map, sequence) in [(0, 0), (1, 1), (1, 2)] {
+            guard case .available(let initial) = packager.resource(named: "init-\(map).mp4"),
+                  case .available(let segment) = packager.resource(named: "seg-\(sequence).m4s") else { Issue.record("seg-\(sequence)"); return }
+            var reader = try MP4Reader(source: MP4MemorySource(initial.bytes + segment.bytes))
+            var count = 0
+            while let frame = try reader.next() { if frame.frame.videoFormat != nil { video += 1 } else { count += 1 } }
+            audio.append(count)
+        }
+        #expect(video == 130, "every picture kept")
+        #expect(audio[0] == 0 && audio[1] > 0 && audio[2] > 0, "\(audio)")
+        #expect(Self.lines(try Self.playlist(packager), "#EXT-X-DISCONTINUITY").count == 1)
+    }
+
     @Test func withoutPartsThePlaylistIsPlainHLS() throws {
         let format = try #require(try MP4RecorderTests.formats().0)
         var packager = HLSPackager(.init(partDuration: nil, minimumSegments: 1))

@@ -108,6 +108,9 @@ public struct HLSPackager: Sendable {
     private var waitsForKeyframe = true
     /// The next keyframe begins a new initialization segment after a discontinuity.
     private var restarts = false
+    /// An audio track the initialization segment lacks came (or changed): the next keyframe
+    /// begins one with it; the video goes on until then, the new audio waits.
+    private var audioWantsMap = false
 
     /// A packager that writes nothing until the first video keyframe.
     ///
@@ -138,7 +141,8 @@ public struct HLSPackager: Sendable {
         let stepsBack = lastVideoTime.map { time <= $0 } ?? false
         let jumps = lastVideoTime.map { time - $0 > configuration.maximumGap } ?? false
         let newFormat = writer.map { !$0.formats.contains(frame.format) } ?? partFrames.contains { $0.videoFormat != nil && $0.format != frame.format }
-        if (stepsBack || jumps || newFormat) && current != nil { restarts = true }
+        if (stepsBack || jumps || newFormat || audioWantsMap && frame.isKeyframe) && current != nil { restarts = true }
+        if restarts { audioWantsMap = false }
         if restarts || waitsForKeyframe {
             guard frame.isKeyframe else {
                 waitsForKeyframe = true
@@ -183,14 +187,14 @@ public struct HLSPackager: Sendable {
     }
 
     private mutating func appendAudio(_ frame: CompressedFrame) {
-        guard current != nil, !restarts, !waitsForKeyframe, let audio = frame.audioFormat else { return }
+        guard current != nil, !restarts, !audioWantsMap, !waitsForKeyframe, let audio = frame.audioFormat else { return }
         guard audio.codec == .aac || audio.codec == .opus else {
             leftOutAudio = audio.codec
             return
         }
         if let writer {
             if !writer.formats.contains(frame.format) {
-                restarts = true  // at the next keyframe, an initialization segment with this track
+                audioWantsMap = true  // at the next keyframe, an initialization segment with this track
                 return
             }
         } else if partFrames.contains(where: { $0.audioFormat != nil && $0.format != frame.format }) {
