@@ -81,10 +81,7 @@ import Testing
         let playlist = directory.appendingPathComponent("index.m3u8").path
         let convert = try Subprocess.run("timeout", ["60", CLI.executable.path, "convert", source, "-o", playlist])
         try #require(convert.status == 0, "\(convert.stderr)")
-        let script = TestFixtures.packageRoot.appendingPathComponent("Scripts/chromium-play.py").path
-        let run = try Subprocess.run("timeout", ["90", "/usr/bin/python3", script, playlist, "--seek", "3", "--timeout", "60"])
-        try #require(run.status == 0, "chromium-play.py: status \(run.status): \(run.stderr)")
-        let playback = try JSONDecoder().decode(MP4BrowserPlaybackTests.Playback.self, from: Data(run.stdout))
+        let playback = try MP4BrowserPlaybackTests.play(playlist, mse: false, seek: 3)
         #expect(playback.error == nil && playback.ended, "\(playback)")
         #expect(abs(playback.duration - 6) < 0.1, "duration \(playback.duration)")
         #expect(playback.decodedFrames >= 170, "\(playback.decodedFrames) frames decoded")

@@ -39,9 +39,11 @@ import Testing
         var seekedTo: Double?
     }
 
-    static func play(_ file: String, mse: Bool) throws -> Playback {
+    /// What Chromium reported of `file` (`Scripts/chromium-play.py`): played to its end, then
+    /// seeked to `seek` s; through MSE when `mse`.
+    static func play(_ file: String, mse: Bool, seek: Double = 5) throws -> Playback {
         let script = TestFixtures.packageRoot.appendingPathComponent("Scripts/chromium-play.py").path
-        let run = try Subprocess.run("timeout", ["90", "/usr/bin/python3", script, file, "--seek", "5", "--timeout", "60"] + (mse ? ["--mse"] : []))
+        let run = try Subprocess.run("timeout", ["90", "/usr/bin/python3", script, file, "--seek", "\(seek)", "--timeout", "60"] + (mse ? ["--mse"] : []))
         try #require(run.status == 0, "chromium-play.py: status \(run.status): \(run.stderr)")
         return try JSONDecoder().decode(Playback.self, from: Data(run.stdout))
     }

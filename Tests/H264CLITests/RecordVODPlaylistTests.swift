@@ -29,10 +29,7 @@ import Testing
         #expect(decoded.errors.isEmpty, "\(decoded.errors)")
         let expected = try ConvertMP4Tests.framemd5(source)
         #expect(decoded.lines.count == 150 && decoded.lines == expected.lines, "\(decoded.lines.count) pictures of \(expected.lines.count)")
-        let script = TestFixtures.packageRoot.appendingPathComponent("Scripts/chromium-play.py").path
-        let run = try Subprocess.run("timeout", ["90", "/usr/bin/python3", script, playlist, "--seek", "3", "--timeout", "60"])
-        try #require(run.status == 0, "chromium-play.py: status \(run.status): \(run.stderr)")
-        let playback = try JSONDecoder().decode(MP4BrowserPlaybackTests.Playback.self, from: Data(run.stdout))
+        let playback = try MP4BrowserPlaybackTests.play(playlist, mse: false, seek: 3)
         #expect(playback.error == nil && playback.ended, "\(playback)")
         #expect(abs(playback.duration - 5) < 0.1, "duration \(playback.duration)")
         #expect(playback.decodedFrames >= 140, "\(playback.decodedFrames) frames decoded")
