@@ -26,7 +26,8 @@
 #    "audioMeasure": "webkitAudioDecodedByteCount" > 0, as "audioDecodedBytes"; or, with
 #    --audio-analyser or where Chromium lacks that property, "analyser": an AnalyserNode on the
 #    unmuted element's output saw a non-zero sample, the largest as "audioPeak"; both work headless),
-#    "stalls" ('waiting' after playback advanced), "stalledAt": [s…],
+#    "stalls" ('waiting' after playback advanced, less than 0.5 s buffered ahead), "stalledAt": [s…],
+#    "underflows" ('waiting' with more buffered: the decoder fell behind on a busy machine),
 #    "playedSeconds" (video.played), "currentTime", "behindLiveSeconds" (the media time of the live
 #    edge, the playlist's end, − currentTime), "behindProgramDateTimeSeconds" (with
 #    EXT-X-PROGRAM-DATE-TIME: Date.now() − the program date time of currentTime); --native places

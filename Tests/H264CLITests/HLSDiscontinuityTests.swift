@@ -43,6 +43,8 @@ import Glibc
 
         var decodedFrames: Int
         var stalls: Int
+        var stalledAt: [Double]
+        var underflows: Int
         var error: String?
         var discontinuities: Discontinuities
         var playedSeconds: Double

@@ -8,7 +8,8 @@ import Testing
 /// `CAN-BLOCK-RELOAD=YES` and `PART-HOLD-BACK` ≥ 3 × `PART-TARGET`); a blocking reload is held
 /// until its part is there; a far-future `_HLS_msn` gets 400; every answer carries CORS; FFmpeg
 /// decodes 90 frames without an error line; GStreamer's `playbin3` (`hlsdemux2`) plays it; headless Chromium
-/// plays it natively (Scripts/chromium-hls.py). curl is the HTTP client; every program runs
+/// plays it natively without a stall (a wait with less than 0.5 s buffered; Scripts/chromium-hls.py).
+/// curl is the HTTP client; every program runs
 /// under `timeout`.
 @Suite(.serialized, .ownThread, .timeLimit(.minutes(4))) struct HLSPeerTests {
     /// An HTTP answer as curl saw it.
@@ -136,6 +137,8 @@ import Testing
         var decodedFrames: Int
         var audioDecoded: Bool
         var stalls: Int
+        var stalledAt: [Double]
+        var underflows: Int
         var error: String?
     }
 

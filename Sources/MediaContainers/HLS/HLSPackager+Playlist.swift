@@ -85,21 +85,20 @@ extension HLSPackager {
             if skipped > 0 { lines.append("#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skipped)") }
         }
         var map: Int?
-        for segment in listed.dropFirst(skipped) {
+        for (index, segment) in listed.enumerated().dropFirst(skipped) {
             if segment.discontinuity { lines.append("#EXT-X-DISCONTINUITY") }
             if segment.map != map {
                 lines.append("#EXT-X-MAP:URI=\"init-\(segment.map).mp4\"")
                 map = segment.map
             }
             if dates, let time = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(Self.dateTime(time))") }
-            // Parts of the segment being written only. RFC 8216bis §4.4.4.9 lets them stay for three
-            // target durations, but Chromium 156's own HLS player fails (DEMUXER_ERROR_COULD_NOT_PARSE)
-            // on a playlist whose complete segments list parts when any part is INDEPENDENT=YES; it
-            // plays this one, and LL-HLS players start at an independent part of it.
-            if configuration.partDuration != nil, !isFinished, segment.duration == nil {
+            // Parts of the segments within three target durations of the end (RFC 8216bis §4.4.4.9:
+            // a player part-way through a segment that completes goes on with its parts). Without
+            // INDEPENDENT=YES: Chromium 156's own HLS player fails (DEMUXER_ERROR_COULD_NOT_PARSE) on
+            // a playlist whose complete segments list parts when any part carries it (measured).
+            if configuration.partDuration != nil, !isFinished, after[index] < .seconds(3 * targetDuration) {
                 for (number, part) in segment.parts.enumerated() {
-                    lines.append("#EXT-X-PART:DURATION=\(Self.decimal(part.duration)),URI=\"\(segment.partName(number))\""
-                                 + (part.isIndependent ? ",INDEPENDENT=YES" : ""))
+                    lines.append("#EXT-X-PART:DURATION=\(Self.decimal(part.duration)),URI=\"\(segment.partName(number))\"")
                 }
             }
             if let duration = segment.duration {

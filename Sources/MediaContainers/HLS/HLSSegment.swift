@@ -7,7 +7,7 @@ struct HLSSegment: Sendable {
         var range: Range<Int>
         /// Its duration (the next part's start − its start).
         var duration: Duration
-        /// True when it begins with a keyframe (`INDEPENDENT=YES`).
+        /// True when it begins with a keyframe (the playlist does not say `INDEPENDENT=YES`: see `render`).
         var isIndependent: Bool
     }
 
