@@ -2,7 +2,6 @@ import Foundation
 public import MediaContainers
 import NIOCore
 public import MediaCore
-import Synchronization
 
 /// One live HLS / Low-Latency HLS stream: MediaContainers' sans-I/O `HLSPackager` fed with the
 /// stream's frames as they come, and the requests for its playlist and resources that wait for
@@ -93,7 +92,7 @@ public final class HLSLiveStream: Sendable {
     public let configuration: HLSPackager.Configuration
     /// The bounds of the waiting requests.
     public let limits: Limits
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A stream packaged with `configuration`, nothing appended yet.
     ///
@@ -103,7 +102,7 @@ public final class HLSLiveStream: Sendable {
     public init(_ configuration: HLSPackager.Configuration = .init(), limits: Limits = .init()) {
         self.configuration = configuration
         self.limits = limits
-        state = Mutex(State(packager: HLSPackager(configuration)))
+        state = Locked(State(packager: HLSPackager(configuration)))
     }
 
     /// The longest a request waits.

@@ -154,10 +154,13 @@ public struct HLSPackager: Sendable {
         if let segment = current {
             let lasted = time - segment.start
             // A keyframe within half a frame of the target ends the segment (an encoder's times round down: 60 × 33 333 333 ns).
-            let slack = (recentIntervals.max() ?? .zero) / 2
+            // The interval to expect next: the longest of the last few, and this frame's own gap (the
+            // only one known at a stream's second frame).
+            let interval = max(recentIntervals.max() ?? .zero, lastVideoTime.map { time - $0 } ?? .zero)
+            let slack = interval / 2
             if restarts || frame.isKeyframe && lasted + slack >= configuration.segmentDuration || lasted >= configuration.segmentDuration * 10 {
                 changed = try closeSegment(before: restarts ? nil : frame)
-            } else if let partDuration = configuration.partDuration, let partStart, let interval = recentIntervals.max(),
+            } else if let partDuration = configuration.partDuration, let partStart, interval > .zero,
                       time - partStart + interval > partDuration + .microseconds(500) {
                 changed = try closePart(before: frame)
             }
