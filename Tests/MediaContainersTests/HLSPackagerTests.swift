@@ -197,6 +197,21 @@ import Testing
         #expect(Self.lines(try Self.playlist(packager), "#EXT-X-DISCONTINUITY").count == 1)
     }
 
+    /// The fuzz target `hls` found it: at a stream's second frame, and after a discontinuity, no
+    /// interval was known yet, and two frames of 90 ms made a part of 180 ms past a 100 ms target.
+    @Test func noPartPassesItsTargetAtAStreamsStartOrAfterADiscontinuity() throws {
+        let (first, second) = try MP4RecorderTests.formats()
+        var packager = HLSPackager(.init(segmentDuration: .milliseconds(400), partDuration: .milliseconds(100)))
+        for index in 0..<40 {
+            let time = Duration.milliseconds(90 * index)
+            let frame = CompressedFrame(data: [0, 0, 0, 2, index % 5 == 0 ? 0x65 : 0x41, 0x80], format: index < 20 ? first : second,
+                                        presentationTime: time, decodeTime: time, isKeyframe: index % 5 == 0)
+            _ = try packager.append(frame, wallClock: Self.wallClock + time)
+        }
+        let parts = (packager.segments + [packager.current].compactMap { $0 }).flatMap(\.parts).map(\.duration)
+        #expect(parts.count >= 30 && parts.allSatisfy { $0 <= .milliseconds(100) }, "\(parts)")
+    }
+
     @Test func withoutPartsThePlaylistIsPlainHLS() throws {
         let format = try #require(try MP4RecorderTests.formats().0)
         var packager = HLSPackager(.init(partDuration: nil, minimumSegments: 1))
