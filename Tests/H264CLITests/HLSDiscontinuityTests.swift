@@ -34,21 +34,7 @@ import Glibc
         }
     }
 
-    struct Playback: Decodable {
-        /// Discontinuities the player saw in the playlist, and played across.
-        struct Discontinuities: Decodable {
-            var seen: Int
-            var played: Int
-        }
-
-        var decodedFrames: Int
-        var stalls: Int
-        var stalledAt: [Double]
-        var underflows: Int
-        var error: String?
-        var discontinuities: Discontinuities
-        var playedSeconds: Double
-    }
+    typealias Playback = HLSPeerTests.Playback
 
     /// The playlist at `url` once it lists a discontinuity (polled, at most `limit` s).
     static func playlistWithDiscontinuity(_ url: String, limit: Double) throws -> String? {

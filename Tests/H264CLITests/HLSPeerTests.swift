@@ -132,10 +132,18 @@ import Testing
         return (run.status, run.stderr)
     }
 
-    /// What headless Chromium reported of playing `url` natively for 10 s.
+    /// What headless Chromium reported of playing a stream (Scripts/chromium-hls.py).
     struct Playback: Decodable {
+        /// Discontinuities the player saw in the playlist, and played across.
+        struct Discontinuities: Decodable {
+            var seen: Int
+            var played: Int
+        }
+
         var decodedFrames: Int
         var audioDecoded: Bool
+        var discontinuities: Discontinuities
+        var playedSeconds: Double
         var stalls: Int
         var stalledAt: [Double]
         var underflows: Int
