@@ -26,7 +26,7 @@ extension Broadcaster {
         var targets: [FanOutTarget] = []
         var overflowed: [Int] = []
         var requested = false
-        let (shared, subscriptions): (FanOutFrame, [LiveSubscription]) = state.withLock { s in
+        let (shared, subscriptions, writes): (FanOutFrame, [LiveSubscription], [HeldWrite]) = state.withLock { s in
             let shared = makeForms(of: frame, in: &s)
             s.kept?.append(shared)
             let bytes = shared.wireByteCount
@@ -45,7 +45,7 @@ extension Broadcaster {
             if subscriptions.contains(where: \.waitsForKeyframe) { stillWaiting = true }
             // An IDR that served every waiting client settles earlier requests.
             if isKeyframe && !stillWaiting { keyframeRequested.store(false, ordering: .releasing) }
-            return (shared, subscriptions)
+            return (shared, subscriptions, Self.writes(of: shared, to: targets, holding: &s.heldAudio))
         }
         if requested { keyframeRequestMade() }
         for id in overflowed {
@@ -56,7 +56,38 @@ extension Broadcaster {
             let compressed = frame.compressedFrame
             for subscription in subscriptions { subscription.offer(compressed) }
         }
-        write(shared, to: targets)
+        write(writes)
+    }
+
+    /// One frame and the clients it goes to.
+    typealias HeldWrite = (frame: FanOutFrame, targets: [FanOutTarget])
+
+    /// Audio frames a client that takes video too may be held back, at most, for the next
+    /// picture's write: 2 (≈ 43 ms of 48 kHz AAC) when no picture comes.
+    static let heldAudioLimit = 2
+
+    /// What to write now for `frame` admitted to `targets`: a picture goes out after the audio
+    /// frames held for it; an audio frame goes at once to clients without video, and is held
+    /// for the others (until more than ``heldAudioLimit`` are held: then they all go).
+    private static func writes(of frame: FanOutFrame, to targets: [FanOutTarget], holding held: inout [HeldWrite]) -> [HeldWrite] {
+        guard frame.frame.format == nil else {
+            defer { held.removeAll(keepingCapacity: true) }
+            return held + [(frame, targets)]
+        }
+        let holding = targets.filter(\.takesVideo)
+        let now = holding.count == targets.count ? [] : targets.filter { !$0.takesVideo }
+        if !holding.isEmpty { held.append((frame, holding)) }
+        guard held.count > heldAudioLimit else { return now.isEmpty ? [] : [(frame, now)] }
+        defer { held.removeAll(keepingCapacity: true) }
+        return held + (now.isEmpty ? [] : [(frame, now)])
+    }
+
+    /// Writes the audio frames held for the next picture now (the stream is closing).
+    func writeHeldAudio() {
+        write(state.withLock { s in
+            defer { s.heldAudio.removeAll() }
+            return s.heldAudio
+        })
     }
 
     /// One client's turn for `frame`: cut back when it has too much in flight, through its
@@ -135,26 +166,36 @@ extension Broadcaster {
         return FanOutFrame(frame: frame, rtp: rtp, annexB: annexB)
     }
 
-    /// One turn on each event loop writes to all of its clients: a write (and its completion
+    /// One turn on each event loop writes to all of its clients, each client's frames (held
+    /// audio, then the picture) in one write and one flush: a write (and its completion
     /// callback) from off the loop would each be a task of its own, two cross-thread hops per
     /// client and frame (100 viewers: 6,000 a second at 30 fps).
-    private func write(_ shared: FanOutFrame, to targets: [FanOutTarget]) {
-        guard !targets.isEmpty else { return }
-        var loops: [(loop: any EventLoop, targets: [FanOutTarget])] = []
-        for target in targets {
-            let loop = target.channel.eventLoop
-            if let index = loops.firstIndex(where: { $0.loop === loop }) {
-                loops[index].targets.append(target)
-            } else {
-                loops.append((loop, [target]))
+    private func write(_ writes: [HeldWrite]) {
+        var loops: [(loop: any EventLoop, targets: [(target: FanOutTarget, frames: [FanOutFrame])])] = []
+        // A client's place in `loops` (by its backlog, one per client), when several frames go out.
+        var places: [ObjectIdentifier: (loop: Int, target: Int)] = [:]
+        for (frame, targets) in writes {
+            for target in targets {
+                let key = ObjectIdentifier(target.backlog)
+                if writes.count > 1, let place = places[key] {
+                    loops[place.loop].targets[place.target].frames.append(frame)
+                    continue
+                }
+                let loop = target.channel.eventLoop
+                let index = loops.firstIndex(where: { $0.loop === loop }) ?? {
+                    loops.append((loop, []))
+                    return loops.count - 1
+                }()
+                loops[index].targets.append((target, [frame]))
+                if writes.count > 1 { places[key] = (index, loops[index].targets.count - 1) }
             }
         }
         for (loop, targets) in loops {
             if loop.inEventLoop {
-                for target in targets { send(shared, to: target, flushing: true) }
+                for (target, frames) in targets { send(frames, to: target) }
             } else {
                 loop.execute {
-                    for target in targets { self.send(shared, to: target, flushing: true) }
+                    for (target, frames) in targets { self.send(frames, to: target) }
                 }
             }
         }

@@ -64,7 +64,7 @@ public final class Broadcaster: Sendable {
         func carries(_ frame: FanOutFrame) -> Bool { frame.frame.format != nil ? takesVideo : takesAudio }
 
         /// Where this client's writes go.
-        var target: FanOutTarget { FanOutTarget(channel: channel, backlog: backlog, viewer: viewer) }
+        var target: FanOutTarget { FanOutTarget(channel: channel, backlog: backlog, viewer: viewer, takesVideo: takesVideo) }
     }
 
     struct State {
@@ -80,6 +80,10 @@ public final class Broadcaster: Sendable {
         var rtp: StreamPacketizer?
         var rtpClients = 0
         var annexBClients = 0
+        /// Audio frames admitted to clients that take video too, not yet written: each goes out
+        /// with the next picture's write (one write and one flush, no turn of its own), or with
+        /// the audio frame that makes them more than ``Broadcaster/heldAudioLimit``.
+        var heldAudio: [(frame: FanOutFrame, targets: [FanOutTarget])] = []
     }
 
     /// What the stream has served so far.
@@ -263,29 +267,31 @@ public final class Broadcaster: Sendable {
             return
         }
         logger.info("client \(id) starts with the kept GOP (\(kept.frames.count) frames)")
-        for (index, frame) in kept.frames.enumerated() {
-            send(frame, to: kept.target, flushing: index == kept.frames.count - 1)
-        }
+        send(kept.frames, to: kept.target)
     }
 
-    /// On the target's event loop: writes `frame` to it, which counts in its backlog until the
-    /// write is done; a failed write closes the channel. A ``FanOutViewer`` writes it itself
-    /// (no promise when the kernel takes it at once); another channel through its pipeline.
-    func send(_ frame: FanOutFrame, to target: FanOutTarget, flushing: Bool) {
-        let bytes = frame.wireByteCount, backlog = target.backlog, channel = target.channel
+    /// On the target's event loop: writes `frames` to it in order and flushes once; they count
+    /// in its backlog until written, and a failed write closes the channel. A ``FanOutViewer``
+    /// writes them itself (no promise when the kernel takes them at once); another channel
+    /// through its pipeline.
+    func send(_ frames: [FanOutFrame], to target: FanOutTarget) {
+        guard !frames.isEmpty else { return }
+        let count = frames.count, bytes = frames.reduce(0) { $0 + $1.wireByteCount }
+        let backlog = target.backlog, channel = target.channel
         let pending: EventLoopFuture<Void>?
         if let viewer = target.viewer {
-            pending = viewer.value.writeFrame(frame, flushing: flushing)
+            pending = viewer.value.writeFrames(frames)
         } else {
-            let message = BroadcastWrite.frame(frame)
-            pending = flushing ? channel.writeAndFlush(message) : channel.write(message)
+            for frame in frames.dropLast() { channel.write(BroadcastWrite.frame(frame), promise: nil) }
+            // Writes complete in order: the last one's promise answers for them all.
+            pending = channel.writeAndFlush(BroadcastWrite.frame(frames[count - 1]))
         }
         guard let pending else {
-            backlog.written(bytes: bytes)
+            backlog.written(frames: count, bytes: bytes)
             return
         }
         pending.whenComplete { result in
-            backlog.written(bytes: bytes)
+            backlog.written(frames: count, bytes: bytes)
             if case .failure = result { channel.close(promise: nil) }
         }
     }
@@ -304,6 +310,7 @@ public final class Broadcaster: Sendable {
     /// Closes every client: at once, or after its queued frames were written (`flushing`,
     /// for at most `flushTimeout`); ends every sink's frames (after those queued, `flushing`).
     public func closeAll(flushing: Bool, flushTimeout: Duration = .seconds(2)) async {
+        if flushing { writeHeldAudio() }
         let (channels, subscriptions) = state.withLock { ($0.clients.values.map(\.channel), Array($0.subscriptions.values)) }
         for subscription in subscriptions {
             if flushing { subscription.finish() } else { subscription.cancel() }

@@ -7,11 +7,12 @@ import Synchronization
 /// are 3,000 writes a second; the promise, its callback and the broadcaster's lock per write were
 /// a tenth of the fan-out's user time).
 protocol FanOutViewer: AnyObject {
-    /// Writes `frame`'s form for this viewer, flushing when `flushing`.
+    /// Writes each of `frames`' forms for this viewer, in order, then flushes once.
     ///
-    /// - Returns: nil when nothing of it is left to write (the kernel took it, or the viewer
-    ///   dropped it), else a future that completes once it is written (and fails with the write).
-    func writeFrame(_ frame: FanOutFrame, flushing: Bool) -> EventLoopFuture<Void>?
+    /// - Returns: nil when nothing of them is left to write (the kernel took them, or the viewer
+    ///   dropped them), else a future that completes once they are all written (and fails with
+    ///   the write).
+    func writeFrames(_ frames: [FanOutFrame]) -> EventLoopFuture<Void>?
 }
 
 /// What a client has been handed but the kernel has not yet taken: frames and bytes, counted up
@@ -32,9 +33,9 @@ final class ClientBacklog: Sendable {
         bytes.add(byteCount, ordering: .relaxed)
     }
 
-    /// Counts one frame of `byteCount` bytes as written.
-    func written(bytes byteCount: Int) {
-        frames.subtract(1, ordering: .relaxed)
+    /// Counts `frameCount` frames of `byteCount` bytes as written.
+    func written(frames frameCount: Int, bytes byteCount: Int) {
+        frames.subtract(frameCount, ordering: .relaxed)
         bytes.subtract(byteCount, ordering: .relaxed)
     }
 }
@@ -46,4 +47,7 @@ struct FanOutTarget: Sendable {
     let backlog: ClientBacklog
     /// The handler, usable on `channel`'s event loop only.
     let viewer: NIOLoopBound<any FanOutViewer>?
+    /// The client takes the video track too: its audio frames may wait for the next picture's
+    /// write (``Broadcaster``'s held audio).
+    var takesVideo = true
 }

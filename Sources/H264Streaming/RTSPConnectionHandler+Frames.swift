@@ -96,24 +96,26 @@ extension RTSPConnectionHandler {
 }
 
 extension RTSPConnectionHandler: FanOutViewer {
-    /// The broadcaster's write of a frame, on this connection's event loop, from this handler
-    /// down. Interleaved on channel 0 over plain TCP (the common viewer), the shared buffer is
-    /// written and flushed with no promise; only when the kernel left some of it unwritten does
-    /// an empty write after it (done when everything before it is) tell when it is written.
-    func writeFrame(_ frame: FanOutFrame, flushing: Bool) -> EventLoopFuture<Void>? {
-        guard let context = viewerContext else { return nil }
-        if flushing, configuration.tls == nil, destination(of: frame).udp == nil,
-           destination(of: frame).channel == Int(frame.rtp?.channel ?? 0) {
-            write(frame, context: context, promise: nil)
+    /// The broadcaster's write of frames (an audio frame held for the next picture, then the
+    /// picture), on this connection's event loop, from this handler down, with one flush. Over
+    /// plain TCP (the common viewer) they are written with no promise; only when the kernel
+    /// left some of them unwritten does an empty write after them (done when everything before
+    /// it is) tell when they are written.
+    func writeFrames(_ frames: [FanOutFrame]) -> EventLoopFuture<Void>? {
+        guard let context = viewerContext, let last = frames.last else { return nil }
+        if configuration.tls == nil, !frames.contains(where: { destination(of: $0).udp != nil }) {
+            for frame in frames { write(frame, context: context, promise: nil) }
             context.flush()
             if let left = try? context.channel.syncOptions?.getOption(.bufferedWritableBytes), left == 0 { return nil }
             let promise = context.eventLoop.makePromise(of: Void.self)
             context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
             return promise.futureResult
         }
+        // Writes complete in order: the last one's promise answers for them all.
+        for frame in frames.dropLast() { write(frame, context: context, promise: nil) }
         let promise = context.eventLoop.makePromise(of: Void.self)
-        write(frame, context: context, promise: promise)
-        if flushing { context.flush() }
+        write(last, context: context, promise: promise)
+        context.flush()
         return promise.futureResult
     }
 }
