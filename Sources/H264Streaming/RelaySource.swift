@@ -52,10 +52,14 @@ public struct RelaySource: AsyncSequence, Sendable {
     /// - Parameter player: the file and whether it loops.
     public static func file(_ player: MP4FilePlayer) -> RelaySource { RelaySource(kind: .mp4(player)) }
 
-    /// Where the source's frames are paced, for a task that reads them to run on
-    /// (`Task(executorPreference:)`): a file's player's event loop; nil for the other sources.
+    /// Where the source's frames come from, for a task that reads them to run on
+    /// (`Task(executorPreference:)`): a file's player's event loop (where they are paced), a
+    /// camera's client's (where its packets are read: a frame then reaches the broadcaster in
+    /// the turn that read it, with no hop to Swift's cooperative pool and back); nil for the
+    /// other sources.
     public var executor: EventLoopExecutor? {
         switch kind {
+        case .camera(let client): EventLoopExecutor(client.loop)
         case .file(let player): player.eventLoop.map(EventLoopExecutor.init)
         case .mp4(let player): player.eventLoop.map(EventLoopExecutor.init)
         default: nil
