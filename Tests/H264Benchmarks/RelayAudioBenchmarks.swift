@@ -51,6 +51,8 @@ struct RelayAudioBenchmarks {
         var audio: Bool
         var split: CPUTime.Split
         var cpu: Double { split.total }
+        /// The ffmpeg viewer's CPU over the window (another process: not in ``split``).
+        var viewer: CPUTime.Split
         var video: [Int]
         var audioFrames: [Int]
         /// ffmpeg's frames of its first input in the window (sampled every 0.5 s).
@@ -92,8 +94,9 @@ struct RelayAudioBenchmarks {
         let mounted = Locked(0)
         let tasks = (0..<streams).map { index in
             let client = clients[index], relay = relays[index], counter = counters[index]
-            return Task {
-                let source = RelaySource.camera(client)
+            let source = RelaySource.camera(client)
+            // On the camera's event loop, as `h264 relay` runs it (RelayCommand).
+            return Task(executorPreference: source.executor) {
                 let frames = source.map { frame in
                     counter.add(audio: frame.audioFormat != nil)
                     return frame
@@ -124,45 +127,63 @@ struct RelayAudioBenchmarks {
         }
         let mountsWithAudio = clients.filter { $0.audioMedia != nil }.count
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h264-relay-audio-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let progress = directory.appendingPathComponent("progress.txt").path
-        var arguments = ["-nostdin", "-nostats", "-loglevel", "error"]
-        for index in 0..<streams { arguments += ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(port)/s\(index)"] }
-        for index in 0..<streams { arguments += ["-map", "\(index)"] }
-        arguments += ["-c", "copy", "-f", "null", "-progress", progress, "-"]
-        let ffmpeg = try Subprocess.launch("ffmpeg", arguments)
-        // ffmpeg's start-up (opening and probing 32 inputs one after another) stays outside the window.
-        let ffmpegDeadline = ContinuousClock.now + .seconds(60)
-        while RTSPIngestBenchmarks.frames(in: progress) < warmUpFrames && ffmpeg.isRunning && ContinuousClock.now < ffmpegDeadline {
-            try await Task.sleep(for: .milliseconds(100)) // polls a file: nothing signals its writes
-        }
-        let warm = ffmpeg.isRunning && RTSPIngestBenchmarks.frames(in: progress) >= warmUpFrames
+        let ffmpeg = try FFmpegRTSPReader(urls: (0..<streams).map { "rtsp://127.0.0.1:\(port)/s\($0)" })
+        let warm = try await ffmpeg.warmUp(frames: warmUpFrames)
         var measured: Window?
         if warm {
             try await Task.sleep(for: .seconds(1)) // the 32 viewers' kept GOPs (sent at once on joining) behind
             let before = counters.map(\.value), skipsBefore = relays.map(\.broadcaster.statistics.overflows)
-            let ffmpegBefore = RTSPIngestBenchmarks.frames(in: progress)
+            let ffmpegBefore = ffmpeg.frames, viewerBefore = ffmpeg.cpu
             let cpuBefore = CPUTime.splitOfThisProcess()
             try await Task.sleep(for: window)
             let cpu = CPUTime.splitOfThisProcess() - cpuBefore
+            let viewer = ffmpeg.cpu.flatMap { after in viewerBefore.map { after - $0 } }
             let after = counters.map(\.value), skipsAfter = relays.map(\.broadcaster.statistics.overflows)
-            let ffmpegAfter = RTSPIngestBenchmarks.frames(in: progress)
-            #expect(ffmpeg.isRunning, "ffmpeg ended in the window")
+            let ffmpegAfter = ffmpeg.frames
+            #expect(ffmpeg.process.isRunning, "ffmpeg ended in the window")
             #expect(relays.allSatisfy { $0.broadcaster.statistics.clients >= 1 }, "a mount no viewer played")
-            measured = Window(audio: audio, split: cpu, video: zip(after, before).map { $0.video - $1.video },
-                            audioFrames: zip(after, before).map { $0.audio - $1.audio }, ffmpegFrames: ffmpegAfter - ffmpegBefore,
-                            skips: zip(skipsAfter, skipsBefore).map { $0 - $1 }.reduce(0, +), mountsWithAudio: mountsWithAudio)
+            measured = Window(audio: audio, split: cpu, viewer: try #require(viewer, "ffmpeg's CPU"),
+                              video: zip(after, before).map { $0.video - $1.video },
+                              audioFrames: zip(after, before).map { $0.audio - $1.audio }, ffmpegFrames: ffmpegAfter - ffmpegBefore,
+                              skips: zip(skipsAfter, skipsBefore).map { $0 - $1 }.reduce(0, +), mountsWithAudio: mountsWithAudio)
         }
-        if ffmpeg.isRunning { kill(ffmpeg.processIdentifier, SIGKILL) } // a child inherits the blocked SIGTERM
-        ffmpeg.waitUntilExit()
+        ffmpeg.stop()
         await stop()
-        return try #require(measured, "ffmpeg not warmed up (running: \(ffmpeg.isRunning)): \(RTSPIngestBenchmarks.frames(in: progress)) frames")
+        return try #require(measured, "ffmpeg not warmed up (running: \(ffmpeg.process.isRunning)): \(ffmpeg.frames) frames")
+    }
+
+    /// FFmpeg alone reading the camera (with `--audio aac` when `audio`) `streams` times, as the
+    /// relays do, in `streams` processes (one process opening its inputs one after another stops
+    /// reading the first while it probes the next, and gst-rtsp-server then aborts on its backlog
+    /// queue's assertion): their CPU over a window after their warm-up, and the least frames one read.
+    static func measureReader(audio: Bool, camera files: CameraStream.Files) async throws -> (cpu: CPUTime.Split, frames: Int) {
+        let camera = try GStreamerRTSPServer(["--matroska", files.matroska] + (audio ? ["--audio", "aac"] : []))
+        defer { camera.kill() }
+        // The first one alone until it reads: 32 at once while gst-rtsp-server prepares its
+        // shared media left every one of them waiting.
+        var readers = [try FFmpegRTSPReader(urls: [camera.url])]
+        defer { for reader in readers { reader.stop() } }
+        let first = try await readers[0].warmUp(frames: 1)
+        try #require(first, "the first ffmpeg reading the camera read nothing (running: \(readers[0].process.isRunning))")
+        for _ in 1..<streams { readers.append(try FFmpegRTSPReader(urls: [camera.url])) }
+        for reader in readers {
+            let warm = try await reader.warmUp(frames: warmUpFrames)
+            try #require(warm, "ffmpeg reading the camera not warmed up (running: \(reader.process.isRunning)): \(reader.frames) frames")
+        }
+        try await Task.sleep(for: .seconds(1))
+        let before = readers.map(\.cpu), framesBefore = readers.map(\.frames)
+        try await Task.sleep(for: window)
+        let after = readers.map(\.cpu), framesAfter = readers.map(\.frames)
+        var cpu = CPUTime.Split(user: 0, system: 0)
+        for (after, before) in zip(after, before) {
+            let window = try #require(after.flatMap { after in before.map { after - $0 } }, "an ffmpeg reading the camera ended in the window")
+            cpu = CPUTime.Split(user: cpu.user + window.user, system: cpu.system + window.system)
+        }
+        return (cpu, zip(framesAfter, framesBefore).map { $0 - $1 }.min() ?? 0)
     }
 
     /// `relay_audio_cpu_overhead` = (CPU with audio − CPU without) ÷ CPU without, over the same-length windows.
-    @Test(.timeLimit(.minutes(5))) func relayAudioCPUOverhead() async throws {
+    @Test(.timeLimit(.minutes(8))) func relayAudioCPUOverhead() async throws {
         let files = try CameraStream.files()
         var windows: [Window] = []
         for round in 0..<Self.rounds {
@@ -200,6 +221,31 @@ struct RelayAudioBenchmarks {
                 + "per relay and window: video frames with \(range(with.flatMap(\.video))), without \(range(without.flatMap(\.video))); "
                 + "AAC frames with \(range(with.flatMap(\.audioFrames))); ffmpeg's first input "
                 + "\(range(windows.map(\.ffmpegFrames))) frames a window")
+        // The peers beside it: what the same audio costs FFmpeg, as our viewer and reading the camera itself.
+        let viewerWith = with.reduce(0) { $0 + $1.viewer.total }, viewerWithout = without.reduce(0) { $0 + $1.viewer.total }
+        BenchmarkReport.shared.record(
+            "relay_audio_ffmpeg_viewer_overhead", (viewerWith - viewerWithout) / viewerWithout, goal: "report",
+            detail: "the ffmpeg viewer of the windows above (\(Self.streams) inputs, -c copy -f null, another process): "
+                + "with AAC \(CPUTime.Split.describe(with.map(\.viewer), over: seconds)); without "
+                + CPUTime.Split.describe(without.map(\.viewer), over: seconds))
+        var readers: [(audio: Bool, cpu: CPUTime.Split, frames: Int)] = []
+        for round in 0..<Self.rounds {
+            for audio in round % 2 == 0 ? [true, false] : [false, true] {
+                let (cpu, frames) = try await Self.measureReader(audio: audio, camera: files)
+                readers.append((audio, cpu, frames))
+            }
+        }
+        for reader in readers {
+            #expect(sampled.contains(reader.frames), "ffmpeg reading the camera: the least frames one read (\(sampled)): \(reader.frames)")
+        }
+        let readerWith = readers.filter(\.audio).map(\.cpu), readerWithout = readers.filter { !$0.audio }.map(\.cpu)
+        let readerWithCPU = readerWith.reduce(0) { $0 + $1.total }, readerWithoutCPU = readerWithout.reduce(0) { $0 + $1.total }
+        BenchmarkReport.shared.record(
+            "relay_audio_ffmpeg_reader_overhead", (readerWithCPU - readerWithoutCPU) / readerWithoutCPU, goal: "report",
+            detail: "FFmpeg alone reading the same camera \(Self.streams) times (\(Self.streams) processes, -rtsp_transport tcp, every track, "
+                + "-c copy -f null), with AAC and without, \(Self.rounds * 2) × \(Int(Self.windowSeconds)) s windows ABBA: with "
+                + "\(CPUTime.Split.describe(readerWith, over: seconds)); without \(CPUTime.Split.describe(readerWithout, over: seconds)); "
+                + "the least frames one read \(range(readers.map(\.frames))) a window")
     }
 }
 }
