@@ -26,7 +26,9 @@ import Synchronization // Atomic (a flag, not a lock: Locked guards the client t
 /// `queueByteLimit` bytes written but not yet taken by the kernel is cut back: it gets nothing
 /// until its queue has drained to a quarter and an IDR comes (it asks for one then); a sink
 /// that falls behind is cut back the same way (``LiveSinkLimits``). Neither slows the others.
-/// A client that left is removed when its channel closes; writes to it fail quietly.
+/// A client that left is removed when its channel closes; writes to it fail quietly. An audio
+/// frame for a viewer that takes the video too goes out with the next picture (one write and one
+/// flush; at most 2 wait when no picture comes).
 ///
 /// The encoder hears the requests: `onKeyframeRequest` is called, and
 /// ``takeKeyframeRequest()`` says whether the next frame should be an IDR.
