@@ -85,7 +85,7 @@ public final class Broadcaster: Sendable {
         /// Audio frames admitted to clients that take video too, not yet written: each goes out
         /// with the next picture's write (one write and one flush, no turn of its own), or with
         /// the audio frame that makes them more than ``Broadcaster/heldAudioLimit``.
-        var heldAudio: [(frame: FanOutFrame, targets: [FanOutTarget])] = []
+        var heldAudio: [Broadcaster.HeldWrite] = []
     }
 
     /// What the stream has served so far.

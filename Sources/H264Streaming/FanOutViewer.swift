@@ -49,5 +49,5 @@ struct FanOutTarget: Sendable {
     let viewer: NIOLoopBound<any FanOutViewer>?
     /// The client takes the video track too: its audio frames may wait for the next picture's
     /// write (``Broadcaster``'s held audio).
-    var takesVideo = true
+    let takesVideo: Bool
 }
